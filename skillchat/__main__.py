@@ -1,0 +1,3 @@
+from skillchat.cli.app import main
+
+main()

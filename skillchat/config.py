@@ -1,0 +1,233 @@
+"""Configuration: one frozen `Settings`, built from defaults < file < environment < flags.
+
+The file is TOML (read with `tomllib`), found at `--config`, else `$SKILLCHAT_CONFIG`,
+else `<user config dir>/config.toml`. A broken file is a `ConfigError` whose message
+names the file, the line and the problem; unknown keys are warnings, not errors, so an
+older skillchat can read a newer config.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from skillchat.errors import ConfigError
+
+APP_NAME = "skillchat"
+BACKENDS = ("auto", "openai", "litellm")
+
+ENV_CONFIG = "SKILLCHAT_CONFIG"
+# Environment variables that override single keys (flag > environment > file > default).
+ENV_KEYS = {
+    "SKILLCHAT_MODEL": "model",
+    "SKILLCHAT_API_BASE": "api_base",
+    "SKILLCHAT_BACKEND": "backend",
+}
+
+
+def user_config_dir() -> Path:
+    """`$XDG_CONFIG_HOME/skillchat` on Linux (platformdirs elsewhere)."""
+    from platformdirs import user_config_dir as _dir
+
+    return Path(_dir(APP_NAME, appauthor=False))
+
+
+def user_data_dir() -> Path:
+    """`$XDG_DATA_HOME/skillchat` on Linux: chats and input history live here."""
+    from platformdirs import user_data_dir as _dir
+
+    return Path(_dir(APP_NAME, appauthor=False))
+
+
+def default_skill_dirs() -> list[str]:
+    """The directories scanned when none are configured, highest precedence first."""
+    return [
+        "./skills",
+        "./.agents/skills",
+        "./.claude/skills",
+        "~/.agents/skills",
+        "~/.claude/skills",
+        str(user_config_dir() / "skills"),
+    ]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting skillchat reads; `sources` says where each value came from."""
+
+    model: str = "gpt-4.1-mini"
+    api_base: str | None = None
+    backend: str = "auto"
+    tools: bool = True
+    max_tool_rounds: int = 20
+    timeout: float = 60.0
+    max_retries: int = 3
+    skills_enabled: bool = True
+    skill_dirs: tuple[str, ...] = field(default_factory=lambda: tuple(default_skill_dirs()))
+    max_skills: int = 200
+    max_skill_md_bytes: int = 200_000
+    max_resource_bytes: int = 2_000_000
+    catalog_max_chars: int = 30_000
+    storage_path: str | None = None
+    config_path: Path | None = None
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+    warnings: tuple[str, ...] = ()
+
+    def resolved_skill_dirs(self, cwd: Path | None = None) -> list[Path]:
+        """Skill directories as absolute paths: `~` expanded, relative to the cwd."""
+        base = cwd or Path.cwd()
+        return [base / Path(d).expanduser() for d in self.skill_dirs]
+
+    def database_path(self) -> Path:
+        """The chat database: `[storage] path`, else `<user data dir>/chats.db`."""
+        if self.storage_path:
+            return Path(self.storage_path).expanduser()
+        return user_data_dir() / "chats.db"
+
+
+# (section, key) in the TOML file -> (Settings field, expected type(s)).
+_FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
+    (None, "model"): ("model", (str,)),
+    (None, "api_base"): ("api_base", (str,)),
+    (None, "backend"): ("backend", (str,)),
+    (None, "tools"): ("tools", (bool,)),
+    (None, "max_tool_rounds"): ("max_tool_rounds", (int,)),
+    (None, "timeout"): ("timeout", (int, float)),
+    (None, "max_retries"): ("max_retries", (int,)),
+    ("skills", "enabled"): ("skills_enabled", (bool,)),
+    ("skills", "directories"): ("skill_dirs", (list,)),
+    ("skills", "max_skills"): ("max_skills", (int,)),
+    ("skills", "max_skill_md_bytes"): ("max_skill_md_bytes", (int,)),
+    ("skills", "max_resource_bytes"): ("max_resource_bytes", (int,)),
+    ("skills", "catalog_max_chars"): ("catalog_max_chars", (int,)),
+    ("storage", "path"): ("storage_path", (str,)),
+}
+_SECTIONS = {"skills", "storage"}
+_TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", list: "a list"}
+
+
+def find_config_file(explicit: str | Path | None) -> tuple[Path, bool]:
+    """The config path to use and whether the user named it (so it must exist)."""
+    if explicit:
+        return Path(explicit).expanduser(), True
+    env = os.environ.get(ENV_CONFIG)
+    if env:
+        return Path(env).expanduser(), True
+    return user_config_dir() / "config.toml", False
+
+
+def _toml_error(path: Path, err: tomllib.TOMLDecodeError) -> ConfigError:
+    # tomllib says "Invalid value (at line 3, column 7)"; turn it into "file:3: ...".
+    msg = str(err)
+    lineno = getattr(err, "lineno", None)
+    if lineno is None and "(at line " in msg:
+        try:
+            lineno = int(msg.rsplit("(at line ", 1)[1].split(",")[0])
+        except ValueError:
+            lineno = None
+    problem = msg.split(" (at line ")[0]
+    where = f"{path}:{lineno}" if lineno else str(path)
+    return ConfigError(f"{where}: invalid TOML: {problem}")
+
+
+def _line_of(text: str, section: str | None, key: str) -> int | None:
+    """Best-effort line number of `key` (within `[section]`) for error messages."""
+    current: str | None = None
+    for i, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("[") and line.endswith("]"):
+            current = line.strip("[] ")
+        elif current == section and line.split("=", 1)[0].strip().strip('"') == key:
+            return i
+    return None
+
+
+def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """Parse and type-check a config file into Settings fields (+ warnings)."""
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a config file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _toml_error(path, exc) from None
+
+    values: dict[str, Any] = {}
+    warnings: list[str] = []
+    for top_key, top_value in data.items():
+        if top_key in _SECTIONS and isinstance(top_value, dict):
+            items = [(top_key, k, v) for k, v in top_value.items()]
+        else:
+            items = [(None, top_key, top_value)]
+        for section, key, value in items:
+            spec = _FILE_KEYS.get((section, key))
+            dotted = f"{section}.{key}" if section else key
+            if spec is None:
+                warnings.append(f"{path}: unknown key '{dotted}' ignored")
+                continue
+            name, types = spec
+            ok = isinstance(value, types) and not (bool not in types and isinstance(value, bool))
+            if ok and name == "skill_dirs":
+                ok = all(isinstance(v, str) for v in value)
+            if not ok:
+                line = _line_of(text, section, key)
+                where = f"{path}:{line}" if line else str(path)
+                want = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
+                if name == "skill_dirs":
+                    want = "a list of strings"
+                raise ConfigError(f"{where}: '{dotted}' must be {want}")
+            values[name] = tuple(value) if name == "skill_dirs" else value
+    return values, warnings
+
+
+def _check(settings: Settings) -> None:
+    where = str(settings.config_path) if settings.config_path else "settings"
+    if settings.backend not in BACKENDS:
+        raise ConfigError(
+            f"{where}: backend must be one of {', '.join(BACKENDS)}, not '{settings.backend}'"
+        )
+    for name in ("max_tool_rounds", "max_skills", "max_skill_md_bytes", "max_resource_bytes",
+                 "catalog_max_chars"):
+        if getattr(settings, name) < 1:
+            raise ConfigError(f"{where}: {name} must be at least 1")
+    if settings.max_retries < 0 or settings.timeout <= 0:
+        raise ConfigError(f"{where}: max_retries must be >= 0 and timeout > 0")
+
+
+def load_settings(config: str | Path | None = None, **overrides: Any) -> Settings:
+    """Build the effective settings. `overrides` are command-line flags; None means unset."""
+    path, required = find_config_file(config)
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {f.name: "default" for f in fields(Settings)}
+    warnings: list[str] = []
+    config_path: Path | None = None
+    if path.exists() or required:
+        if not path.exists():
+            raise ConfigError(f"{path}: config file not found")
+        file_values, warnings = read_config_file(path)
+        values.update(file_values)
+        sources.update({k: "file" for k in file_values})
+        config_path = path
+    for env, name in ENV_KEYS.items():
+        if os.environ.get(env):
+            values[name] = os.environ[env]
+            sources[name] = "env"
+    for name, value in overrides.items():
+        if value is not None:
+            values[name] = tuple(value) if name == "skill_dirs" else value
+            sources[name] = "flag"
+    settings = replace(
+        Settings(), **values, config_path=config_path, sources=sources, warnings=tuple(warnings)
+    )
+    _check(settings)
+    return settings

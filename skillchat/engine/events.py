@@ -1,0 +1,57 @@
+"""What a model backend hands the loop: provider-neutral pieces of a streamed reply.
+
+Both backends (openai SDK, litellm) translate their chunks into `Delta`s; one
+`assemble` step (engine/assemble.py) turns deltas into a `Reply`, so tool-call
+assembly from fragments lives in exactly one place whatever the provider.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ToolCallFragment:
+    """One piece of one tool call as streamed: any field may be missing."""
+
+    index: int | None
+    id: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One streamed chunk, reduced to what skillchat uses."""
+
+    text: str | None = None
+    tool_calls: tuple[ToolCallFragment, ...] = ()
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A complete tool call: `arguments` is the raw JSON text the model sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class Reply:
+    """A whole assistant turn."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage | None = None
