@@ -196,8 +196,13 @@ def _check(settings: Settings) -> None:
         raise ConfigError(
             f"{where}: backend must be one of {', '.join(BACKENDS)}, not '{settings.backend}'"
         )
-    for name in ("max_tool_rounds", "max_skills", "max_skill_md_bytes", "max_resource_bytes",
-                 "catalog_max_chars"):
+    for name in (
+        "max_tool_rounds",
+        "max_skills",
+        "max_skill_md_bytes",
+        "max_resource_bytes",
+        "catalog_max_chars",
+    ):
         if getattr(settings, name) < 1:
             raise ConfigError(f"{where}: {name} must be at least 1")
     if settings.max_retries < 0 or settings.timeout <= 0:
