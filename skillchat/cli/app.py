@@ -1,0 +1,92 @@
+"""The `skillchat` command: the Typer app and the one place errors become exit codes.
+
+Exit codes (DESIGN §1): 0 success; 1 a failure the user can act on; 2 usage error;
+130 interrupted. Tracebacks appear only with `--debug` (accepted anywhere on the line).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from skillchat import __version__
+from skillchat.cli import config_cmd, skills_cmd
+from skillchat.cli.common import ConfigOpt
+from skillchat.errors import SkillchatError
+
+app = typer.Typer(
+    name="skillchat",
+    help="Chat with any LLM, with your Agent Skills.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(skills_cmd.app, name="skills")
+app.add_typer(config_cmd.app, name="config")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"skillchat {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def root(
+    ctx: typer.Context,
+    config: ConfigOpt = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    """Chat with any LLM, with your Agent Skills."""
+    ctx.obj = {"config": config}
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+
+
+def _fail(message: str, code: int) -> int:
+    sys.stderr.write(f"skillchat: error: {message}\n")
+    return code
+
+
+def run(argv: list[str]) -> int:
+    """Run the CLI on `argv` and return the exit code, turning every error into one line."""
+    debug = "--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv
+    if debug:
+        argv = [a for a in argv if a != "--debug"]
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(argv, prog_name="skillchat", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.TyperException as exc:  # click's usage errors live under this base
+        show = getattr(exc, "show", None)
+        if show:
+            show()
+        else:
+            sys.stderr.write(f"Error: {exc.message}\n")
+        return getattr(exc, "exit_code", 2)
+    except (KeyboardInterrupt, typer.Abort):
+        sys.stderr.write("\ninterrupted\n")
+        return 130
+    except SkillchatError as exc:
+        if debug:
+            raise
+        return _fail(str(exc), exc.exit_code)
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if debug:
+            raise
+        return _fail(f"internal error: {exc.__class__.__name__}: {exc} (rerun with --debug)", 1)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(run(sys.argv[1:]))

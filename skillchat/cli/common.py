@@ -1,0 +1,44 @@
+"""Options shared by several commands, declared once (DESIGN §1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="Config file (default: $SKILLCHAT_CONFIG, then the user one).",
+        dir_okay=False,
+    ),
+]
+SkillsDirOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--skills-dir", help="Skills directory; repeatable; replaces the configured list."
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+def skill_dirs_override(dirs: list[Path] | None) -> tuple[str, ...] | None:
+    """`--skills-dir` values as the settings override (None when not given)."""
+    return tuple(str(d) for d in dirs) if dirs else None
+
+
+def load(ctx: typer.Context, config: Path | None, **overrides: object):  # -> Settings
+    """Effective settings for a command: its own `--config`, else the root one.
+
+    Config-file warnings (unknown keys) are shown once, on stderr.
+    """
+    from skillchat.config import load_settings
+    from skillchat.ui.console import warn
+
+    root = ctx.find_root().obj or {}
+    settings = load_settings(config or root.get("config"), **overrides)
+    for message in settings.warnings:
+        warn(message)
+    return settings

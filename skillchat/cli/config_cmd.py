@@ -1,0 +1,119 @@
+"""`skillchat config init | show | path`: write, inspect and locate the config file."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import fields
+from typing import Annotated, Any
+
+import typer
+
+from skillchat.cli.common import ConfigOpt, JsonOpt, load
+from skillchat.config import Settings, find_config_file
+from skillchat.errors import ConfigError
+
+app = typer.Typer(help="Write, show and locate the configuration.", no_args_is_help=True)
+
+# Provider keys come only from the environment; `show` says which are set, never their value.
+PROVIDER_KEYS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "AZURE_API_KEY",
+)
+_HIDDEN = {"config_path", "sources", "warnings"}
+
+
+def mask(value: str) -> str:
+    """A secret as `set (…1a2b)`: enough to tell two keys apart, never enough to use one."""
+    return f"set (…{value[-4:]})" if len(value) >= 12 else "set"
+
+
+def starter_document() -> dict[str, Any]:
+    """The starter config: every key at its default, in the file's own layout."""
+    d = Settings()
+    return {
+        "model": d.model,
+        "backend": d.backend,
+        "tools": d.tools,
+        "max_tool_rounds": d.max_tool_rounds,
+        "timeout": d.timeout,
+        "max_retries": d.max_retries,
+        "skills": {
+            "enabled": d.skills_enabled,
+            "directories": list(d.skill_dirs),
+            "max_skills": d.max_skills,
+            "max_skill_md_bytes": d.max_skill_md_bytes,
+            "max_resource_bytes": d.max_resource_bytes,
+            "catalog_max_chars": d.catalog_max_chars,
+        },
+        "storage": {},
+    }
+
+
+@app.command("path")
+def path_cmd(ctx: typer.Context, config: ConfigOpt = None) -> None:
+    """Print the config file path in use (it may not exist yet)."""
+    root = ctx.find_root().obj or {}
+    path, _ = find_config_file(config or root.get("config"))
+    typer.echo(str(path))
+
+
+@app.command("init")
+def init_cmd(
+    ctx: typer.Context,
+    config: ConfigOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a starter config file with every key at its default."""
+    import tomli_w
+
+    root = ctx.find_root().obj or {}
+    path, _ = find_config_file(config or root.get("config"))
+    if path.exists() and not force:
+        raise ConfigError(f"{path}: already exists (use --force to overwrite)")
+    header = (
+        "# skillchat configuration. Every key is optional; see config.toml.example.\n"
+        "# API keys are read from the environment (OPENAI_API_KEY, ...), never from here.\n\n"
+    )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(header + tomli_w.dumps(starter_document()), encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    typer.echo(f"wrote {path}")
+
+
+def effective(settings: Settings) -> dict[str, Any]:
+    values = {f.name: getattr(settings, f.name) for f in fields(Settings) if f.name not in _HIDDEN}
+    values["skill_dirs"] = list(values["skill_dirs"])
+    return values
+
+
+@app.command("show")
+def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
+    """Show the effective settings, where each came from, and which API keys are set."""
+    settings = load(ctx, config)
+    values = effective(settings)
+    keys = {k: mask(os.environ[k]) for k in PROVIDER_KEYS if os.environ.get(k)}
+    if json_out:
+        doc = {
+            "config_file": str(settings.config_path) if settings.config_path else None,
+            "settings": values,
+            "sources": {k: settings.sources.get(k, "default") for k in values},
+            "api_keys": keys,
+        }
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    file_line = str(settings.config_path) if settings.config_path else "(none: defaults)"
+    typer.echo(f"config file: {file_line}")
+    for key, value in values.items():
+        shown = json.dumps(value) if not isinstance(value, str) else value
+        typer.echo(f"{key} = {shown}  [{settings.sources.get(key, 'default')}]")
+    for key in PROVIDER_KEYS:
+        typer.echo(f"{key}: {keys.get(key, 'not set')}")

@@ -1,0 +1,42 @@
+"""Where output goes: the answer to stdout, everything else (cards, progress,
+warnings) to stderr, so `skillchat ask ... > file` captures only the answer.
+
+Rich already honours NO_COLOR and drops styling when a stream is not a terminal;
+`is_terminal` lets commands choose plain text (tab-separated, no tables) for pipes.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+@cache
+def out() -> Console:
+    """The console for the command's result (stdout)."""
+    from rich.console import Console
+
+    return Console(soft_wrap=False, highlight=False)
+
+
+@cache
+def err() -> Console:
+    """The console for cards, progress and diagnostics (stderr)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr, never markup-interpreted."""
+    from rich.text import Text
+
+    err().print(Text.assemble(("warning: ", "yellow"), message))
