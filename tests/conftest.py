@@ -1,0 +1,40 @@
+"""Every test runs with HOME, the XDG directories and the working directory in temp
+folders, and with no provider keys or skillchat variables from the real environment:
+no test can read the user's real home or config, and subprocesses inherit the same."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BUNDLED_SKILLS = REPO / "skills"
+REAL_SKILLS = REPO.parent / "shared" / "real-skills"
+
+_SCRUB_PREFIXES = ("SKILLCHAT_", "OPENAI_", "ANTHROPIC_", "LITELLM_", "OLLAMA_", "LLM_")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private home: HOME, XDG_* and cwd point into a fresh temp dir."""
+    home = tmp_path_factory.mktemp("home")
+    for name in list(os.environ):
+        if name.startswith(_SCRUB_PREFIXES):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(home))
+    for var, sub in (
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_STATE_HOME", ".local/state"),
+    ):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+        monkeypatch.setenv(var, str(home / sub))
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    work = home / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return home
