@@ -1,0 +1,173 @@
+"""Configuration: lookup order, precedence, broken files, and the `config` commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from skillchat.config import Settings, load_settings
+from skillchat.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def skillchat(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skillchat", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=60,
+    )
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_defaults_without_any_file(isolated_env: Path) -> None:
+    s = load_settings()
+    assert s.config_path is None
+    assert s.skills_enabled is True and s.max_tool_rounds == 20 and s.max_skills == 200
+    assert s.max_skill_md_bytes == 200_000 and s.max_resource_bytes == 2_000_000
+    assert s.skill_dirs[:3] == ("./skills", "./.agents/skills", "./.claude/skills")
+    assert s.skill_dirs[-1] == str(isolated_env / ".config" / "skillchat" / "skills")
+    assert s.database_path() == isolated_env / ".local/share/skillchat/chats.db"
+
+
+def test_user_config_file_is_found_in_xdg_config_home(isolated_env: Path) -> None:
+    write(isolated_env / ".config/skillchat/config.toml", 'model = "from-file"\n')
+    s = load_settings()
+    assert s.model == "from-file" and s.sources["model"] == "file"
+
+
+def test_precedence_flag_over_env_over_file(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = write(isolated_env / "c.toml", 'model = "file"\nbackend = "litellm"\n')
+    monkeypatch.setenv("SKILLCHAT_CONFIG", str(cfg))
+    assert load_settings().model == "file"
+    monkeypatch.setenv("SKILLCHAT_MODEL", "env")
+    assert load_settings().model == "env"
+    s = load_settings(model="flag")
+    assert (s.model, s.sources["model"], s.backend) == ("flag", "flag", "litellm")
+
+
+def test_explicit_config_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"missing\.toml: config file not found"):
+        load_settings(tmp_path / "missing.toml")
+
+
+def test_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    cfg = write(tmp_path / "bad.toml", 'model = "ok"\n\n[skills]\nenabled = yes\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings(cfg)
+    assert str(info.value).startswith(f"{cfg}:4: invalid TOML")
+
+
+def test_wrong_type_names_key_and_line(tmp_path: Path) -> None:
+    cfg = write(tmp_path / "c.toml", '[skills]\nmax_skills = "many"\n')
+    with pytest.raises(ConfigError, match=r"c\.toml:2: 'skills\.max_skills' must be an integer"):
+        load_settings(cfg)
+    cfg = write(tmp_path / "d.toml", "tools = 1\n")
+    with pytest.raises(ConfigError, match="'tools' must be true or false"):
+        load_settings(cfg)
+    cfg = write(tmp_path / "e.toml", "[skills]\ndirectories = [1]\n")
+    with pytest.raises(ConfigError, match="list of strings"):
+        load_settings(cfg)
+
+
+def test_bad_values_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="backend must be one of"):
+        load_settings(write(tmp_path / "a.toml", 'backend = "magic"\n'))
+    with pytest.raises(ConfigError, match="max_tool_rounds must be at least 1"):
+        load_settings(write(tmp_path / "b.toml", "max_tool_rounds = 0\n"))
+
+
+def test_unknown_keys_are_warnings(tmp_path: Path) -> None:
+    s = load_settings(write(tmp_path / "c.toml", 'colour = "red"\n[skills]\nfoo = 1\n'))
+    assert any("unknown key 'colour'" in w for w in s.warnings)
+    assert any("unknown key 'skills.foo'" in w for w in s.warnings)
+
+
+def test_non_utf8_and_directory_configs(tmp_path: Path) -> None:
+    bad = tmp_path / "latin.toml"
+    bad.write_bytes(b'model = "caf\xe9"\n')
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_settings(bad)
+    with pytest.raises(ConfigError, match="is a directory"):
+        load_settings(tmp_path)
+
+
+def test_relative_and_home_skill_dirs(isolated_env: Path, tmp_path: Path) -> None:
+    s = load_settings(skill_dirs=("rel", "~/abs"))
+    assert s.resolved_skill_dirs(tmp_path) == [tmp_path / "rel", isolated_env / "abs"]
+
+
+# --- the commands, as a user runs them ----------------------------------------------------
+
+
+def test_config_init_writes_a_loadable_starter_and_refuses_to_overwrite(
+    isolated_env: Path,
+) -> None:
+    done = skillchat("config", "init")
+    target = isolated_env / ".config/skillchat/config.toml"
+    assert done.returncode == 0 and str(target) in done.stdout
+    doc = tomllib.loads(target.read_text())
+    assert doc["skills"]["max_skills"] == 200 and doc["model"] == Settings().model
+    assert load_settings().config_path == target
+    again = skillchat("config", "init")
+    assert again.returncode == 1 and "already exists" in again.stderr
+    assert "Traceback" not in again.stderr
+    assert skillchat("config", "init", "--force").returncode == 0
+
+
+def test_config_path_follows_flag_and_env(isolated_env: Path, tmp_path: Path) -> None:
+    assert skillchat("config", "path").stdout.strip() == str(
+        isolated_env / ".config/skillchat/config.toml"
+    )
+    other = tmp_path / "x.toml"
+    assert skillchat("config", "path", "--config", str(other)).stdout.strip() == str(other)
+    assert skillchat("--config", str(other), "config", "path").stdout.strip() == str(other)
+
+
+def test_config_show_masks_keys_and_reports_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-test-very-secret-value-9f8e"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    cfg = write(tmp_path / "c.toml", 'model = "m1"\n')
+    done = skillchat("config", "show", "--json", "--config", str(cfg))
+    assert done.returncode == 0, done.stderr
+    assert secret not in done.stdout and secret[:-4] not in done.stdout
+    doc = json.loads(done.stdout)
+    assert doc["settings"]["model"] == "m1" and doc["sources"]["model"] == "file"
+    assert doc["api_keys"]["OPENAI_API_KEY"] == "set (…9f8e)"
+    text = skillchat("config", "show", "--config", str(cfg))
+    assert secret not in text.stdout and "model = m1  [file]" in text.stdout
+
+
+def test_broken_config_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    cfg = write(tmp_path / "c.toml", "model = \n")
+    done = skillchat("config", "show", "--config", str(cfg))
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and f"{cfg}:1: invalid TOML" in done.stderr
+    debug = skillchat("--debug", "config", "show", "--config", str(cfg))
+    assert "Traceback" in debug.stderr
+
+
+def test_usage_error_exits_2() -> None:
+    done = skillchat("config", "show", "--no-such-flag")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_version() -> None:
+    done = skillchat("--version")
+    assert done.returncode == 0 and done.stdout.startswith("skillchat ")
