@@ -171,3 +171,15 @@ def test_usage_error_exits_2() -> None:
 def test_version() -> None:
     done = skillchat("--version")
     assert done.returncode == 0 and done.stdout.startswith("skillchat ")
+
+
+def test_example_config_documents_every_key_and_loads_cleanly() -> None:
+    import re
+
+    from skillchat.config import _FILE_KEYS, read_config_file
+
+    text = (REPO / "config.toml.example").read_text()
+    for section, key in _FILE_KEYS:
+        assert re.search(rf"^#? ?{re.escape(key)} =", text, re.M), f"{section}.{key} undocumented"
+    _, warnings = read_config_file(REPO / "config.toml.example")
+    assert warnings == []
