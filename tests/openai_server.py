@@ -1,0 +1,364 @@
+"""A scripted, real HTTP server that speaks OpenAI's chat-completions protocol.
+
+Tests never mock the SDKs: they point skillchat (in-process or as a subprocess) at
+this server on 127.0.0.1 and *script the model's moves*. Each POST
+/v1/chat/completions pops the next move off a queue and plays it exactly as OpenAI
+would on the wire: SSE chunks over chunked transfer encoding, `data: [DONE]`,
+a usage-only chunk when `stream_options.include_usage` is set, JSON error bodies.
+
+    with ScriptedServer() as server:
+        server.script(reply("Hello there"),
+                      reply(calls=[call("get_skill", {"skill_name": "pdf"})]),
+                      error(429, retry_after=1))
+        ... point the client at server.base_url ...
+        assert server.requests[0].body["stream_options"] == {"include_usage": True}
+
+A move is a plain JSON-able dict (so a script file is a JSON list of them):
+
+    {"text": "...", "calls": [{"name", "arguments", "id"?}], "chunks": 3,
+     "same_index": false, "delay": 0, "chunk_delay": 0, "cut_after": null,
+     "clean_cut": false, "usage": {...}, "finish_reason": null}
+    {"error": 429, "message": "...", "code": "...", "retry_after": "1", "delay": 0}
+
+`delay` sleeps before the first byte (timeouts); `cut_after=N` sends N chunks then
+drops the connection mid-body (`clean_cut` ends the HTTP body properly instead, but
+still without finish_reason or [DONE]). When the request has `stream: false`, reply
+moves are answered with one `chat.completion` object. An empty queue answers 400.
+
+CLI: `python tests/openai_server.py --script moves.json [--loop]` prints the port on
+its first stdout line, then serves until killed. `GET /_requests` returns the log and
+`POST /_script` appends moves, for tests that only have the port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Move = dict[str, Any]
+
+# What OpenAI answers for each status; a move's "message"/"code" override these.
+_ERRORS = {
+    400: ("invalid_request_error", None, "Invalid request."),
+    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
+    403: ("invalid_request_error", "unsupported_country_region_territory", "Forbidden."),
+    404: ("invalid_request_error", "model_not_found",
+          "The model `{model}` does not exist or you do not have access to it."),
+    429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests."),
+    500: ("server_error", None, "The server had an error while processing your request."),
+    503: ("server_error", None, "The engine is currently overloaded, please try again later."),
+}
+
+
+def reply(text: str = "", calls: list[Move] | tuple[Move, ...] = (), **options: Any) -> Move:
+    """A model reply: text, then tool calls (options: see the module docstring)."""
+    return {"text": text, "calls": list(calls), **options}
+
+
+def call(name: str, arguments: str | dict[str, Any] = "{}", id: str | None = None) -> Move:
+    """One tool call of a reply; dict arguments are JSON-encoded."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"name": name, "arguments": args, **({"id": id} if id else {})}
+
+
+def error(status: int, message: str | None = None, **options: Any) -> Move:
+    """An HTTP error with OpenAI's JSON error body (options: code, retry_after, delay)."""
+    return {"error": status, **({"message": message} if message else {}), **options}
+
+
+@dataclass
+class Recorded:
+    """One request as received: header names are lowercased; `at` is time.monotonic()."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    at: float
+
+
+def split(text: str, parts: int) -> list[str]:
+    """Cut `text` into `parts` nearly equal pieces (fewer if it is shorter)."""
+    parts = max(1, min(parts, len(text)))
+    size, extra = divmod(len(text), parts)
+    pieces, start = [], 0
+    for i in range(parts):
+        end = start + size + (1 if i < extra else 0)
+        pieces.append(text[start:end])
+        start = end
+    return pieces
+
+
+def _deltas(move: Move, request_no: int) -> list[dict[str, Any]]:
+    """The sequence of `delta` objects OpenAI would stream for a reply move."""
+    chunks = int(move.get("chunks", 3))
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": "", "refusal": None}]
+    deltas += [{"content": piece} for piece in split(move.get("text") or "", chunks) if piece]
+    for i, c in enumerate(move.get("calls", [])):
+        index = 0 if move.get("same_index") else i
+        head = {"index": index, "id": c.get("id") or f"call_{request_no}_{i}", "type": "function",
+                "function": {"name": c["name"], "arguments": ""}}
+        deltas.append({"tool_calls": [head]})
+        for piece in split(c.get("arguments", ""), chunks):
+            if piece:
+                deltas.append({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    return deltas
+
+
+def _usage(move: Move) -> dict[str, Any]:
+    given = move.get("usage") or {}
+    prompt, completion = given.get("prompt_tokens", 10), given.get("completion_tokens", 5)
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                                          "accepted_prediction_tokens": 0,
+                                          "rejected_prediction_tokens": 0}}
+
+
+def _finish_reason(move: Move) -> str:
+    return move.get("finish_reason") or ("tool_calls" if move.get("calls") else "stop")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Plays one move per chat-completions request; HTTP/1.1 so streams are chunked."""
+
+    protocol_version = "HTTP/1.1"
+    server: ScriptedServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the default per-request stderr line."""
+
+    def _record(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.server.record(Recorded(self.command, self.path, headers, body, time.monotonic()))
+        return body
+
+    def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._record()
+        if self.path.rstrip("/") == "/v1/models":
+            self._json(200, {"object": "list", "data": [
+                {"id": "test-model", "object": "model", "created": 0, "owned_by": "skillchat"}]})
+        elif self.path == "/_requests":
+            self._json(200, [asdict(r) for r in self.server.requests])
+        else:
+            self._not_found()
+
+    def do_POST(self) -> None:
+        body = self._record()
+        if self.path == "/_script":
+            self.server.script(*body)
+            self._json(200, {"queued": len(body)})
+        elif self.path.rstrip("/") == "/v1/chat/completions":
+            self._complete(body if isinstance(body, dict) else {})
+        else:
+            self._not_found()
+
+    def _not_found(self) -> None:
+        self._json(404, {"error": {"message": f"Unknown path {self.path}",
+                                   "type": "invalid_request_error", "param": None,
+                                   "code": "unknown_url"}})
+
+    def _complete(self, body: dict[str, Any]) -> None:
+        move, request_no = self.server.next_move()
+        if move is None:
+            self._json(400, {"error": {"message": "openai_server: no scripted move left",
+                                       "type": "invalid_request_error", "param": None,
+                                       "code": None}})
+            return
+        if self.server.stopping.wait(float(move.get("delay", 0))):
+            return
+        try:
+            if "error" in move:
+                self._error(move, body)
+            elif body.get("stream"):
+                self._stream(move, body, request_no)
+            else:
+                self._whole(move, body, request_no)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (timeout, Ctrl-C)
+
+    def _error(self, move: Move, body: dict[str, Any]) -> None:
+        status = int(move["error"])
+        kind, code, message = _ERRORS.get(status, ("server_error", None, f"HTTP {status}"))
+        message = move.get("message") or message.format(model=body.get("model"))
+        headers = {"Retry-After": str(move["retry_after"])} if "retry_after" in move else {}
+        self._json(status, {"error": {"message": message, "type": kind, "param": None,
+                                      "code": move.get("code", code)}}, headers)
+
+    def _whole(self, move: Move, body: dict[str, Any], request_no: int) -> None:
+        calls = [{"id": c.get("id") or f"call_{request_no}_{i}", "type": "function",
+                  "function": {"name": c["name"], "arguments": c.get("arguments", "")}}
+                 for i, c in enumerate(move.get("calls", []))]
+        message = {"role": "assistant", "content": move.get("text") or None, "refusal": None,
+                   **({"tool_calls": calls} if calls else {})}
+        self._json(200, {"id": f"chatcmpl-{request_no}", "object": "chat.completion",
+                         "created": int(time.time()), "model": body.get("model"),
+                         "system_fingerprint": "fp_skillchat",
+                         "choices": [{"index": 0, "message": message, "logprobs": None,
+                                      "finish_reason": _finish_reason(move)}],
+                         "usage": _usage(move)})
+
+    def _stream(self, move: Move, body: dict[str, Any], request_no: int) -> None:
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        base = {"id": f"chatcmpl-{request_no}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": body.get("model"),
+                "system_fingerprint": "fp_skillchat"}
+        extra = {"usage": None} if include_usage else {}
+        events = [{**base, "choices": [{"index": 0, "delta": d, "logprobs": None,
+                                        "finish_reason": None}], **extra}
+                  for d in _deltas(move, request_no)]
+        events.append({**base, "choices": [{"index": 0, "delta": {}, "logprobs": None,
+                                            "finish_reason": _finish_reason(move)}], **extra})
+        if include_usage:
+            events.append({**base, "choices": [], "usage": _usage(move)})
+        cut_after = move.get("cut_after")
+
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        for n, event in enumerate(events):
+            if cut_after is not None and n >= cut_after:
+                self._cut(clean=bool(move.get("clean_cut")))
+                return
+            if n and self.server.stopping.wait(float(move.get("chunk_delay", 0))):
+                return
+            self._chunk(f"data: {json.dumps(event)}\n\n".encode())
+        self._chunk(b"data: [DONE]\n\n")
+        self._chunk(b"")
+
+    def _chunk(self, data: bytes) -> None:
+        """Write one HTTP/1.1 chunk (an empty one ends the body)."""
+        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _cut(self, clean: bool) -> None:
+        """Stop mid-reply: end the body cleanly, or drop the connection mid-body."""
+        if clean:
+            self._chunk(b"")
+        self.close_connection = True
+        self.wfile.flush()
+        self.connection.shutdown(2)
+
+
+class ScriptedServer(ThreadingHTTPServer):
+    """The server: `script()` queues moves, `requests` logs what arrived.
+
+    A context manager that serves from a background thread on an ephemeral port.
+    With `loop=True` the moves are replayed forever (benchmarks).
+    """
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, moves: list[Move] | None = None, *, port: int = 0,
+                 loop: bool = False) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.moves: deque[Move] = deque(moves or [])
+        self.loop = loop
+        self.requests: list[Recorded] = []
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._completions = 0
+        self._thread: threading.Thread | None = None
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients hanging up (timeouts, dropped keep-alives) are normal here, not noise."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """What to pass as api_base / --api-base."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def completions(self) -> list[Recorded]:
+        """Only the chat-completions requests, in arrival order."""
+        return [r for r in self.requests if r.path.rstrip("/").endswith("/chat/completions")]
+
+    def script(self, *moves: Move) -> ScriptedServer:
+        """Queue moves; each chat-completions request plays the next one."""
+        with self._lock:
+            self.moves.extend(moves)
+        return self
+
+    def record(self, request: Recorded) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def next_move(self) -> tuple[Move | None, int]:
+        with self._lock:
+            self._completions += 1
+            if not self.moves:
+                return None, self._completions
+            move = self.moves.popleft()
+            if self.loop:
+                self.moves.append(move)
+            return move, self._completions
+
+    def __enter__(self) -> ScriptedServer:
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True,
+                                        kwargs={"poll_interval": 0.05})
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        self.shutdown()
+        self.server_close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve a script file; the first stdout line is the port."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--script", help="JSON file: a list of moves")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--loop", action="store_true", help="replay the moves forever")
+    args = parser.parse_args(argv)
+    moves = []
+    if args.script:
+        with open(args.script, encoding="utf-8") as f:
+            moves = json.load(f)
+    server = ScriptedServer(moves, port=args.port, loop=args.loop)
+    print(server.port, flush=True)
+    try:
+        server.serve_forever(poll_interval=0.05)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stopping.set()
+        server.server_close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
