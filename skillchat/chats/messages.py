@@ -1,0 +1,162 @@
+"""What a stored message may be: the rules the store applies, as pure functions.
+
+Kept apart from the SQL so each rule can be read (and tested) on its own:
+
+- `check_message`: only user, assistant and tool messages, well-formed tool calls.
+  System prompts are refused: they are rebuilt on resume, and with tools off one may
+  hold a SKILL.md body.
+- `without_skill_body`: SKILL.md bodies never reach the database (DESIGN §7).
+- `to_columns` / `from_columns`: the OpenAI dict <-> table row, lossless: keys without
+  a column of their own (and non-text content) travel in the `extra` JSON.
+- `ready_to_send`: a stored transcript as a provider accepts it after a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+# Tool names of DESIGN §5, spelled here so storage needs nothing from the tools package.
+GET_SKILL = "get_skill"
+READ_FILE = "read_file_in_skill"
+STUB_NOTE = "SKILL.md body not stored; call get_skill again if needed"
+NO_RESULT = "ERROR: no result was saved for this tool call (the session ended first)"
+
+ROLES = ("user", "assistant", "tool")
+TITLE_CHARS = 80
+COLUMNS = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+
+def make_title(text: str) -> str:
+    """A chat title from a user message: whitespace collapsed, cut to TITLE_CHARS."""
+    title = " ".join(text.split())
+    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+
+
+def check_message(message: Mapping[str, Any]) -> None:
+    """Refuse (ValueError) what would make a transcript a provider rejects."""
+    role = message.get("role")
+    if role == "system":
+        raise ValueError("system prompts are rebuilt when a chat resumes, never stored")
+    if role not in ROLES:
+        raise ValueError(f"message role must be one of {', '.join(ROLES)}, not {role!r}")
+    calls = message.get("tool_calls")
+    if calls is not None:
+        if role != "assistant" or not isinstance(calls, list):
+            raise ValueError("tool_calls must be a list, on an assistant message")
+        for call in calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not (
+                isinstance(call.get("id"), str)
+                and isinstance(function, dict)
+                and isinstance(function.get("name"), str)
+            ):
+                raise ValueError(f"tool call without an id and function name: {call!r}")
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        raise ValueError("a tool message needs the tool_call_id it answers")
+
+
+def _stub(skill_name: object, **more: object) -> str:
+    return json.dumps({"skill_name": skill_name, **more, "stub": STUB_NOTE}, ensure_ascii=False)
+
+
+def _loads(text: Any) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) and text else None
+    except ValueError:
+        return None
+
+
+def without_skill_body(tool: str, arguments: str, content: Any) -> tuple[Any, str | None]:
+    """A tool result as it may be stored, and the skill it activated (if any).
+
+    `get_skill` results become a stub, except errors (they hold no body, and a resumed
+    model should still see why the call failed); only a successful result activates
+    the skill. `read_file_in_skill` of a skill's own SKILL.md is stubbed too.
+    """
+    args = _loads(arguments)
+    args = args if isinstance(args, dict) else {}
+    if tool == GET_SKILL:
+        result = _loads(content)
+        if isinstance(result, dict) and "error" in result and "documentation" not in result:
+            return content, None
+        name = result.get("skill_name") if isinstance(result, dict) else None
+        name = name if isinstance(name, str) and name else args.get("skill_name")
+        activated = name if isinstance(result, dict) and isinstance(name, str) else None
+        return _stub(name), activated
+    if tool == READ_FILE:
+        path = args.get("file_path")
+        parts = [p for p in re.split(r"[/\\]", path) if p not in ("", ".")] if path else []
+        is_error = isinstance(content, str) and content.startswith("ERROR:")
+        if [p.lower() for p in parts] == ["skill.md"] and not is_error:
+            return _stub(args.get("skill_name"), file_path=path), None
+    return content, None
+
+
+def dumps(value: Any) -> str:
+    """JSON for a column; ValueError (not TypeError) for what cannot be stored."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"message is not JSON-serialisable: {exc}") from None
+
+
+def to_columns(message: Mapping[str, Any]) -> tuple[Any, ...]:
+    """(role, content, tool_calls, tool_call_id, name, extra) for the messages table."""
+    content = message.get("content")
+    extra = {k: v for k, v in message.items() if k not in COLUMNS}
+    if content is not None and not isinstance(content, str):
+        extra["content"] = content  # content parts (text, images...) kept as JSON
+    calls = message.get("tool_calls")
+    return (
+        message["role"],
+        content if isinstance(content, str) else None,
+        dumps(calls) if calls else None,  # an empty list is dropped: providers refuse it
+        message.get("tool_call_id"),
+        message.get("name"),
+        dumps(extra) if extra else None,
+    )
+
+
+def from_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The OpenAI message of a row; `content` is always present (None if empty)."""
+    message: dict[str, Any] = {"role": row["role"], "content": row["content"]}
+    if row["tool_calls"] is not None:
+        message["tool_calls"] = json.loads(row["tool_calls"])
+    for key in ("tool_call_id", "name"):
+        if row[key] is not None:
+            message[key] = row[key]
+    if row["extra"] is not None:
+        message.update(json.loads(row["extra"]))
+    return message
+
+
+def ready_to_send(stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A stored transcript as a provider accepts it.
+
+    Tool calls a crash left unanswered get an error result right after the answered
+    ones, and an assistant message interrupted before any text or call is dropped:
+    providers reject both, and neither carries anything the model said.
+    """
+    messages: list[dict[str, Any]] = []
+    pending: list[str] = []
+    for message in stored:
+        if message["role"] == "tool":
+            if message["tool_call_id"] in pending:  # always, unless the file was edited
+                pending.remove(message["tool_call_id"])
+                messages.append(message)
+            continue
+        messages.extend(_unanswered(pending))
+        calls = message.get("tool_calls") or []
+        pending = [call["id"] for call in calls]
+        if message["role"] == "assistant" and not message.get("content") and not calls:
+            continue
+        messages.append(message)
+    messages.extend(_unanswered(pending))
+    return messages
+
+
+def _unanswered(call_ids: list[str]) -> list[dict[str, Any]]:
+    return [{"role": "tool", "tool_call_id": c, "content": NO_RESULT} for c in call_ids]

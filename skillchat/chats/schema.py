@@ -1,0 +1,143 @@
+"""The chat database's schema, its migrations, and the checks run before any write.
+
+The schema version lives in `PRAGMA user_version`; `MIGRATIONS[i]` takes a database
+from version `i` to `i + 1`, so a schema change is one more entry at the end (issue 5
+adds attached files this way). `PRAGMA application_id` marks the file as ours, so a
+`[storage] path` pointing at some other SQLite database is refused, not "migrated".
+
+A database we cannot understand is never written to: `check_header` looks at the raw
+bytes before SQLite opens the file, and `check_version` runs on a `query_only`
+connection before the journal mode is set or a migration runs. Both raise
+`StorageError` with a one-line message naming the file and what the user can do.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import struct
+from pathlib import Path
+
+from skillchat.errors import StorageError
+
+# "skch" as a big-endian int: what `PRAGMA application_id` says in a skillchat database.
+APPLICATION_ID = 0x736B6368
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 0 -> 1: chats, their messages (OpenAI format + flags) and activated skill names.
+    (
+        """CREATE TABLE chats (
+            id            TEXT PRIMARY KEY,   -- 8 lowercase hex digits
+            model         TEXT NOT NULL,
+            title         TEXT,               -- first user message, trimmed; NULL until then
+            created_at    TEXT NOT NULL,      -- ISO 8601 UTC, fixed width: sorts as text
+            updated_at    TEXT NOT NULL,
+            message_count INTEGER NOT NULL DEFAULT 0  -- kept here so listing reads no messages
+        )""",
+        "CREATE INDEX chats_by_updated ON chats (updated_at)",
+        """CREATE TABLE messages (
+            id           INTEGER PRIMARY KEY,
+            chat_id      TEXT NOT NULL REFERENCES chats (id) ON DELETE CASCADE,
+            seq          INTEGER NOT NULL,    -- 0, 1, 2... within the chat
+            role         TEXT NOT NULL,       -- user | assistant | tool
+            content      TEXT,
+            tool_calls   TEXT,                -- JSON array, as the model sent it
+            tool_call_id TEXT,
+            name         TEXT,
+            extra        TEXT,                -- JSON object: any other message keys
+            interrupted  INTEGER NOT NULL DEFAULT 0,
+            usage        TEXT,                -- JSON object, assistant messages only
+            created_at   TEXT NOT NULL,
+            UNIQUE (chat_id, seq)
+        )""",
+        """CREATE TABLE chat_skills (
+            chat_id      TEXT NOT NULL REFERENCES chats (id) ON DELETE CASCADE,
+            name         TEXT NOT NULL,
+            activated_at TEXT NOT NULL,
+            PRIMARY KEY (chat_id, name)
+        )""",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_MOVE_ASIDE = "move it aside (a new one is created) or set [storage] path"
+
+
+def corrupt(path: Path, why: str) -> StorageError:
+    return StorageError(f"{path}: chat database is unreadable ({why}); {_MOVE_ASIDE}")
+
+
+def check_header(path: Path) -> None:
+    """Refuse a file that is not a whole SQLite database, from its first 100 bytes.
+
+    SQLite itself would accept a truncated file and only fail on the first query that
+    touches a missing page (or never, for a listing); the header's page count finds it
+    at once. An empty file is a new database to SQLite and to us.
+    """
+    try:
+        with path.open("rb") as f:
+            header = f.read(100)
+            size = f.seek(0, 2)
+    except IsADirectoryError:
+        raise StorageError(f"{path}: is a directory, not a chat database") from None
+    except OSError as exc:
+        raise StorageError(f"{path}: cannot read chat database: {exc.strerror or exc}") from None
+    if size == 0:
+        return
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        raise corrupt(path, "not an SQLite database")
+    page_size = struct.unpack(">H", header[16:18])[0]
+    page_size = 65536 if page_size == 1 else page_size
+    change_counter, page_count = struct.unpack(">II", header[24:32])
+    valid_for = struct.unpack(">I", header[92:96])[0]
+    if page_size < 512 or page_size & (page_size - 1):
+        raise corrupt(path, "bad page size in header")
+    # The in-header page count is trustworthy only when it was written with the counter.
+    if valid_for == change_counter and size < page_count * page_size:
+        raise corrupt(path, f"truncated: {size} bytes of {page_count * page_size}")
+
+
+def check_version(conn: sqlite3.Connection, path: Path) -> int:
+    """The database's schema version, after making sure we may write to it.
+
+    Runs before anything that writes (journal mode, migrations); the caller keeps the
+    connection `query_only` until this returns.
+    """
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise corrupt(path, str(exc)) from None
+    if app_id != APPLICATION_ID and (app_id or tables):
+        raise StorageError(
+            f"{path}: not a skillchat chat database; set [storage] path to another file"
+        )
+    if version > SCHEMA_VERSION:
+        raise StorageError(
+            f"{path}: chat database has schema version {version}, newer than this "
+            f"skillchat knows ({SCHEMA_VERSION}); upgrade skillchat or set [storage] path"
+        )
+    return version
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Bring the schema up to `SCHEMA_VERSION`, all steps in one transaction.
+
+    The version is read again under the write lock: another process may have migrated
+    (or a newer skillchat may have) since `check_version` looked.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = check_version(conn, path)
+        for statements in MIGRATIONS[version:]:
+            for sql in statements:
+                conn.execute(sql)
+        if version < SCHEMA_VERSION:
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

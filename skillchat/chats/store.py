@@ -1,0 +1,399 @@
+"""Saved chats: one SQLite database (WAL), one short transaction per message.
+
+    store = ChatStore.open(settings.database_path())
+    chat = store.create_chat(model)
+    store.append_message(chat.id, {"role": "user", "content": "hi"})
+    store.append_message(chat.id, reply, interrupted=True, usage={...})
+    transcript = store.load_transcript(chat.id)   # messages + activated skill names
+
+Why it is shaped this way:
+
+- Each `append_message` commits before returning, so a crash (even SIGKILL) loses at
+  most the reply still being streamed. Write transactions start with BEGIN IMMEDIATE,
+  so a second process waits on `busy_timeout` (and then a few retries) instead of
+  failing on a lock upgrade.
+- SKILL.md bodies are never stored, and the store enforces it, not its callers: a
+  tool message answering a `get_skill` call (or a `read_file_in_skill` call for
+  SKILL.md) is replaced by a stub before it reaches the database. A successful
+  `get_skill` result also records the skill as activated, so the two cannot diverge.
+- A tool message must answer a call of the assistant message just before it, so the
+  stored transcript is always one a provider accepts; `load_transcript` also gives
+  calls cut off by a crash an error result instead of leaving them unanswered.
+- Listing reads only the `chats` table (message count kept on the row, indexed by
+  `updated_at`), so `chats list` stays fast with thousands of chats.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skillchat.chats.messages import (
+    check_message,
+    dumps,
+    from_columns,
+    make_title,
+    ready_to_send,
+    to_columns,
+    without_skill_body,
+)
+from skillchat.chats.schema import check_header, check_version, corrupt, migrate
+from skillchat.errors import SkillchatError, StorageError
+
+BUSY_TIMEOUT_MS = 5000
+BUSY_RETRIES = 4
+_HEX = re.compile(r"^[0-9a-f]{1,8}$")
+
+
+class UnknownChatError(SkillchatError):
+    """No saved chat has that id (or the prefix names more than one): exit 1."""
+
+
+@dataclass(frozen=True)
+class ChatSummary:
+    """What `chats list` shows: one row of the `chats` table, no messages read."""
+
+    id: str
+    model: str
+    title: str | None
+    created_at: str  # ISO 8601 UTC
+    updated_at: str
+    message_count: int
+
+
+@dataclass(frozen=True)
+class Chat(ChatSummary):
+    """A chat with the names of the skills it activated, in activation order."""
+
+    activated_skills: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """A message as stored: the OpenAI-format dict plus what only the store knows."""
+
+    seq: int
+    message: dict[str, Any]
+    interrupted: bool
+    usage: dict[str, Any] | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """A chat ready to resume: `messages` can be sent to a model as they are."""
+
+    chat: Chat
+    messages: list[dict[str, Any]]
+
+
+def now() -> str:
+    """The current UTC time, fixed width, so timestamps sort as text."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _storage_error(path: Path, exc: sqlite3.Error) -> StorageError:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StorageError(f"{path}: chat database is locked by another process; try again")
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        return corrupt(path, text)
+    return StorageError(f"{path}: chat database error: {text}")
+
+
+class ChatStore:
+    """The chat database. Open with `ChatStore.open`; one store per thread."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._conn = conn
+
+    @classmethod
+    def open(cls, path: Path) -> ChatStore:
+        """Open (creating it and its directory if needed) and migrate the database.
+
+        An existing file is checked before anything can write to it: a corrupt file,
+        another application's database or a newer schema is a `StorageError`, and the
+        file is left exactly as it was.
+        """
+        path = Path(path)
+        if path.exists():
+            check_header(path)
+        else:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(f"{path.parent}: cannot create: {exc.strerror or exc}") from None
+        try:
+            conn = sqlite3.connect(path, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise _storage_error(path, exc) from None
+        conn.row_factory = sqlite3.Row
+        store = cls(path, conn)
+        try:
+            with store._errors():
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                conn.execute("PRAGMA query_only = ON")  # nothing writes before the checks
+                check_version(conn, path)
+                conn.execute("PRAGMA query_only = OFF")
+                store._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
+                # FULL: a committed message survives a power cut, not only a crash.
+                conn.execute("PRAGMA synchronous = FULL")
+                conn.execute("PRAGMA foreign_keys = ON")
+                store._retry(lambda: migrate(conn, path))
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> ChatStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """SQLite failures as one-line StorageErrors naming the file."""
+        try:
+            yield
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise _storage_error(self.path, exc) from None
+
+    def _retry(self, action: Any) -> Any:
+        """Run `action`, retrying while another process holds the write lock.
+
+        `busy_timeout` already waits inside SQLite; the retries cover the cases where
+        SQLite reports busy at once (WAL recovery, journal-mode change).
+        """
+        for attempt in range(BUSY_RETRIES + 1):
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or attempt == BUSY_RETRIES:
+                    raise
+                time.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction: committed on exit, rolled back on error."""
+        with self._errors():
+            self._retry(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _require(self, conn: sqlite3.Connection, chat_id: str) -> int:
+        """The chat's message count; UnknownChatError if there is no such chat."""
+        row = conn.execute("SELECT message_count FROM chats WHERE id = ?", (chat_id,)).fetchone()
+        if row is None:
+            raise UnknownChatError(f"no saved chat '{chat_id}'")
+        return row[0]
+
+    # -- writing ----------------------------------------------------------------------
+
+    def create_chat(self, model: str) -> Chat:
+        """A new, empty chat with a fresh 8-hex-digit id."""
+        stamp = now()
+        while True:
+            chat_id = secrets.token_hex(4)
+            try:
+                with self._write() as conn:
+                    conn.execute(
+                        "INSERT INTO chats (id, model, created_at, updated_at) VALUES (?,?,?,?)",
+                        (chat_id, model, stamp, stamp),
+                    )
+            except sqlite3.IntegrityError:
+                continue  # the id is taken (1 in 4 billion per chat): draw another
+            return Chat(chat_id, model, None, stamp, stamp, 0)
+
+    def append_message(
+        self,
+        chat_id: str,
+        message: Mapping[str, Any],
+        *,
+        interrupted: bool = False,
+        usage: Mapping[str, Any] | Any | None = None,
+    ) -> StoredMessage:
+        """Store one complete message (OpenAI format) and commit it.
+
+        `interrupted` marks a reply cut short (Ctrl-C). `usage` is a mapping or a
+        dataclass (engine `Usage`). A tool message must answer a call of the latest
+        assistant message; a `get_skill` result is stored as a stub (see module doc).
+        The first user message with text becomes the title. Raises ValueError for a
+        message that breaks these rules, UnknownChatError for an unknown chat.
+        """
+        check_message(message)
+        message = dict(message)
+        if dataclasses.is_dataclass(usage) and not isinstance(usage, type):
+            usage = dataclasses.asdict(usage)
+        usage_json = dumps(dict(usage)) if usage is not None else None
+        stamp = now()
+        with self._write() as conn:
+            seq = self._require(conn, chat_id)
+            activated = None
+            if message["role"] == "tool":
+                tool, arguments = self._answered_call(conn, chat_id, message["tool_call_id"])
+                message["content"], activated = without_skill_body(
+                    tool, arguments, message.get("content")
+                )
+            conn.execute(
+                "INSERT INTO messages (chat_id, seq, role, content, tool_calls, tool_call_id,"
+                " name, extra, interrupted, usage, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (chat_id, seq, *to_columns(message), int(interrupted), usage_json, stamp),
+            )
+            content = message.get("content")
+            title = None
+            if message["role"] == "user" and isinstance(content, str) and content.strip():
+                title = make_title(content)
+            conn.execute(
+                "UPDATE chats SET message_count = message_count + 1, updated_at = ?,"
+                " title = coalesce(title, ?) WHERE id = ?",
+                (stamp, title, chat_id),
+            )
+            if activated:
+                self._activate(conn, chat_id, activated, stamp)
+        return StoredMessage(seq, message, interrupted, usage, stamp)
+
+    def _answered_call(
+        self, conn: sqlite3.Connection, chat_id: str, call_id: str
+    ) -> tuple[str, str]:
+        """(tool name, arguments) of the pending call a tool message answers."""
+        last = conn.execute(
+            "SELECT seq, role, tool_calls FROM messages WHERE chat_id = ? AND role != 'tool'"
+            " ORDER BY seq DESC LIMIT 1",
+            (chat_id,),
+        ).fetchone()
+        calls = json.loads(last["tool_calls"] or "[]") if last else []
+        call = next((c for c in calls if c["id"] == call_id), None)
+        answered = (
+            last
+            and conn.execute(
+                "SELECT 1 FROM messages WHERE chat_id = ? AND seq > ? AND tool_call_id = ?",
+                (chat_id, last["seq"], call_id),
+            ).fetchone()
+        )
+        if call is None or answered:
+            raise ValueError(
+                f"tool message answers no pending call of the last assistant message: {call_id!r}"
+            )
+        return call["function"]["name"], call["function"].get("arguments") or ""
+
+    def _activate(self, conn: sqlite3.Connection, chat_id: str, name: str, stamp: str) -> None:
+        conn.execute(
+            "INSERT OR IGNORE INTO chat_skills (chat_id, name, activated_at) VALUES (?,?,?)",
+            (chat_id, name, stamp),
+        )
+
+    def add_activated_skill(self, chat_id: str, name: str) -> None:
+        """Record a skill as active in this chat (no-op if it already is).
+
+        Successful `get_skill` results are recorded by `append_message`; this is for
+        activations without one (an explicit `/name` with tools off).
+        """
+        with self._write() as conn:
+            self._require(conn, chat_id)
+            self._activate(conn, chat_id, name, now())
+
+    def set_title(self, chat_id: str, title: str) -> None:
+        """Replace the chat's title (trimmed like an automatic one)."""
+        with self._write() as conn:
+            self._require(conn, chat_id)
+            conn.execute("UPDATE chats SET title = ? WHERE id = ?", (make_title(title), chat_id))
+
+    def delete_chat(self, chat_id: str) -> None:
+        """Delete a chat, its messages and its activated skills."""
+        with self._write() as conn:
+            self._require(conn, chat_id)
+            conn.execute("DELETE FROM chats WHERE id = ?", (chat_id,))
+
+    # -- reading ----------------------------------------------------------------------
+
+    def list_chats(self, limit: int | None = None) -> list[ChatSummary]:
+        """Chats, most recently updated first, read from the chats table alone."""
+        with self._errors():
+            rows = self._conn.execute(
+                "SELECT id, model, title, created_at, updated_at, message_count FROM chats"
+                " ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+                (-1 if limit is None else limit,),
+            ).fetchall()
+        return [ChatSummary(*row) for row in rows]
+
+    def last_chat(self) -> Chat | None:
+        """The most recently updated chat, for `--continue`."""
+        latest = self.list_chats(limit=1)
+        return self.get_chat(latest[0].id) if latest else None
+
+    def get_chat(self, id_or_prefix: str) -> Chat:
+        """The chat whose id is, or starts with, `id_or_prefix` (case-insensitive).
+
+        UnknownChatError when no chat matches or the prefix matches several.
+        """
+        prefix = id_or_prefix.strip().lower()
+        if not _HEX.match(prefix):
+            raise UnknownChatError(f"no saved chat '{id_or_prefix}' (ids are 8 hex digits)")
+        with self._errors():
+            # Hex digits sort below 'g': this range is the prefix, read from the index.
+            rows = self._conn.execute(
+                "SELECT id, model, title, created_at, updated_at, message_count FROM chats"
+                " WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
+                (prefix, prefix + "g"),
+            ).fetchall()
+            if len(rows) > 1:
+                raise UnknownChatError(
+                    f"chat id '{id_or_prefix}' is ambiguous ({rows[0][0]}, {rows[1][0]}, ...);"
+                    " type more of it"
+                )
+            if not rows:
+                raise UnknownChatError(f"no saved chat '{id_or_prefix}'")
+            skills = self._conn.execute(
+                "SELECT name FROM chat_skills WHERE chat_id = ? ORDER BY rowid", (rows[0][0],)
+            ).fetchall()
+        return Chat(*rows[0], activated_skills=tuple(r[0] for r in skills))
+
+    def load_messages(self, chat_id: str) -> list[StoredMessage]:
+        """Every stored message of a chat in order, with its flags (for show/export)."""
+        with self._errors():
+            self._require(self._conn, chat_id)
+            rows = self._conn.execute(
+                "SELECT * FROM messages WHERE chat_id = ? ORDER BY seq", (chat_id,)
+            ).fetchall()
+        return [
+            StoredMessage(
+                row["seq"],
+                from_columns(row),
+                bool(row["interrupted"]),
+                json.loads(row["usage"]) if row["usage"] else None,
+                row["created_at"],
+            )
+            for row in rows
+        ]
+
+    def load_transcript(self, chat_id: str) -> Transcript:
+        """The chat (with its activated skills) and its messages, ready to send back to
+        a model: see `messages.ready_to_send` for what a crash may have left to mend."""
+        chat = self.get_chat(chat_id)
+        messages = ready_to_send([stored.message for stored in self.load_messages(chat.id)])
+        return Transcript(chat, messages)
