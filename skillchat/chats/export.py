@@ -1,0 +1,148 @@
+"""A saved chat as something to read: the `chats show` text, Markdown, or JSON.
+
+Pure functions of a `Chat` and its `StoredMessage`s, so the CLI stays thin and the
+formats can be tested without a database. `show` summarises each tool call and
+result in one line (a transcript is for reading, and tool results can be long);
+the exports keep everything that was stored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+from skillchat.chats.store import Chat, StoredMessage
+
+SUMMARY_CHARS = 100
+
+
+def local_time(stamp: str) -> str:
+    """An ISO UTC timestamp as local 'YYYY-MM-DD HH:MM' for people."""
+    return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def text_of(content: Any) -> str:
+    """Message content as text: content parts become their text, or `[image_url]`."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    parts = content if isinstance(content, list) else [content]
+    return "\n".join(
+        str(p.get("text", "")) if p.get("type") == "text" else f"[{p.get('type', 'part')}]"
+        for p in parts
+        if isinstance(p, dict)
+    )
+
+
+def one_line(text: str, limit: int = SUMMARY_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def call_summary(call: dict[str, Any]) -> str:
+    """`get_skill(skill_name="pdf")`: a tool call as one line."""
+    function = call.get("function", {})
+    raw = function.get("arguments") or ""
+    try:
+        args = json.loads(raw) if raw else {}
+    except ValueError:
+        args = None
+    if isinstance(args, dict):
+        shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    else:
+        shown = raw
+    return one_line(f"{function.get('name', '?')}({shown})")
+
+
+def _tool_names(messages: list[StoredMessage]) -> dict[str, str]:
+    """tool_call_id -> tool name, to label each result with the call it answers."""
+    return {
+        call["id"]: call["function"]["name"]
+        for stored in messages
+        for call in stored.message.get("tool_calls") or []
+    }
+
+
+def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str]]:
+    """The `chats show` transcript as (style, text) lines; style '' is plain."""
+    lines = [
+        ("bold", f"chat {chat.id} · {chat.model} · {chat.message_count} messages"),
+        ("", f"title: {chat.title or '(untitled)'}"),
+        ("", f"created {local_time(chat.created_at)} · updated {local_time(chat.updated_at)}"),
+    ]
+    if chat.activated_skills:
+        lines.append(("", f"skills: {', '.join(chat.activated_skills)}"))
+    names = _tool_names(messages)
+    for stored in messages:
+        message = stored.message
+        if message["role"] == "tool":
+            tool = names.get(message.get("tool_call_id", ""), "tool")
+            lines.append(("dim", f"  ← {tool}: {one_line(text_of(message.get('content')))}"))
+            continue
+        flag = " [interrupted]" if stored.interrupted else ""
+        lines += [("", ""), ("bold cyan", f"{message['role']}{flag}")]
+        text = text_of(message.get("content"))
+        lines += [("", f"  {line}") for line in text.splitlines()]
+        for call in message.get("tool_calls") or []:
+            lines.append(("yellow", f"  → {call_summary(call)}"))
+    return lines
+
+
+def _fence(text: str) -> str:
+    """A fenced block that no run of backticks inside `text` can close early."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}\n{text}\n{ticks}"
+
+
+def to_markdown(chat: Chat, messages: list[StoredMessage]) -> str:
+    """The whole chat as Markdown: metadata, then each message under a heading."""
+    meta = [
+        f"- id: `{chat.id}`",
+        f"- model: `{chat.model}`",
+        f"- created: {chat.created_at}",
+        f"- updated: {chat.updated_at}",
+    ]
+    if chat.activated_skills:
+        meta.append(f"- activated skills: {', '.join(chat.activated_skills)}")
+    blocks = [f"# {chat.title or 'Untitled chat'}", "\n".join(meta)]
+    names = _tool_names(messages)
+    for stored in messages:
+        message = stored.message
+        text = text_of(message.get("content"))
+        if message["role"] == "tool":
+            tool = names.get(message.get("tool_call_id", ""), "tool")
+            blocks += [f"**Tool result** (`{tool}`):", _fence(text)]
+            continue
+        flag = " (interrupted)" if stored.interrupted else ""
+        blocks.append(f"## {message['role'].capitalize()}{flag}")
+        if text:
+            blocks.append(text)
+        for call in message.get("tool_calls") or []:
+            function = call["function"]
+            blocks += [
+                f"**Tool call** `{function['name']}`:",
+                _fence(function.get("arguments") or ""),
+            ]
+    return "\n\n".join(blocks) + "\n"
+
+
+def to_json(chat: Chat, messages: list[StoredMessage]) -> dict[str, Any]:
+    """`{"chat": metadata, "messages": [...]}`: each message is the stored OpenAI dict
+    plus `interrupted`, `usage` (or null) and `created_at`."""
+    meta = asdict(chat)
+    meta["activated_skills"] = list(chat.activated_skills)
+    return {
+        "chat": meta,
+        "messages": [
+            {
+                **stored.message,
+                "interrupted": stored.interrupted,
+                "usage": stored.usage,
+                "created_at": stored.created_at,
+            }
+            for stored in messages
+        ],
+    }
