@@ -1,0 +1,252 @@
+"""The `openai` backend: the official SDK, for OpenAI and any OpenAI-compatible server.
+
+Importing this module imports `openai` (~0.5 s), so only `select.make_backend`
+imports it, when a model is about to be called. The helpers `chunk_to_delta` and
+`provider_error` are shared with the litellm backend, whose chunks and exceptions
+are shaped like (and subclass) the SDK's.
+
+The SDK's own retries are off (`max_retries=0`): skillchat retries in
+engine/retry.py, where it knows whether any of the reply was already shown.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import openai
+
+from skillchat.config import Settings
+from skillchat.engine.events import Delta, ToolCallFragment, Usage
+from skillchat.engine.retry import parse_retry_after
+from skillchat.errors import ProviderError
+
+OPENAI_URL = "https://api.openai.com/v1"
+# Local servers ignore the key, but the SDK refuses to start without one.
+PLACEHOLDER_KEY = "sk-no-key"
+NO_KEY = "OPENAI_API_KEY is not set: export it, or pass --api-base for a local server"
+_KEY_PATTERN = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_\-*.]{6,}")
+_CUT = "the stream was cut off mid-reply"
+_TRANSPORT = (openai.APIConnectionError, httpx.TransportError)
+
+
+def describe_base(url: str) -> str:
+    """A URL fit for an error message: any `user:password@` removed."""
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
+
+
+def chunk_to_delta(chunk: Any) -> Delta:
+    """Reduce one chat.completion.chunk (SDK or litellm object) to a Delta."""
+    text, fragments, finish = None, (), None
+    if chunk.choices:
+        choice = chunk.choices[0]
+        delta = choice.delta
+        if delta is not None:
+            text = delta.content or None
+            fragments = tuple(
+                ToolCallFragment(
+                    index=tc.index,
+                    id=tc.id or None,
+                    name=(tc.function.name or None) if tc.function else None,
+                    arguments=(tc.function.arguments or None) if tc.function else None,
+                )
+                for tc in delta.tool_calls or ()
+            )
+        finish = choice.finish_reason
+    usage = None
+    if getattr(chunk, "usage", None) is not None:
+        u = chunk.usage
+        usage = Usage(
+            prompt_tokens=u.prompt_tokens or 0,
+            completion_tokens=u.completion_tokens or 0,
+            total_tokens=u.total_tokens or 0,
+        )
+    return Delta(text=text, tool_calls=fragments, finish_reason=finish, usage=usage)
+
+
+def is_empty(delta: Delta) -> bool:
+    """True for chunks that carry nothing (the role-only first chunk, keep-alives)."""
+    return not (delta.text or delta.tool_calls or delta.finish_reason or delta.usage)
+
+
+def _clean(text: str, secrets: Iterable[str]) -> str:
+    """One line of provider text, secrets and key-like tokens masked, clipped."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    text = _KEY_PATTERN.sub(lambda m: f"{m.group(1)}-***", text)
+    text = " ".join(text.split())
+    return text[:200] + ("..." if len(text) > 200 else "")
+
+
+def _detail(exc: BaseException) -> str:
+    """The provider's own message, without the SDK's or litellm's wrapping."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+    message = str(getattr(exc, "message", None) or exc)
+    # litellm: "litellm.RateLimitError: RateLimitError: OpenAIException - <message>"
+    return re.sub(r"^(litellm\.\w+: )?(\w+Error: )?(\w+Exception - )?", "", message)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from (litellm wraps transport errors
+    in status errors, e.g. a refused connection in an InternalServerError 500)."""
+    links: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and seen not in links:
+        links.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    return links
+
+
+def provider_error(
+    exc: BaseException,
+    *,
+    where: str,
+    model: str,
+    timeout: float,
+    key_env: str,
+    mid_stream: bool,
+    secrets: Iterable[str] = (),
+) -> ProviderError:
+    """Map an SDK (or litellm) exception to one actionable, key-free line.
+
+    `mid_stream` says the response had started, so a dropped connection is a cut
+    reply rather than a server that cannot be reached.
+    """
+    detail = _clean(_detail(exc), secrets)
+    links = _chain(exc)
+    if any(isinstance(e, openai.APITimeoutError | httpx.TimeoutException) for e in links):
+        return ProviderError(f"timed out after {timeout:g}s waiting for {where}", retryable=True)
+    transport = [e for e in links if isinstance(e, _TRANSPORT)]
+    if transport:
+        detail = _clean(str(transport[-1]), secrets)
+        if mid_stream:
+            return ProviderError(f"{_CUT} by {where} ({detail})", retryable=True)
+        if "connection refused" in detail.lower():
+            return ProviderError(
+                f"cannot connect to {where}: connection refused — is the server running?",
+                retryable=True,
+            )
+        return ProviderError(f"cannot connect to {where}: {detail}", retryable=True)
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int):
+        if "api_key" in detail or "api key" in detail.lower():
+            return ProviderError(f"no API key for {where}: set {key_env}")
+        return ProviderError(f"the provider failed at {where}: {detail}")
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or getattr(exc, "litellm_response_headers", None)
+    retry_after = parse_retry_after(headers)
+    code = getattr(exc, "code", None) or ""
+    if status == 401:
+        return ProviderError(f"authentication failed (401) at {where}: check {key_env}")
+    if status == 403:
+        return ProviderError(f"permission denied (403) at {where}: {detail}")
+    if status == 404:
+        if code == "model_not_found" or "model" in detail.lower():
+            return ProviderError(f"model '{model}' not found (404) at {where}: check --model")
+        return ProviderError(
+            f"not found (404) at {where}: check --api-base (it usually ends in /v1)"
+        )
+    if status == 429:
+        # Out of credit, not busy: retrying cannot help. litellm drops the code,
+        # so OpenAI's message is matched too.
+        if code == "insufficient_quota" or "current quota" in detail.lower():
+            return ProviderError(f"quota exceeded (429) at {where}: {detail}")
+        return ProviderError(
+            f"rate limited (429) by {where}", retryable=True, retry_after=retry_after
+        )
+    if status >= 500:
+        return ProviderError(
+            f"server error ({status}) from {where}: {detail}",
+            retryable=True,
+            retry_after=retry_after,
+        )
+    if status in (408, 409):
+        return ProviderError(
+            f"request failed ({status}) at {where}: {detail}",
+            retryable=True,
+            retry_after=retry_after,
+        )
+    return ProviderError(f"the request was rejected ({status}) by {where}: {detail}")
+
+
+class OpenAIBackend:
+    """Streams chat completions through `openai.OpenAI`."""
+
+    name = "openai"
+
+    def __init__(self, settings: Settings) -> None:
+        key = os.environ.get("OPENAI_API_KEY", "")
+        if not key and not settings.api_base:
+            raise ProviderError(NO_KEY)
+        self._key = key or PLACEHOLDER_KEY
+        self.model = settings.model.removeprefix("openai/")
+        self._user_model = settings.model
+        self._timeout = settings.timeout
+        self.where = describe_base(settings.api_base or OPENAI_URL)
+        self._client = openai.OpenAI(
+            base_url=settings.api_base or None,
+            api_key=self._key,
+            timeout=settings.timeout,
+            max_retries=0,
+        )
+
+    def _error(self, exc: BaseException, *, mid_stream: bool) -> ProviderError:
+        return provider_error(
+            exc,
+            where=self.where,
+            model=self._user_model,
+            timeout=self._timeout,
+            key_env="OPENAI_API_KEY",
+            mid_stream=mid_stream,
+            secrets=(self._key,),
+        )
+
+    def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> Iterator[Delta]:
+        """Yield the reply's non-empty deltas; raise ProviderError on any failure.
+
+        The SDK ends silently when a server closes the body without [DONE], and
+        raises httpx's errors (not its own) when the connection drops mid-body;
+        both are reported as a cut reply unless the finish chunk already arrived.
+        """
+        extra = {"tools": tools} if tools else {}
+        try:
+            chunks = self._client.chat.completions.create(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                stream=True,
+                stream_options={"include_usage": True},
+                **extra,  # type: ignore[arg-type]
+            )
+        except openai.OpenAIError as exc:
+            raise self._error(exc, mid_stream=False) from exc
+        finished = False
+        try:
+            for chunk in chunks:
+                delta = chunk_to_delta(chunk)
+                finished = finished or bool(delta.finish_reason)
+                if not is_empty(delta):
+                    yield delta
+        except (openai.OpenAIError, httpx.HTTPError) as exc:
+            if finished:
+                return  # only the trailing usage chunk was lost
+            raise self._error(exc, mid_stream=True) from exc
+        finally:
+            chunks.close()
+        if not finished:
+            raise ProviderError(f"{_CUT} by {self.where} (no finish_reason)", retryable=True)
