@@ -1,7 +1,282 @@
-"""`skillchat skills list | show | validate` (being written)."""
+"""`skillchat skills list | show | validate`: what the user can see of the registry.
+
+Three output forms for each: Rich tables and Markdown on a terminal, plain lines
+when piped (`name<TAB>description`, easy to `cut`), and `--json` for scripts.
+Everything here reads skills only through the registry and the file-access layer.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 
+from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, load, skill_dirs_override
+from skillchat.errors import SkillchatError
+from skillchat.skills.model import Excluded, Problem, Skill
+from skillchat.skills.registry import Registry, discover
+from skillchat.ui import console
+
 app = typer.Typer(help="List, show and validate skills.", no_args_is_help=True)
+
+
+def load_registry(ctx: typer.Context, config: Path | None, dirs: list[Path] | None) -> Registry:
+    """Scan the configured (or `--skills-dir`) directories once for this command."""
+    settings = load(ctx, config, skill_dirs=skill_dirs_override(dirs))
+    if not settings.skills_enabled:
+        console.warn("skills are disabled in the config ([skills] enabled = false)")
+        return Registry(skills={})
+    return discover(settings.resolved_skill_dirs(), max_skills=settings.max_skills)
+
+
+def _problem_json(p: Problem) -> dict[str, Any]:
+    return {"path": str(p.path), "line": p.line, "severity": p.severity, "message": p.message}
+
+
+def _skill_json(s: Skill) -> dict[str, Any]:
+    return {
+        "name": s.name,
+        "description": s.description,
+        "path": str(s.root),
+        "source_dir": str(s.source_dir),
+        "warnings": [_problem_json(p) for p in s.warnings],
+    }
+
+
+def _excluded_json(e: Excluded) -> dict[str, Any]:
+    return {
+        "path": str(e.path),
+        "name": e.name,
+        "reason": e.reason,
+        "detail": e.summary(),
+        "problems": [_problem_json(p) for p in e.problems],
+        "shadowed_by": str(e.shadowed_by) if e.shadowed_by else None,
+    }
+
+
+def _left_out_line(registry: Registry) -> str | None:
+    if not registry.excluded:
+        return None
+    counts: dict[str, int] = {}
+    for e in registry.excluded:
+        counts[e.reason] = counts.get(e.reason, 0) + 1
+    detail = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
+    return (
+        f"{len(registry.excluded)} skill(s) left out ({detail}): "
+        "`skillchat skills list --json` or `skillchat skills validate` says why"
+    )
+
+
+@app.command("list")
+def list_cmd(
+    ctx: typer.Context,
+    config: ConfigOpt = None,
+    skills_dir: SkillsDirOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """List usable skills, and count the ones left out (invalid, shadowed, over the limit)."""
+    registry = load_registry(ctx, config, skills_dir)
+    skills = [registry.skills[n] for n in registry.names()]
+    if json_out:
+        doc = {
+            "skills": [_skill_json(s) for s in skills],
+            "excluded": [_excluded_json(e) for e in registry.excluded],
+            "directories": [str(d) for d in registry.directories],
+        }
+        typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        return
+    footer = _left_out_line(registry)
+    if not console.stdout_is_terminal():
+        for s in skills:
+            typer.echo(f"{s.name}\t{' '.join(s.description.split())}")
+        if footer:
+            console.err().print(footer, markup=False)
+        return
+    from rich.table import Table
+
+    table = Table(title=None, show_lines=False, expand=False)
+    table.add_column("skill", style="bold cyan", no_wrap=True)
+    table.add_column("description", overflow="fold")
+    for s in skills:
+        table.add_row(s.name, " ".join(s.description.split()))
+    out = console.out()
+    if skills:
+        out.print(table)
+    else:
+        dirs = ", ".join(str(d) for d in registry.directories) or "none of the directories exist"
+        out.print(f"No skills found (searched: {dirs}).", markup=False)
+    out.print(f"{len(skills)} skill(s)" + (f"; {footer}" if footer else ""), markup=False)
+
+
+def _find(registry: Registry, name: str) -> Skill:
+    skill = registry.get(name)
+    if skill is not None:
+        return skill
+    for e in registry.excluded:
+        if name in (e.name, e.path.name):
+            raise SkillchatError(f"skill '{name}' is not usable: {e.summary()} ({e.path})")
+    raise SkillchatError(f"no skill named '{name}' (see `skillchat skills list`)")
+
+
+@app.command("show")
+def show_cmd(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The skill's name.")],
+    file: Annotated[
+        str | None, typer.Option("--file", help="Print this file of the skill, raw.")
+    ] = None,
+    config: ConfigOpt = None,
+    skills_dir: SkillsDirOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Show a skill's frontmatter, body and files; with --file, that file's text."""
+    from skillchat.skills.access import list_skill_files, read_skill_file, read_skill_md
+    from skillchat.skills.frontmatter import split_skill_md
+
+    settings = load(ctx, config, skill_dirs=skill_dirs_override(skills_dir))
+    registry = discover(settings.resolved_skill_dirs(), max_skills=settings.max_skills)
+    skill = _find(registry, name)
+    if file is not None:
+        got = read_skill_file(skill, file, limit=settings.max_resource_bytes)
+        if json_out:
+            doc = {
+                "skill_name": skill.name,
+                "file_path": got.path,
+                "size_bytes": got.size,
+                "truncated": got.truncated,
+                "content": got.text,
+            }
+            typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+            return
+        typer.echo(got.text, nl=False)
+        if got.truncated:
+            console.warn(
+                f"'{got.path}' cut at {settings.max_resource_bytes:,} bytes "
+                f"of {got.size:,} (max_resource_bytes)"
+            )
+        return
+    md = read_skill_md(skill, limit=settings.max_skill_md_bytes)
+    frontmatter, body = split_skill_md(md.text)
+    files = list_skill_files(skill)
+    if json_out:
+        doc = {
+            "name": skill.name,
+            "path": str(skill.root),
+            "frontmatter": frontmatter,
+            "body": body,
+            "truncated": md.truncated,
+            "files": files,
+            "warnings": [_problem_json(p) for p in skill.warnings],
+        }
+        typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        return
+    if not console.stdout_is_terminal():
+        typer.echo(f"name: {skill.name}\npath: {skill.root}")
+        for key, value in frontmatter.items():
+            if key != "name":
+                typer.echo(f"{key}: {_scalar(value)}")
+        typer.echo("files:\n" + "\n".join(f"  {f}" for f in files))
+        typer.echo("\n" + body.strip("\n"))
+        return
+    _show_rich(skill, frontmatter, body, files, md.truncated)
+
+
+def _scalar(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _show_rich(
+    skill: Skill, frontmatter: dict[str, Any], body: str, files: list[str], truncated: bool
+) -> None:
+    from rich.markdown import Markdown
+    from rich.panel import Panel
+    from rich.table import Table
+
+    out = console.out()
+    meta = Table.grid(padding=(0, 2))
+    meta.add_column(style="bold")
+    meta.add_column(overflow="fold")
+    meta.add_row("path", str(skill.root))
+    for key, value in frontmatter.items():
+        meta.add_row(str(key), _scalar(value))
+    meta.add_row("files", "\n".join(files) or "(none)")
+    out.print(Panel(meta, title=skill.name, title_align="left", border_style="cyan"))
+    for w in skill.warnings:
+        console.warn(str(w))
+    out.print(Markdown(body))
+    if truncated:
+        console.warn("SKILL.md was cut at max_skill_md_bytes")
+
+
+@app.command("validate")
+def validate_cmd(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Skill folders, folders of skills, SKILL.md files or '.'."),
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Unknown keys are errors, as in skills-ref.")
+    ] = False,
+    config: ConfigOpt = None,
+    skills_dir: SkillsDirOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Report every problem of every skill; exit 1 if any has an error.
+
+    Without PATH, checks the configured skill directories (or --skills-dir).
+    """
+    from skillchat.skills.validation import validate_paths
+
+    if paths:
+        reports = validate_paths(paths, strict=strict)
+    else:
+        settings = load(ctx, config, skill_dirs=skill_dirs_override(skills_dir))
+        reports = validate_paths(settings.resolved_skill_dirs(), strict=strict, missing_ok=True)
+    failed = [r for r in reports if not r.ok]
+    if json_out:
+        doc = {
+            "ok": not failed,
+            "strict": strict,
+            "reports": [
+                {
+                    "path": str(r.path),
+                    "name": r.name,
+                    "ok": r.ok,
+                    "problems": [_problem_json(p) for p in r.problems],
+                }
+                for r in reports
+            ],
+        }
+        typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        _print_reports(reports, strict)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _print_reports(reports: list[Any], strict: bool) -> None:
+    """Compiler-style `file:line: severity: message` lines, then a one-line summary."""
+    from rich.text import Text
+
+    terminal = console.stdout_is_terminal()
+    out = console.out()
+    for report in reports:
+        if terminal:
+            mark = ("✓", "green") if report.ok else ("✗", "red")
+            out.print(Text.assemble(mark, " ", (report.name or "-", "bold"), f"  {report.path}"))
+        for p in report.problems:
+            style = "red" if p.severity == "error" else "yellow"
+            line = Text(f"  {p}" if terminal else str(p), style=style if terminal else "")
+            out.print(line, soft_wrap=True)
+    errors = sum(len(r.errors) for r in reports)
+    warnings = sum(len(r.warnings) for r in reports)
+    bad = sum(1 for r in reports if not r.ok)
+    mode = "strict" if strict else "load"
+    summary = (
+        f"{len(reports)} checked ({mode} mode): {len(reports) - bad} ok, {bad} with errors; "
+        f"{errors} error(s), {warnings} warning(s)"
+    )
+    console.err().print(summary, markup=False, highlight=False)

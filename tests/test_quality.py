@@ -1,0 +1,77 @@
+"""Whole-project checks: lint and format stay clean, and the fast commands stay fast
+by never importing a model library (litellm costs seconds, openai a few hundred ms)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+PROBE = """
+import json, sys
+from skillchat.cli.app import run
+try:
+    code = run(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted({m.split('.')[0] for m in sys.modules} & {'litellm', 'openai', 'httpx'})
+print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["--version"],
+        ["skills", "list"],
+        ["skills", "list", "--json"],
+        ["skills", "show", "calculator"],
+        ["skills", "validate", "{skills}"],
+        ["config", "show"],
+        ["config", "path"],
+    ],
+)
+def test_fast_commands_never_import_model_libraries(argv: list[str]) -> None:
+    argv = [a.replace("{skills}", str(REPO / "skills")) for a in argv]
+    if argv[0] == "skills" and argv[1] != "validate":
+        argv += ["--skills-dir", str(REPO / "skills")]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=60
+    )
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report["code"] == 0, done.stderr
+    assert report["heavy"] == [], f"{argv} imported {report['heavy']}"
+
+
+def _ruff() -> str:
+    exe = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    if not Path(exe).exists():
+        pytest.skip("ruff is not installed")
+    return exe
+
+
+def test_ruff_lint_is_clean() -> None:
+    done = subprocess.run(
+        [_ruff(), "check", "skillchat", "tests", "benchmarks"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff_format_is_clean() -> None:
+    done = subprocess.run(
+        [_ruff(), "format", "--check", "skillchat", "tests", "benchmarks"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,184 @@
+"""`skillchat skills list | show | validate` as a user runs them (subprocesses, piped)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BUNDLED = REPO / "skills"
+
+
+def skillchat(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skillchat", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+    )
+
+
+def make_skill(parent: Path, dirname: str, frontmatter: str, body: str = "# Body\n") -> Path:
+    d = parent / dirname
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "SKILL.md").write_text(f"---\n{frontmatter}---\n{body}")
+    return d
+
+
+@pytest.fixture()
+def two_dirs(tmp_path: Path) -> tuple[Path, Path]:
+    first, second = tmp_path / "first", tmp_path / "second"
+    make_skill(first, "alpha", "name: alpha\ndescription: The first alpha.\n")
+    make_skill(first, "broken", "name: Broken_Name\ndescription: x\n")
+    make_skill(second, "alpha", "name: alpha\ndescription: A shadowed alpha.\n")
+    make_skill(second, "beta", "name: beta\ndescription: Beta skill.\nargument-hint: x\n")
+    return first, second
+
+
+def test_list_piped_is_plain_lines_with_a_left_out_count(two_dirs: tuple[Path, Path]) -> None:
+    first, second = two_dirs
+    done = skillchat("skills", "list", "--skills-dir", str(first), "--skills-dir", str(second))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["alpha\tThe first alpha.", "beta\tBeta skill."]
+    assert "2 skill(s) left out" in done.stderr
+    assert "1 invalid" in done.stderr and "1 shadowed" in done.stderr
+
+
+def test_list_json_records_every_excluded_skill_with_reason(two_dirs: tuple[Path, Path]) -> None:
+    first, second = two_dirs
+    done = skillchat(
+        "skills", "list", "--json", "--skills-dir", str(first), "--skills-dir", str(second)
+    )
+    doc = json.loads(done.stdout)
+    assert [s["name"] for s in doc["skills"]] == ["alpha", "beta"]
+    assert doc["skills"][0]["description"] == "The first alpha."
+    reasons = {(Path(e["path"]).parent.name, e["reason"]) for e in doc["excluded"]}
+    assert reasons == {("first", "invalid"), ("second", "shadowed")}
+    shadowed = next(e for e in doc["excluded"] if e["reason"] == "shadowed")
+    assert shadowed["shadowed_by"] == str((first / "alpha").resolve())
+    beta = doc["skills"][1]
+    assert any("argument-hint" in w["message"] for w in beta["warnings"])
+
+
+def test_list_uses_default_directories_relative_to_cwd(tmp_path: Path) -> None:
+    make_skill(tmp_path / ".claude" / "skills", "gamma", "name: gamma\ndescription: G.\n")
+    make_skill(tmp_path / "skills", "delta", "name: delta\ndescription: D.\n")
+    done = skillchat("skills", "list", cwd=tmp_path)
+    assert done.stdout.splitlines() == ["delta\tD.", "gamma\tG."]
+
+
+def test_list_with_skills_disabled_in_config(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[skills]\nenabled = false\n")
+    done = skillchat("skills", "list", "--config", str(cfg), "--skills-dir", str(BUNDLED))
+    assert done.returncode == 0 and done.stdout == "" and "disabled" in done.stderr
+
+
+def test_show_piped_prints_frontmatter_files_and_body() -> None:
+    done = skillchat("skills", "show", "skills-system-validation", "--skills-dir", str(BUNDLED))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "name: skills-system-validation" in out
+    assert "references/REFERENCE.md" in out and "assets/fixture.json" in out
+    assert "# Skills system validation" in out
+    assert "description: Conformance fixture" in out
+
+
+def test_show_json() -> None:
+    done = skillchat("skills", "show", "calculator", "--json", "--skills-dir", str(BUNDLED))
+    doc = json.loads(done.stdout)
+    assert doc["frontmatter"]["metadata"] == {"author": "skillchat", "version": "1.0"}
+    assert doc["body"].startswith("# Calculator")
+    assert doc["files"] == ["SKILL.md"] and doc["truncated"] is False
+
+
+def test_show_file_is_raw_text() -> None:
+    done = skillchat(
+        "skills",
+        "show",
+        "skills-system-validation",
+        "--file",
+        "references/REFERENCE.md",
+        "--skills-dir",
+        str(BUNDLED),
+    )
+    expected = (BUNDLED / "skills-system-validation/references/REFERENCE.md").read_text()
+    assert done.returncode == 0 and done.stdout == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "fragment"),
+    [
+        ("../../../etc/passwd", "Path traversal detected"),
+        ("/etc/passwd", "Path traversal detected"),
+        ("nope.md", "File 'nope.md' not found in skill 'calculator'"),
+    ],
+)
+def test_show_file_refusals_are_one_line_exit_1(path: str, fragment: str) -> None:
+    done = skillchat("skills", "show", "calculator", "--file", path, "--skills-dir", str(BUNDLED))
+    assert done.returncode == 1 and done.stdout == ""
+    assert fragment in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_show_unknown_and_invalid_skills(two_dirs: tuple[Path, Path]) -> None:
+    first, _ = two_dirs
+    done = skillchat("skills", "show", "nosuch", "--skills-dir", str(first))
+    assert done.returncode == 1 and "no skill named 'nosuch'" in done.stderr
+    done = skillchat("skills", "show", "broken", "--skills-dir", str(first))
+    assert done.returncode == 1 and "is not usable" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_show_file_symlink_escape_is_refused(tmp_path: Path) -> None:
+    skill = make_skill(tmp_path / "s", "leaky", "name: leaky\ndescription: L.\n")
+    os.symlink("/etc/passwd", skill / "passwd")
+    done = skillchat(
+        "skills", "show", "leaky", "--file", "passwd", "--skills-dir", str(skill.parent)
+    )
+    assert done.returncode == 1 and "Path traversal detected" in done.stderr
+    assert "root:" not in done.stdout
+
+
+def test_validate_reports_every_problem_with_file_and_line(tmp_path: Path) -> None:
+    make_skill(tmp_path, "good", "name: good\ndescription: Fine.\n")
+    make_skill(tmp_path, "bad", "name: Bad--Name\ndescription: ''\n")
+    make_skill(tmp_path, "odd", "name: odd\ndescription: Odd.\nargument-hint: x\n")
+    done = skillchat("skills", "validate", str(tmp_path))
+    assert done.returncode == 1
+    bad_md = tmp_path / "bad" / "SKILL.md"
+    assert f"{bad_md}:2: error: name 'Bad--Name'" in done.stdout
+    assert f"{bad_md}:3: error: description" in done.stdout
+    assert "odd/SKILL.md:4: warning: unknown key 'argument-hint'" in done.stdout
+    assert "3 checked (load mode): 2 ok, 1 with errors" in done.stderr
+
+
+def test_validate_strict_makes_unknown_keys_errors(tmp_path: Path) -> None:
+    skill = make_skill(tmp_path, "odd", "name: odd\ndescription: Odd.\nargument-hint: x\n")
+    assert skillchat("skills", "validate", str(skill)).returncode == 0
+    strict = skillchat("skills", "validate", "--strict", str(skill / "SKILL.md"))
+    assert strict.returncode == 1 and "error: unknown key 'argument-hint'" in strict.stdout
+
+
+def test_validate_dot_and_json(tmp_path: Path) -> None:
+    make_skill(tmp_path, "good", "name: good\ndescription: Fine.\n")
+    done = skillchat("skills", "validate", ".", "--json", cwd=tmp_path)
+    doc = json.loads(done.stdout)
+    assert done.returncode == 0 and doc["ok"] is True
+    assert [(r["name"], r["ok"]) for r in doc["reports"]] == [("good", True)]
+
+
+def test_validate_bundled_skills_are_strictly_valid() -> None:
+    done = skillchat("skills", "validate", "--strict", str(BUNDLED))
+    assert done.returncode == 0, done.stdout
+    assert "3 checked (strict mode): 3 ok" in done.stderr
+
+
+def test_validate_missing_path_is_an_error(tmp_path: Path) -> None:
+    done = skillchat("skills", "validate", str(tmp_path / "nope"))
+    assert done.returncode == 1 and "path does not exist" in done.stdout
