@@ -31,12 +31,12 @@ import re
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from skillchat.chats.messages import (
     check_message,
@@ -47,12 +47,19 @@ from skillchat.chats.messages import (
     to_columns,
     without_skill_body,
 )
-from skillchat.chats.schema import check_header, check_version, corrupt, migrate
+from skillchat.chats.schema import (
+    SCHEMA_VERSION,
+    check_header,
+    check_version,
+    corrupt,
+    migrate,
+)
 from skillchat.errors import SkillchatError, StorageError
 
 BUSY_TIMEOUT_MS = 5000
 BUSY_RETRIES = 4
 _HEX = re.compile(r"^[0-9a-f]{1,8}$")
+T = TypeVar("T")
 
 
 class UnknownChatError(SkillchatError):
@@ -144,13 +151,14 @@ class ChatStore:
             with store._errors():
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                 conn.execute("PRAGMA query_only = ON")  # nothing writes before the checks
-                check_version(conn, path)
+                version = check_version(conn, path)
                 conn.execute("PRAGMA query_only = OFF")
                 store._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
                 # FULL: a committed message survives a power cut, not only a crash.
                 conn.execute("PRAGMA synchronous = FULL")
                 conn.execute("PRAGMA foreign_keys = ON")
-                store._retry(lambda: migrate(conn, path))
+                if version < SCHEMA_VERSION:  # no write lock just to read chats
+                    store._retry(lambda: migrate(conn, path))
         except BaseException:
             conn.close()
             raise
@@ -177,21 +185,20 @@ class ChatStore:
         except sqlite3.DatabaseError as exc:
             raise _storage_error(self.path, exc) from None
 
-    def _retry(self, action: Any) -> Any:
+    def _retry(self, action: Callable[[], T]) -> T:
         """Run `action`, retrying while another process holds the write lock.
 
         `busy_timeout` already waits inside SQLite; the retries cover the cases where
         SQLite reports busy at once (WAL recovery, journal-mode change).
         """
-        for attempt in range(BUSY_RETRIES + 1):
+        for attempt in range(BUSY_RETRIES):
             try:
                 return action()
             except sqlite3.OperationalError as exc:
-                busy = "locked" in str(exc) or "busy" in str(exc)
-                if not busy or attempt == BUSY_RETRIES:
+                if "locked" not in str(exc) and "busy" not in str(exc):
                     raise
                 time.sleep(0.05 * 2**attempt)
-        raise AssertionError("unreachable")
+        return action()
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
