@@ -1,0 +1,400 @@
+"""Find, bound and parse the YAML frontmatter at the top of a SKILL.md.
+
+Discovery runs over every skill a user has, at every start, so it must be cheap and
+must survive hostile files. Hence:
+
+* Only the frontmatter is read: one bounded `os.read` (rarely two or three), never
+  the body. A first read of 8 KiB may pull the start of the body into memory with
+  the frontmatter; those bytes are discarded, never decoded or parsed. A file whose
+  frontmatter is not closed within 64 KiB is rejected after reading ~66 KiB, so a
+  100 MB file costs what a small one does.
+* Delimiters are whole lines at column 0: `---` plus optional trailing spaces, tabs
+  or `\\r`. That is also YAML's own rule (a `---` line at column 0 always starts a
+  new YAML document, even inside a quoted or block scalar), so no valid YAML value
+  can contain the closing delimiter; an *indented* `---` is just text.
+* YAML is parsed by PyYAML's safe loader (the libyaml one when present), with three
+  refusals a plain `safe_load` lacks: aliases (`*name`, the billion-laughs vector:
+  a frontmatter has no need for them), nesting deeper than `MAX_DEPTH` (libyaml
+  recurses in C and a 60,000-deep `[[[...` kills the process), and duplicate keys
+  (PyYAML silently keeps the last one; js-yaml and strictyaml refuse them).
+* Every failure is a `FrontmatterError` carrying a one-line message and the line of
+  the SKILL.md it points to, never a traceback.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import errno
+import math
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+MAX_FRONTMATTER_BYTES = 64 * 1024
+MAX_DEPTH = 64  # collections inside collections; real frontmatter uses 2 or 3
+_FIRST_READ = 8 * 1024
+_LINE_SLACK = 256  # room for a delimiter line padded with trailing whitespace
+_BOM = b"\xef\xbb\xbf"
+_READ_CAP = len(_BOM) + _LINE_SLACK + MAX_FRONTMATTER_BYTES + _LINE_SLACK
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+SKILL_MD_NAMES = ("SKILL.md", "skill.md")  # in order of preference
+_INDICATORS = "[{-:?"  # every YAML collection needs at least one of these of its own
+
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class FrontmatterError(ValueError):
+    """The frontmatter cannot be used. `line` is a 1-based SKILL.md line, if known."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass(frozen=True)
+class Frontmatter:
+    """A parsed frontmatter mapping, plus the SKILL.md line of each top-level key
+    (so validation can point at the offending line)."""
+
+    data: dict[Any, Any]
+    key_lines: dict[Any, int] = field(default_factory=dict)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Safe loader that refuses aliases and duplicate keys, and records the line of
+    each top-level key.
+
+    An alias makes the composer hand the constructor the same node twice, so a node
+    met again is an alias (or a recursive one): refusing it here costs nothing on
+    the common path, unlike a second pass over the event stream.
+    """
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        if node in self.constructed_objects or node in self.recursive_objects:
+            line = node.start_mark.line + 2
+            raise FrontmatterError(
+                f"YAML aliases are not allowed (the value anchored at line {line} is reused)",
+                line,
+            )
+        return super().construct_object(node, deep=deep)
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        self._root = node
+        self.key_lines: dict[Any, int] = {}
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[tuple[str, str]] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                ident = (key_node.tag, key_node.value)
+                if ident in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key '{key_node.value}'", key_node.start_mark
+                    )
+                seen.add(ident)
+                if node is self._root:
+                    self.key_lines.setdefault(key_node.value, key_node.start_mark.line)
+        return super().construct_mapping(node, deep=deep)
+
+
+# --------------------------------------------------------------------------- delimiters
+
+
+def _is_delimiter(line: bytes) -> bool:
+    """`---` at column 0 followed only by spaces, tabs or a CR."""
+    return line[:3] == b"---" and not line[3:].strip(b" \t\r")
+
+
+def _opening_end(buf: bytes, start: int, eof: bool) -> int | None:
+    """Offset just past the opening `---` line, None if more bytes are needed.
+
+    Raises when the file does not start with a delimiter line, with a message that
+    says *why* (empty, blank first line, UTF-16, anything else).
+    """
+    nl = buf.find(b"\n", start)
+    if nl == -1 and not eof and len(buf) - start <= _LINE_SLACK and _is_delimiter(buf[start:]):
+        return None
+    line = buf[start:] if nl == -1 else buf[start:nl]
+    if _is_delimiter(line):
+        return len(buf) if nl == -1 else nl + 1
+    if not buf[start:] and eof:
+        raise FrontmatterError("SKILL.md is empty", 1)
+    if buf.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise FrontmatterError("SKILL.md is UTF-16; it must be UTF-8", 1)
+    if not line.strip():
+        raise FrontmatterError(
+            "line 1 is blank: the frontmatter's opening '---' must be the very first line", 1
+        )
+    raise FrontmatterError("SKILL.md does not start with YAML frontmatter ('---' on line 1)", 1)
+
+
+def _closing(buf: bytes, start: int, eof: bool) -> tuple[int, int] | None:
+    """(end of the YAML text, start of the body) for the first closing delimiter line
+    at or after `start`; None if it is not in the bytes read so far."""
+    pos = start
+    if not buf.startswith(b"---", start):
+        pos = buf.find(b"\n---", start) + 1
+        if pos == 0:
+            return None
+    while True:
+        nl = buf.find(b"\n", pos)
+        if nl == -1 and not eof:
+            return None  # the candidate line is cut: read more
+        if _is_delimiter(buf[pos:] if nl == -1 else buf[pos:nl]):
+            return pos, (len(buf) if nl == -1 else nl + 1)
+        pos = buf.find(b"\n---", pos) + 1
+        if pos == 0:
+            return None
+
+
+def locate(buf: bytes, *, eof: bool) -> tuple[int, int, int] | None:
+    """Find the frontmatter in the first bytes of a SKILL.md.
+
+    Returns (yaml_start, yaml_end, body_start) offsets into `buf`, or None when the
+    closing delimiter is not in `buf` yet and `eof` is False. Raises
+    FrontmatterError for a missing opening, an unclosed or an oversized block.
+    """
+    start = len(_BOM) if buf.startswith(_BOM) else 0
+    yaml_start = _opening_end(buf, start, eof)
+    if yaml_start is None:
+        return None
+    found = _closing(buf, yaml_start, eof)
+    if found is not None:
+        yaml_end, body_start = found
+        if yaml_end - yaml_start > MAX_FRONTMATTER_BYTES:
+            raise _too_large()
+        return yaml_start, yaml_end, body_start
+    if len(buf) - yaml_start > MAX_FRONTMATTER_BYTES + _LINE_SLACK:
+        raise _too_large()
+    if eof:
+        raise FrontmatterError("frontmatter is not closed: no '---' line after line 1", 1)
+    return None
+
+
+def _too_large() -> FrontmatterError:
+    return FrontmatterError("frontmatter larger than 64 KiB", 1)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read_head(fd: int) -> tuple[bytes, tuple[int, int, int]]:
+    """Read just enough of an open SKILL.md to hold its frontmatter."""
+    buf = os.read(fd, _FIRST_READ)
+    eof = len(buf) < _FIRST_READ
+    while True:
+        found = locate(buf, eof=eof)
+        if found is not None:
+            return buf, found
+        if eof or len(buf) >= _READ_CAP:
+            raise _too_large()  # locate() raises first for every other case
+        want = _READ_CAP - len(buf)
+        more = os.read(fd, want)
+        eof = len(more) < want
+        buf += more
+
+
+def read_frontmatter_text(fd: int) -> str:
+    """The frontmatter's YAML text from an open file descriptor (not closed here)."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise FrontmatterError("SKILL.md is not a regular file")
+    buf, (yaml_start, yaml_end, _) = _read_head(fd)
+    return decode_yaml_bytes(buf, yaml_start, yaml_end)
+
+
+def decode_yaml_bytes(buf: bytes, yaml_start: int, yaml_end: int) -> str:
+    """Decode the YAML bytes, reporting the line of the first bad byte."""
+    try:
+        return buf[yaml_start:yaml_end].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = yaml_start + exc.start
+        line = buf.count(b"\n", 0, at) + 1
+        raise FrontmatterError(
+            f"frontmatter is not valid UTF-8 (byte 0x{buf[at]:02x} at line {line})", line
+        ) from None
+
+
+def read_frontmatter(path: str | os.PathLike[str]) -> Frontmatter:
+    """Read and parse the frontmatter of the SKILL.md at `path`, and nothing else.
+
+    Opens non-blocking (a FIFO named SKILL.md must not hang discovery) and refuses
+    anything but a regular file. OS errors become FrontmatterError too.
+    """
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        raise FrontmatterError(f"cannot open SKILL.md: {exc.strerror or exc}") from None
+    try:
+        text = read_frontmatter_text(fd)
+    except OSError as exc:
+        raise FrontmatterError(f"cannot read SKILL.md: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    return parse_frontmatter(text)
+
+
+def _open_symlinked(path: str, root: str, filename: str) -> int:
+    """Open a SKILL.md that is a symlink, only if it resolves inside the skill
+    folder: files outside it are never served, so they must not be listed either."""
+    real = os.path.realpath(path)
+    if not (real + os.sep).startswith(os.path.realpath(root) + os.sep):
+        raise FrontmatterError(f"{filename} is a symlink to a file outside the skill folder")
+    try:
+        return os.open(real, _OPEN_FLAGS)
+    except OSError as exc:
+        raise FrontmatterError(f"cannot open {filename}: {exc.strerror or exc}") from None
+
+
+def open_skill_md(root: str) -> tuple[int, str] | None:
+    """Open a skill folder's SKILL.md (else skill.md): (fd, file name), or None when
+    the folder has neither, i.e. is not a skill.
+
+    Opens with O_NOFOLLOW so the common case costs one syscall; a symlinked
+    SKILL.md takes the slow path through realpath. Raises FrontmatterError.
+    """
+    for filename in SKILL_MD_NAMES:
+        path = os.path.join(root, filename)
+        try:
+            if not _NOFOLLOW and os.path.islink(path):
+                return _open_symlinked(path, root, filename), filename
+            return os.open(path, _OPEN_FLAGS | _NOFOLLOW), filename
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if exc.errno == errno.ELOOP and os.path.islink(path):
+                return _open_symlinked(path, root, filename), filename
+            raise FrontmatterError(f"cannot open {filename}: {exc.strerror or exc}") from None
+    return None
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _check_events(text: str) -> None:
+    """Refuse over-deep nesting (and aliases) by walking libyaml's event stream.
+
+    The event parser is iterative, so this is safe on inputs that would crash the
+    recursive composer. Called only when a cheap scan says depth could matter.
+    """
+    depth = 0
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        if isinstance(event, yaml.AliasEvent):
+            line = event.start_mark.line + 2 if event.start_mark else None
+            raise FrontmatterError(f"YAML aliases are not allowed ('*{event.anchor}')", line)
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 2 if event.start_mark else None
+                raise FrontmatterError(f"frontmatter nested deeper than {MAX_DEPTH} levels", line)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _needs_event_check(text: str) -> bool:
+    """Could `text` nest deeper than MAX_DEPTH? Each collection needs an indicator
+    character of its own, so their count bounds the depth."""
+    return sum(text.count(c) for c in _INDICATORS) > MAX_DEPTH
+
+
+def _yaml_error(exc: yaml.YAMLError, text: str) -> FrontmatterError:
+    """One line naming the SKILL.md line: marks are 0-based, and line 1 is `---`."""
+    if isinstance(exc, yaml.reader.ReaderError):  # a control character, before parsing
+        line = text.count("\n", 0, max(exc.position, 0)) + 2
+        char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else "character"
+        return FrontmatterError(f"YAML syntax error at line {line}: {char} is not allowed", line)
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc)
+    problem = " ".join(str(problem).split())
+    if mark is None:
+        return FrontmatterError(f"YAML syntax error: {problem}")
+    line = mark.line + 2
+    if isinstance(exc, yaml.constructor.ConstructorError):  # duplicate key, unknown tag
+        return FrontmatterError(f"YAML error at line {line}: {problem}", line)
+    return FrontmatterError(f"YAML syntax error at line {line}: {problem}", line)
+
+
+def _type_name(value: object) -> str:
+    """A YAML-flavoured type name for messages ('list', not 'list[str]')."""
+    names = {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer"}
+    if value is None:
+        return "null"
+    return names.get(type(value), type(value).__name__)
+
+
+def parse_frontmatter(text: str) -> Frontmatter:
+    """Parse frontmatter YAML text (the lines between the delimiters) into a mapping.
+
+    Raises FrontmatterError for syntax errors (with the SKILL.md line), aliases,
+    excessive nesting, duplicate keys, and anything that is not a mapping.
+    """
+    try:
+        if _needs_event_check(text):
+            _check_events(text)
+        loader = _Loader(text)
+        try:
+            data = loader.get_single_data()
+            key_lines = {k: v + 2 for k, v in getattr(loader, "key_lines", {}).items()}
+        finally:
+            loader.dispose()
+    except FrontmatterError:
+        raise
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, text) from None
+    except RecursionError:
+        raise FrontmatterError(f"frontmatter nested deeper than {MAX_DEPTH} levels") from None
+    except Exception as exc:  # e.g. `date: 2024-13-45` or a 5,000-digit int: ValueError
+        message = " ".join(str(exc).split())[:200]
+        raise FrontmatterError(f"YAML value cannot be loaded: {message}") from None
+    if data is None:
+        raise FrontmatterError("frontmatter is empty (expected name and description)", 2)
+    if not isinstance(data, dict):
+        raise FrontmatterError(
+            f"frontmatter must be a YAML mapping (key: value lines), got a {_type_name(data)}", 2
+        )
+    return Frontmatter(data, key_lines)
+
+
+def split_skill_md(text: str) -> tuple[dict[Any, Any], str]:
+    """Split a whole SKILL.md text into (frontmatter mapping, body).
+
+    For callers that already hold the text (get_skill). Same delimiter rules, limits
+    and YAML refusals as discovery; the body is everything after the closing
+    delimiter line, unchanged. The mapping is made JSON-safe (see `json_safe`).
+    Raises FrontmatterError.
+    """
+    buf = text.encode("utf-8", "surrogatepass")
+    found = locate(buf, eof=True)
+    assert found is not None  # eof=True: locate() returns or raises
+    yaml_start, yaml_end, body_start = found
+    fm = parse_frontmatter(decode_yaml_bytes(buf, yaml_start, yaml_end))
+    body = buf[body_start:].decode("utf-8", "surrogatepass")
+    return json_safe(fm.data), body
+
+
+def json_safe(value: Any) -> Any:
+    """A copy of a parsed YAML value that `json.dumps` accepts and round-trips.
+
+    YAML can yield dates, bytes (`!!binary`), sets and non-string keys; the
+    frontmatter is handed to the model as JSON, so those become strings and lists.
+    """
+    if type(value) is str or value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
+        return [json_safe(v) for v in items]
+    if isinstance(value, _dt.date | _dt.datetime):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return str(value)
