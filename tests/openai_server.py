@@ -20,14 +20,15 @@ A move is a plain JSON-able dict (so a script file is a JSON list of them):
      "clean_cut": false, "usage": {...}, "finish_reason": null}
     {"error": 429, "message": "...", "code": "...", "retry_after": "1", "delay": 0}
 
-`delay` sleeps before the first byte (timeouts); `cut_after=N` sends N chunks then
-drops the connection mid-body (`clean_cut` ends the HTTP body properly instead, but
-still without finish_reason or [DONE]). When the request has `stream: false`, reply
-moves are answered with one `chat.completion` object. An empty queue answers 400.
+`chunks` is how many pieces the text and each call's arguments are cut into;
+`delay` sleeps before the first byte (timeouts), `chunk_delay` between chunks
+(interrupting a reply); `cut_after=N` sends N SSE events (the first is the role-only
+one) then drops the connection mid-body (`clean_cut` ends the HTTP body properly
+instead, still without finish_reason or [DONE]). A request with `stream: false`
+gets one `chat.completion` object. An empty queue answers 400.
 
 CLI: `python tests/openai_server.py --script moves.json [--loop]` prints the port on
-its first stdout line, then serves until killed. `GET /_requests` returns the log and
-`POST /_script` appends moves, for tests that only have the port.
+its first stdout line, then serves until killed; `GET /_requests` returns the log.
 """
 
 from __future__ import annotations
@@ -49,8 +50,11 @@ _ERRORS = {
     400: ("invalid_request_error", None, "Invalid request."),
     401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
     403: ("invalid_request_error", "unsupported_country_region_territory", "Forbidden."),
-    404: ("invalid_request_error", "model_not_found",
-          "The model `{model}` does not exist or you do not have access to it."),
+    404: (
+        "invalid_request_error",
+        "model_not_found",
+        "The model `{model}` does not exist or you do not have access to it.",
+    ),
     429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests."),
     500: ("server_error", None, "The server had an error while processing your request."),
     503: ("server_error", None, "The engine is currently overloaded, please try again later."),
@@ -103,8 +107,12 @@ def _deltas(move: Move, request_no: int) -> list[dict[str, Any]]:
     deltas += [{"content": piece} for piece in split(move.get("text") or "", chunks) if piece]
     for i, c in enumerate(move.get("calls", [])):
         index = 0 if move.get("same_index") else i
-        head = {"index": index, "id": c.get("id") or f"call_{request_no}_{i}", "type": "function",
-                "function": {"name": c["name"], "arguments": ""}}
+        head = {
+            "index": index,
+            "id": c.get("id") or f"call_{request_no}_{i}",
+            "type": "function",
+            "function": {"name": c["name"], "arguments": ""},
+        }
         deltas.append({"tool_calls": [head]})
         for piece in split(c.get("arguments", ""), chunks):
             if piece:
@@ -115,16 +123,35 @@ def _deltas(move: Move, request_no: int) -> list[dict[str, Any]]:
 def _usage(move: Move) -> dict[str, Any]:
     given = move.get("usage") or {}
     prompt, completion = given.get("prompt_tokens", 10), given.get("completion_tokens", 5)
-    return {"prompt_tokens": prompt, "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                          "accepted_prediction_tokens": 0,
-                                          "rejected_prediction_tokens": 0}}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    }
 
 
 def _finish_reason(move: Move) -> str:
     return move.get("finish_reason") or ("tool_calls" if move.get("calls") else "stop")
+
+
+def _api_error(message: str, kind: str = "invalid_request_error", code: Any = None) -> Any:
+    """OpenAI's error body."""
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def _choice(finish_reason: str | None = None, **content: Any) -> dict[str, Any]:
+    """One entry of `choices`: `delta=` for chunks, `message=` for whole replies."""
+    return {"index": 0, **content, "logprobs": None, "finish_reason": finish_reason}
+
+
+_MODEL = {"id": "test-model", "object": "model", "created": 0, "owned_by": "skillchat"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -160,8 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._record()
         if self.path.rstrip("/") == "/v1/models":
-            self._json(200, {"object": "list", "data": [
-                {"id": "test-model", "object": "model", "created": 0, "owned_by": "skillchat"}]})
+            self._json(200, {"object": "list", "data": [_MODEL]})
         elif self.path == "/_requests":
             self._json(200, [asdict(r) for r in self.server.requests])
         else:
@@ -169,25 +195,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self._record()
-        if self.path == "/_script":
-            self.server.script(*body)
-            self._json(200, {"queued": len(body)})
-        elif self.path.rstrip("/") == "/v1/chat/completions":
+        if self.path.rstrip("/") == "/v1/chat/completions":
             self._complete(body if isinstance(body, dict) else {})
         else:
             self._not_found()
 
     def _not_found(self) -> None:
-        self._json(404, {"error": {"message": f"Unknown path {self.path}",
-                                   "type": "invalid_request_error", "param": None,
-                                   "code": "unknown_url"}})
+        self._json(404, _api_error(f"Unknown path {self.path}", code="unknown_url"))
 
     def _complete(self, body: dict[str, Any]) -> None:
         move, request_no = self.server.next_move()
         if move is None:
-            self._json(400, {"error": {"message": "openai_server: no scripted move left",
-                                       "type": "invalid_request_error", "param": None,
-                                       "code": None}})
+            self._json(400, _api_error("openai_server: no scripted move left"))
             return
         if self.server.stopping.wait(float(move.get("delay", 0))):
             return
@@ -206,33 +225,50 @@ class _Handler(BaseHTTPRequestHandler):
         kind, code, message = _ERRORS.get(status, ("server_error", None, f"HTTP {status}"))
         message = move.get("message") or message.format(model=body.get("model"))
         headers = {"Retry-After": str(move["retry_after"])} if "retry_after" in move else {}
-        self._json(status, {"error": {"message": message, "type": kind, "param": None,
-                                      "code": move.get("code", code)}}, headers)
+        self._json(status, _api_error(message, kind, move.get("code", code)), headers)
 
     def _whole(self, move: Move, body: dict[str, Any], request_no: int) -> None:
-        calls = [{"id": c.get("id") or f"call_{request_no}_{i}", "type": "function",
-                  "function": {"name": c["name"], "arguments": c.get("arguments", "")}}
-                 for i, c in enumerate(move.get("calls", []))]
-        message = {"role": "assistant", "content": move.get("text") or None, "refusal": None,
-                   **({"tool_calls": calls} if calls else {})}
-        self._json(200, {"id": f"chatcmpl-{request_no}", "object": "chat.completion",
-                         "created": int(time.time()), "model": body.get("model"),
-                         "system_fingerprint": "fp_skillchat",
-                         "choices": [{"index": 0, "message": message, "logprobs": None,
-                                      "finish_reason": _finish_reason(move)}],
-                         "usage": _usage(move)})
+        calls = [
+            {
+                "id": c.get("id") or f"call_{request_no}_{i}",
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c.get("arguments", "")},
+            }
+            for i, c in enumerate(move.get("calls", []))
+        ]
+        message = {
+            "role": "assistant",
+            "content": move.get("text") or None,
+            "refusal": None,
+            **({"tool_calls": calls} if calls else {}),
+        }
+        self._json(
+            200,
+            {
+                "id": f"chatcmpl-{request_no}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model"),
+                "system_fingerprint": "fp_skillchat",
+                "choices": [_choice(_finish_reason(move), message=message)],
+                "usage": _usage(move),
+            },
+        )
 
     def _stream(self, move: Move, body: dict[str, Any], request_no: int) -> None:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        base = {"id": f"chatcmpl-{request_no}", "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": body.get("model"),
-                "system_fingerprint": "fp_skillchat"}
+        base = {
+            "id": f"chatcmpl-{request_no}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model"),
+            "system_fingerprint": "fp_skillchat",
+        }
         extra = {"usage": None} if include_usage else {}
-        events = [{**base, "choices": [{"index": 0, "delta": d, "logprobs": None,
-                                        "finish_reason": None}], **extra}
-                  for d in _deltas(move, request_no)]
-        events.append({**base, "choices": [{"index": 0, "delta": {}, "logprobs": None,
-                                            "finish_reason": _finish_reason(move)}], **extra})
+        events = [
+            {**base, "choices": [_choice(delta=d)], **extra} for d in _deltas(move, request_no)
+        ]
+        events.append({**base, "choices": [_choice(_finish_reason(move), delta={})], **extra})
         if include_usage:
             events.append({**base, "choices": [], "usage": _usage(move)})
         cut_after = move.get("cut_after")
@@ -276,8 +312,9 @@ class ScriptedServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, moves: list[Move] | None = None, *, port: int = 0,
-                 loop: bool = False) -> None:
+    def __init__(
+        self, moves: list[Move] | None = None, *, port: int = 0, loop: bool = False
+    ) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.moves: deque[Move] = deque(moves or [])
         self.loop = loop
@@ -285,7 +322,6 @@ class ScriptedServer(ThreadingHTTPServer):
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._completions = 0
-        self._thread: threading.Thread | None = None
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hanging up (timeouts, dropped keep-alives) are normal here, not noise."""
@@ -327,9 +363,7 @@ class ScriptedServer(ThreadingHTTPServer):
             return move, self._completions
 
     def __enter__(self) -> ScriptedServer:
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True,
-                                        kwargs={"poll_interval": 0.05})
-        self._thread.start()
+        threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -361,4 +395,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -30,8 +30,7 @@ def server() -> Iterator[ScriptedServer]:
 
 
 def client(server: ScriptedServer, **options: object) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.base_url, api_key="sk-test-key", max_retries=0,
-                         **options)  # type: ignore[arg-type]
+    return openai.OpenAI(base_url=server.base_url, api_key="sk-test-key", max_retries=0, **options)  # type: ignore[arg-type]
 
 
 def stream(server: ScriptedServer, **extra: object) -> list:
@@ -54,16 +53,23 @@ def test_streamed_text_arrives_in_several_chunks(server: ScriptedServer) -> None
 
 def test_raw_stream_is_sse_with_done(server: ScriptedServer) -> None:
     server.script(reply("ab", chunks=2))
-    with httpx.stream("POST", f"{server.base_url}/chat/completions",
-                      json={"model": "m", "messages": [], "stream": True}) as response:
+    with httpx.stream(
+        "POST",
+        f"{server.base_url}/chat/completions",
+        json={"model": "m", "messages": [], "stream": True},
+    ) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         assert response.headers["transfer-encoding"] == "chunked"
         body = response.read().decode()
     events = body.split("\n\n")
     assert events[-2:] == ["data: [DONE]", ""]
     first = json.loads(events[0].removeprefix("data: "))
-    assert first["choices"][0] == {"index": 0, "delta": {"role": "assistant", "content": "",
-                                   "refusal": None}, "logprobs": None, "finish_reason": None}
+    assert first["choices"][0] == {
+        "index": 0,
+        "delta": {"role": "assistant", "content": "", "refusal": None},
+        "logprobs": None,
+        "finish_reason": None,
+    }
     assert "usage" not in first  # only present when include_usage was asked for
 
 
@@ -74,7 +80,9 @@ def test_parallel_tool_calls_split_across_chunks(server: ScriptedServer) -> None
     fragments = [tc for c in chunks for tc in (c.choices[0].delta.tool_calls or [])]
     firsts = [f for f in fragments if f.id]
     assert [(f.index, f.id, f.function.name) for f in firsts] == [
-        (0, "call_a", "get_skill"), (1, "call_1_1", "list_skills")]
+        (0, "call_a", "get_skill"),
+        (1, "call_1_1", "list_skills"),
+    ]
     assert all(f.function.arguments == "" for f in firsts)
     rest = [f for f in fragments if not f.id]
     assert all(f.function.name is None and f.type is None for f in rest)
@@ -96,25 +104,34 @@ def test_usage_chunk_when_include_usage(server: ScriptedServer) -> None:
     last = chunks[-1]
     assert last.choices == []
     assert (last.usage.prompt_tokens, last.usage.completion_tokens, last.usage.total_tokens) == (
-        7, 3, 10)
+        7,
+        3,
+        10,
+    )
     assert all(c.usage is None for c in chunks[:-1])
 
 
 def test_non_streamed_reply(server: ScriptedServer) -> None:
     server.script(reply("whole answer", calls=[call("list_skills")]))
     completion = client(server).chat.completions.create(
-        model="test-model", messages=[{"role": "user", "content": "hi"}])
+        model="test-model", messages=[{"role": "user", "content": "hi"}]
+    )
     message = completion.choices[0].message
     assert message.content == "whole answer"
     assert message.tool_calls[0].function.name == "list_skills"
     assert completion.usage.total_tokens == 15
 
 
-@pytest.mark.parametrize(("status", "kind"), [
-    (401, openai.AuthenticationError), (404, openai.NotFoundError),
-    (429, openai.RateLimitError), (500, openai.InternalServerError),
-    (503, openai.InternalServerError),
-])
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (401, openai.AuthenticationError),
+        (404, openai.NotFoundError),
+        (429, openai.RateLimitError),
+        (500, openai.InternalServerError),
+        (503, openai.InternalServerError),
+    ],
+)
 def test_errors_have_openai_json_bodies(server: ScriptedServer, status: int, kind: type) -> None:
     server.script(error(status, retry_after=2) if status == 429 else error(status))
     with pytest.raises(kind) as info:
@@ -145,8 +162,7 @@ def test_delay_holds_the_first_byte(server: ScriptedServer) -> None:
     stream(server)
     assert time.monotonic() - started >= 0.5
     with pytest.raises(openai.APITimeoutError):
-        client(server, timeout=0.5).chat.completions.create(
-            model="m", messages=[], stream=True)
+        client(server, timeout=0.5).chat.completions.create(model="m", messages=[], stream=True)
 
 
 def test_records_requests_with_headers_body_and_time(server: ScriptedServer) -> None:
@@ -176,8 +192,11 @@ def test_models_unknown_paths_and_exhausted_script(server: ScriptedServer) -> No
 def test_cli_mode_prints_port_and_serves_the_script(tmp_path: Path) -> None:
     script = tmp_path / "moves.json"
     script.write_text(json.dumps([reply("from a file")]))
-    proc = subprocess.Popen([sys.executable, str(HERE / "openai_server.py"), "--script",
-                             str(script)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "openai_server.py"), "--script", str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
