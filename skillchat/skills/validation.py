@@ -1,0 +1,413 @@
+"""The Agent Skills rules, applied to one skill folder at a time, in two modes.
+
+*Load mode* (discovery, `strict=False`) is forgiving about what does not stop a skill
+from working: unknown keys and odd optional fields are warnings, kept on the Skill.
+A broken `name` or `description` is an error: without them a skill cannot be listed
+or called. *Strict mode* (`skills validate --strict`) turns those warnings into
+errors, as the reference validator `skills-ref` does for unknown keys.
+
+The name rules follow skills-ref (1-64 characters after NFKC, lowercase, letters
+or digits or '-', no '-' at either end, no '--', equal to the NFKC folder name).
+Like skills-ref, "letters and digits" means Unicode ones (`str.isalnum`), so
+`café` or `数据` pass; the spec's wording is ambiguous there. See
+docs/skills-ref-disagreements.md for every deliberate difference.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from skillchat.skills.frontmatter import (
+    SKILL_MD_NAMES,
+    FrontmatterError,
+    json_safe,
+    open_skill_md,
+    parse_frontmatter,
+    read_frontmatter_text,
+)
+from skillchat.skills.frontmatter import _type_name as type_name
+from skillchat.skills.model import Problem, Severity
+
+SPEC_KEYS = frozenset(
+    {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+)
+MAX_NAME_CHARS = 64
+MAX_DESCRIPTION_CHARS = 1024
+MAX_COMPATIBILITY_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """The verdict on one skill folder's SKILL.md.
+
+    `filename` is SKILL.md or skill.md; `name` is the stripped, NFKC-normalised
+    name when `name` is a string at all; `frontmatter` is JSON-safe with
+    `allowed-tools` normalised to a string.
+    """
+
+    filename: str
+    name: str | None
+    description: str | None
+    frontmatter: dict[str, Any]
+    problems: tuple[Problem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.severity == "error" for p in self.problems)
+
+
+@dataclass(frozen=True)
+class SkillReport:
+    """Every problem found in one skill folder (or one path that holds no skill).
+
+    `path` is the skill folder as the user would recognise it (not resolved);
+    `name` is the frontmatter name when it could be read; each Problem carries the
+    file, the line when known, a one-line message and its severity.
+    """
+
+    path: Path
+    name: str | None
+    problems: tuple[Problem, ...]
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        return tuple(p for p in self.problems if p.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        return tuple(p for p in self.problems if p.severity == "warning")
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+class _Findings:
+    """Collects problems for one SKILL.md; `odd` is a warning in load mode and an
+    error in strict mode."""
+
+    def __init__(self, path: str | Path, key_lines: Mapping[Any, int], strict: bool) -> None:
+        self.path = path  # made a Path only when there is a problem: most skills have none
+        self.key_lines = key_lines
+        self.strict = strict
+        self.items: list[Problem] = []
+
+    def add(self, severity: Severity, message: str, key: str | None = None) -> None:
+        line = self.key_lines.get(key) if key is not None else None
+        self.items.append(Problem(Path(self.path), message, severity, line))
+
+    def error(self, message: str, key: str | None = None) -> None:
+        self.add("error", message, key)
+
+    def warn(self, message: str, key: str | None = None) -> None:
+        self.add("warning", message, key)
+
+    def odd(self, message: str, key: str | None = None) -> None:
+        self.add("error" if self.strict else "warning", message, key)
+
+
+# --------------------------------------------------------------------------- field rules
+
+
+def _not_a_string(what: str, value: object) -> str:
+    """`name must be a string, got integer (quote it)`: YAML reads unquoted `123`,
+    `yes` or `2024-01-01` as non-strings, and quoting is the fix."""
+    hint = "" if value is None or isinstance(value, list | dict) else " (quote it)"
+    return f"{what} must be a string, got {type_name(value)}{hint}"
+
+
+def _check_name(data: Mapping[Any, Any], dir_name: str, f: _Findings) -> str | None:
+    if "name" not in data:
+        f.error("name is missing")
+        return None
+    value = data["name"]
+    if value is not None and not isinstance(value, str):
+        f.error(_not_a_string("name", value), "name")
+        return None
+    raw = (value or "").strip()
+    if not raw:
+        f.error("name is empty", "name")
+        return None
+    name = unicodedata.normalize("NFKC", raw)
+    if len(name) > MAX_NAME_CHARS:
+        f.error(f"name is {len(name)} characters (max {MAX_NAME_CHARS})", "name")
+    if name != name.lower() or not all(c.isalnum() or c == "-" for c in name):
+        f.error(f"name '{raw}' must be lowercase letters, digits and '-'", "name")
+    if name.startswith("-") or name.endswith("-"):
+        f.error(f"name '{raw}' must not start or end with '-'", "name")
+    if "--" in name:
+        f.error(f"name '{raw}' must not contain '--'", "name")
+    if unicodedata.normalize("NFKC", dir_name) != name:
+        f.error(f"name '{raw}' does not match directory '{dir_name}'", "name")
+    return name
+
+
+def _check_description(data: Mapping[Any, Any], f: _Findings) -> str | None:
+    if "description" not in data:
+        f.error("description is missing")
+        return None
+    value = data["description"]
+    if value is not None and not isinstance(value, str):
+        f.error(_not_a_string("description", value), "description")
+        return None
+    text = (value or "").strip()
+    if not text:
+        f.error("description is empty", "description")
+        return None
+    if len(text) > MAX_DESCRIPTION_CHARS:
+        f.error(
+            f"description is {len(text)} characters (max {MAX_DESCRIPTION_CHARS})", "description"
+        )
+    return text
+
+
+def _check_optional_strings(data: Mapping[Any, Any], f: _Findings) -> None:
+    if "license" in data and not isinstance(data["license"], str):
+        f.odd(_not_a_string("license", data["license"]), "license")
+    if "compatibility" in data:
+        value = data["compatibility"]
+        if not isinstance(value, str):
+            f.odd(_not_a_string("compatibility", value), "compatibility")
+        elif len(value) > MAX_COMPATIBILITY_CHARS:
+            f.odd(
+                f"compatibility is {len(value)} characters (max {MAX_COMPATIBILITY_CHARS})",
+                "compatibility",
+            )
+
+
+def _check_metadata(data: Mapping[Any, Any], f: _Findings) -> None:
+    if "metadata" not in data:
+        return
+    value = data["metadata"]
+    if not isinstance(value, dict):
+        f.odd(
+            f"metadata must be a mapping of strings to strings, got {type_name(value)}", "metadata"
+        )
+        return
+    for key, item in value.items():
+        if not isinstance(key, str):
+            f.odd(f"metadata key {key!r} must be a string, got {type_name(key)}", "metadata")
+        elif not isinstance(item, str):
+            f.odd(_not_a_string(f"metadata.{key}", item), "metadata")
+
+
+def _normalise_allowed_tools(data: Mapping[Any, Any], f: _Findings) -> str | None:
+    """Check `allowed-tools`; return the space-joined form of a list of strings."""
+    value = data["allowed-tools"]
+    if isinstance(value, str):
+        if "," in value:
+            f.warn(
+                "allowed-tools looks comma-separated; the spec separates tools with spaces",
+                "allowed-tools",
+            )
+        return None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        joined = " ".join(value)
+        f.warn(
+            f"allowed-tools is a YAML list; the spec wants a space-separated string "
+            f"(read as '{joined}')",
+            "allowed-tools",
+        )
+        return joined
+    f.odd(
+        f"allowed-tools must be a space-separated string, got {type_name(value)}"
+        + (" with non-string items" if isinstance(value, list) else ""),
+        "allowed-tools",
+    )
+    return None
+
+
+def _check_unknown_keys(data: Mapping[Any, Any], f: _Findings) -> None:
+    for key in data:
+        if key not in SPEC_KEYS:
+            f.odd(f"unknown key '{key}'", key if isinstance(key, str) else None)
+
+
+def check_frontmatter(
+    data: Mapping[Any, Any],
+    *,
+    dir_name: str,
+    skill_md: str | Path,
+    strict: bool,
+    key_lines: Mapping[Any, int] | None = None,
+) -> Inspection:
+    """Apply every rule to a parsed frontmatter mapping (no I/O). `skill_md` is the
+    file named in problems; `key_lines` maps top-level keys to SKILL.md lines."""
+    f = _Findings(skill_md, key_lines or {}, strict)
+    name = _check_name(data, dir_name, f)
+    description = _check_description(data, f)
+    _check_optional_strings(data, f)
+    _check_metadata(data, f)
+    frontmatter = json_safe(dict(data))
+    if "allowed-tools" in data:
+        joined = _normalise_allowed_tools(data, f)
+        if joined is not None:
+            frontmatter["allowed-tools"] = joined
+    _check_unknown_keys(data, f)
+    return Inspection(os.path.basename(skill_md), name, description, frontmatter, tuple(f.items))
+
+
+# --------------------------------------------------------------------------- one folder
+
+
+def inspect_skill(root: str, *, dir_name: str, shown_dir: str, strict: bool) -> Inspection | None:
+    """Read and check the SKILL.md of the folder `root`; None if it is not a skill.
+
+    `root` is where the files are read from (discovery passes the real path);
+    `dir_name` is the folder name the `name` must equal; `shown_dir` is the folder
+    as the user knows it, used in Problem paths. Never raises for a bad file.
+    """
+    try:
+        opened = open_skill_md(root)
+    except FrontmatterError as exc:
+        return _failed(os.path.join(shown_dir, SKILL_MD_NAMES[0]), exc)
+    if opened is None:
+        return None
+    fd, filename = opened
+    skill_md = os.path.join(shown_dir, filename)
+    try:
+        try:
+            text = read_frontmatter_text(fd)
+        except OSError as exc:
+            raise FrontmatterError(f"cannot read {filename}: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
+        fm = parse_frontmatter(text)
+    except FrontmatterError as exc:
+        return _failed(skill_md, exc)
+    result = check_frontmatter(
+        fm.data, dir_name=dir_name, skill_md=skill_md, strict=strict, key_lines=fm.key_lines
+    )
+    if filename != SKILL_MD_NAMES[0]:
+        note = Problem(Path(skill_md), f"file is named {filename}, not SKILL.md", "warning")
+        result = replace(result, problems=(*result.problems, note))
+    return result
+
+
+def _failed(skill_md: str, exc: FrontmatterError) -> Inspection:
+    problem = Problem(Path(skill_md), exc.message, "error", exc.line)
+    return Inspection(os.path.basename(skill_md), None, None, {}, (problem,))
+
+
+# --------------------------------------------------------------------------- folders
+
+
+@dataclass(frozen=True)
+class SkillDir:
+    """A candidate skill folder: its name, its path as listed, and its real path."""
+
+    name: str
+    path: str
+    real: str
+
+
+def list_skill_dirs(directory: str) -> list[SkillDir]:
+    """The non-hidden child folders of a skills directory, sorted by name.
+
+    Symlinked children are followed (broken links and links to files are skipped).
+    Whether a child holds a SKILL.md is left to `inspect_skill`, which must open it
+    anyway. Raises OSError (or ValueError for a NUL in the path) when `directory`
+    cannot be listed.
+    """
+    with os.scandir(directory) as it:
+        entries = sorted((e for e in it if not e.name.startswith(".")), key=lambda e: e.name)
+    real_base = os.path.realpath(directory)
+    found: list[SkillDir] = []
+    for entry in entries:
+        try:
+            if not entry.is_dir():
+                continue
+            link = entry.is_symlink()
+        except OSError:
+            continue
+        real = os.path.realpath(entry.path) if link else os.path.join(real_base, entry.name)
+        found.append(SkillDir(entry.name, entry.path, real))
+    return found
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def _report(inspection: Inspection, folder: Path) -> SkillReport:
+    return SkillReport(folder, inspection.name, inspection.problems)
+
+
+def _path_problem(path: Path, message: str) -> SkillReport:
+    return SkillReport(path, None, (Problem(path, message),))
+
+
+def _validate_folder(folder: Path, *, strict: bool, missing_ok: bool) -> list[SkillReport]:
+    """A skill folder gives one report; a folder of skills gives one per skill."""
+    dir_name = Path(os.path.abspath(folder)).name
+    one = inspect_skill(str(folder), dir_name=dir_name, shown_dir=str(folder), strict=strict)
+    if one is not None:
+        return [_report(one, folder)]
+    try:
+        children = list_skill_dirs(str(folder))
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        return [_path_problem(folder, f"cannot list folder: {reason}")]
+    reports = []
+    for child in children:
+        found = inspect_skill(child.path, dir_name=child.name, shown_dir=child.path, strict=strict)
+        if found is not None:
+            reports.append(_report(found, Path(child.path)))
+    if not reports and not missing_ok:
+        return [_path_problem(folder, "no skills found: no SKILL.md here or in a subfolder")]
+    return reports
+
+
+def validate_paths(
+    paths: Iterable[str | os.PathLike[str]], *, strict: bool = False, missing_ok: bool = False
+) -> list[SkillReport]:
+    """Check every skill under `paths` and report every problem: the engine of
+    `skillchat skills validate [PATH...] [--strict]`.
+
+    Each path may be:
+
+    * a skill folder (holds a SKILL.md, or skill.md): one report;
+    * a folder of skills, such as a skills directory or `.`: one report per
+      non-hidden immediate subfolder holding a SKILL.md, exactly the folders
+      discovery would load (nested skills below that are not looked at);
+    * a SKILL.md (or skill.md) file: the report of its folder.
+
+    `strict=False` applies discovery's rules: a report with no errors is a skill
+    discovery will load (its warnings are kept on the Skill). `strict=True` makes
+    unknown keys and badly typed optional fields errors too, as skills-ref does.
+
+    A path that does not exist, a folder holding no skill, and any other file are
+    reported as an error (a report with `name=None`), unless `missing_ok`, which
+    drops the first two silently: for validating configured directories, some of
+    which need not exist. Reports come in the order of `paths`, then by folder
+    name; a skill reached twice is reported once. Nothing raises on bad input.
+
+    The caller's exit status is simply `any(not r.ok for r in reports)`.
+    """
+    reports: list[SkillReport] = []
+    for given in paths:
+        path = Path(given).expanduser()
+        if os.path.isdir(path):
+            reports.extend(_validate_folder(path, strict=strict, missing_ok=missing_ok))
+        elif path.name in SKILL_MD_NAMES and os.path.isfile(path):
+            reports.extend(_validate_folder(path.parent, strict=strict, missing_ok=False))
+        elif os.path.lexists(path):
+            reports.append(_path_problem(path, "not a skill folder or a SKILL.md file"))
+        elif not missing_ok:
+            reports.append(_path_problem(path, "path does not exist"))
+    return _dedupe(reports)
+
+
+def _dedupe(reports: list[SkillReport]) -> list[SkillReport]:
+    seen: set[str] = set()
+    unique = []
+    for report in reports:
+        key = os.path.realpath(report.path)
+        if key not in seen:
+            seen.add(key)
+            unique.append(report)
+    return unique
