@@ -1,6 +1,21 @@
-"""Discovery: scan skill directories once and build the immutable registry.
+"""Discovery: scan the skill directories once and build the immutable registry.
 
-(STUB: being implemented. The interface below is the contract.)
+The registry is built at start-up (and on `/reload`) from every configured
+directory, so it is on the path of every command: it reads only frontmatter
+(see frontmatter.py), lists each directory once with `os.scandir`, and resolves a
+real path only where a symlink makes it necessary.
+
+Rules, in order:
+
+1. Directories are scanned in precedence order; a missing one is skipped, one that
+   cannot be listed is skipped and noted in `Registry.problems`.
+2. Each non-hidden child folder holding a SKILL.md (else skill.md) is a skill;
+   children are taken in name order so every run gives the same result.
+3. A skill whose frontmatter breaks a required rule is `Excluded("invalid")`.
+4. Only *usable* skills claim a name: the first one wins, later ones with the same
+   (NFKC) name are `Excluded("shadowed")`. An invalid skill shadows nothing, so a
+   broken project-level copy does not hide a working user-level one.
+5. Past `max_skills` usable skills, the rest are `Excluded("over-limit")`.
 """
 
 from __future__ import annotations
@@ -9,16 +24,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillchat.skills.model import Excluded, Skill
+from skillchat.skills.model import Excluded, Problem, Skill
+from skillchat.skills.validation import SkillDir, inspect_skill, list_skill_dirs
 
 
 @dataclass(frozen=True)
 class Registry:
-    """The usable skills by name (sorted), plus everything left out and why."""
+    """The usable skills by name (sorted), plus everything left out and why.
+
+    `problems` holds directory-level trouble (a skills directory that exists but
+    cannot be listed); per-skill trouble is in `excluded` and `Skill.warnings`.
+    """
 
     skills: dict[str, Skill]
     excluded: tuple[Excluded, ...] = ()
     directories: tuple[Path, ...] = ()
+    problems: tuple[Problem, ...] = ()
 
     def get(self, name: str) -> Skill | None:
         return self.skills.get(name)
@@ -26,6 +47,69 @@ class Registry:
     def names(self) -> list[str]:
         return sorted(self.skills)
 
+    def excluded_for(self, reason: str) -> tuple[Excluded, ...]:
+        """The excluded skills with one reason ("invalid", "shadowed", "over-limit")."""
+        return tuple(e for e in self.excluded if e.reason == reason)
 
-def discover(directories: Sequence[Path], *, max_skills: int = 200) -> Registry:
-    raise NotImplementedError
+
+def _load_one(found: SkillDir, source_dir: Path) -> Skill | Excluded | None:
+    """Inspect one candidate folder: a Skill, an invalid Excluded, or None (no SKILL.md)."""
+    inspection = inspect_skill(found.real, dir_name=found.name, shown_dir=found.path, strict=False)
+    if inspection is None:
+        return None
+    if not inspection.ok or inspection.name is None or inspection.description is None:
+        return Excluded(Path(found.path), "invalid", inspection.name, inspection.problems)
+    root = Path(found.real)
+    return Skill(
+        name=inspection.name,
+        description=inspection.description,
+        root=root,
+        skill_md=root / inspection.filename,
+        source_dir=source_dir,
+        frontmatter=inspection.frontmatter,
+        warnings=inspection.problems,
+    )
+
+
+def _scan(directory: Path) -> tuple[list[tuple[str, Skill | Excluded]], Problem | None]:
+    """Every skill (usable or invalid) in one directory, in name order, each with
+    its folder as listed (the path users see, before symlinks are resolved)."""
+    try:
+        children = list_skill_dirs(str(directory))
+    except FileNotFoundError:
+        return [], None
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        return [], Problem(directory, f"cannot list skills directory: {reason}")
+    loaded = ((child.path, _load_one(child, directory)) for child in children)
+    return [(path, item) for path, item in loaded if item is not None], None
+
+
+def discover(directories: Sequence[Path | str], *, max_skills: int = 200) -> Registry:
+    """Scan `directories` (highest precedence first) and return the registry.
+
+    Never raises for anything found on disk: every skill folder ends up either in
+    `skills` or in `excluded` with its reason. `~` in a directory is expanded.
+    """
+    dirs = tuple(Path(d).expanduser() for d in directories)
+    usable: dict[str, Skill] = {}
+    listed_at: dict[str, str] = {}
+    excluded: list[Excluded] = []
+    problems: list[Problem] = []
+    for directory in dirs:
+        items, problem = _scan(directory)
+        if problem is not None:
+            problems.append(problem)
+        for path, item in items:
+            if isinstance(item, Excluded):
+                excluded.append(item)
+            elif item.name in usable:
+                winner = Path(listed_at[item.name])
+                excluded.append(Excluded(Path(path), "shadowed", item.name, shadowed_by=winner))
+            elif len(usable) >= max_skills:
+                excluded.append(Excluded(Path(path), "over-limit", item.name))
+            else:
+                usable[item.name] = item
+                listed_at[item.name] = path
+    skills = {name: usable[name] for name in sorted(usable)}
+    return Registry(skills, tuple(excluded), dirs, tuple(problems))
