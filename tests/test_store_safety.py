@@ -124,6 +124,20 @@ def test_two_writers_at_once_both_succeed(db: Path) -> None:
     assert turns >= 3  # they took turns at the lock: written at once, not one after the other
 
 
+def test_processes_creating_the_database_at_once_all_succeed(db: Path) -> None:
+    code = "import sys\nfrom skillchat.chats.store import ChatStore\n"
+    code += "with ChatStore.open(sys.argv[1]) as s:\n    s.create_chat('m')\n"
+    children = [
+        subprocess.Popen([sys.executable, "-c", code, str(db)], stderr=subprocess.PIPE, text=True)
+        for _ in range(6)
+    ]
+    for child in children:
+        _, err = child.communicate(timeout=60)
+        assert child.returncode == 0, err
+    with ChatStore.open(db) as s:
+        assert len(s.list_chats()) == 6
+
+
 def test_a_writer_waits_for_another_process_lock(store: ChatStore, db: Path) -> None:
     chat = store.create_chat("m")
     other = sqlite3.connect(db, isolation_level=None, check_same_thread=False)

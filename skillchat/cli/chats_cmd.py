@@ -52,13 +52,23 @@ def _missing(chat_id: str) -> Exception:
     return UnknownChatError(f"no saved chat '{chat_id}'")
 
 
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _table(chats: list[ChatSummary]) -> str:
     """Aligned columns for a terminal, titles cut to its width (no Rich: 10,000 rows
     must print in milliseconds)."""
     from skillchat.chats.export import local_time
 
     rows = [
-        (c.id, local_time(c.updated_at), c.model[:MODEL_WIDTH], str(c.message_count), c.title or "")
+        (
+            c.id,
+            local_time(c.updated_at),
+            _cut(c.model, MODEL_WIDTH),
+            str(c.message_count),
+            c.title or "",
+        )
         for c in chats
     ]
     head = ("ID", "UPDATED", "MODEL", "MSGS", "TITLE")
@@ -66,9 +76,8 @@ def _table(chats: list[ChatSummary]) -> str:
     room = max(shutil.get_terminal_size().columns - sum(widths) - 8, 10)
     lines = []
     for r in [head, *rows]:
-        title = r[4] if len(r[4]) <= room else r[4][: room - 1] + "…"
         cells = (r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2].ljust(widths[2]))
-        lines.append(f"{'  '.join(cells)}  {r[3].rjust(widths[3])}  {title}")
+        lines.append(f"{'  '.join(cells)}  {r[3].rjust(widths[3])}  {_cut(r[4], room)}")
     return "\n".join(lines) + "\n"
 
 
