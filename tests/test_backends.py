@@ -22,6 +22,7 @@ from openai_server import ScriptedServer, call, error, reply
 from skillchat.config import Settings
 from skillchat.engine.assemble import assemble
 from skillchat.engine.backends.base import Backend
+from skillchat.engine.backends.openai_backend import describe_base
 from skillchat.engine.backends.select import choose_backend, make_backend
 from skillchat.engine.events import Delta, Reply, ToolCall, Usage
 from skillchat.engine.retry import backoff_delay, parse_retry_after, stream_with_retries
@@ -191,12 +192,17 @@ def test_404_model_not_found(server: ScriptedServer, kind: str) -> None:
 
 
 def test_400_shows_the_provider_message_without_secrets(server: ScriptedServer, kind: str) -> None:
-    server.script(error(400, f"context too long for key {KEY}\nreduce it"))
+    server.script(error(400, f"context too long for key {KEY}\nor sk-other-0123456789"))
     with pytest.raises(ProviderError) as info:
         run(backend_for(server, kind), retries=3)
     message = str(info.value)
     assert message.startswith(f"the request was rejected (400) by {server.base_url}: context")
-    assert KEY not in message and "\n" not in message and not info.value.retryable
+    assert "0123456789" not in message and "\n" not in message and not info.value.retryable
+
+
+def test_messages_hide_keys_and_url_credentials() -> None:
+    assert describe_base("http://me:secret@host:8080/v1") == "http://host:8080/v1"
+    assert describe_base("https://api.example.com/v1") == "https://api.example.com/v1"
 
 
 def test_429_retry_after_is_honoured_then_success(server: ScriptedServer, kind: str) -> None:

@@ -29,7 +29,8 @@ OPENAI_URL = "https://api.openai.com/v1"
 # Local servers ignore the key, but the SDK refuses to start without one.
 PLACEHOLDER_KEY = "sk-no-key"
 NO_KEY = "OPENAI_API_KEY is not set: export it, or pass --api-base for a local server"
-_KEY_PATTERN = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_\-*.]{6,}")
+# OpenAI-style keys (sk-..., sk-proj-..., sk-ant-..., sk-or-...) echoed back by a provider.
+_KEY_PATTERN = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{8,}")
 _CUT = "the stream was cut off mid-reply"
 _TRANSPORT = (openai.APIConnectionError, httpx.TransportError)
 
@@ -83,7 +84,7 @@ def _clean(text: str, secrets: Iterable[str]) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, "***")
-    text = _KEY_PATTERN.sub(lambda m: f"{m.group(1)}-***", text)
+    text = _KEY_PATTERN.sub("sk-***", text)
     text = " ".join(text.split())
     return text[:200] + ("..." if len(text) > 200 else "")
 
