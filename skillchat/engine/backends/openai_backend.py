@@ -243,7 +243,7 @@ class OpenAIBackend:
                 finished = finished or bool(delta.finish_reason)
                 if not is_empty(delta):
                     yield delta
-        except (openai.OpenAIError, httpx.HTTPError) as exc:
+        except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:  # ValueError: bad JSON
             if finished:
                 return  # only the trailing usage chunk was lost
             raise self._error(exc, mid_stream=True) from exc
