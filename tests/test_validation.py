@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from skillchat.skills.validation import (
@@ -142,11 +142,28 @@ def test_generated_valid_names_always_pass(name: str) -> None:
     ),
     st.booleans(),
 )
+@example({"name": "a\nb", "metadata": {"\n": None}, "x\ny": 1}, False)
 def test_rules_never_raise_and_always_explain(data: dict[Any, Any], strict: bool) -> None:
     result = check(data, strict=strict)
     for problem in result.problems:
         assert problem.message and "\n" not in problem.message
     assert result.ok == (not messages(result))
+
+
+def test_values_in_messages_stay_on_one_line_and_short() -> None:
+    data = {"name": "a\nb", "description": DESC, "metadata": {"k\n": 1}, "x\ny": 1}
+    assert messages(check(data, dir_name="a"), "error") == [
+        "name 'a\\nb' must be lowercase letters, digits and '-'",
+        "name 'a\\nb' does not match directory 'a'",
+    ]
+    assert messages(check(data, dir_name="a"), "warning") == [
+        "metadata['k\\n'] must be a string, got integer (quote it)",
+        "unknown key 'x\\ny'",
+    ]
+    long_name = "X" * 500
+    [first, *_] = messages(check({"name": long_name, "description": DESC}))
+    assert first == "name is 500 characters (max 64)"
+    assert max(len(m) for m in messages(check({"name": long_name, "description": DESC}))) < 200
 
 
 # --------------------------------------------------------------------------- description

@@ -96,7 +96,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
                 ident = (key_node.tag, key_node.value)
                 if ident in seen:
                     raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key '{key_node.value}'", key_node.start_mark
+                        None, None, f"duplicate key {shown(key_node.value)}", key_node.start_mark
                     )
                 seen.add(ident)
                 if node is self._root:
@@ -318,6 +318,18 @@ def _yaml_error(exc: yaml.YAMLError, text: str) -> FrontmatterError:
     if isinstance(exc, yaml.constructor.ConstructorError):  # duplicate key, unknown tag
         return FrontmatterError(f"YAML error at line {line}: {problem}", line)
     return FrontmatterError(f"YAML syntax error at line {line}: {problem}", line)
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """A value as shown in a one-line message: a string quoted (`'name'`), other
+    values bare (`3`), escaped when they hold newlines or other unprintables, and
+    cut to `limit` characters."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    if not text.isprintable():
+        return repr(text)
+    return f"'{text}'" if isinstance(value, str) else text
 
 
 def _type_name(value: object) -> str:

@@ -29,6 +29,7 @@ from skillchat.skills.frontmatter import (
     open_skill_md,
     parse_frontmatter,
     read_frontmatter_text,
+    shown,
 )
 from skillchat.skills.frontmatter import _type_name as type_name
 from skillchat.skills.model import Problem, Severity
@@ -137,13 +138,13 @@ def _check_name(data: Mapping[Any, Any], dir_name: str, f: _Findings) -> str | N
     if len(name) > MAX_NAME_CHARS:
         f.error(f"name is {len(name)} characters (max {MAX_NAME_CHARS})", "name")
     if name != name.lower() or not all(c.isalnum() or c == "-" for c in name):
-        f.error(f"name '{raw}' must be lowercase letters, digits and '-'", "name")
+        f.error(f"name {shown(raw)} must be lowercase letters, digits and '-'", "name")
     if name.startswith("-") or name.endswith("-"):
-        f.error(f"name '{raw}' must not start or end with '-'", "name")
+        f.error(f"name {shown(raw)} must not start or end with '-'", "name")
     if "--" in name:
-        f.error(f"name '{raw}' must not contain '--'", "name")
+        f.error(f"name {shown(raw)} must not contain '--'", "name")
     if unicodedata.normalize("NFKC", dir_name) != name:
-        f.error(f"name '{raw}' does not match directory '{dir_name}'", "name")
+        f.error(f"name {shown(raw)} does not match directory {shown(dir_name)}", "name")
     return name
 
 
@@ -180,6 +181,12 @@ def _check_optional_strings(data: Mapping[Any, Any], f: _Findings) -> None:
             )
 
 
+def _metadata_label(key: str) -> str:
+    """`metadata.version`, or `metadata['odd\\nkey']` when the key needs quoting."""
+    quoted = shown(key)
+    return f"metadata.{key}" if quoted == f"'{key}'" else f"metadata[{quoted}]"
+
+
 def _check_metadata(data: Mapping[Any, Any], f: _Findings) -> None:
     if "metadata" not in data:
         return
@@ -191,9 +198,9 @@ def _check_metadata(data: Mapping[Any, Any], f: _Findings) -> None:
         return
     for key, item in value.items():
         if not isinstance(key, str):
-            f.odd(f"metadata key {key!r} must be a string, got {type_name(key)}", "metadata")
+            f.odd(f"metadata key {shown(key)} must be a string, got {type_name(key)}", "metadata")
         elif not isinstance(item, str):
-            f.odd(_not_a_string(f"metadata.{key}", item), "metadata")
+            f.odd(_not_a_string(_metadata_label(key), item), "metadata")
 
 
 def _normalise_allowed_tools(data: Mapping[Any, Any], f: _Findings) -> str | None:
@@ -225,7 +232,7 @@ def _normalise_allowed_tools(data: Mapping[Any, Any], f: _Findings) -> str | Non
 def _check_unknown_keys(data: Mapping[Any, Any], f: _Findings) -> None:
     for key in data:
         if key not in SPEC_KEYS:
-            f.odd(f"unknown key '{key}'", key if isinstance(key, str) else None)
+            f.odd(f"unknown key {shown(key)}", key if isinstance(key, str) else None)
 
 
 def check_frontmatter(
