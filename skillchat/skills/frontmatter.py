@@ -332,7 +332,7 @@ def shown(value: object, limit: int = 80) -> str:
     return f"'{text}'" if isinstance(value, str) else text
 
 
-def _type_name(value: object) -> str:
+def type_name(value: object) -> str:
     """A YAML-flavoured type name for messages ('list', not 'list[str]')."""
     names = {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer"}
     if value is None:
@@ -368,7 +368,7 @@ def parse_frontmatter(text: str) -> Frontmatter:
         raise FrontmatterError("frontmatter is empty (expected name and description)", 2)
     if not isinstance(data, dict):
         raise FrontmatterError(
-            f"frontmatter must be a YAML mapping (key: value lines), got a {_type_name(data)}", 2
+            f"frontmatter must be a YAML mapping (key: value lines), got a {type_name(data)}", 2
         )
     return Frontmatter(data, key_lines)
 

@@ -30,8 +30,8 @@ from skillchat.skills.frontmatter import (
     parse_frontmatter,
     read_frontmatter_text,
     shown,
+    type_name,
 )
-from skillchat.skills.frontmatter import _type_name as type_name
 from skillchat.skills.model import Problem, Severity
 
 SPEC_KEYS = frozenset(
