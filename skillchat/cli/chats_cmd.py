@@ -111,7 +111,10 @@ def list_cmd(
             }
             for c in chats
         ]
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        # One chat per line: json's C encoder is not used with indent=, and 10,000
+        # chats pretty-printed cost more than the whole listing.
+        lines = ",\n".join(json.dumps(chat, ensure_ascii=False) for chat in doc)
+        sys.stdout.write(f"[\n{lines}\n]\n" if doc else "[]\n")
     elif stdout_is_terminal():
         sys.stdout.write(_table(chats) if chats else "no saved chats\n")
     else:
