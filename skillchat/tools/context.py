@@ -1,0 +1,45 @@
+"""What skill content the conversation already holds, so it is never sent twice.
+
+A tool result that would repeat, byte for byte, something still in the context
+(same skill, same path, same content hash) wastes tokens and invites the model to
+loop; the tools answer `ALREADY_IN_CONTEXT` instead (seed 002). The ledger keys each
+piece of content by the tool call that delivered it: when that message leaves the
+context (elided, cut, or rebuilt from storage as a stub) the caller forgets the
+call and the content is served again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ContentKey:
+    """One piece of skill content as the model received it."""
+
+    skill: str
+    path: str  # normalised relative path: get_skill's is the SKILL.md's own
+    sha256: str  # of the file's bytes that were read (a shorter read is other content)
+
+
+class ContextLedger:
+    """Content currently in the conversation, by the id of the tool call that holds it."""
+
+    def __init__(self) -> None:
+        self._by_call: dict[str, ContentKey] = {}
+
+    def holder(self, key: ContentKey) -> str | None:
+        """The tool call id whose result already holds `key`, if any still does."""
+        return next((call for call, held in self._by_call.items() if held == key), None)
+
+    def add(self, call_id: str, key: ContentKey) -> None:
+        self._by_call[call_id] = key
+
+    def forget(self, call_id: str) -> None:
+        """The result of `call_id` left the context: its content may be served again."""
+        self._by_call.pop(call_id, None)
+
+    def keep_only(self, call_ids: set[str]) -> None:
+        """Forget every call not in `call_ids` (after the transcript was cut)."""
+        for call_id in [c for c in self._by_call if c not in call_ids]:
+            del self._by_call[call_id]
