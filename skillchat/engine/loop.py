@@ -1,0 +1,297 @@
+"""The agent loop: one user message in, streamed replies and tool rounds, an answer out.
+
+    chat = Chat(settings, registry, backend, view)
+    result = chat.send("/calculator what is 17% of 230?")
+
+`Chat.send` is the whole loop (DESIGN §6):
+
+1. `/name rest` invoking a known skill: strip it; with tools, add a `get_skill` call
+   and its result to the transcript (no round trip spent); without tools, put the
+   SKILL.md body in the system prompt for this message only.
+2. Stream a reply from the backend (retried while nothing of it was shown); its text
+   goes to the view as it arrives, its tool calls are assembled from deltas.
+3. No tool calls: that is the answer. Otherwise run every call (parallel ones in
+   order), send the results back and go to 2, at most `max_tool_rounds` times.
+
+The `View` decides what the user sees (terminal, pipe, JSON); the loop only reports.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from skillchat.config import Settings
+from skillchat.engine.assemble import Assembler
+from skillchat.engine.backends.base import Backend
+from skillchat.engine.events import Reply, ToolCall, Usage
+from skillchat.engine.invocation import Invocation, parse_invocation
+from skillchat.engine.retry import stream_with_retries
+from skillchat.errors import ProviderError, SkillAccessError, SkillchatError
+from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
+from skillchat.skills.registry import Registry
+from skillchat.tools.context import ContextLedger
+from skillchat.tools.skill_tools import GET_SKILL, SCHEMAS, SkillTools, ToolResult
+
+TextEnd = Literal["answer", "narration", "interrupted", "failed"]
+INTERRUPTED_MARK = "[interrupted]"
+
+
+@dataclass(frozen=True)
+class ToolRecord:
+    """One tool call and its result, for cards and `--json`."""
+
+    name: str
+    arguments: str  # the raw JSON text the model sent
+    result: ToolResult
+    synthetic: bool = False  # added by skillchat for `/name`, not called by the model
+
+
+@dataclass
+class TurnResult:
+    """What one `send` produced."""
+
+    answer: str
+    tool_calls: list[ToolRecord] = field(default_factory=list)
+    usage: Usage | None = None  # summed over the turn's requests; None if never sent
+    requests: int = 0
+
+
+class View(Protocol):
+    """Where the loop reports what happens; every method must return quickly."""
+
+    def text(self, chunk: str) -> None:
+        """A piece of the reply's text, as it arrives."""
+
+    def end_text(self, how: TextEnd) -> None:
+        """The reply's text is complete: the answer, narration before tool calls, or cut."""
+
+    def tool(self, record: ToolRecord) -> None:
+        """A tool call ran (or was added for `/name`)."""
+
+    def notice(self, message: str) -> None:
+        """A warning or progress line for the user (retries, a cut catalog)."""
+
+
+class QuietView:
+    """A view that shows nothing (tests, `--json` without cards)."""
+
+    def text(self, chunk: str) -> None:
+        pass
+
+    def end_text(self, how: TextEnd) -> None:
+        pass
+
+    def tool(self, record: ToolRecord) -> None:
+        pass
+
+    def notice(self, message: str) -> None:
+        pass
+
+
+class ToolRoundLimit(SkillchatError):
+    """The model kept calling tools past `max_tool_rounds` (exit 1)."""
+
+
+def _call_id() -> str:
+    # Nine letters and digits: the one id shape every provider accepts (Mistral's rule).
+    return secrets.token_hex(5)[:9]
+
+
+def add_usage(total: Usage | None, more: Usage | None) -> Usage | None:
+    """Sum two usages; the cost is known only while every part's cost is."""
+    if total is None or more is None:
+        return total or more
+    cost = None if total.cost is None or more.cost is None else total.cost + more.cost
+    return Usage(
+        total.prompt_tokens + more.prompt_tokens,
+        total.completion_tokens + more.completion_tokens,
+        total.total_tokens + more.total_tokens,
+        cost,
+    )
+
+
+def _safe_arguments(raw: str) -> str:
+    """Arguments fit to echo back: providers that re-parse them (Anthropic through
+    litellm) reject invalid JSON, and the error result already quotes what was sent."""
+    try:
+        return raw if isinstance(json.loads(raw), dict) else "{}"
+    except ValueError:
+        return "{}"
+
+
+def assistant_message(text: str, calls: list[ToolCall]) -> dict[str, Any]:
+    """An assistant turn in chat-completions form."""
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": _safe_arguments(c.arguments)},
+            }
+            for c in calls
+        ]
+    return message
+
+
+class Chat:
+    """One conversation: the transcript, the activated skills, the loop."""
+
+    def __init__(
+        self, settings: Settings, registry: Registry, backend: Backend, view: View | None = None
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.backend = backend
+        self.view: View = view or QuietView()
+        self.messages: list[dict[str, Any]] = []
+        self.activated: list[str] = []
+        self.ledger = ContextLedger()
+        self.tools = SkillTools(
+            registry,
+            self.ledger,
+            max_skill_md_bytes=settings.max_skill_md_bytes,
+            max_resource_bytes=settings.max_resource_bytes,
+        )
+        # No skills, no skill tools (DESIGN §4): a plain chat.
+        self.tools_enabled = settings.tools and bool(registry.skills)
+        self.catalog = build_catalog(registry, settings.catalog_max_chars)
+        if self.catalog is not None and (warning := self.catalog.warning()):
+            self.view.notice(warning)
+
+    # ------------------------------------------------------------------ the loop
+
+    def send(self, text: str) -> TurnResult:
+        """Answer one user message, running tool rounds until the model answers."""
+        result = TurnResult(answer="")
+        invocation = parse_invocation(text, self.registry.skills)
+        self.messages.append(
+            {"role": "user", "content": invocation.message if invocation else text}
+        )
+        injected = None
+        if invocation and self.tools_enabled:
+            result.tool_calls.append(self._activate(invocation))
+        elif invocation:
+            injected = self._inject(invocation)
+        system = system_prompt(
+            self.catalog, tools=self.tools_enabled, activated=self.activated, injected=injected
+        )
+        tools = SCHEMAS if self.tools_enabled else None
+        limit = self.settings.max_tool_rounds
+        for round_no in range(limit + 1):
+            reply = self._request(system, tools)
+            result.requests += 1
+            result.usage = add_usage(result.usage, reply.usage)
+            if not reply.tool_calls:
+                self.messages.append(assistant_message(reply.text, []))
+                result.answer = reply.text
+                return result
+            if round_no == limit:
+                if reply.text:
+                    self.messages.append(assistant_message(reply.text, []))
+                raise ToolRoundLimit(
+                    f"the model still wanted tools after {limit} tool rounds "
+                    "(max_tool_rounds): raise it in the config, or ask a narrower question"
+                )
+            result.tool_calls += self._run_tools(reply)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _request(self, system: str | None, tools: list[dict[str, Any]] | None) -> Reply:
+        """Stream one reply into the view; on Ctrl-C keep the text shown, marked."""
+        messages = [{"role": "system", "content": system}] if system else []
+        messages += self.messages
+        assembler = Assembler()
+        how: TextEnd = "failed"
+        try:
+            deltas = stream_with_retries(
+                lambda: self.backend.stream(messages, tools),
+                max_retries=self.settings.max_retries,
+                on_retry=self._on_retry,
+            )
+            for delta in deltas:
+                piece = assembler.add(delta)
+                if piece:
+                    self.view.text(piece)
+            reply = assembler.reply()
+            how = "narration" if reply.tool_calls else "answer"
+            return reply
+        except KeyboardInterrupt:
+            how = "interrupted"
+            shown = assembler.reply().text
+            if shown:
+                self.messages.append(assistant_message(f"{shown}\n\n{INTERRUPTED_MARK}", []))
+            raise
+        finally:
+            self.view.end_text(how)
+
+    def _on_retry(self, attempt: int, delay: float, error: ProviderError) -> None:
+        of = self.settings.max_retries
+        self.view.notice(f"{error}; retrying in {delay:.1f}s ({attempt}/{of})")
+
+    def _run_tools(self, reply: Reply) -> list[ToolRecord]:
+        """Run every call of `reply` and add it with its results to the transcript.
+
+        All or nothing: a Ctrl-C midway leaves the transcript (and what the ledger
+        believes is in context) as it was, so the chat stays valid.
+        """
+        records: list[ToolRecord] = []
+        try:
+            for call in reply.tool_calls:
+                result = self.tools.run(call.name, call.arguments)
+                self._took(call.id, result)
+                records.append(ToolRecord(call.name, call.arguments, result))
+        except BaseException:
+            for call in reply.tool_calls:
+                self.ledger.forget(call.id)
+            raise
+        self.messages.append(assistant_message(reply.text, reply.tool_calls))
+        for call, record in zip(reply.tool_calls, records, strict=True):
+            self.messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": record.result.content}
+            )
+            self.view.tool(record)
+        return records
+
+    def _took(self, call_id: str, result: ToolResult) -> None:
+        """Note what a result put into context and which skill it activated."""
+        if result.context_key is not None:
+            self.ledger.add(call_id, result.context_key)
+        if result.activated and result.activated not in self.activated:
+            self.activated.append(result.activated)
+
+    # ------------------------------------------------------------- invocation
+
+    def _activate(self, invocation: Invocation) -> ToolRecord:
+        """`/name`: a get_skill call and its result, as if the model had made it."""
+        call = ToolCall(_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
+        result = self.tools.get_skill(invocation.skill, arguments=invocation.rest)
+        self._took(call.id, result)
+        self.messages.append(assistant_message("", [call]))
+        self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.content})
+        record = ToolRecord(call.name, call.arguments, result, synthetic=True)
+        self.view.tool(record)
+        return record
+
+    def _inject(self, invocation: Invocation) -> InjectedSkill | None:
+        """`/name` without tools: the body goes into this request's system prompt."""
+        try:
+            body = self.tools.skill_body(invocation.skill, arguments=invocation.rest)
+        except SkillAccessError as exc:
+            self.view.notice(f"cannot load skill '{invocation.skill}': {exc.message}")
+            return None
+        return InjectedSkill(invocation.skill, body)
+
+    # ---------------------------------------------------------- context edits
+
+    def elide_tool_result(self, call_id: str, stub: str = "[elided to save context]") -> bool:
+        """Replace a tool result's content with `stub`: its content leaves the context
+        and will be served again if asked for. False when there is no such result."""
+        for message in self.messages:
+            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
+                message["content"] = stub
+                self.ledger.forget(call_id)
+                return True
+        return False

@@ -1,0 +1,91 @@
+"""Shared pieces for the loop, tool and CLI tests: skills on disk, a chat wired to the
+scripted server through a real backend, and readers for what skillchat sent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from openai_server import ScriptedServer
+
+from skillchat.config import Settings
+from skillchat.engine.backends.select import make_backend
+from skillchat.engine.loop import Chat, TextEnd, ToolRecord
+from skillchat.skills.model import Skill
+from skillchat.skills.registry import Registry
+
+
+def write_skill(
+    root: Path, name: str, body: str = "# Body\n", files: dict[str, str] | None = None
+) -> Skill:
+    """A skill folder on disk, and its Skill (bypassing discovery, so seed names such
+    as `data_processor` work too)."""
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    description = f"The {name} skill."
+    frontmatter = f"---\nname: {name}\ndescription: {description}\n---\n"
+    (folder / "SKILL.md").write_text(frontmatter + body, encoding="utf-8")
+    for rel, text in (files or {}).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text, encoding="utf-8")
+    real = Path(os.path.realpath(folder))
+    return Skill(
+        name, description, real, real / "SKILL.md", root, {"name": name, "description": description}
+    )
+
+
+def registry(*skills: Skill, directories: tuple[Path, ...] = ()) -> Registry:
+    return Registry(skills={s.name: s for s in skills}, directories=directories)
+
+
+class RecordingView:
+    """A View that keeps everything it is told, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, Any]] = []
+
+    def text(self, chunk: str) -> None:
+        self.events.append(("text", chunk))
+
+    def end_text(self, how: TextEnd) -> None:
+        self.events.append(("end", how))
+
+    def tool(self, record: ToolRecord) -> None:
+        self.events.append(("tool", record))
+
+    def notice(self, message: str) -> None:
+        self.events.append(("notice", message))
+
+    def of(self, kind: str) -> list[Any]:
+        return [value for k, value in self.events if k == kind]
+
+
+def settings_for(server: ScriptedServer, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "model": "openai/test-model",
+        "api_base": server.base_url,
+        "max_retries": 0,
+        "timeout": 10.0,
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+def make_chat(server: ScriptedServer, reg: Registry, view: Any = None, **overrides: Any) -> Chat:
+    settings = settings_for(server, **overrides)
+    return Chat(settings, reg, make_backend(settings), view or RecordingView())
+
+
+def sent(server: ScriptedServer, n: int = -1) -> list[dict[str, Any]]:
+    """The messages of the n-th chat-completions request."""
+    return server.completions[n].body["messages"]
+
+
+def tool_messages(server: ScriptedServer, n: int = -1) -> list[dict[str, Any]]:
+    return [m for m in sent(server, n) if m["role"] == "tool"]
+
+
+def system_text(server: ScriptedServer, n: int = -1) -> str | None:
+    first = sent(server, n)[0]
+    return first["content"] if first["role"] == "system" else None

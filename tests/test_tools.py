@@ -1,0 +1,303 @@
+"""The three tools (DESIGN §5). Every example of seeds 000, 003 and 004 runs end to
+end: the scripted model makes the seed's call, and the test checks the tool message
+skillchat sent back. Then the edges: arguments, limits, binary files, context."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from chat_helpers import make_chat, registry, tool_messages, write_skill
+from openai_server import ScriptedServer, call, reply
+
+from skillchat.tools.context import ContextLedger
+from skillchat.tools.skill_tools import SCHEMAS, TOOL_NAMES, SkillTools
+
+BASIC_PY = "\ndef add(a, b):\n    return a + b\n\ndef subtract(a, b):\n    return a - b\n"
+WEATHER_MD = "# Weather API Reference\n\n## get_forecast(location)\n..."
+CONFIG_JSON = '{"api_endpoint": "https://example.com", "timeout": 30}'
+SAMPLES = "sample1\nsample2\nsample3"
+CALC_BODY = (
+    "# Calculator Skill\n\nProvides basic arithmetic operations.\n\n"
+    "## Usage\n\n```python\nresult = 2 + 2\nprint(result)\n```"
+)
+TRAVERSAL = "Path traversal detected: cannot access files outside skill folder"
+# Seed 003 example 3, as its JSON decodes: one backslash.
+INVALID_NAME = (
+    "Invalid skill name: '../../../etc/passwd'. Skill names must not contain '/', '\\', or '..'"
+)
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as s:
+        yield s
+
+
+@pytest.fixture
+def seed_skills(tmp_path: Path):
+    root = tmp_path / "skills"
+    return registry(
+        write_skill(root, "calculator", CALC_BODY, {"examples/basic.py": BASIC_PY}),
+        write_skill(root, "weather", files={"docs/api_reference.md": WEATHER_MD}),
+        write_skill(root, "web_search"),
+        write_skill(root, "data_processor", files={"config.json": CONFIG_JSON}),
+        write_skill(root, "ml_model", files={"data/samples/input.txt": SAMPLES}),
+        directories=(root,),
+    )
+
+
+def round_trip(server: ScriptedServer, reg, name: str, arguments: dict | str) -> dict:
+    """The model calls `name(arguments)` as call_abc123; return the tool message sent back."""
+    server.script(reply(calls=[call(name, arguments, id="call_abc123")]), reply("done"))
+    result = make_chat(server, reg).send("go")
+    assert result.answer == "done"
+    [message] = tool_messages(server)
+    assert message["tool_call_id"] == "call_abc123"
+    assert set(message) == {"role", "tool_call_id", "content"}
+    return message
+
+
+# ------------------------------------------------------------------ seed 000
+
+
+@pytest.mark.parametrize(
+    ("skill", "path", "expected"),
+    [
+        ("calculator", "examples/basic.py", BASIC_PY),  # 1: a Python example file
+        ("weather", "docs/api_reference.md", WEATHER_MD),  # 2: documentation
+        (
+            "calculator",
+            "examples/missing.py",
+            "ERROR: File 'examples/missing.py' not found in skill 'calculator'",
+        ),  # 3
+        ("calculator", "../../../etc/passwd", f"ERROR: {TRAVERSAL}"),  # 4
+        ("nonexistent", "README.md", "ERROR: Skill 'nonexistent' not found in skills folder"),  # 5
+        ("data_processor", "config.json", CONFIG_JSON),  # 6: configuration file
+        ("ml_model", "data/samples/input.txt", SAMPLES),  # 7: subdirectories
+    ],
+    ids=["1-python", "2-markdown", "3-missing", "4-traversal", "5-no-skill", "6-json", "7-nested"],
+)
+def test_seed_000_read_file_in_skill(server, seed_skills, skill, path, expected) -> None:
+    message = round_trip(
+        server, seed_skills, "read_file_in_skill", {"skill_name": skill, "file_path": path}
+    )
+    assert message["content"] == expected
+
+
+# ------------------------------------------------------------------ seed 003
+
+
+def test_seed_003_1_get_skill_returns_the_body_without_frontmatter(server, seed_skills) -> None:
+    content = json.loads(
+        round_trip(server, seed_skills, "get_skill", {"skill_name": "calculator"})["content"]
+    )
+    assert list(content) == ["skill_name", "documentation", "frontmatter", "files", "truncated"]
+    assert content["skill_name"] == "calculator"
+    assert content["documentation"] == CALC_BODY
+    assert content["frontmatter"] == {
+        "name": "calculator",
+        "description": "The calculator skill.",
+    }
+    assert content["files"] == ["SKILL.md", "examples/basic.py"]
+    assert content["truncated"] is False
+
+
+def test_seed_003_2_skill_md_gone(server, seed_skills) -> None:
+    (seed_skills.get("calculator").root / "SKILL.md").unlink()
+    message = round_trip(server, seed_skills, "get_skill", {"skill_name": "calculator"})
+    assert json.loads(message["content"]) == {
+        "error": "SKILL.md not found for skill 'calculator'",
+        "error_code": "NOT_FOUND",
+    }
+
+
+def test_seed_003_3_invalid_skill_name(server, seed_skills) -> None:
+    message = round_trip(server, seed_skills, "get_skill", {"skill_name": "../../../etc/passwd"})
+    assert json.loads(message["content"]) == {
+        "error": INVALID_NAME,
+        "error_code": "INVALID_ARGUMENT",
+    }
+    # The seed's own JSON text of the message, byte for byte.
+    assert r"must not contain '/', '\\', or '..'" in message["content"]
+
+
+def test_seed_003_4_skill_folder_does_not_exist(server, seed_skills) -> None:
+    message = round_trip(server, seed_skills, "get_skill", {"skill_name": "nonexistent"})
+    assert json.loads(message["content"]) == {
+        "error": "Skill 'nonexistent' not found in skills folder",
+        "error_code": "NOT_FOUND",
+    }
+
+
+# ------------------------------------------------------------------ seed 004
+
+
+def test_seed_004_1_list_skills(server, tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    reg = registry(*(write_skill(root, n) for n in ("web_search", "calculator", "weather")))
+    message = round_trip(server, reg, "list_skills", {})
+    assert message["content"] == '{"skills": ["calculator", "weather", "web_search"]}'
+
+
+def test_seed_004_2_empty_skills_folder(server, tmp_path: Path) -> None:
+    # No skills: no tools are offered, but a model that calls list_skills anyway
+    # gets the seed's empty list.
+    (tmp_path / "skills").mkdir()
+    message = round_trip(server, registry(directories=(tmp_path / "skills",)), "list_skills", "")
+    assert message["content"] == '{"skills": []}'
+    assert "tools" not in server.completions[0].body
+
+
+def test_seed_004_3_skills_folder_not_found(server, tmp_path: Path) -> None:
+    # Adapted: skillchat scans several folders, so "not found" means none of them exists.
+    missing = tmp_path / "nowhere" / "skills"
+    message = round_trip(server, registry(directories=(missing,)), "list_skills", {})
+    assert json.loads(message["content"]) == {
+        "error": f"Skills folder not found at path: {missing}"
+    }
+
+
+# ------------------------------------------------------------------ edges, in process
+
+
+def tools_over(reg, **limits: int) -> SkillTools:
+    return SkillTools(
+        reg,
+        ContextLedger(),
+        max_skill_md_bytes=limits.get("md", 200_000),
+        max_resource_bytes=limits.get("res", 2_000_000),
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("get_skill", "{}", "missing required argument 'skill_name'"),
+        ("get_skill", '{"skill_name": 7}', "'skill_name' must be a non-empty string"),
+        ("get_skill", '{"skill_name": ""}', "'skill_name' must be a non-empty string"),
+        ("get_skill", '{"skill_name": "calc"', "arguments are not valid JSON"),
+        ("get_skill", '["calc"]', "arguments must be a JSON object"),
+        ("read_file_in_skill", '{"skill_name": "calc"}', "missing required argument 'file_path'"),
+        (
+            "read_file_in_skill",
+            '{"skill_name": "calc", "file_path": "a", "max_bytes": 0}',
+            "'max_bytes' must be a positive integer",
+        ),
+        (
+            "read_file_in_skill",
+            '{"skill_name": "calc", "file_path": "a", "max_bytes": "9"}',
+            "'max_bytes' must be a positive integer",
+        ),
+        (
+            "read_file_in_skill",
+            '{"skill_name": "calc", "file_path": "a", "max_bytes": true}',
+            "'max_bytes' must be a positive integer",
+        ),
+        ("list_skills", "{not json", "arguments are not valid JSON"),
+        ("run_script", "{}", "Unknown tool 'run_script'. Available: list_skills, get_skill"),
+    ],
+)
+def test_bad_calls_become_error_results(tmp_path: Path, name, arguments, message) -> None:
+    result = tools_over(registry(write_skill(tmp_path, "calc"))).run(name, arguments)
+    assert result.is_error and result.error_code == "INVALID_ARGUMENT"
+    assert message in result.content
+    if name == "read_file_in_skill":
+        assert result.content.startswith("ERROR: ")
+    else:
+        assert "error" in json.loads(result.content)
+
+
+def test_max_bytes_can_only_lower_the_limit(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path, "calc", files={"big.txt": "x" * 100})
+    tools = tools_over(registry(skill), res=50)
+    whole = tools.read_file_in_skill("calc", "big.txt")
+    assert whole.truncated and whole.content.startswith("x" * 50 + "\n\n[truncated: 'big.txt'")
+    assert "only the first 50" in whole.content
+    higher = tools.read_file_in_skill("calc", "big.txt", max_bytes=80)
+    assert "only the first 50" in higher.content  # not 80: the model cannot raise it
+    lower = tools_over(registry(skill)).run(
+        "read_file_in_skill", '{"skill_name": "calc", "file_path": "big.txt", "max_bytes": 10}'
+    )
+    assert lower.content.startswith("x" * 10 + "\n\n[truncated") and lower.size == 100
+
+
+def test_get_skill_over_the_limit_is_cut_and_says_so(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path, "calc", "word " * 200)
+    result = tools_over(registry(skill), md=300).get_skill("calc")
+    content = json.loads(result.content)
+    assert content["truncated"] is True and result.truncated
+    assert content["documentation"].startswith("word word")
+    assert "[truncated: 'SKILL.md'" in content["documentation"]
+    assert content["frontmatter"]["name"] == "calc"
+
+
+def test_binary_and_odd_frontmatter_values(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path, "calc", files={"logo.png": ""})
+    (skill.root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (skill.root / ".hidden").write_text("secret")
+    (skill.root / "SKILL.md").write_text(
+        "---\nname: calc\ndescription: d\nreleased: 2024-05-01\n---\nBody\n"
+    )
+    tools = tools_over(registry(skill))
+    binary = tools.read_file_in_skill("calc", "logo.png")
+    assert binary.error_code == "UNSUPPORTED_FILE"
+    assert binary.content == "ERROR: Cannot read file 'logo.png': binary files are not supported"
+    content = json.loads(tools.get_skill("calc").content)
+    assert content["frontmatter"]["released"] == "2024-05-01"
+    assert content["documentation"] == "Body\n"
+    assert content["files"] == ["SKILL.md", "logo.png"]  # hidden files are not listed
+
+
+def test_already_in_context_until_it_leaves(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path, "calc", files={"ref.md": "reference"})
+    ledger = ContextLedger()
+    tools = SkillTools(registry(skill), ledger, max_skill_md_bytes=1000, max_resource_bytes=1000)
+    first = tools.read_file_in_skill("calc", "ref.md")
+    assert first.content == "reference" and first.context_key is not None
+    ledger.add("call_1", first.context_key)
+    again = tools.read_file_in_skill("calc", "./ref.md")  # same file, other spelling
+    assert again.error_code == "ALREADY_IN_CONTEXT" and again.content.startswith("ERROR: ")
+    assert "already in context above" in again.content and "call_1" in again.content
+    # A different slice is different content.
+    assert tools.read_file_in_skill("calc", "ref.md", max_bytes=3).error_code is None
+    # Changed on disk: different content, served.
+    (skill.root / "ref.md").write_text("reference v2")
+    assert tools.read_file_in_skill("calc", "ref.md").content == "reference v2"
+    (skill.root / "ref.md").write_text("reference")
+    ledger.forget("call_1")
+    assert tools.read_file_in_skill("calc", "ref.md").content == "reference"
+
+
+def test_get_skill_twice_is_already_in_context(tmp_path: Path) -> None:
+    ledger = ContextLedger()
+    tools = SkillTools(
+        registry(write_skill(tmp_path, "calc")),
+        ledger,
+        max_skill_md_bytes=1000,
+        max_resource_bytes=1000,
+    )
+    first = tools.get_skill("calc")
+    assert first.activated == "calc" and first.context_key is not None
+    ledger.add("c1", first.context_key)
+    second = tools.get_skill("calc")
+    assert json.loads(second.content)["error_code"] == "ALREADY_IN_CONTEXT"
+    assert second.activated is None
+
+
+def test_schemas_are_valid_for_every_provider() -> None:
+    assert [s["function"]["name"] for s in SCHEMAS] == list(TOOL_NAMES)
+    for schema in SCHEMAS:
+        function = schema["function"]
+        assert schema["type"] == "function"
+        assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", function["name"])
+        params = function["parameters"]
+        assert params["type"] == "object"
+        assert set(params["required"]) <= set(params["properties"])
+        assert function["description"]
+    read = SCHEMAS[2]["function"]["parameters"]
+    assert read["required"] == ["skill_name", "file_path"]
+    assert read["properties"]["max_bytes"]["type"] == "integer"
