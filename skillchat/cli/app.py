@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from skillchat import __version__
-from skillchat.cli import chats_cmd, config_cmd, skills_cmd
+from skillchat.cli import ask_cmd, chats_cmd, config_cmd, skills_cmd
 from skillchat.cli.common import ConfigOpt
 from skillchat.errors import SkillchatError
 
@@ -26,6 +26,7 @@ app = typer.Typer(
 )
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(config_cmd.app, name="config")
+app.command("ask")(ask_cmd.ask)
 app.add_typer(chats_cmd.app, name="chats")
 
 

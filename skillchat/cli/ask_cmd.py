@@ -1,0 +1,143 @@
+"""`skillchat ask PROMPT`: one question, the answer on stdout, then exit.
+
+Start-up time is the product here, so this module imports only Typer and the
+shared options; the engine, Rich and the SDK of the chosen backend are imported
+inside `ask`, once the command line is known to be valid. Errors are raised as
+`SkillchatError`s and turned into one line and an exit code by cli/app.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, load, skill_dirs_override
+from skillchat.errors import UsageError
+
+if TYPE_CHECKING:
+    from skillchat.config import Settings
+    from skillchat.engine.events import Usage
+    from skillchat.engine.loop import TurnResult
+    from skillchat.skills.registry import Registry
+
+PromptArg = Annotated[
+    str | None,
+    typer.Argument(help="The question; '-' (or nothing, with a pipe) reads it from stdin."),
+]
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name.")]
+ApiBaseOpt = Annotated[
+    str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")
+]
+BackendOpt = Annotated[
+    str | None, typer.Option("--backend", help="auto, openai or litellm.", show_default=False)
+]
+NoToolsOpt = Annotated[
+    bool, typer.Option("--no-tools", help="Send no tools; /skill puts the skill in the prompt.")
+]
+
+
+def read_prompt(prompt: str | None) -> str:
+    """The prompt from the argument, or from stdin for '-' or a piped stdin."""
+    if prompt == "-" or (prompt is None and not sys.stdin.isatty()):
+        prompt = sys.stdin.read()
+    elif prompt is None:
+        raise UsageError("no prompt: skillchat ask 'QUESTION' (or pipe it on stdin)")
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    return prompt
+
+
+def load_registry(settings: Settings) -> Registry:
+    """The skills of the configured directories; none when skills are disabled."""
+    from skillchat.skills.registry import Registry, discover
+
+    if not settings.skills_enabled:
+        return Registry(skills={})
+    return discover(settings.resolved_skill_dirs(), max_skills=settings.max_skills)
+
+
+def usage_line(usage: Usage | None) -> str | None:
+    """`tokens: 1,234 in + 56 out = 1,290 · $0.0012` (cost only when known)."""
+    if usage is None:
+        return None
+    line = (
+        f"tokens: {usage.prompt_tokens:,} in + {usage.completion_tokens:,} out "
+        f"= {usage.total_tokens:,}"
+    )
+    return line + (f" · ${usage.cost:.4f}" if usage.cost is not None else "")
+
+
+def json_report(result: TurnResult, model: str) -> dict[str, Any]:
+    """The `--json` object: answer, every tool call with its result, usage, model."""
+    import json
+    from dataclasses import asdict
+
+    calls = []
+    for record in result.tool_calls:
+        try:
+            arguments: Any = json.loads(record.arguments)
+        except ValueError:
+            arguments = record.arguments  # invalid JSON from the model: as it was sent
+        calls.append(
+            {
+                "name": record.name,
+                "arguments": arguments,
+                "result": record.result.content,
+                "is_error": record.result.is_error,
+            }
+        )
+    usage = asdict(result.usage) if result.usage is not None else None
+    return {"answer": result.answer, "tool_calls": calls, "usage": usage, "model": model}
+
+
+def ask(
+    ctx: typer.Context,
+    prompt: PromptArg = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    backend: BackendOpt = None,
+    no_tools: NoToolsOpt = False,
+    skills_dir: SkillsDirOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Ask one question; the answer goes to stdout, tool cards and usage to stderr."""
+    text = read_prompt(prompt)
+    settings = load(
+        ctx,
+        config,
+        model=model,
+        api_base=api_base,
+        backend=backend,
+        tools=False if no_tools else None,
+        skill_dirs=skill_dirs_override(skills_dir),
+    )
+    from skillchat.engine.backends.select import make_backend
+    from skillchat.engine.loop import Chat
+    from skillchat.ui import views
+    from skillchat.ui.console import err, stdout_is_terminal
+
+    registry = load_registry(settings)
+    model_backend = make_backend(settings)
+    if json_out:
+        view: views.CardsView = views.CardsView()
+    elif stdout_is_terminal():
+        view = views.TerminalView()
+    else:
+        view = views.PipeView()
+    try:
+        result = Chat(settings, registry, model_backend, view).send(text)
+    except KeyboardInterrupt:  # what was shown stays shown (the view flushed it)
+        err().print("interrupted", style="yellow", markup=False, highlight=False)
+        raise typer.Exit(130) from None
+    if json_out:
+        import json
+
+        sys.stdout.write(json.dumps(json_report(result, settings.model), ensure_ascii=False))
+        sys.stdout.write("\n")
+        return
+    line = usage_line(result.usage)
+    if line:
+        err().print(line, style="dim", markup=False, highlight=False)

@@ -1,0 +1,223 @@
+"""`skillchat ask` as a user runs it: a subprocess against the scripted server.
+
+Checks what reaches stdout (only the answer, or one JSON object), stderr (cards,
+usage, one-line errors, never a traceback) and the exit code, for each fault.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from chat_helpers import sent, system_text, tool_messages
+from openai_server import ScriptedServer, call, error, reply
+
+REPO = Path(__file__).resolve().parents[1]
+SKILLS = REPO / "skills"
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as s:
+        yield s
+
+
+def ask(
+    server: ScriptedServer | None,
+    *args: str,
+    stdin: str | None = None,
+    config: str | None = None,
+    tmp: Path | None = None,
+    model: str = "openai/test-model",
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "skillchat", "ask", "--model", model]
+    if server is not None:
+        argv += ["--api-base", server.base_url]
+    if config is not None:
+        assert tmp is not None
+        (tmp / "config.toml").write_text(config)
+        argv += ["--config", str(tmp / "config.toml")]
+    argv += ["--skills-dir", str(SKILLS), *args]
+    return subprocess.run(
+        argv,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("skillchat: error:")]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_pipe_gets_only_the_answer(server: ScriptedServer) -> None:
+    server.script(
+        reply("Let me load the skill.", calls=[call("get_skill", {"skill_name": "calculator"})]),
+        reply("**39.1**"),
+    )
+    done = ask(server, "what is 17% of 230?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "**39.1**\n"
+    assert "Let me load the skill." in done.stderr  # narration: stderr, with the cards
+    assert "get_skill" in done.stderr and 'skill_name="calculator"' in done.stderr
+    assert "tokens: 20 in + 10 out = 30" in done.stderr
+    body = server.completions[0].body
+    assert [t["function"]["name"] for t in body["tools"]] == [
+        "list_skills",
+        "get_skill",
+        "read_file_in_skill",
+    ]
+    assert '"name": "calculator"' in (system_text(server, 0) or "")
+
+
+def test_json_output_shape(server: ScriptedServer) -> None:
+    server.script(
+        reply(
+            calls=[call("read_file_in_skill", {"skill_name": "calculator", "file_path": "../x"})]
+        ),
+        reply("done"),
+    )
+    done = ask(server, "--json", "/calculator 2+2")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert set(report) == {"answer", "tool_calls", "usage", "model"}
+    assert report["answer"] == "done" and report["model"] == "openai/test-model"
+    invoked, traversal = report["tool_calls"]
+    assert invoked["name"] == "get_skill" and invoked["arguments"] == {"skill_name": "calculator"}
+    assert invoked["is_error"] is False
+    assert "2+2" in json.loads(invoked["result"])["documentation"]
+    assert traversal == {
+        "name": "read_file_in_skill",
+        "arguments": {"skill_name": "calculator", "file_path": "../x"},
+        "result": "ERROR: Path traversal detected: cannot access files outside skill folder",
+        "is_error": True,
+    }
+    assert report["usage"] == {
+        "prompt_tokens": 20,
+        "completion_tokens": 10,
+        "total_tokens": 30,
+        "cost": None,
+    }
+    assert sent(server, 0)[1] == {"role": "user", "content": "2+2"}
+
+
+def test_prompt_from_stdin(server: ScriptedServer) -> None:
+    server.script(reply("from dash"), reply("from pipe"))
+    assert ask(server, "-", stdin="question one\n").stdout == "from dash\n"
+    assert sent(server)[-1] == {"role": "user", "content": "question one\n"}
+    assert ask(server, stdin="question two").stdout == "from pipe\n"
+    assert sent(server)[-1]["content"] == "question two"
+
+
+def test_empty_prompt_is_a_usage_error(server: ScriptedServer) -> None:
+    done = ask(server, "-", stdin="  \n")
+    assert done.returncode == 2 and "the prompt is empty" in done.stderr
+    assert not server.completions
+
+
+def test_no_tools_and_disabled_skills(server: ScriptedServer, tmp_path: Path) -> None:
+    server.script(reply("a"), reply("b"))
+    assert ask(server, "--no-tools", "/calculator 1+1").returncode == 0
+    first = server.completions[0].body
+    assert "tools" not in first and "The question to answer: 1+1" in first["messages"][0]["content"]
+    done = ask(server, "/calculator 1+1", config="[skills]\nenabled = false\n", tmp=tmp_path)
+    assert done.returncode == 0, done.stderr
+    second = server.completions[1].body
+    assert "tools" not in second
+    assert second["messages"] == [{"role": "user", "content": "/calculator 1+1"}]
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+FAULTS = {
+    "401": ([error(401)], "authentication failed (401)"),
+    "404-model": ([error(404)], "model 'openai/test-model' not found (404)"),
+    "429": ([error(429, retry_after="0"), error(429, retry_after="0")], "rate limited (429)"),
+    "500": ([error(500), error(500)], "server error (500)"),
+    "timeout": ([reply("late", delay=3)] * 2, "timed out after 0.5s"),
+    "stream-cut": ([reply("a long reply " * 10, chunks=8, cut_after=4)], "cut off mid-reply"),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_provider_faults_end_in_one_line(server: ScriptedServer, tmp_path: Path, fault: str):
+    moves, expected = FAULTS[fault]
+    server.script(*moves)
+    config = "max_retries = 1\ntimeout = 0.5\n"
+    done = ask(server, "hi", config=config, tmp=tmp_path)
+    assert expected in one_line_error(done)
+    if fault in ("429", "500", "timeout"):
+        assert len(server.completions) == 2  # retried once, then gave up
+        assert "gave up after 1 retry" in done.stderr
+        assert "retrying in" in done.stderr
+
+
+def test_refused_connection_and_missing_key() -> None:
+    port = _closed_port()
+    done = subprocess.run(
+        [sys.executable, "-m", "skillchat", "ask", "--model", "openai/test-model",
+         "--api-base", f"http://127.0.0.1:{port}/v1", "hi"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert "connection refused" in one_line_error(done)
+    done = ask(None, "hi", model="gpt-4.1-mini")
+    assert "OPENAI_API_KEY is not set" in one_line_error(done)
+
+
+def test_tool_round_limit_exits_1(server: ScriptedServer, tmp_path: Path) -> None:
+    server.script(*[reply(calls=[call("list_skills")])] * 3)
+    done = ask(server, "go", config="max_tool_rounds = 2\n", tmp=tmp_path)
+    assert "after 2 tool rounds" in one_line_error(done)
+    assert len(tool_messages(server)) == 2
+
+
+def test_ctrl_c_keeps_what_was_shown_and_exits_130(server: ScriptedServer) -> None:
+    server.script(reply("word " * 40, chunks=40, chunk_delay=0.1))
+    argv = [sys.executable, "-m", "skillchat", "ask", "--model", "openai/test-model",
+            "--api-base", server.base_url, "--skills-dir", str(SKILLS), "count"]  # fmt: skip
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 30
+    while not server.completions and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.8)  # some of the reply has arrived
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    assert out.startswith("word word") and out.count("word") < 40
+
+
+@pytest.mark.parametrize("scenario", ["answer", "401"])
+def test_litellm_backend_from_the_command_line(server: ScriptedServer, scenario: str) -> None:
+    if scenario == "answer":
+        server.script(reply(calls=[call("get_skill", {"skill_name": "calculator"})]), reply("42"))
+        done = ask(server, "--backend", "litellm", "/calculator 6*7")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "42\n"
+        assert sent(server, 0)[1] == {"role": "user", "content": "6*7"}
+        assert json.loads(tool_messages(server)[-1]["content"])["error_code"] == (
+            "ALREADY_IN_CONTEXT"
+        )
+    else:
+        server.script(error(401))
+        done = ask(server, "--backend", "litellm", "hi")
+        assert "authentication failed (401)" in one_line_error(done)
