@@ -7,6 +7,7 @@ usage, one-line errors, never a traceback) and the exit code, for each fault.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -221,3 +222,40 @@ def test_litellm_backend_from_the_command_line(server: ScriptedServer, scenario:
         server.script(error(401))
         done = ask(server, "--backend", "litellm", "hi")
         assert "authentication failed (401)" in one_line_error(done)
+
+
+def test_terminal_renders_markdown_as_it_streams(server: ScriptedServer) -> None:
+    pexpect = pytest.importorskip("pexpect")
+    text = "# Result\n\nThe answer is **39.1**.\n\n```\ncode = 1\n```\n\n- one\n- two\n"
+    server.script(reply(text, chunks=10, chunk_delay=0.02))
+    argv = ["-m", "skillchat", "ask", "--model", "openai/test-model", "--api-base",
+            server.base_url, "--skills-dir", str(SKILLS), "hi"]  # fmt: skip
+    child = pexpect.spawn(sys.executable, argv, encoding="utf-8", timeout=30, dimensions=(40, 80))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before)
+    assert "The answer is 39.1." in screen  # bold rendered, not raw asterisks
+    assert "**" not in screen and "```" not in screen
+    assert "• one" in screen and "code = 1" in screen
+
+
+PROBE = """
+import sys
+from skillchat.cli.app import run
+code = run(sys.argv[1:])
+heavy = sorted(m for m in sys.modules if m.split('.')[0] == 'litellm' or m == 'rich.markdown')
+print(code, heavy, file=sys.stderr)
+"""
+
+
+def test_openai_path_imports_no_litellm_and_no_markdown_on_a_pipe(server: ScriptedServer) -> None:
+    server.script(reply("ok"))
+    argv = ["ask", "--model", "openai/test-model", "--api-base", server.base_url,
+            "--skills-dir", str(SKILLS), "hi"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.stdout == "ok\n"
+    assert done.stderr.strip().splitlines()[-1] == "0 []"

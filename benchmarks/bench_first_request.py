@@ -1,0 +1,118 @@
+"""Time from process start to the first request reaching the model server.
+
+Run: `python benchmarks/bench_first_request.py [--runs N] [--llm PATH]`. Not part of
+pytest: timings depend on the machine. Three commands ask the same question of the
+same local server (tests/openai_server.py, in this process, so the request's arrival
+and the process start are read from one monotonic clock):
+
+- `skillchat ask` on the openai backend (the bundled skills dir, so discovery counts);
+- `llm` (PyPI `llm`), pointed at the server through `extra-openai-models.yaml` in a
+  temporary LLM_USER_PATH;
+- `skillchat ask --backend litellm`.
+
+Runs are interleaved (one of each, then again) so drift in machine load hits all
+three alike; medians and ratios are printed. Targets: skillchat below llm, and at
+least 4x faster than the litellm backend. `llm` pins an openai SDK other than
+skillchat's, so install it in a venv of its own (`python -m venv /tmp/llm-venv &&
+/tmp/llm-venv/bin/pip install llm`) and pass `--llm /tmp/llm-venv/bin/llm`; without
+it, llm is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from openai_server import ScriptedServer, reply  # noqa: E402
+
+SKILLCHAT = Path(sys.executable).parent / "skillchat"
+
+
+def commands(base_url: str, llm: str | None) -> dict[str, list[str]]:
+    ask = [str(SKILLCHAT), "ask", "--api-base", base_url, "--skills-dir", str(REPO / "skills")]
+    found = {
+        "skillchat (openai)": [*ask, "--model", "openai/test-model", "hi"],
+        "llm": [llm, "-m", "bench", "hi"] if llm else [],
+        "skillchat (litellm)": [*ask, "--backend", "litellm", "--model", "openai/test-model", "hi"],
+    }
+    return {name: argv for name, argv in found.items() if argv}
+
+
+def environment(home: Path, base_url: str) -> dict[str, str]:
+    """A private home (no user config), and an llm model for the local server."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SKILLCHAT_"))}
+    for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share")):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+        env[var] = str(home / sub)
+    env["HOME"] = str(home)
+    env["LLM_USER_PATH"] = str(home / "llm")
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    (home / "llm").mkdir()
+    (home / "llm" / "extra-openai-models.yaml").write_text(
+        f'- model_id: bench\n  model_name: test-model\n  api_base: "{base_url}"\n'
+    )
+    return env
+
+
+def time_one(server: ScriptedServer, argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Seconds from spawning `argv` to its first chat-completions request."""
+    before = len(server.completions)
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode != 0 or len(server.completions) <= before:
+        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err.decode()[-500:]}")
+    return server.completions[before].at - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--llm", default=shutil.which("llm"), help="path of the llm CLI")
+    args = parser.parse_args()
+    with (
+        ScriptedServer([reply("Hello!")], loop=True) as server,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        home = Path(tmp)
+        env = environment(home, server.base_url)
+        cmds = commands(server.base_url, args.llm)
+        for argv in cmds.values():  # warm the page cache and the .pyc files
+            time_one(server, argv, env, home)
+        times: dict[str, list[float]] = {name: [] for name in cmds}
+        for _ in range(args.runs):
+            for name, argv in cmds.items():
+                times[name].append(time_one(server, argv, env, home))
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    ours = medians["skillchat (openai)"]
+    print(
+        f"time to first request, median of {args.runs} interleaved runs (python {sys.version.split()[0]})"
+    )
+    for name, median in medians.items():
+        spread = f"min {min(times[name]) * 1000:.0f} / max {max(times[name]) * 1000:.0f} ms"
+        ratio = "" if median == ours else f"  ({median / ours:.1f}x skillchat's)"
+        print(f"  {name:22} {median * 1000:7.0f} ms   {spread}{ratio}")
+    litellm = medians["skillchat (litellm)"] / ours
+    print(
+        f"target: litellm backend >= 4x slower -> {litellm:.1f}x: {'met' if litellm >= 4 else 'MISSED'}"
+    )
+    if "llm" in medians:
+        below = ours < medians["llm"]
+        print(f"target: below llm -> {'met' if below else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()
