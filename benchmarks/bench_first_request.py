@@ -98,17 +98,15 @@ def main() -> None:
                 times[name].append(time_one(server, argv, env, home))
     medians = {name: statistics.median(values) for name, values in times.items()}
     ours = medians["skillchat (openai)"]
-    print(
-        f"time to first request, median of {args.runs} interleaved runs (python {sys.version.split()[0]})"
-    )
+    python = sys.version.split()[0]
+    print(f"time to first request, median of {args.runs} interleaved runs (python {python})")
     for name, median in medians.items():
         spread = f"min {min(times[name]) * 1000:.0f} / max {max(times[name]) * 1000:.0f} ms"
         ratio = "" if median == ours else f"  ({median / ours:.1f}x skillchat's)"
         print(f"  {name:22} {median * 1000:7.0f} ms   {spread}{ratio}")
     litellm = medians["skillchat (litellm)"] / ours
-    print(
-        f"target: litellm backend >= 4x slower -> {litellm:.1f}x: {'met' if litellm >= 4 else 'MISSED'}"
-    )
+    verdict = "met" if litellm >= 4 else "MISSED"
+    print(f"target: litellm backend >= 4x slower -> {litellm:.1f}x: {verdict}")
     if "llm" in medians:
         below = ours < medians["llm"]
         print(f"target: below llm -> {'met' if below else 'MISSED'}")

@@ -170,14 +170,11 @@ def test_provider_faults_end_in_one_line(server: ScriptedServer, tmp_path: Path,
         assert "retrying in" in done.stderr
 
 
-def test_refused_connection_and_missing_key() -> None:
-    port = _closed_port()
-    done = subprocess.run(
-        [sys.executable, "-m", "skillchat", "ask", "--model", "openai/test-model",
-         "--api-base", f"http://127.0.0.1:{port}/v1", "hi"],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert "connection refused" in one_line_error(done)
+def test_refused_connection_and_missing_key(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    done = ask(None, "--api-base", url, "hi", config="max_retries = 1\n", tmp=tmp_path)
+    line = one_line_error(done)
+    assert "connection refused" in line and "gave up after 1 retry" in line
     done = ask(None, "hi", model="gpt-4.1-mini")
     assert "OPENAI_API_KEY is not set" in one_line_error(done)
 

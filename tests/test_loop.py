@@ -308,3 +308,10 @@ def test_ctrl_c_keeps_what_was_shown_and_the_chat_usable(server, skills) -> None
     view.events.clear()
     assert chat.send("go on").answer == "ok"
     assert sent(server)[-2]["content"].endswith(INTERRUPTED_MARK)
+
+
+def test_a_reply_cut_at_the_output_limit_is_flagged(server, skills) -> None:
+    server.script(reply("half an answ", finish_reason="length"))
+    view = RecordingView()
+    assert make_chat(server, skills, view).send("x").answer == "half an answ"
+    assert view.of("notice") == ["the reply was cut at the model's output limit (max tokens)"]

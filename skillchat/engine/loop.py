@@ -185,6 +185,8 @@ class Chat:
             reply = self._request(system, tools)
             result.requests += 1
             result.usage = add_usage(result.usage, reply.usage)
+            if reply.finish_reason == "length":
+                self.view.notice("the reply was cut at the model's output limit (max tokens)")
             if not reply.tool_calls:
                 self.messages.append(assistant_message(reply.text, []))
                 result.answer = reply.text

@@ -197,23 +197,21 @@ class SkillTools:
             return _error(LIST_SKILLS, "NOT_FOUND", f"Skills folder not found at path: {where}")
         return ToolResult(_json({"skills": names}), preview=", ".join(names) or "(no skills)")
 
-    def _lookup(self, tool: str, skill_name: str) -> Skill:
+    def _lookup(self, skill_name: str) -> Skill:
+        """The named skill, or a SkillAccessError with the seeds' message."""
         if "/" in skill_name or "\\" in skill_name or ".." in skill_name:
-            raise _Refused(_error(tool, "INVALID_ARGUMENT", _invalid_name_message(skill_name)))
+            raise SkillAccessError("INVALID_ARGUMENT", _invalid_name_message(skill_name))
         skill = self.registry.get(skill_name)
         if skill is None:
-            raise _Refused(
-                _error(tool, "NOT_FOUND", f"Skill '{skill_name}' not found in skills folder")
-            )
+            raise SkillAccessError("NOT_FOUND", f"Skill '{skill_name}' not found in skills folder")
         return skill
 
-    def _load(self, skill_name: str, arguments: str | None) -> tuple[Skill, FileText, dict, str]:
+    def _load(
+        self, skill_name: str, arguments: str | None
+    ) -> tuple[Skill, FileText, dict[str, Any], str]:
         """(skill, SKILL.md as read, frontmatter, body with $ARGUMENTS and any cut notice)."""
-        skill = self._lookup(GET_SKILL, skill_name)
-        try:
-            md = read_skill_md(skill, limit=self.max_skill_md_bytes)
-        except SkillAccessError as exc:
-            raise _Refused(_error(GET_SKILL, exc.code, exc.message)) from None
+        skill = self._lookup(skill_name)
+        md = read_skill_md(skill, limit=self.max_skill_md_bytes)
         try:
             frontmatter, body = split_skill_md(md.text)
         except FrontmatterError:  # edited since discovery, or cut inside the frontmatter
@@ -226,21 +224,16 @@ class SkillTools:
 
     def skill_body(self, skill_name: str, arguments: str | None = None) -> str:
         """The SKILL.md body alone, for the system prompt when tools are off (seed 001
-        §6.3). Raises SkillAccessError with the get_skill error message."""
-        try:
-            return self._load(skill_name, arguments)[3]
-        except _Refused as refused:
-            raise SkillAccessError(
-                refused.result.error_code or "", refused.result.preview
-            ) from None
+        §6.3). Raises SkillAccessError with get_skill's message."""
+        return self._load(skill_name, arguments)[3]
 
     def get_skill(self, skill_name: str, arguments: str | None = None) -> ToolResult:
         """Seed 003 / seed 001's activate. `arguments` replaces `$ARGUMENTS` in the body
         (explicit `/name rest` invocation)."""
         try:
             skill, md, frontmatter, body = self._load(skill_name, arguments)
-        except _Refused as refused:
-            return refused.result
+        except SkillAccessError as exc:
+            return _error(GET_SKILL, exc.code, exc.message)
         key = ContentKey(skill.name, md.path, md.sha256)
         if (holder := self.ledger.holder(key)) is not None:
             return _already(GET_SKILL, f"Skill '{skill.name}'", holder)
@@ -266,16 +259,10 @@ class SkillTools:
         self, skill_name: str, file_path: str, max_bytes: int | None = None
     ) -> ToolResult:
         """Seed 000 / seed 001's readResource. `max_bytes` can only lower the limit."""
-        limit = (
-            self.max_resource_bytes
-            if max_bytes is None
-            else min(max_bytes, self.max_resource_bytes)
-        )
+        limit = min(max_bytes or self.max_resource_bytes, self.max_resource_bytes)
         try:
-            skill = self._lookup(READ_FILE, skill_name)
+            skill = self._lookup(skill_name)
             file = read_skill_file(skill, file_path, limit=limit)
-        except _Refused as refused:
-            return refused.result
         except SkillAccessError as exc:
             return _error(READ_FILE, exc.code, exc.message)
         text = file.with_notice()
@@ -285,14 +272,6 @@ class SkillTools:
         return ToolResult(
             text, preview=text, size=file.size, truncated=file.truncated, context_key=key
         )
-
-
-class _Refused(Exception):
-    """Carries a ready error result out of a lookup."""
-
-    def __init__(self, result: ToolResult) -> None:
-        super().__init__(result.content)
-        self.result = result
 
 
 def _error(tool: str, code: str, message: str) -> ToolResult:
