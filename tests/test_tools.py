@@ -301,3 +301,27 @@ def test_schemas_are_valid_for_every_provider() -> None:
     read = SCHEMAS[2]["function"]["parameters"]
     assert read["required"] == ["skill_name", "file_path"]
     assert read["properties"]["max_bytes"]["type"] == "integer"
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "real-skills"
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared/real-skills is not beside the repo")
+def test_every_real_skill_is_served_and_every_listed_file_read_or_refused() -> None:
+    from skillchat.skills.registry import discover
+
+    dirs = sorted(p for p in CORPUS.iterdir() if p.is_dir())
+    reg = discover(dirs, max_skills=1000)
+    assert len(reg.skills) > 150
+    tools = tools_over(reg)
+    codes: set[str | None] = set()
+    for name, skill in reg.skills.items():
+        content = json.loads(tools.get_skill(name).content)
+        assert content["skill_name"] == name, content
+        assert not content["documentation"].startswith("---")
+        assert content["frontmatter"]["description"].strip() == skill.description.strip()
+        for path in content["files"]:
+            result = tools.read_file_in_skill(name, path)
+            codes.add(result.error_code)
+            assert result.error_code in (None, "UNSUPPORTED_FILE"), (name, path, result.content)
+    assert None in codes
