@@ -34,7 +34,8 @@ BackendOpt = Annotated[
     str | None, typer.Option("--backend", help="auto, openai or litellm.", show_default=False)
 ]
 NoToolsOpt = Annotated[
-    bool, typer.Option("--no-tools", help="Send no tools; /skill puts the skill in the prompt.")
+    bool,
+    typer.Option("--no-tools", help="Send no tools; a /name skill goes into the system prompt."),
 ]
 
 
