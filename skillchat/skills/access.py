@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,11 +41,18 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXE
 
 @dataclass(frozen=True)
 class Container:
-    """A folder files may be read from, and how to name it in error messages."""
+    """A folder files may be read from, and how to name it in error messages.
+
+    `allow`, when set, is the container's own policy on top of the path rules (the
+    workspace refuses hidden and git-ignored files): it gets the relative path as
+    asked for and, after symlinks are resolved, the real one, and raises
+    `SkillAccessError` to refuse. Both, so a link cannot launder a refused path.
+    """
 
     root: Path
     label: str  # "skill 'pdf'" / "workspace"
     boundary: str  # "skill folder" / "workspace"
+    allow: Callable[[str], None] | None = None
 
     @classmethod
     def for_skill(cls, skill: Skill) -> Container:
@@ -103,7 +111,8 @@ def normalise_relative_path(rel: object, container: Container) -> str:
     return "/".join(clean)
 
 
-def _inside(real: str, root_real: str) -> bool:
+def is_inside(real: str, root_real: str) -> bool:
+    """Whether the real path `real` lies strictly below the real path `root_real`."""
     return real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
@@ -165,9 +174,13 @@ def read_contained(container: Container, rel: object, *, limit: int) -> FileText
     clean = normalise_relative_path(rel, container)
     limit = max(0, min(limit, HARD_CAP_BYTES))
     root_real = os.path.realpath(container.root)
+    if container.allow is not None:
+        container.allow(clean)
     real = os.path.realpath(os.path.join(root_real, *clean.split("/")))
-    if not _inside(real, root_real):
+    if not is_inside(real, root_real):
         raise traversal_error(container)
+    if container.allow is not None:
+        container.allow(os.path.relpath(real, root_real).replace(os.sep, "/"))
     try:
         before = os.stat(real)
     except OSError as exc:
@@ -237,7 +250,7 @@ def list_skill_files(skill: Skill, *, max_files: int = MAX_LISTED_FILES) -> list
                 continue
             full = os.path.join(dirpath, name)
             real = os.path.realpath(full)
-            if not _inside(real, root_real) or not os.path.isfile(real):
+            if not is_inside(real, root_real) or not os.path.isfile(real):
                 continue
             found.append(os.path.relpath(full, root_real).replace(os.sep, "/"))
             if len(found) >= max_files:
