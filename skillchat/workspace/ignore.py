@@ -133,9 +133,7 @@ def parse_rule(line: str) -> Rule | None:
     if not line or line.startswith("#"):
         return None
     negated = line.startswith("!")
-    if negated:
-        line = line[1:]
-    elif line.startswith(("\\#", "\\!")):
+    if negated or line.startswith(("\\#", "\\!")):  # '!' or the escape goes
         line = line[1:]
     dir_only = line.endswith("/")
     line = line.rstrip("/")
