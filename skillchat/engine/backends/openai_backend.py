@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import openai
+from openai.types.chat import ChatCompletionChunk
 
 from skillchat.config import Settings
 from skillchat.engine.events import Delta, ToolCallFragment, Usage
@@ -225,14 +226,25 @@ class OpenAIBackend:
         raises httpx's errors (not its own) when the connection drops mid-body;
         both are reported as a cut reply unless the finish chunk already arrived.
         """
-        extra = {"tools": tools} if tools else {}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            body["tools"] = tools
         try:
-            chunks = self._client.chat.completions.create(
-                model=self.model,
-                messages=messages,  # type: ignore[arg-type]
+            # The client's documented generic `post`, not `chat.completions.create`:
+            # the same request and stream types, without importing `openai.resources`
+            # (~0.25 s at startup) or deep-copying the request through the SDK's
+            # TypedDict transforms on every round.
+            chunks = self._client.post(
+                "/chat/completions",
+                body=body,
+                cast_to=ChatCompletionChunk,
                 stream=True,
-                stream_options={"include_usage": True},
-                **extra,  # type: ignore[arg-type]
+                stream_cls=openai.Stream[ChatCompletionChunk],
             )
         except openai.OpenAIError as exc:
             raise self._error(exc, mid_stream=False) from exc
