@@ -14,12 +14,15 @@
    order), send the results back and go to 2, at most `max_tool_rounds` times.
 
 The `View` decides what the user sees (terminal, pipe, JSON); the loop only reports.
+Every message, once complete, is added with `_keep`, which hands it to the `Recorder`
+too (chats/recorder.py saves it), so a crash loses at most the reply in flight.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -91,6 +94,16 @@ class QuietView:
         pass
 
 
+class Recorder(Protocol):
+    """Where complete messages go as they join the transcript (a saved chat)."""
+
+    def message(
+        self, message: dict[str, Any], *, interrupted: bool = False, usage: Usage | None = None
+    ) -> None:
+        """`message` is complete; `interrupted` marks a reply cut by Ctrl-C, `usage`
+        is an assistant message's own request."""
+
+
 class ToolRoundLimit(SkillchatError):
     """The model kept calling tools past `max_tool_rounds` (exit 1)."""
 
@@ -141,26 +154,45 @@ class Chat:
     """One conversation: the transcript, the activated skills, the loop."""
 
     def __init__(
-        self, settings: Settings, registry: Registry, backend: Backend, view: View | None = None
+        self,
+        settings: Settings,
+        registry: Registry,
+        backend: Backend,
+        view: View | None = None,
+        *,
+        recorder: Recorder | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
         self.backend = backend
         self.view: View = view or QuietView()
+        self.recorder = recorder
         self.messages: list[dict[str, Any]] = []
         self.activated: list[str] = []
         self.ledger = ContextLedger()
+        self.use_registry(registry)
+
+    def use_registry(self, registry: Registry) -> None:
+        """Serve `registry`'s skills from the next message on (`/reload`); the
+        transcript and what the ledger knows is in context stay."""
+        self.registry = registry
         self.tools = SkillTools(
             registry,
             self.ledger,
-            max_skill_md_bytes=settings.max_skill_md_bytes,
-            max_resource_bytes=settings.max_resource_bytes,
+            max_skill_md_bytes=self.settings.max_skill_md_bytes,
+            max_resource_bytes=self.settings.max_resource_bytes,
         )
         # No skills, no skill tools (DESIGN §4): a plain chat.
-        self.tools_enabled = settings.tools and bool(registry.skills)
-        self.catalog = build_catalog(registry, settings.catalog_max_chars)
+        self.tools_enabled = self.settings.tools and bool(registry.skills)
+        self.catalog = build_catalog(registry, self.settings.catalog_max_chars)
         if self.catalog is not None and (warning := self.catalog.warning()):
             self.view.notice(warning)
+
+    def restore(self, messages: list[dict[str, Any]], activated: Sequence[str]) -> None:
+        """Go on with a saved chat: its transcript and activated skills. The ledger
+        stays empty: stored get_skill results are stubs, their content is not here."""
+        self.messages = list(messages)
+        self.activated = list(activated)
 
     # ------------------------------------------------------------------ the loop
 
@@ -168,9 +200,7 @@ class Chat:
         """Answer one user message, running tool rounds until the model answers."""
         result = TurnResult(answer="")
         invocation = parse_invocation(text, self.registry.skills)
-        self.messages.append(
-            {"role": "user", "content": invocation.message if invocation else text}
-        )
+        self._keep({"role": "user", "content": invocation.message if invocation else text})
         injected = None
         if invocation and self.tools_enabled:
             result.tool_calls.append(self._activate(invocation))
@@ -188,12 +218,12 @@ class Chat:
             if reply.finish_reason == "length":
                 self.view.notice("the reply was cut at the model's output limit (max tokens)")
             if not reply.tool_calls:
-                self.messages.append(assistant_message(reply.text, []))
+                self._keep(assistant_message(reply.text, []), usage=reply.usage)
                 result.answer = reply.text
                 return result
             if round_no == limit:
                 if reply.text:
-                    self.messages.append(assistant_message(reply.text, []))
+                    self._keep(assistant_message(reply.text, []), usage=reply.usage)
                 raise ToolRoundLimit(
                     f"the model still wanted tools after {limit} tool rounds "
                     "(max_tool_rounds): raise it in the config, or ask a narrower question"
@@ -224,10 +254,19 @@ class Chat:
             how = "interrupted"
             shown = assembler.reply().text
             if shown:
-                self.messages.append(assistant_message(f"{shown}\n\n{INTERRUPTED_MARK}", []))
+                message = assistant_message(f"{shown}\n\n{INTERRUPTED_MARK}", [])
+                self._keep(message, interrupted=True)
             raise
         finally:
             self.view.end_text(how)
+
+    def _keep(
+        self, message: dict[str, Any], *, interrupted: bool = False, usage: Usage | None = None
+    ) -> None:
+        """Add a complete message to the transcript, and to the recorder."""
+        self.messages.append(message)
+        if self.recorder is not None:
+            self.recorder.message(message, interrupted=interrupted, usage=usage)
 
     def _on_retry(self, attempt: int, delay: float, error: ProviderError) -> None:
         of = self.settings.max_retries
@@ -249,11 +288,9 @@ class Chat:
             for call in reply.tool_calls:
                 self.ledger.forget(call.id)
             raise
-        self.messages.append(assistant_message(reply.text, reply.tool_calls))
+        self._keep(assistant_message(reply.text, reply.tool_calls), usage=reply.usage)
         for call, record in zip(reply.tool_calls, records, strict=True):
-            self.messages.append(
-                {"role": "tool", "tool_call_id": call.id, "content": record.result.content}
-            )
+            self._keep({"role": "tool", "tool_call_id": call.id, "content": record.result.content})
             self.view.tool(record)
         return records
 
@@ -271,8 +308,8 @@ class Chat:
         call = ToolCall(_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
         result = self.tools.get_skill(invocation.skill, arguments=invocation.rest)
         self._took(call.id, result)
-        self.messages.append(assistant_message("", [call]))
-        self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.content})
+        self._keep(assistant_message("", [call]))
+        self._keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
         record = ToolRecord(call.name, call.arguments, result, synthetic=True)
         self.view.tool(record)
         return record
