@@ -72,6 +72,7 @@ class Settings:
     max_resource_bytes: int = 2_000_000
     catalog_max_chars: int = 30_000
     storage_path: str | None = None
+    workspace: str | None = None
     config_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[str, ...] = ()
@@ -80,6 +81,12 @@ class Settings:
         """Skill directories as absolute paths: `~` expanded, relative to the cwd."""
         base = cwd or Path.cwd()
         return [base / Path(d).expanduser() for d in self.skill_dirs]
+
+    def resolved_workspace(self, cwd: Path | None = None) -> Path | None:
+        """The workspace folder (`~` expanded, relative to the cwd), or None when off."""
+        if not self.workspace:
+            return None
+        return (cwd or Path.cwd()) / Path(self.workspace).expanduser()
 
     def database_path(self) -> Path:
         """The chat database: `[storage] path`, else `<user data dir>/chats.db`."""
@@ -97,6 +104,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     (None, "max_tool_rounds"): ("max_tool_rounds", (int,)),
     (None, "timeout"): ("timeout", (int, float)),
     (None, "max_retries"): ("max_retries", (int,)),
+    (None, "workspace"): ("workspace", (str,)),
     ("skills", "enabled"): ("skills_enabled", (bool,)),
     ("skills", "directories"): ("skill_dirs", (list,)),
     ("skills", "max_skills"): ("max_skills", (int,)),

@@ -1,10 +1,12 @@
-"""The system prompt (DESIGN §4): skill-use rules, the catalog, the activated skills.
+"""The system prompt (DESIGN §4): skill-use rules, the catalog, the activated skills,
+and the workspace when there is one (its folder name only: the absolute path would
+tell the provider the user's home layout and is no use with relative-path tools).
 
 The catalog is one JSON block of names and descriptions, sorted, no paths: small,
 stable across turns (so providers can cache the prompt prefix), and unambiguous to
 parse. When it would pass `catalog_max_chars` it is cut at a whole entry and the
 model is pointed at `list_skills`; the caller warns the user (`Catalog.warning`).
-With no skills there is no block and no rules: the model gets no system prompt.
+With no skills and no workspace the model gets no system prompt.
 """
 
 from __future__ import annotations
@@ -78,6 +80,17 @@ def build_catalog(registry: Registry, max_chars: int) -> Catalog | None:
     return Catalog(_OPEN + ", ".join(entries) + _CLOSE, len(entries), len(names), max_chars)
 
 
+WORKSPACE_TOOLS = """\
+The user's workspace, the folder '{name}', is open read-only: read its text files \
+with read_file, paths relative to that folder (e.g. 'src/app.py'). Hidden files and \
+files its .gitignore ignores cannot be read. Files the user attached are already in \
+the conversation as read_file results: use those instead of reading them again."""
+
+WORKSPACE_NO_TOOLS = """\
+The user works in the folder '{name}'. Files they attach appear in their messages \
+as <file path="..."> blocks; you cannot read other files."""
+
+
 @dataclass(frozen=True)
 class InjectedSkill:
     """A SKILL.md body put into the system prompt for one request (tools off, `/name`)."""
@@ -92,9 +105,11 @@ def system_prompt(
     tools: bool,
     activated: Sequence[str] = (),
     injected: InjectedSkill | None = None,
+    workspace: str | None = None,
 ) -> str | None:
-    """The system message text, or None when there is nothing to say (no skills)."""
-    if catalog is None and injected is None:
+    """The system message text, or None when there is nothing to say (no skills, no
+    workspace). `workspace` is the workspace folder's name."""
+    if catalog is None and injected is None and workspace is None:
         return None
     parts: list[str] = []
     if catalog is not None:
@@ -118,4 +133,6 @@ def system_prompt(
             f'Follow its instructions:\n<skill name="{injected.name}">\n'
             f"{injected.body.strip()}\n</skill>"
         )
+    if workspace is not None:
+        parts.append((WORKSPACE_TOOLS if tools else WORKSPACE_NO_TOOLS).format(name=workspace))
     return "\n\n".join(parts)

@@ -14,6 +14,7 @@ from skillchat.engine.backends.select import make_backend
 from skillchat.engine.loop import Chat, TextEnd, ToolRecord
 from skillchat.skills.model import Skill
 from skillchat.skills.registry import Registry
+from skillchat.workspace.files import Workspace
 
 
 def write_skill(
@@ -72,9 +73,16 @@ def settings_for(server: ScriptedServer, **overrides: Any) -> Settings:
     return Settings(**values)
 
 
-def make_chat(server: ScriptedServer, reg: Registry, view: Any = None, **overrides: Any) -> Chat:
+def make_chat(
+    server: ScriptedServer,
+    reg: Registry,
+    view: Any = None,
+    workspace: Workspace | None = None,
+    **overrides: Any,
+) -> Chat:
     settings = settings_for(server, **overrides)
-    return Chat(settings, reg, make_backend(settings), view or RecordingView())
+    view = view or RecordingView()
+    return Chat(settings, reg, make_backend(settings), view, workspace=workspace)
 
 
 def sent(server: ScriptedServer, n: int = -1) -> list[dict[str, Any]]:

@@ -7,7 +7,8 @@
 
 1. `/name rest` invoking a known skill: strip it; with tools, add a `get_skill` call
    and its result to the transcript (no round trip spent); without tools, put the
-   SKILL.md body in the system prompt for this message only.
+   SKILL.md body in the system prompt for this message only. Workspace files the
+   user attached (`@path`, `attach`) go in with the message (engine/attachments.py).
 2. Stream a reply from the backend (retried while nothing of it was shown); its text
    goes to the view as it arrives, its tool calls are assembled from deltas.
 3. No tool calls: that is the answer. Otherwise run every call (parallel ones in
@@ -28,15 +29,24 @@ from typing import Any, Literal, Protocol
 
 from skillchat.config import Settings
 from skillchat.engine.assemble import Assembler
+from skillchat.engine.attachments import Attachments, inline
 from skillchat.engine.backends.base import Backend
 from skillchat.engine.events import Reply, ToolCall, Usage
 from skillchat.engine.invocation import Invocation, parse_invocation
 from skillchat.engine.retry import stream_with_retries
-from skillchat.errors import ProviderError, SkillAccessError, SkillchatError
+from skillchat.errors import ProviderError, SkillAccessError, SkillchatError, UsageError
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
+from skillchat.skills.access import FileText
 from skillchat.skills.registry import Registry
 from skillchat.tools.context import ContextLedger
 from skillchat.tools.skill_tools import GET_SKILL, SCHEMAS, SkillTools, ToolResult
+from skillchat.tools.workspace_tools import (
+    READ_WORKSPACE_FILE,
+    WORKSPACE_SCHEMA,
+    WorkspaceTools,
+    file_result,
+)
+from skillchat.workspace.files import Workspace
 
 TextEnd = Literal["answer", "narration", "interrupted", "failed"]
 INTERRUPTED_MARK = "[interrupted]"
@@ -49,7 +59,7 @@ class ToolRecord:
     name: str
     arguments: str  # the raw JSON text the model sent
     result: ToolResult
-    synthetic: bool = False  # added by skillchat for `/name`, not called by the model
+    synthetic: bool = False  # added by skillchat (`/name`, attachments), not the model
 
 
 @dataclass
@@ -60,6 +70,7 @@ class TurnResult:
     tool_calls: list[ToolRecord] = field(default_factory=list)
     usage: Usage | None = None  # summed over the turn's requests; None if never sent
     requests: int = 0
+    attached: list[FileText] = field(default_factory=list)  # workspace files sent with it
 
 
 class View(Protocol):
@@ -160,6 +171,7 @@ class Chat:
         backend: Backend,
         view: View | None = None,
         *,
+        workspace: Workspace | None = None,
         recorder: Recorder | None = None,
     ) -> None:
         self.settings = settings
@@ -170,6 +182,14 @@ class Chat:
         self.messages: list[dict[str, Any]] = []
         self.activated: list[str] = []
         self.ledger = ContextLedger()
+        self.workspace_tools = (
+            WorkspaceTools(workspace, self.ledger, max_bytes=settings.max_resource_bytes)
+            if workspace is not None
+            else None
+        )
+        self.attachments = (
+            Attachments(self.workspace_tools, self.view.notice) if self.workspace_tools else None
+        )
         self.use_registry(registry)
 
     def use_registry(self, registry: Registry) -> None:
@@ -182,8 +202,11 @@ class Chat:
             max_skill_md_bytes=self.settings.max_skill_md_bytes,
             max_resource_bytes=self.settings.max_resource_bytes,
         )
-        # No skills, no skill tools (DESIGN §4): a plain chat.
-        self.tools_enabled = self.settings.tools and bool(registry.skills)
+        # No skills, no skill tools (DESIGN §4); no workspace, no read_file.
+        self.schemas = (SCHEMAS if registry.skills else []) + (
+            [WORKSPACE_SCHEMA] if self.workspace_tools is not None else []
+        )
+        self.tools_enabled = self.settings.tools and bool(self.schemas)
         self.catalog = build_catalog(registry, self.settings.catalog_max_chars)
         if self.catalog is not None and (warning := self.catalog.warning()):
             self.view.notice(warning)
@@ -200,16 +223,27 @@ class Chat:
         """Answer one user message, running tool rounds until the model answers."""
         result = TurnResult(answer="")
         invocation = parse_invocation(text, self.registry.skills)
-        self._keep({"role": "user", "content": invocation.message if invocation else text})
+        result.attached = self.attachments.take(text) if self.attachments else []
+        content = invocation.message if invocation else text
+        if result.attached and not self.tools_enabled:
+            content = inline(result.attached, content)
+        self._keep({"role": "user", "content": content})
         injected = None
         if invocation and self.tools_enabled:
             result.tool_calls.append(self._activate(invocation))
         elif invocation:
             injected = self._inject(invocation)
+        if result.attached:
+            result.tool_calls += self._attached(result.attached)
+        workspace = self.workspace_tools.workspace.name if self.workspace_tools else None
         system = system_prompt(
-            self.catalog, tools=self.tools_enabled, activated=self.activated, injected=injected
+            self.catalog,
+            tools=self.tools_enabled,
+            activated=self.activated,
+            injected=injected,
+            workspace=workspace,
         )
-        tools = SCHEMAS if self.tools_enabled else None
+        tools = self.schemas if self.tools_enabled else None
         limit = self.settings.max_tool_rounds
         for round_no in range(limit + 1):
             reply = self._request(system, tools)
@@ -281,7 +315,7 @@ class Chat:
         records: list[ToolRecord] = []
         try:
             for call in reply.tool_calls:
-                result = self.tools.run(call.name, call.arguments)
+                result = self._run_tool(call.name, call.arguments)
                 self._took(call.id, result)
                 records.append(ToolRecord(call.name, call.arguments, result))
         except BaseException:
@@ -293,6 +327,11 @@ class Chat:
             self._keep({"role": "tool", "tool_call_id": call.id, "content": record.result.content})
             self.view.tool(record)
         return records
+
+    def _run_tool(self, name: str, arguments: str) -> ToolResult:
+        if name == READ_WORKSPACE_FILE and self.workspace_tools is not None:
+            return self.workspace_tools.run(arguments)
+        return self.tools.run(name, arguments)
 
     def _took(self, call_id: str, result: ToolResult) -> None:
         """Note what a result put into context and which skill it activated."""
@@ -313,6 +352,36 @@ class Chat:
         record = ToolRecord(call.name, call.arguments, result, synthetic=True)
         self.view.tool(record)
         return record
+
+    def attach(self, path: str) -> FileText:
+        """Queue a workspace file for the next message (`/attach`, `--attach`).
+
+        Raises SkillAccessError when it cannot be read, UsageError without a workspace.
+        """
+        if self.attachments is None:
+            raise UsageError(
+                "attaching files needs a workspace: --workspace DIR, or `workspace` in the config"
+            )
+        return self.attachments.add(path)
+
+    def _attached(self, files: list[FileText]) -> list[ToolRecord]:
+        """Attached files as `read_file` calls and results (with tools), or as records
+        of the blocks already inlined in the user message (without): either way in
+        the ledger, and shown as cards."""
+        calls = [
+            ToolCall(_call_id(), READ_WORKSPACE_FILE, json.dumps({"path": f.path})) for f in files
+        ]
+        results = [file_result(f) for f in files]
+        if self.tools_enabled:
+            self._keep(assistant_message("", calls))
+        records = []
+        for call, result in zip(calls, results, strict=True):
+            self._took(call.id, result)
+            if self.tools_enabled:
+                self._keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
+            records.append(ToolRecord(call.name, call.arguments, result, synthetic=True))
+            self.view.tool(records[-1])
+        return records
 
     def _inject(self, invocation: Invocation) -> InjectedSkill | None:
         """`/name` without tools: the body goes into this request's system prompt."""

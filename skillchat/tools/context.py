@@ -1,7 +1,7 @@
-"""What skill content the conversation already holds, so it is never sent twice.
+"""What file content the conversation already holds, so it is never sent twice.
 
 A tool result that would repeat, byte for byte, something still in the context
-(same skill, same path, same content hash) wastes tokens and invites the model to
+(same skill or workspace, same path, same content hash) wastes tokens and invites the model to
 loop; the tools answer `ALREADY_IN_CONTEXT` instead (seed 002). The ledger keys each
 piece of content by the tool call that delivered it: when that message leaves the
 context (elided, cut, or rebuilt from storage as a stub) the caller forgets the
@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+WORKSPACE_SOURCE = "@workspace"
+
 
 @dataclass(frozen=True)
 class ContentKey:
-    """One piece of skill content as the model received it."""
+    """One piece of file content as the model received it."""
 
-    skill: str
+    source: str  # the skill's name, or WORKSPACE_SOURCE (no skill name has an '@')
     path: str  # normalised relative path: get_skill's is the SKILL.md's own
     sha256: str  # of the file's bytes that were read (a shorter read is other content)
 

@@ -129,7 +129,7 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     return value
 
 
-def _string_arg(args: dict[str, Any], key: str) -> str:
+def string_arg(args: dict[str, Any], key: str) -> str:
     value = args.get(key)
     if value is None:
         raise ToolArgumentError(f"missing required argument '{key}'")
@@ -138,7 +138,7 @@ def _string_arg(args: dict[str, Any], key: str) -> str:
     return value
 
 
-def _max_bytes_arg(args: dict[str, Any]) -> int | None:
+def max_bytes_arg(args: dict[str, Any]) -> int | None:
     value = args.get("max_bytes")
     if value is None:
         return None
@@ -174,12 +174,12 @@ class SkillTools:
             if name == LIST_SKILLS:
                 return self.list_skills()
             if name == GET_SKILL:
-                return self.get_skill(_string_arg(args, "skill_name"))
+                return self.get_skill(string_arg(args, "skill_name"))
             if name == READ_FILE:
                 return self.read_file_in_skill(
-                    _string_arg(args, "skill_name"),
-                    _string_arg(args, "file_path"),
-                    _max_bytes_arg(args),
+                    string_arg(args, "skill_name"),
+                    string_arg(args, "file_path"),
+                    max_bytes_arg(args),
                 )
         except ToolArgumentError as exc:
             return _error(name, "INVALID_ARGUMENT", f"Invalid arguments for {name}: {exc}")

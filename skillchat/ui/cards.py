@@ -70,16 +70,17 @@ def summary(record: ToolRecord) -> str:
     return " · ".join(parts)
 
 
-def tool_card(record: ToolRecord) -> RenderableType:
-    """The panel for one tool call."""
+def tool_card(record: ToolRecord, number: int | None = None) -> RenderableType:
+    """The panel for one tool call; `number` (the REPL's `/show N`) leads its title."""
     from rich.panel import Panel
     from rich.text import Text
 
     error = record.result.is_error
-    title = Text(record.name, style="bold")
-    if record.synthetic:  # added by skillchat for `/name`, not called by the model
-        skill = json.loads(record.arguments).get("skill_name", "")
-        title.append(f" · /{skill}", style="dim")
+    title = Text(f"#{number} " if number is not None else "", style="dim")
+    title.append(record.name, style="bold")
+    if record.synthetic:  # added by skillchat, not called by the model
+        skill = json.loads(record.arguments).get("skill_name")
+        title.append(f" · /{skill}" if skill else " · attached", style="dim")
     body = Text()
     body.append("args  ", style="dim")
     body.append(format_arguments(record.arguments) or "(none)")

@@ -1,0 +1,77 @@
+"""Active files: workspace files the user puts into the conversation themselves.
+
+The user attaches with `@path` in a message, `/attach PATH` in the REPL or
+`ask --attach PATH`; each file goes into the conversation once, with the message it
+came with. How it goes in:
+
+- With tools, as a `read_file` call and its result added after the user message,
+  exactly as if the model had read the file (the same move as `/name` activation).
+  Models are trained on tool results as the place file contents arrive, the result
+  has the very shape a later `read_file` would get, so an `ALREADY_IN_CONTEXT` answer
+  points at something the model recognises; the ledger tracks it by call id like any
+  read; and the store can keep the chat without the file's content (it stubs
+  `read_file` results as it stubs SKILL.md bodies).
+- Without tools (no tool messages are possible), as `<file path="...">` blocks
+  before the user's text in the user message itself.
+
+A file whose unchanged content is already in context is not attached again; one
+that changed on disk since is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from skillchat.errors import SkillAccessError
+from skillchat.skills.access import FileText
+from skillchat.tools.workspace_tools import WorkspaceTools, content_key
+from skillchat.workspace.mentions import mentioned_paths
+
+
+def inline(files: Sequence[FileText], text: str) -> str:
+    """The user message with `files` as blocks before `text` (tools off)."""
+    blocks = [f'<file path="{f.path}">\n{f.with_notice()}\n</file>' for f in files]
+    return "\n\n".join([*blocks, text])
+
+
+class Attachments:
+    """The files queued for the next message (`add`), taken with its mentions (`take`)."""
+
+    def __init__(self, tools: WorkspaceTools, notice: Callable[[str], None]) -> None:
+        self.tools = tools
+        self.notice = notice
+        self.pending: list[str] = []
+
+    def add(self, path: str) -> FileText:
+        """Queue `path` (absolute inside the workspace, or relative to it) for the next
+        message. It is read now, so a bad path is a `SkillAccessError` at once; it is
+        read again when sent, so an edit in between is what the model gets."""
+        file = self.tools.read(self.tools.workspace.relative(path))
+        if file.path not in self.pending:
+            self.pending.append(file.path)
+        return file
+
+    def take(self, text: str) -> list[FileText]:
+        """The queued files and those `text` mentions, read now, each once.
+
+        A refused one (hidden, ignored, binary, gone...) and one already in context
+        unchanged are left out, each with a notice: the message still goes.
+        """
+        paths = [*self.pending, *mentioned_paths(text, self.tools.workspace.root)]
+        self.pending = []
+        files: list[FileText] = []
+        for path in paths:
+            try:
+                file = self.tools.read(path)
+            except SkillAccessError as exc:
+                self.notice(f"not attached: {path}: {exc.message}")
+                continue
+            if any(f.path == file.path for f in files):
+                continue
+            if self.tools.ledger.holder(content_key(file)) is not None:
+                self.notice(
+                    f"{file.path} is already in the conversation, unchanged: not sent again"
+                )
+                continue
+            files.append(file)
+        return files

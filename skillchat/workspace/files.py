@@ -1,0 +1,121 @@
+"""The user's workspace: a project folder whose text files the model may read.
+
+    workspace = Workspace.open("~/src/app")       # WorkspaceError if not a folder
+    text = workspace.read("src/main.py", limit=2_000_000)
+
+Every read goes through `skills/access.py` (`read_contained`): the same lexical and
+real-path containment, regular-files-only, binary and size rules as skill files.
+On top of them the workspace refuses, before touching the file:
+
+- hidden paths: any segment starting with '.' (`.env`, `.git/config`, `.ssh/...`);
+- paths the workspace's `.gitignore` files ignore (root and nested ones).
+
+Both are checked on the path as asked and on its real path after symlinks, so a link
+named `notes.txt` pointing at `.env` is refused too. Both refusals are
+`PERMISSION_DENIED` with a message saying why, rather than `NOT_FOUND`: the checks
+are lexical (they say nothing about whether the file exists), and "not found" would
+make the model tell the user a file is missing when it is only off limits.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skillchat.errors import SkillAccessError
+from skillchat.skills.access import Container, FileText, is_inside, read_contained
+from skillchat.workspace.ignore import GitIgnore, Rule, parse_rules
+
+LABEL = "workspace"
+# A .gitignore past this is not a real one; its first 256 KiB still count.
+GITIGNORE_LIMIT = 256 * 1024
+
+
+class WorkspaceError(Exception):
+    """The configured workspace cannot be used (missing, not a folder); the caller
+    decides whether that is a usage error (a flag) or a config error (the file)."""
+
+
+def hidden_segment(rel: str) -> str | None:
+    """The first segment of `rel` that starts with '.', if any."""
+    return next((part for part in rel.split("/") if part.startswith(".")), None)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A workspace folder, by its real path; `name` is what the model is told."""
+
+    root: Path
+    _plain: Container = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # The .gitignore files themselves are hidden: read them without the policy.
+        object.__setattr__(self, "_plain", Container(self.root, LABEL, LABEL))
+
+    @classmethod
+    def open(cls, path: str | Path) -> Workspace:
+        """The workspace at `path` (`~` expanded, symlinks resolved)."""
+        shown = str(path)
+        real = Path(os.path.realpath(Path(path).expanduser()))
+        if not real.exists():
+            raise WorkspaceError(f"workspace '{shown}' does not exist")
+        if not real.is_dir():
+            raise WorkspaceError(f"workspace '{shown}' is not a folder")
+        if not os.access(real, os.R_OK | os.X_OK):
+            raise WorkspaceError(f"workspace '{shown}' is not readable")
+        return cls(real)
+
+    @property
+    def name(self) -> str:
+        """The folder's name, never its absolute path: the provider does not need to
+        know the user's home layout, and the tool takes relative paths anyway."""
+        return self.root.name or str(self.root)
+
+    @property
+    def container(self) -> Container:
+        """The container every workspace read goes through, with the policy attached."""
+        return Container(self.root, LABEL, LABEL, allow=self.check)
+
+    def _rules(self, folder: str) -> tuple[Rule, ...]:
+        rel = f"{folder}/.gitignore" if folder else ".gitignore"
+        try:
+            text = read_contained(self._plain, rel, limit=GITIGNORE_LIMIT).text
+        except SkillAccessError:  # none there (or unreadable): no rules from it
+            return ()
+        return parse_rules(text)
+
+    def check(self, rel: str) -> None:
+        """Refuse (SkillAccessError) a hidden or git-ignored relative path."""
+        if (segment := hidden_segment(rel)) is not None:
+            raise SkillAccessError(
+                "PERMISSION_DENIED",
+                f"File '{rel}' is hidden ('{segment}' starts with '.'); hidden files and "
+                "folders of the workspace are not readable",
+            )
+        if GitIgnore(self._rules).ignored(rel):
+            raise SkillAccessError(
+                "PERMISSION_DENIED",
+                f"File '{rel}' is ignored by the workspace's .gitignore; ignored files "
+                "are not readable",
+            )
+
+    def read(self, rel: object, *, limit: int) -> FileText:
+        """The text of `rel` under every rule, at most `limit` bytes of it."""
+        return read_contained(self.container, rel, limit=limit)
+
+    def relative(self, path: str | Path) -> str:
+        """A user-typed path (absolute, `~`, or relative to the workspace) as the
+        workspace-relative path to read. Absolute paths must lie inside the workspace:
+        only the user may name files that way, never the model."""
+        given = Path(path).expanduser()
+        if not given.is_absolute():
+            return str(path)
+        # The folders resolved (the workspace's own path may go through a link), the
+        # file's name kept: a symlinked file is judged by read_contained, as the link.
+        real = os.path.join(os.path.realpath(given.parent), given.name)
+        if not is_inside(real, str(self.root)):
+            raise SkillAccessError(
+                "PATH_TRAVERSAL", f"'{path}' is outside the workspace ({self.root})"
+            )
+        return os.path.relpath(real, self.root).replace(os.sep, "/")
