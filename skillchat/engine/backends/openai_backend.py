@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -23,6 +24,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from skillchat.config import Settings
 from skillchat.engine.events import Delta, ToolCallFragment, Usage
+from skillchat.engine.pricing import price
 from skillchat.engine.retry import parse_retry_after
 from skillchat.errors import ProviderError
 
@@ -199,6 +201,8 @@ class OpenAIBackend:
         self._user_model = settings.model
         self._timeout = settings.timeout
         self.where = describe_base(settings.api_base or OPENAI_URL)
+        # Prices are OpenAI's: a local server reusing a model name costs nothing known.
+        self._priced = not settings.api_base
         self._client = openai.OpenAI(
             base_url=settings.api_base or None,
             api_key=self._key,
@@ -253,6 +257,9 @@ class OpenAIBackend:
             for chunk in chunks:
                 delta = chunk_to_delta(chunk)
                 finished = finished or bool(delta.finish_reason)
+                if delta.usage is not None and self._priced:
+                    usage = replace(delta.usage, cost=price(self.model, delta.usage))
+                    delta = replace(delta, usage=usage)
                 if not is_empty(delta):
                     yield delta
         except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:  # ValueError: bad JSON

@@ -1,0 +1,45 @@
+"""Prices for the openai backend, without importing litellm.
+
+litellm ships its price map as a JSON file inside the package. Importing litellm
+to read it would cost seconds; finding the file with `importlib.util.find_spec`
+and parsing it once (~25 ms, after the first answer, never at start-up) costs
+little, and keeps one source of prices for both backends.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from skillchat.engine.events import Usage
+
+_PRICE_FILE = "model_prices_and_context_window_backup.json"
+
+
+@cache
+def _price_map() -> dict[str, Any]:
+    spec = find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    for location in spec.submodule_search_locations:
+        path = Path(location) / _PRICE_FILE
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+    return {}
+
+
+def price(model: str, usage: Usage) -> float | None:
+    """USD for `usage` on OpenAI's `model` (`openai/` prefix allowed); None if unknown."""
+    name = model.removeprefix("openai/")
+    entry = _price_map().get(name) or _price_map().get(f"openai/{name}")
+    if not isinstance(entry, dict):
+        return None
+    rate_in, rate_out = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
+    if not isinstance(rate_in, int | float) or not isinstance(rate_out, int | float):
+        return None
+    return usage.prompt_tokens * rate_in + usage.completion_tokens * rate_out
