@@ -14,7 +14,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from skillchat.chats.store import Chat, StoredMessage
+from skillchat.chats.store import AttachedFile, Chat, StoredMessage
 
 SUMMARY_CHARS = 100
 
@@ -56,6 +56,11 @@ def call_summary(call: dict[str, Any]) -> str:
     return one_line(f"{function.get('name', '?')}({shown})")
 
 
+def attachment_line(file: AttachedFile) -> str:
+    """`src/app.py (1,234 bytes, sha256 1a2b3c4d5e6f)`: which version was attached."""
+    return f"{file.path} ({file.size_bytes:,} bytes, sha256 {file.sha256[:12]})"
+
+
 def _tool_names(messages: list[StoredMessage]) -> dict[str, str]:
     """tool_call_id -> tool name, to label each result with the call it answers."""
     return {
@@ -74,6 +79,9 @@ def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str
     ]
     if chat.activated_skills:
         lines.append(("", f"skills: {', '.join(chat.activated_skills)}"))
+    if chat.attached_files:
+        shown = ", ".join(attachment_line(f) for f in chat.attached_files)
+        lines.append(("", f"attached: {shown}"))
     names = _tool_names(messages)
     for stored in messages:
         message = stored.message
@@ -107,6 +115,9 @@ def to_markdown(chat: Chat, messages: list[StoredMessage]) -> str:
     ]
     if chat.activated_skills:
         meta.append(f"- activated skills: {', '.join(chat.activated_skills)}")
+    if chat.attached_files:
+        meta.append("- attached files (content not stored):")
+        meta += [f"  - `{attachment_line(f)}`" for f in chat.attached_files]
     blocks = [f"# {chat.title or 'Untitled chat'}", "\n".join(meta)]
     names = _tool_names(messages)
     for stored in messages:
@@ -134,6 +145,7 @@ def to_json(chat: Chat, messages: list[StoredMessage]) -> dict[str, Any]:
     plus `interrupted`, `usage` (or null) and `created_at`."""
     meta = asdict(chat)
     meta["activated_skills"] = list(chat.activated_skills)
+    meta["attached_files"] = [asdict(f) for f in chat.attached_files]
     return {
         "chat": meta,
         "messages": [

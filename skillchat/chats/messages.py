@@ -5,7 +5,9 @@ Kept apart from the SQL so each rule can be read (and tested) on its own:
 - `check_message`: only user, assistant and tool messages, well-formed tool calls.
   System prompts are refused: they are rebuilt on resume, and with tools off one may
   hold a SKILL.md body.
-- `without_skill_body`: SKILL.md bodies never reach the database (DESIGN §7).
+- `without_skill_body`: SKILL.md bodies never reach the database (DESIGN §7), and
+  neither do workspace files read with `read_file` (they are the user's, and a
+  resumed chat must read the current version, not a stale copy).
 - `to_columns` / `from_columns`: the OpenAI dict <-> table row, lossless: keys without
   a column of their own (and non-text content) travel in the `extra` JSON.
 - `ready_to_send`: a stored transcript as a provider accepts it after a crash.
@@ -21,7 +23,9 @@ from typing import Any
 # Tool names of DESIGN §5, spelled here so storage needs nothing from the tools package.
 GET_SKILL = "get_skill"
 READ_FILE = "read_file_in_skill"
+READ_WORKSPACE_FILE = "read_file"
 STUB_NOTE = "SKILL.md body not stored; call get_skill again if needed"
+FILE_STUB_NOTE = "file content not stored; call read_file again if needed"
 NO_RESULT = "ERROR: no result was saved for this tool call (the session ended first)"
 
 ROLES = ("user", "assistant", "tool")
@@ -74,7 +78,8 @@ def without_skill_body(tool: str, arguments: str, content: Any) -> tuple[Any, st
 
     `get_skill` results become a stub, except errors (they hold no body, and a resumed
     model should still see why the call failed); only a successful result activates
-    the skill. `read_file_in_skill` of a skill's own SKILL.md is stubbed too.
+    the skill. `read_file_in_skill` of a skill's own SKILL.md is stubbed too, and so
+    is a successful workspace `read_file` (its path, size and cut flag are kept).
     """
     args = _loads(arguments)
     args = args if isinstance(args, dict) else {}
@@ -92,6 +97,13 @@ def without_skill_body(tool: str, arguments: str, content: Any) -> tuple[Any, st
         is_error = isinstance(content, str) and content.startswith("ERROR:")
         if [p.lower() for p in parts] == ["skill.md"] and not is_error:
             return _stub(args.get("skill_name"), file_path=path), None
+    if tool == READ_WORKSPACE_FILE:
+        result = _loads(content)
+        file = result.get("file") if isinstance(result, dict) else None
+        if isinstance(file, dict) and result.get("success") is True:
+            kept = {k: file.get(k) for k in ("path", "sizeBytes", "isTruncated")}
+            stub = {"success": True, "file": kept, "stub": FILE_STUB_NOTE}
+            return json.dumps(stub, ensure_ascii=False), None
     return content, None
 
 

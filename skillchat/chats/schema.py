@@ -1,8 +1,8 @@
 """The chat database's schema, its migrations, and the checks run before any write.
 
 The schema version lives in `PRAGMA user_version`; `MIGRATIONS[i]` takes a database
-from version `i` to `i + 1`, so a schema change is one more entry at the end (issue 5
-adds attached files this way). `PRAGMA application_id` marks the file as ours, so a
+from version `i` to `i + 1`, so a schema change is one more entry at the end (version 2
+added attached files this way). `PRAGMA application_id` marks the file as ours, so a
 `[storage] path` pointing at some other SQLite database is refused, not "migrated".
 
 A database we cannot understand is never written to: `check_header` looks at the raw
@@ -56,6 +56,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             name         TEXT NOT NULL,
             activated_at TEXT NOT NULL,
             PRIMARY KEY (chat_id, name)
+        )""",
+    ),
+    # 1 -> 2: workspace files the user attached: which version, never the content.
+    (
+        """CREATE TABLE chat_attachments (
+            chat_id     TEXT NOT NULL REFERENCES chats (id) ON DELETE CASCADE,
+            path        TEXT NOT NULL,      -- relative to the workspace, '/' separators
+            sha256      TEXT NOT NULL,      -- of the bytes sent: which version it was
+            size_bytes  INTEGER NOT NULL,   -- of the file on disk then
+            workspace   TEXT NOT NULL,      -- the workspace's real path
+            attached_at TEXT NOT NULL,
+            UNIQUE (chat_id, path, sha256)
         )""",
     ),
 )

@@ -12,9 +12,11 @@ Why it is shaped this way:
   most the reply still being streamed. Write transactions start with BEGIN IMMEDIATE,
   so a second process waits on `busy_timeout` (and then a few retries) instead of
   failing on a lock upgrade.
-- SKILL.md bodies are never stored, and the store enforces it, not its callers: a
-  tool message answering a `get_skill` call (or a `read_file_in_skill` call for
-  SKILL.md) is replaced by a stub before it reaches the database. A successful
+- SKILL.md bodies and workspace files are never stored, and the store enforces it,
+  not its callers: a tool message answering a `get_skill` call (or a
+  `read_file_in_skill` call for SKILL.md, or a workspace `read_file` call) is
+  replaced by a stub before it reaches the database. Attached files are kept as
+  paths and content hashes (`record_attachment`). A successful
   `get_skill` result also records the skill as activated, so the two cannot diverge.
 - A tool message must answer a call of the assistant message just before it, so the
   stored transcript is always one a provider accepts; `load_transcript` also gives
@@ -79,10 +81,23 @@ class ChatSummary:
 
 
 @dataclass(frozen=True)
+class AttachedFile:
+    """A workspace file the user attached to a chat: which version, not its content."""
+
+    path: str  # relative to the workspace
+    sha256: str  # of the bytes sent
+    size_bytes: int
+    workspace: str  # the workspace's real path
+    attached_at: str
+
+
+@dataclass(frozen=True)
 class Chat(ChatSummary):
-    """A chat with the names of the skills it activated, in activation order."""
+    """A chat with the names of the skills it activated, in activation order, and the
+    files attached to it, in attachment order."""
 
     activated_skills: tuple[str, ...] = ()
+    attached_files: tuple[AttachedFile, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -324,6 +339,22 @@ class ChatStore:
             self._require(conn, chat_id)
             self._activate(conn, chat_id, name, now())
 
+    def record_attachment(
+        self, chat_id: str, workspace: str, path: str, sha256: str, size_bytes: int
+    ) -> None:
+        """Record that `path` (this version of it) was attached; no-op if it already was.
+
+        Only the path and hash are kept: the content stays in the user's workspace,
+        and the stored `read_file` result that carried it is a stub.
+        """
+        with self._write() as conn:
+            self._require(conn, chat_id)
+            conn.execute(
+                "INSERT OR IGNORE INTO chat_attachments (chat_id, path, sha256, size_bytes,"
+                " workspace, attached_at) VALUES (?,?,?,?,?,?)",
+                (chat_id, path, sha256, size_bytes, workspace, now()),
+            )
+
     def set_title(self, chat_id: str, title: str) -> None:
         """Replace the chat's title (trimmed like an automatic one)."""
         with self._write() as conn:
@@ -378,7 +409,16 @@ class ChatStore:
             skills = self._conn.execute(
                 "SELECT name FROM chat_skills WHERE chat_id = ? ORDER BY rowid", (rows[0][0],)
             ).fetchall()
-        return Chat(*rows[0], activated_skills=tuple(r[0] for r in skills))
+            files = self._conn.execute(
+                "SELECT path, sha256, size_bytes, workspace, attached_at FROM chat_attachments"
+                " WHERE chat_id = ? ORDER BY rowid",
+                (rows[0][0],),
+            ).fetchall()
+        return Chat(
+            *rows[0],
+            activated_skills=tuple(r[0] for r in skills),
+            attached_files=tuple(AttachedFile(*r) for r in files),
+        )
 
     def load_messages(self, chat_id: str) -> list[StoredMessage]:
         """Every stored message of a chat in order, with its flags (for show/export)."""
