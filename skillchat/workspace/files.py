@@ -23,7 +23,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillchat.errors import SkillAccessError
+from skillchat.config import Settings
+from skillchat.errors import ConfigError, SkillAccessError, UsageError
 from skillchat.skills.access import Container, FileText, is_inside, read_contained
 from skillchat.workspace.ignore import GitIgnore, Rule, parse_rules
 
@@ -33,8 +34,7 @@ GITIGNORE_LIMIT = 256 * 1024
 
 
 class WorkspaceError(Exception):
-    """The configured workspace cannot be used (missing, not a folder); the caller
-    decides whether that is a usage error (a flag) or a config error (the file)."""
+    """The workspace folder cannot be used (missing, not a folder, unreadable)."""
 
 
 def hidden_segment(rel: str) -> str | None:
@@ -119,3 +119,21 @@ class Workspace:
                 "PATH_TRAVERSAL", f"'{path}' is outside the workspace ({self.root})"
             )
         return os.path.relpath(real, self.root).replace(os.sep, "/")
+
+
+def workspace_from_settings(settings: Settings) -> Workspace | None:
+    """The settings' workspace, or None when it is off.
+
+    A bad one stops the command before any request: named by `--workspace`, it is a
+    usage error (exit 2); named in the config file, a config error (exit 1).
+    """
+    path = settings.resolved_workspace()
+    if path is None:
+        return None
+    try:
+        return Workspace.open(path)
+    except WorkspaceError as exc:
+        if settings.sources.get("workspace") == "flag":
+            raise UsageError(f"--workspace: {exc}") from None
+        where = settings.config_path or "config"
+        raise ConfigError(f"{where}: {exc}") from None
