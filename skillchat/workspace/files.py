@@ -19,16 +19,25 @@ make the model tell the user a file is missing when it is only off limits.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillchat.config import Settings
 from skillchat.errors import ConfigError, SkillAccessError, UsageError
-from skillchat.skills.access import Container, FileText, is_inside, read_contained
+from skillchat.skills.access import (
+    Container,
+    FileText,
+    is_inside,
+    normalise_relative_path,
+    read_contained,
+)
 from skillchat.workspace.ignore import GitIgnore, Rule, parse_rules
 
 LABEL = "workspace"
+# Completion lists at most this many entries of one folder.
+MAX_ENTRIES = 1000
 # A .gitignore past this is not a real one; its first 256 KiB still count.
 GITIGNORE_LIMIT = 256 * 1024
 
@@ -99,6 +108,41 @@ class Workspace:
                 f"File '{rel}' is ignored by the workspace's .gitignore; ignored files "
                 "are not readable",
             )
+
+    def entries(self, folder: str) -> list[str]:
+        """The readable-looking names in `folder` ('' for the root), sorted, folders
+        with a trailing '/': what `@path` completion offers. Hidden and ignored
+        entries and links leading out are left out; a folder the rules refuse has
+        none."""
+        try:
+            rel = normalise_relative_path(folder, self._plain) if folder.strip("/") else ""
+            if rel:
+                self.check(rel)
+        except SkillAccessError:
+            return []
+        root = str(self.root)
+        real = os.path.realpath(os.path.join(root, rel))
+        if real != root and not is_inside(real, root):
+            return []
+        rules = functools.cache(self._rules)  # one read of each .gitignore per listing
+        ignore = GitIgnore(rules)
+        names: list[str] = []
+        try:
+            with os.scandir(real) as found:
+                for entry in found:
+                    if len(names) >= MAX_ENTRIES:
+                        break
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_symlink() and not is_inside(os.path.realpath(entry.path), root):
+                        continue
+                    is_dir = entry.is_dir()
+                    if ignore.ignored(f"{rel}/{entry.name}" if rel else entry.name, is_dir=is_dir):
+                        continue
+                    names.append(entry.name + ("/" if is_dir else ""))
+        except OSError:  # gone, not a folder, unreadable: nothing to offer
+            return []
+        return sorted(names)
 
     def read(self, rel: object, *, limit: int) -> FileText:
         """The text of `rel` under every rule, at most `limit` bytes of it."""

@@ -19,7 +19,9 @@ import re
 from pathlib import Path
 
 # '@' not preceded by anything but whitespace, an opening bracket or a quote.
-_MENTION = re.compile(r"(?<![^\s(\[{<\"'`])@(\S+)")
+_START = r"(?<![^\s(\[{<\"'`])@"
+_MENTION = re.compile(_START + r"(\S+)")
+_TYPING = re.compile(_START + r"(\S*)$")
 _TRAILING = ".,;:!?)]}>\"'`"
 
 
@@ -48,3 +50,10 @@ def mentioned_paths(text: str, root: Path) -> list[str]:
                     paths.append(path)
                 break
     return paths
+
+
+def mention_being_typed(before_cursor: str) -> str | None:
+    """The path typed so far when the cursor ends a mention (`look at @src/ap`), for
+    completion; None when it does not."""
+    match = _TYPING.search(before_cursor)
+    return match.group(1) if match else None
