@@ -94,7 +94,8 @@ def test_json_output_shape(server: ScriptedServer) -> None:
     done = ask(server, "--json", "/calculator 2+2")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert set(report) == {"answer", "tool_calls", "usage", "model"}
+    assert set(report) == {"answer", "tool_calls", "usage", "model", "chat_id"}
+    assert re.fullmatch(r"[0-9a-f]{8}", report["chat_id"])
     assert report["answer"] == "done" and report["model"] == "openai/test-model"
     invoked, traversal = report["tool_calls"]
     assert invoked["name"] == "get_skill" and invoked["arguments"] == {"skill_name": "calculator"}

@@ -13,7 +13,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, load, skill_dirs_override
+from skillchat.cli.common import (
+    ApiBaseOpt,
+    BackendOpt,
+    ChatIdOpt,
+    ConfigOpt,
+    ContinueOpt,
+    JsonOpt,
+    ModelOpt,
+    NoToolsOpt,
+    SkillsDirOpt,
+    load,
+    skill_dirs_override,
+)
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
@@ -25,17 +37,6 @@ if TYPE_CHECKING:
 PromptArg = Annotated[
     str | None,
     typer.Argument(help="The question; '-' (or nothing, with a pipe) reads it from stdin."),
-]
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name.")]
-ApiBaseOpt = Annotated[
-    str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")
-]
-BackendOpt = Annotated[
-    str | None, typer.Option("--backend", help="auto, openai or litellm.", show_default=False)
-]
-NoToolsOpt = Annotated[
-    bool,
-    typer.Option("--no-tools", help="Send no tools; a /name skill goes into the system prompt."),
 ]
 
 
@@ -70,8 +71,9 @@ def usage_line(usage: Usage | None) -> str | None:
     return line + (f" · ${usage.cost:.4f}" if usage.cost is not None else "")
 
 
-def json_report(result: TurnResult, model: str) -> dict[str, Any]:
-    """The `--json` object: answer, every tool call with its result, usage, model."""
+def json_report(result: TurnResult, model: str, chat_id: str | None) -> dict[str, Any]:
+    """The `--json` object: answer, every tool call with its result, usage, model, and
+    the saved chat's id (for `ask --chat ID`)."""
     import json
     from dataclasses import asdict
 
@@ -90,7 +92,13 @@ def json_report(result: TurnResult, model: str) -> dict[str, Any]:
             }
         )
     usage = asdict(result.usage) if result.usage is not None else None
-    return {"answer": result.answer, "tool_calls": calls, "usage": usage, "model": model}
+    return {
+        "answer": result.answer,
+        "tool_calls": calls,
+        "usage": usage,
+        "model": model,
+        "chat_id": chat_id,
+    }
 
 
 def ask(
@@ -100,11 +108,17 @@ def ask(
     api_base: ApiBaseOpt = None,
     backend: BackendOpt = None,
     no_tools: NoToolsOpt = False,
+    last: ContinueOpt = False,
+    chat_id: ChatIdOpt = None,
     skills_dir: SkillsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Ask one question; the answer goes to stdout, tool cards and usage to stderr."""
+    """Ask one question; the answer goes to stdout, tool cards and usage to stderr.
+
+    The exchange is saved as a chat (its id is on the usage line, and in --json);
+    -c or --chat ID go on with a saved one.
+    """
     text = read_prompt(prompt)
     settings = load(
         ctx,
@@ -115,11 +129,20 @@ def ask(
         tools=False if no_tools else None,
         skill_dirs=skill_dirs_override(skills_dir),
     )
+    from skillchat.cli.saving import (
+        chosen_transcript,
+        open_store,
+        recording_chat,
+        resumed_settings,
+    )
     from skillchat.engine.backends.select import make_backend
-    from skillchat.engine.loop import Chat
+    from skillchat.errors import StorageError
     from skillchat.ui import views
-    from skillchat.ui.console import err, stdout_is_terminal
+    from skillchat.ui.console import err, stdout_is_terminal, warn
 
+    store = open_store(settings)
+    transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
+    settings = resumed_settings(settings, transcript)
     registry = load_registry(settings)
     model_backend = make_backend(settings)
     if json_out:
@@ -128,17 +151,19 @@ def ask(
         view = views.TerminalView()
     else:
         view = views.PipeView()
+    chat, recorder = recording_chat(settings, registry, model_backend, view, store, transcript)
     try:
-        result = Chat(settings, registry, model_backend, view).send(text)
+        result = chat.send(text)
     except KeyboardInterrupt:  # what was shown stays shown (the view flushed it)
         err().print("interrupted", style="yellow", markup=False, highlight=False)
         raise typer.Exit(130) from None
     if json_out:
         import json
 
-        sys.stdout.write(json.dumps(json_report(result, settings.model), ensure_ascii=False))
-        sys.stdout.write("\n")
-        return
-    line = usage_line(result.usage)
-    if line:
+        report = json_report(result, settings.model, recorder.chat_id)
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        line = " · ".join(filter(None, [usage_line(result.usage), f"chat {recorder.chat_id}"]))
         err().print(line, style="dim", markup=False, highlight=False)
+    if recorder.unsaved:  # the answer is out, but a script must learn the chat is not saved
+        raise StorageError(f"the chat was not saved: {recorder.failure}")

@@ -23,6 +23,26 @@ SkillsDirOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
+# The options of the REPL (`skillchat`) and of `ask`.
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name.")]
+ApiBaseOpt = Annotated[
+    str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")
+]
+BackendOpt = Annotated[
+    str | None, typer.Option("--backend", help="auto, openai or litellm.", show_default=False)
+]
+NoToolsOpt = Annotated[
+    bool,
+    typer.Option("--no-tools", help="Send no tools; a /name skill goes into the system prompt."),
+]
+ContinueOpt = Annotated[
+    bool, typer.Option("--continue", "-c", help="Continue the most recent saved chat.")
+]
+ChatIdOpt = Annotated[
+    str | None,
+    typer.Option("--chat", help="Continue the saved chat with this id (or a unique prefix)."),
+]
+
 
 def skill_dirs_override(dirs: list[Path] | None) -> tuple[str, ...] | None:
     """`--skills-dir` values as the settings override (None when not given)."""

@@ -1,0 +1,91 @@
+"""Saving a conversation as it happens: the loop's `Recorder`, backed by a `ChatStore`.
+
+The loop hands over each message once it is complete; the recorder commits it at
+once (DESIGN §7), so a crash loses at most the reply in flight. Two choices:
+
+- The chat row is created with the first message, so opening the REPL and leaving
+  (or `/new` twice) leaves no empty chats behind.
+- A write that fails (database locked past its timeout, disk full, chat deleted by
+  another process) never ends the session and is never silent: the message stays
+  queued, the user is told once, and every later message retries the queue in
+  order. `unsaved` says what is left, so a command can report it and exit 1.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from skillchat.chats.store import ChatStore
+from skillchat.errors import SkillchatError
+
+
+@contextmanager
+def sigint_deferred() -> Iterator[None]:
+    """Hold Ctrl-C until the block ends.
+
+    A KeyboardInterrupt inside a write rolls it back while the loop keeps the
+    message; the store would then refuse the tool results answering it. Writes are
+    short (one transaction), so the wait is not felt.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught and callable(previous):
+            previous(signal.SIGINT, None)
+
+
+class ChatRecorder:
+    """Saves one chat's messages, in order; `chat_id` is None until the first one."""
+
+    def __init__(
+        self,
+        store: ChatStore,
+        model: str,
+        chat_id: str | None = None,
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.model = model
+        self.chat_id = chat_id
+        self.unsaved: list[tuple[dict[str, Any], bool, Any]] = []
+        self.failure: str | None = None  # why the last write failed; None once it works
+        self._notify = notify or (lambda message: None)
+
+    def message(
+        self, message: Mapping[str, Any], *, interrupted: bool = False, usage: Any = None
+    ) -> None:
+        """Save a complete message (after any that could not be saved before it)."""
+        self.unsaved.append((dict(message), interrupted, usage))
+        self.flush()
+
+    def flush(self) -> bool:
+        """Write the queue; False when the database refused (the user was told)."""
+        try:
+            with sigint_deferred():
+                if self.chat_id is None and self.unsaved:
+                    self.chat_id = self.store.create_chat(self.model).id
+                while self.unsaved:
+                    message, interrupted, usage = self.unsaved[0]
+                    self.store.append_message(
+                        self.chat_id, message, interrupted=interrupted, usage=usage
+                    )
+                    del self.unsaved[0]
+        except SkillchatError as exc:  # StorageError, or the chat was deleted meanwhile
+            if self.failure is None:
+                self._notify(f"chat not saved: {exc} (retried with each message)")
+            self.failure = str(exc)
+            return False
+        if self.failure is not None:
+            self._notify(f"chat {self.chat_id} saved again")
+            self.failure = None
+        return True

@@ -1,0 +1,83 @@
+"""Saved chats for `ask` and the REPL: open the database, pick the chat to resume,
+and build a loop `Chat` that records every message (DESIGN §7).
+
+A database that cannot be opened (corrupt, another application's, a newer schema)
+stops the command with its one-line `StorageError` (exit 1) before any request is
+sent: nothing has been said yet, so nothing is lost, and the message says how to
+fix it. Carrying on unsaved would lose the chat silently for anyone not watching
+stderr, and a tool that says it saves chats must not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from skillchat.errors import UsageError
+
+if TYPE_CHECKING:
+    from skillchat.chats.recorder import ChatRecorder
+    from skillchat.chats.store import ChatStore, Transcript
+    from skillchat.config import Settings
+    from skillchat.engine.backends.base import Backend
+    from skillchat.engine.loop import Chat, View
+    from skillchat.skills.registry import Registry
+
+
+def open_store(settings: Settings) -> ChatStore:
+    """The chat database of `settings`, created if missing; StorageError if unusable."""
+    from skillchat.chats.store import ChatStore
+
+    return ChatStore.open(settings.database_path())
+
+
+def chosen_transcript(
+    store: ChatStore, *, last: bool, chat_id: str | None, notify: Callable[[str], None]
+) -> Transcript | None:
+    """The chat `-c/--continue` or `--chat ID` names, or None for a new chat.
+
+    `-c` with no saved chat starts a new one (said on stderr): `ask -c` in a script
+    works from its first run. An unknown `--chat ID` is an error (exit 1).
+    """
+    if last and chat_id:
+        raise UsageError("give -c/--continue or --chat ID, not both")
+    if chat_id:
+        return store.load_transcript(chat_id)
+    if last:
+        chat = store.last_chat()
+        if chat is None:
+            notify("no saved chat to continue: starting a new one")
+            return None
+        return store.load_transcript(chat.id)
+    return None
+
+
+def resumed_settings(settings: Settings, transcript: Transcript | None) -> Settings:
+    """A resumed chat goes on with its own model, unless `--model` says otherwise."""
+    if transcript is None or settings.sources.get("model") == "flag":
+        return settings
+    return replace(settings, model=transcript.chat.model)
+
+
+def recording_chat(
+    settings: Settings,
+    registry: Registry,
+    backend: Backend,
+    view: View,
+    store: ChatStore,
+    transcript: Transcript | None,
+    **options: Any,
+) -> tuple[Chat, ChatRecorder]:
+    """A loop `Chat` saving to `store` through the returned recorder: the
+    transcript's chat resumed, or a new one (created with its first message).
+    `options` go to `Chat` as they are."""
+    from skillchat.chats.recorder import ChatRecorder
+    from skillchat.engine.loop import Chat
+
+    chat_id = transcript.chat.id if transcript else None
+    recorder = ChatRecorder(store, settings.model, chat_id, notify=view.notice)
+    chat = Chat(settings, registry, backend, view, recorder=recorder, **options)
+    if transcript is not None:
+        chat.restore(transcript.messages, transcript.chat.activated_skills)
+    return chat, recorder

@@ -1,0 +1,201 @@
+"""Saving chats as they happen (DESIGN §7), in process: the real loop, through the real
+SDK, against the scripted server, recording into a real database. Each test checks
+what reached the database and, on resume, what skillchat sent back to the model."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from chat_helpers import RecordingView, registry, sent, settings_for, system_text, write_skill
+from openai_server import ScriptedServer, call, reply
+
+from skillchat.chats import store as store_mod
+from skillchat.chats.messages import STUB_NOTE
+from skillchat.chats.store import ChatStore
+from skillchat.cli.saving import chosen_transcript, recording_chat, resumed_settings
+from skillchat.engine.backends.select import make_backend
+from skillchat.engine.loop import INTERRUPTED_MARK
+from skillchat.skills.registry import Registry
+
+BODY = "# Calculator\n\nCarry every digit. Marker: BODY-7f3a\n"
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as s:
+        yield s
+
+
+@pytest.fixture
+def skills(tmp_path: Path) -> Registry:
+    root = tmp_path / "skills"
+    return registry(write_skill(root, "calculator", BODY), directories=(root,))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[ChatStore]:
+    with ChatStore.open(tmp_path / "chats.db") as s:
+        yield s
+
+
+def start(server, skills, store, view=None, transcript=None, **overrides):
+    settings = resumed_settings(settings_for(server, **overrides), transcript)
+    view = view or RecordingView()
+    return recording_chat(settings, skills, make_backend(settings), view, store, transcript)
+
+
+def rows(store: ChatStore, chat_id: str) -> list[tuple[str, bool, dict | None]]:
+    return [(m.message["role"], m.interrupted, m.usage) for m in store.load_messages(chat_id)]
+
+
+def test_every_message_is_saved_with_its_usage_and_the_skill_as_a_name(
+    server, skills, store
+) -> None:
+    server.script(
+        reply("Loading.", calls=[call("get_skill", {"skill_name": "calculator"})]),
+        reply("39.1", usage={"prompt_tokens": 30, "completion_tokens": 2}),
+    )
+    chat, recorder = start(server, skills, store)
+    assert recorder.chat_id is None and store.list_chats() == []  # no empty chats
+    chat.send("17% of 230?")
+    assert recorder.chat_id is not None and not recorder.unsaved
+    stored = store.load_messages(recorder.chat_id)
+    assert stored[0].message == {"role": "user", "content": "17% of 230?"}
+    assert [(role, cut) for role, cut, _ in rows(store, recorder.chat_id)] == [
+        ("user", False),
+        ("assistant", False),
+        ("tool", False),
+        ("assistant", False),
+    ]
+    assert stored[1].usage == {
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "total_tokens": 15,
+        "cost": None,
+    }
+    assert stored[3].usage is not None and stored[3].usage["total_tokens"] == 32
+    assert json.loads(stored[2].message["content"])["stub"] == STUB_NOTE
+    saved = store.get_chat(recorder.chat_id)
+    assert saved.activated_skills == ("calculator",) and saved.model == "openai/test-model"
+    assert chat.messages[2]["content"] != stored[2].message["content"]  # memory keeps the body
+
+
+class StopAfter(RecordingView):
+    """A view whose user presses Ctrl-C once `chunks` pieces of text have been shown."""
+
+    def __init__(self, chunks: int) -> None:
+        super().__init__()
+        self.chunks = chunks
+
+    def text(self, chunk: str) -> None:
+        super().text(chunk)
+        if len(self.of("text")) == self.chunks:
+            raise KeyboardInterrupt
+
+
+def test_an_interrupted_reply_is_saved_marked_and_the_chat_goes_on(server, skills, store) -> None:
+    server.script(reply("one two three four five six", chunks=6), reply("fine"))
+    chat, recorder = start(server, skills, store, view=StopAfter(2))
+    with pytest.raises(KeyboardInterrupt):
+        chat.send("count")
+    assert recorder.chat_id is not None
+    last = store.load_messages(recorder.chat_id)[-1]
+    assert last.interrupted and last.message["content"].endswith(INTERRUPTED_MARK)
+    assert last.message["content"].startswith("one two")
+    chat.view = RecordingView()
+    chat.send("go on")
+    assert sent(server)[-2] == last.message  # the model sees what the user saw
+    assert [cut for _, cut, _ in rows(store, recorder.chat_id)] == [False, True, False, False]
+
+
+def test_resume_sends_the_stored_transcript_and_names_the_activated_skills(
+    server, skills, store
+) -> None:
+    server.script(reply("It is 39.1."), reply("And 10% is 23."))
+    first, recorder = start(server, skills, store)
+    first.send("/calculator 17% of 230")
+    transcript = chosen_transcript(store, last=True, chat_id=None, notify=print)
+    assert transcript is not None and transcript.chat.id == recorder.chat_id
+    second, again = start(server, skills, store, transcript=transcript)
+    assert again.chat_id == recorder.chat_id
+    second.send("and 10%?")
+    messages = sent(server)
+    assert messages[0]["role"] == "system"
+    assert messages[1:] == [*transcript.messages, {"role": "user", "content": "and 10%?"}]
+    stub = json.loads(messages[3]["content"])
+    assert stub == {"skill_name": "calculator", "stub": STUB_NOTE}  # no body sent back
+    assert "Skills activated in this chat" in (system_text(server) or "")
+    assert "calculator" in (system_text(server) or "").rsplit("activated", 1)[1]
+    assert store.get_chat(recorder.chat_id).message_count == 6
+
+
+def test_a_stubbed_skill_is_served_again_after_resume(server, skills, store) -> None:
+    server.script(
+        reply("ok"),
+        reply(calls=[call("get_skill", {"skill_name": "calculator"})]),
+        reply("done"),
+    )
+    first, _ = start(server, skills, store)
+    first.send("/calculator hi")
+    transcript = chosen_transcript(store, last=True, chat_id=None, notify=print)
+    second, _ = start(server, skills, store, transcript=transcript)
+    second.send("load it again")
+    result = json.loads(sent(server)[-1]["content"])
+    assert result["documentation"] == BODY  # not ALREADY_IN_CONTEXT: the ledger began empty
+
+
+def test_continue_with_no_saved_chat_starts_a_new_one(store) -> None:
+    said: list[str] = []
+    assert chosen_transcript(store, last=True, chat_id=None, notify=said.append) is None
+    assert said == ["no saved chat to continue: starting a new one"]
+
+
+def test_resume_keeps_the_chat_model_unless_model_is_a_flag(server, skills, store) -> None:
+    server.script(reply("a"))
+    chat, recorder = start(server, skills, store, model="openai/old-model")
+    chat.send("hi")
+    transcript = store.load_transcript(recorder.chat_id or "")
+    fresh = settings_for(server, model="openai/new-model")
+    assert resumed_settings(fresh, transcript).model == "openai/old-model"
+    flagged = settings_for(server, model="openai/new-model", sources={"model": "flag"})
+    assert resumed_settings(flagged, transcript).model == "openai/new-model"
+
+
+def test_a_failed_write_is_told_once_queued_and_saved_with_the_next_message(
+    server, skills, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setattr(store_mod, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(store_mod, "BUSY_RETRIES", 1)
+    server.script(reply("first"), reply("second"), reply("third"))
+    db = tmp_path / "locked.db"
+    view = RecordingView()
+    with ChatStore.open(db) as store:
+        chat, recorder = start(server, skills, store, view=view)
+        chat.send("one")
+        other = sqlite3.connect(db, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        chat.send("two")
+        chat.send("three")  # still locked: told once, not per message
+        notices = [n for n in view.of("notice") if "not saved" in n]
+        assert len(notices) == 1 and "locked" in notices[0]
+        assert len(recorder.unsaved) == 4 and recorder.failure is not None
+        other.execute("ROLLBACK")
+        other.close()
+        assert recorder.flush() and not recorder.unsaved
+        assert view.of("notice")[-1] == f"chat {recorder.chat_id} saved again"
+        contents = [m.message["content"] for m in store.load_messages(recorder.chat_id or "")]
+    assert contents == ["one", "first", "two", "second", "three", "third"]
+
+
+def test_no_tools_invocation_saves_no_body(server, skills, store, tmp_path) -> None:
+    server.script(reply("ok"))
+    chat, _ = start(server, skills, store, tools=False)
+    chat.send("/calculator 2+2")
+    assert "BODY-7f3a" in (system_text(server) or "")  # the body was sent, for this request
+    store.close()
+    for path in tmp_path.glob("chats.db*"):
+        assert b"BODY-7f3a" not in path.read_bytes()
