@@ -1,5 +1,8 @@
 """The `skillchat` command: the Typer app and the one place errors become exit codes.
 
+With no subcommand it opens the interactive session (cli/chat_cmd.py); its options
+are the root's, so `skillchat --model x` works and `skillchat --help` lists them.
+
 Exit codes (DESIGN §1): 0 success; 1 a failure the user can act on; 2 usage error;
 130 interrupted. Tracebacks appear only with `--debug` (accepted anywhere on the line).
 """
@@ -12,13 +15,22 @@ from typing import Annotated
 import typer
 
 from skillchat import __version__
-from skillchat.cli import ask_cmd, chats_cmd, config_cmd, skills_cmd
-from skillchat.cli.common import ConfigOpt
-from skillchat.errors import SkillchatError
+from skillchat.cli import ask_cmd, chat_cmd, chats_cmd, config_cmd, skills_cmd
+from skillchat.cli.common import (
+    ApiBaseOpt,
+    BackendOpt,
+    ChatIdOpt,
+    ConfigOpt,
+    ContinueOpt,
+    ModelOpt,
+    NoToolsOpt,
+    SkillsDirOpt,
+)
+from skillchat.errors import SkillchatError, UsageError
 
 app = typer.Typer(
     name="skillchat",
-    help="Chat with any LLM, with your Agent Skills.",
+    help="Chat with any LLM, with your Agent Skills. With no command: an interactive session.",
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -39,16 +51,40 @@ def _version(value: bool) -> None:
 @app.callback(invoke_without_command=True)
 def root(
     ctx: typer.Context,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    backend: BackendOpt = None,
+    no_tools: NoToolsOpt = False,
+    last: ContinueOpt = False,
+    chat_id: ChatIdOpt = None,
+    skills_dir: SkillsDirOpt = None,
     config: ConfigOpt = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
 ) -> None:
-    """Chat with any LLM, with your Agent Skills."""
-    ctx.obj = {"config": config}
+    """Chat with any LLM, with your Agent Skills: with no command, an interactive session."""
+    debug = debug or (ctx.obj or {}).get("debug", False)
+    ctx.obj = {"config": config, "debug": debug}
+    session = (model, api_base, backend, no_tools or None, last or None, chat_id, skills_dir)
     if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
+        chat_cmd.chat(
+            ctx,
+            model=model,
+            api_base=api_base,
+            backend=backend,
+            no_tools=no_tools,
+            last=last,
+            chat_id=chat_id,
+            skills_dir=skills_dir,
+            config=config,
+            debug=debug,
+        )
+    elif any(option is not None for option in session):
+        raise UsageError(
+            f"session options go after the command: skillchat {ctx.invoked_subcommand} [OPTIONS]"
+        )
 
 
 def _fail(message: str, code: int) -> int:
@@ -63,7 +99,9 @@ def run(argv: list[str]) -> int:
         argv = [a for a in argv if a != "--debug"]
     command = typer.main.get_command(app)
     try:
-        result = command.main(argv, prog_name="skillchat", standalone_mode=False)
+        result = command.main(
+            argv, prog_name="skillchat", standalone_mode=False, obj={"debug": debug}
+        )
         return result if isinstance(result, int) else 0
     except typer.Exit as exc:
         return exc.exit_code

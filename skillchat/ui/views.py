@@ -8,6 +8,8 @@
   reply is held until it ends, because only then is it known to be the answer and
   not narration before tool calls (which goes to stderr with the cards).
 - `CardsView` (`--json`): cards and notices on stderr, the text only in the JSON.
+- `ReplView` (the interactive session): the terminal view with numbered cards,
+  whose records it keeps for `/show N`.
 
 Cards, notices and diagnostics always go to stderr (ui/console.py).
 """
@@ -82,13 +84,21 @@ class TerminalView(CardsView):
 
     REDRAW_EVERY = 0.1  # seconds: a re-parse of the live tail per chunk would be wasted
 
-    def __init__(self) -> None:
+    def __init__(self, *, preload: bool = True) -> None:
         self._text = ""
         self._done = 0  # chars of _text already printed for good
         self._drawn = 0.0
         self._live: Live | None = None
-        # rich.markdown costs ~80 ms to import: load it while the first request is out.
-        threading.Thread(target=import_module, args=("rich.markdown",), daemon=True).start()
+        self._preloaded = False
+        if preload:
+            self.preload()
+
+    def preload(self) -> None:
+        """Import rich.markdown (~80 ms) in a daemon thread, once: `ask` does it while
+        the first request is out, the REPL once its prompt is on screen."""
+        if not self._preloaded:
+            self._preloaded = True
+            threading.Thread(target=import_module, args=("rich.markdown",), daemon=True).start()
 
     def _tail(self) -> RenderableType:
         from rich.markdown import Markdown
@@ -120,3 +130,16 @@ class TerminalView(CardsView):
             self._live.update(self._tail())
             self._live.stop()
         self._live, self._text, self._done, self._drawn = None, "", 0, 0.0
+
+
+class ReplView(TerminalView):
+    """The terminal view of the REPL: cards numbered #1, #2... (per chat), so that
+    `/show N` can print the whole result a card shortened."""
+
+    def __init__(self) -> None:
+        super().__init__(preload=False)  # not before the prompt is on screen
+        self.records: list[ToolRecord] = []
+
+    def tool(self, record: ToolRecord) -> None:
+        self.records.append(record)
+        err().print(tool_card(record, number=len(self.records)))

@@ -1,0 +1,59 @@
+"""`skillchat` with no command: open the interactive session (ui/repl.py).
+
+The options are declared on the root callback (cli/app.py), which calls `chat`
+only when no subcommand was named. Like `ask`, this module imports only Typer:
+prompt-toolkit, the store and the engine are imported once the command line is
+known to be valid, and the model library only after the prompt is on screen.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from skillchat.cli.common import load, skill_dirs_override
+from skillchat.errors import UsageError
+
+
+def chat(
+    ctx: typer.Context,
+    *,
+    model: str | None,
+    api_base: str | None,
+    backend: str | None,
+    no_tools: bool,
+    last: bool,
+    chat_id: str | None,
+    skills_dir: list[Path] | None,
+    config: Path | None,
+    debug: bool,
+) -> None:
+    """Run the REPL until the user leaves; exit 1 if some messages could not be saved."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(
+            "the interactive session needs a terminal; for pipes and scripts use: "
+            "skillchat ask 'QUESTION'"
+        )
+    settings = load(
+        ctx,
+        config,
+        model=model,
+        api_base=api_base,
+        backend=backend,
+        tools=False if no_tools else None,
+        skill_dirs=skill_dirs_override(skills_dir),
+    )
+    from skillchat.cli.ask_cmd import load_registry
+    from skillchat.cli.saving import chosen_transcript, open_store
+    from skillchat.ui.console import warn
+    from skillchat.ui.repl import Repl
+
+    store = open_store(settings)
+    transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
+    repl = Repl(settings, load_registry(settings), store, transcript, debug=debug)
+    code = repl.run()
+    store.close()
+    if code:
+        raise typer.Exit(code)

@@ -1,0 +1,63 @@
+"""A backend whose SDK loads in a daemon thread while the user types.
+
+Importing `openai` costs ~0.5 s and `litellm` seconds. The REPL shows its prompt
+first and loads the backend behind it, so neither the prompt nor (usually) the
+first message waits. `stream` joins the loader: if the user is faster than the
+import, the first message waits only for what is left of it.
+
+Nothing the load prints may reach the terminal the REPL owns: litellm's logging
+and banners are silenced by its backend module, and the REPL filters warnings.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from skillchat.config import Settings
+from skillchat.engine.backends.base import Backend
+from skillchat.engine.backends.select import choose_backend, make_backend
+from skillchat.engine.events import Delta
+
+
+class BackgroundBackend:
+    """`make_backend(settings)`, run in a daemon thread started by `start()`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.name = choose_backend(settings.model, settings.backend, settings.api_base)
+        self._settings = settings
+        self._backend: Backend | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._load, name="backend-loader", daemon=True)
+
+    def start(self) -> BackgroundBackend:
+        """Start loading (once; later calls do nothing)."""
+        if self._thread.ident is None:
+            self._thread.start()
+        return self
+
+    @property
+    def loading(self) -> bool:
+        """True while the loader runs: a message sent now waits for it."""
+        return self._thread.is_alive()
+
+    def _load(self) -> None:
+        try:
+            self._backend = make_backend(self._settings)
+        except Exception as exc:  # raised to the caller of `stream`, where it can be shown
+            self._error = exc
+
+    def ready(self) -> Backend:
+        """The loaded backend, waiting for the loader; its error (no API key...) if it failed."""
+        self.start()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._backend is not None
+        return self._backend
+
+    def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> Iterator[Delta]:
+        return self.ready().stream(messages, tools)

@@ -1,0 +1,170 @@
+"""The REPL's built-in commands: `/help`, `/skills`, `/model`, `/new`, `/chats`,
+`/resume`, `/show`, `/reload`, `/exit`.
+
+A line whose first word is one of these runs it and never reaches the model; a
+skill with the same name is reached with `/skill NAME` (DESIGN §6), and the REPL
+says so once. Each command is a function of the session and the rest of the line;
+it returns True only to end the session. Output goes through Rich, with every
+model-, file- or user-provided string as `Text`, never markup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from skillchat.errors import UsageError
+
+if TYPE_CHECKING:
+    from skillchat.ui.repl import Repl
+
+CHATS_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    usage: str  # the arguments, for /help
+    help: str
+    run: Callable[[Repl, str], bool | None]
+
+
+def _print(*parts: str | tuple[str, str]) -> None:
+    """One line on stdout from plain strings and (text, style) pairs."""
+    from rich.text import Text
+
+    from skillchat.ui.console import out
+
+    out().print(Text.assemble(*parts))
+
+
+def _help(repl: Repl, arg: str) -> None:
+    for command in COMMANDS.values():
+        if command.name in ALIASES:
+            continue
+        _print((f"/{command.name} {command.usage}".ljust(16), "bold"), command.help)
+    _print(("/skill NAME ...".ljust(16), "bold"), "use a skill, even one a command shadows")
+    _print(("/NAME ...".ljust(16), "bold"), "use the skill NAME for this message (Tab completes)")
+    _print(
+        ("keys".ljust(16), "dim"),
+        "Enter sends · Esc Enter (Alt+Enter) new line · Ctrl-C stops a reply · Ctrl-D quits",
+    )
+
+
+def _skills(repl: Repl, arg: str) -> None:
+    names = repl.registry.names()
+    if not names:
+        _print(("no skills found", "yellow"), " (skill directories: see `skillchat config show`)")
+    active = set(repl.chat.activated)
+    for name in names:
+        mark = ("● ", "green") if name in active else "  "
+        shadowed = " (use /skill " + name + ")" if name in COMMANDS else ""
+        description = " ".join(repl.registry.skills[name].description.split())
+        _print(mark, (name, "bold"), shadowed, ("  " + description, "dim"))
+
+
+def _model(repl: Repl, arg: str) -> None:
+    if arg:
+        repl.switch_model(arg)
+    _print("model: ", (repl.settings.model, "bold"), f" (backend: {repl.backend.name})")
+
+
+def _new(repl: Repl, arg: str) -> None:
+    repl.start_chat(None)
+    _print(("new chat", "dim"))
+
+
+def _chats(repl: Repl, arg: str) -> None:
+    from skillchat.chats.export import local_time
+
+    chats = repl.store.list_chats(limit=CHATS_SHOWN)
+    if not chats:
+        _print(("no saved chats yet", "dim"))
+    for chat in chats:
+        current = chat.id == repl.recorder.chat_id
+        _print(
+            ("* " if current else "  ", "green"),
+            (chat.id, "bold"),
+            f"  {local_time(chat.updated_at)}  {chat.message_count:>4} msgs  ",
+            chat.title or "(untitled)",
+        )
+
+
+def _resume(repl: Repl, arg: str) -> None:
+    if not arg:
+        raise UsageError("/resume needs a chat id (see /chats; Tab completes)")
+    repl.start_chat(repl.store.load_transcript(arg))
+    repl.show_resumed()
+
+
+def _show(repl: Repl, arg: str) -> None:
+    records = repl.view.records
+    if not arg.isdigit() or not 1 <= int(arg) <= len(records):
+        shown = f"1-{len(records)}" if records else "none yet in this chat"
+        raise UsageError(f"/show needs the number of a tool card ({shown})")
+    record = records[int(arg) - 1]
+    _print((f"#{arg} {record.name}", "bold"), ("  " + record.arguments, "dim"))
+    try:
+        value = json.loads(record.result.content)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        _print(record.result.content)
+        return
+    for key, item in value.items():  # get_skill's documentation as text, not one JSON line
+        if isinstance(item, str) and "\n" in item:
+            _print((f"{key}:", "cyan"))
+            _print(item)
+        else:
+            _print((f"{key}: ", "cyan"), json.dumps(item, ensure_ascii=False))
+
+
+def _reload(repl: Repl, arg: str) -> None:
+    before = set(repl.registry.skills)
+    repl.reload_skills()
+    after = set(repl.registry.skills)
+    added, removed = sorted(after - before), sorted(before - after)
+    line = f"{len(after)} skills"
+    if added:
+        line += f"; new: {', '.join(added)}"
+    if removed:
+        line += f"; gone: {', '.join(removed)}"
+    _print((line, "dim"))
+
+
+def _exit(repl: Repl, arg: str) -> bool:
+    return True
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command("help", "", "this list", _help),
+        Command("skills", "", "the skills the model can use (● activated in this chat)", _skills),
+        Command("model", "[NAME]", "show the model, or switch to NAME", _model),
+        Command("new", "", "start a new chat", _new),
+        Command("chats", "", f"the {CHATS_SHOWN} most recent saved chats", _chats),
+        Command("resume", "ID", "continue a saved chat", _resume),
+        Command("show", "N", "the whole result of tool card #N", _show),
+        Command("reload", "", "rescan the skill directories", _reload),
+        Command("exit", "", "leave (or /quit, Ctrl-D)", _exit),
+        Command("quit", "", "leave", _exit),
+    )
+}
+ALIASES = {"quit"}
+
+
+def find(text: str) -> tuple[Command, str] | None:
+    """The built-in command `text` runs, with its argument; None for a message."""
+    if not text.startswith("/"):
+        return None
+    name, *rest = text[1:].split(None, 1) or [""]
+    command = COMMANDS.get(name)
+    return (command, rest[0].strip() if rest else "") if command else None
+
+
+def completions() -> list[tuple[str, str]]:
+    """(name, help) of each command, for Tab completion."""
+    return [(c.name, c.help) for c in COMMANDS.values() if c.name not in ALIASES]

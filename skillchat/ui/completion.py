@@ -1,0 +1,66 @@
+"""Tab completion for the REPL: `/commands`, `/skill-names`, `/skill NAME`, `/resume ID`.
+
+Only the first word of a line that starts with `/` is completed (plus the argument of
+`/skill` and `/resume`): anything else is a message to the model, where completing
+words would get in the way. Each completion carries its meta text (a command's help,
+a skill's description, a chat's title), shown beside it in the menu. The sources
+are callables, so `/reload` and new chats are seen without rebuilding the completer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+Pairs = Callable[[], Iterable[tuple[str, str]]]  # (name, meta) pairs
+META_CHARS = 70
+
+
+def _meta(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= META_CHARS else flat[: META_CHARS - 1] + "…"
+
+
+class SlashCompleter(Completer):
+    """Completes built-in commands, skills, and the arguments of `/skill` and `/resume`."""
+
+    def __init__(self, commands: Pairs, skills: Pairs, chats: Pairs) -> None:
+        self.commands = commands
+        self.skills = skills
+        self.chats = chats
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        line = document.text_before_cursor
+        if not line.startswith("/") or "\n" in line:
+            return
+        head, space, arg = line.partition(" ")
+        if not space:
+            yield from self._matches(head, self._first_words(), prefix="/")
+        elif " " not in arg and head == "/skill":
+            yield from self._matches(arg, self.skills())
+        elif " " not in arg and head == "/resume":
+            yield from self._matches(arg, self.chats())
+
+    def _first_words(self) -> list[tuple[str, str]]:
+        """Commands, then the skills no command shadows (those stay under `/skill`)."""
+        commands = list(self.commands())
+        taken = {name for name, _ in commands}
+        return commands + [(name, meta) for name, meta in self.skills() if name not in taken]
+
+    @staticmethod
+    def _matches(
+        typed: str, pairs: Iterable[tuple[str, str]], prefix: str = ""
+    ) -> Iterator[Completion]:
+        word = typed.removeprefix(prefix)
+        for name, meta in pairs:
+            if name.startswith(word):
+                yield Completion(
+                    prefix + name,
+                    start_position=-len(typed),
+                    display=prefix + name,
+                    display_meta=_meta(meta),
+                )

@@ -1,0 +1,82 @@
+"""The REPL's input line: prompt-toolkit with the keys people expect from a chat.
+
+- Enter sends; Esc Enter (what Alt+Enter sends) adds a line. A pasted block arrives
+  whole (bracketed paste), newlines and all, and is sent only on Enter.
+- Ctrl-C clears a line being typed; on an empty line it says how to leave rather
+  than leaving, so a Ctrl-C meant for a reply that just ended loses nothing.
+  Ctrl-D on an empty line ends the session.
+- History is a file in the user data dir, shared by every session; completion is
+  ui/completion.py; the bottom toolbar is whatever `toolbar()` returns, redrawn
+  on every keystroke.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
+from prompt_toolkit.completion import Completer
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+PROMPT = "❯ "
+CONTINUATION = "· "
+QUIT_HINT = "(press Ctrl-D or type /exit to quit)"
+
+
+def _bindings() -> KeyBindings:
+    keys = KeyBindings()
+
+    @keys.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @keys.add("c-c")
+    def _clear_or_hint(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:
+            buffer.reset()
+        else:
+            run_in_terminal(lambda: print(QUIT_HINT))
+
+    return keys
+
+
+class LineEditor:
+    """Reads one message or command at a time."""
+
+    def __init__(self, history: Path, completer: Completer, toolbar: Callable[[], str]) -> None:
+        history.parent.mkdir(parents=True, exist_ok=True)
+        self._session: PromptSession[str] = PromptSession(
+            history=FileHistory(str(history)),
+            completer=completer,
+            complete_while_typing=True,
+            bottom_toolbar=lambda: " " + toolbar(),
+            key_bindings=_bindings(),
+            prompt_continuation=lambda width, line_number, wrap_count: CONTINUATION.rjust(width),
+            enable_open_in_editor=False,
+        )
+
+    def read(self, on_shown: Callable[[], None] | None = None) -> str | None:
+        """The next input, trailing whitespace removed; None when the user quits.
+
+        `on_shown` runs once the prompt is first drawn: work started there (loading
+        libraries) cannot delay the prompt.
+        """
+
+        def hook() -> None:
+            app = self._session.app
+
+            def fire(_: object) -> None:
+                app.after_render -= fire
+                if on_shown is not None:
+                    on_shown()
+
+            app.after_render += fire
+
+        try:
+            return self._session.prompt(PROMPT, pre_run=hook).rstrip()
+        except EOFError:
+            return None

@@ -1,0 +1,206 @@
+"""The interactive session: `skillchat` with no command (DESIGN §1, §6, §7).
+
+    Repl(settings, registry, store, transcript).run()  -> exit code
+
+Each line is a built-in command (ui/commands.py) or a message for the loop; every
+message is saved as it completes (chats/recorder.py). What the session guarantees:
+
+- The prompt comes first. The model library (openai ~0.5 s, litellm seconds) and
+  Rich's Markdown load in daemon threads started once the prompt is on screen, so
+  typing the first message overlaps them.
+- A failure ends the message, never the session: provider errors, tool-round
+  limits and a Ctrl-C during a reply print a line and return to the prompt, the
+  chat intact (an interrupted reply is kept, marked, and saved as such).
+- Nothing the session did not write reaches the terminal: warnings are dropped
+  unless `--debug`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from skillchat import __version__
+from skillchat.cli.saving import recording_chat, resumed_settings
+from skillchat.config import Settings, user_data_dir
+from skillchat.engine.backends.background import BackgroundBackend
+from skillchat.errors import SkillchatError
+from skillchat.ui import commands
+from skillchat.ui.completion import SlashCompleter
+from skillchat.ui.line_editor import LineEditor
+from skillchat.ui.views import ReplView
+
+if TYPE_CHECKING:
+    from skillchat.chats.store import ChatStore, Transcript
+    from skillchat.skills.registry import Registry
+
+RESUME_PREVIEW_LINES = 12
+
+
+def _line(text: str, style: str = "") -> None:
+    from rich.text import Text
+
+    from skillchat.ui.console import out
+
+    out().print(Text(text, style=style))
+
+
+class Repl:
+    """One interactive session: the prompt, the current chat, the built-in commands."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        registry: Registry,
+        store: ChatStore,
+        transcript: Transcript | None = None,
+        *,
+        debug: bool = False,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.store = store
+        self.debug = debug
+        self.view = ReplView()
+        self.backend = BackgroundBackend(settings)
+        self.tokens = 0
+        self._warned: set[str] = set()
+        self._resumed = transcript
+        self.start_chat(transcript)
+        self.editor = LineEditor(
+            user_data_dir() / "history",
+            SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs),
+            self.toolbar,
+        )
+
+    # -------------------------------------------------------------- the session
+
+    def run(self) -> int:
+        """Read and answer until /exit or Ctrl-D; 1 if some messages could not be saved."""
+        if not self.debug:
+            warnings.simplefilter("ignore")
+        count = len(self.registry.skills)
+        print(
+            f"skillchat {__version__} · {self.settings.model} · {count} skills · "
+            "/help for commands, Ctrl-D to quit"
+        )
+        self._warn_shadowed()
+        if self._resumed is not None:
+            self.show_resumed()
+        while (text := self.editor.read(on_shown=self._preload)) is not None:
+            if text.strip() and self.handle(text):
+                break
+        return self._close()
+
+    def _preload(self) -> None:
+        """Once a prompt is on screen: load what the next message needs (both idempotent)."""
+        self.backend.start()
+        self.view.preload()
+
+    def handle(self, text: str) -> bool:
+        """Run one line; True when it ends the session."""
+        found = commands.find(text)
+        try:
+            if found is not None:
+                command, arg = found
+                return bool(command.run(self, arg))
+            self.send(text)
+        except KeyboardInterrupt:  # a reply (or a command) stopped; what was shown stays
+            _line("⏹ interrupted", "yellow")
+        except SkillchatError as exc:
+            _line(f"error: {exc}", "red")
+        except Exception as exc:  # a bug must not end the session (the chat is saved)
+            if self.debug:
+                import traceback
+
+                traceback.print_exc()
+            _line(f"internal error: {exc.__class__.__name__}: {exc} (rerun with --debug)", "red")
+        return False
+
+    def send(self, text: str) -> None:
+        """One message to the model (the loop keeps and saves a reply cut by Ctrl-C)."""
+        if self.backend.loading:
+            _line(f"(loading the {self.backend.name} library…)", "dim")
+        result = self.chat.send(text)
+        if result.usage is not None:
+            self.tokens += result.usage.total_tokens
+
+    def _close(self) -> int:
+        if self.recorder.unsaved and not self.recorder.flush():
+            n, chat = len(self.recorder.unsaved), self.recorder.chat_id or "(new)"
+            _line(f"error: {n} message(s) of chat {chat} not saved: {self.recorder.failure}", "red")
+            return 1
+        return 0
+
+    # ------------------------------------------------------------ chat switching
+
+    def start_chat(self, transcript: Transcript | None) -> None:
+        """Make `transcript`'s chat (or a new one) the current chat."""
+        model = resumed_settings(self.settings, transcript).model
+        if model != self.settings.model:
+            self._use_model(model)
+        self.view.records.clear()
+        self.chat, self.recorder = recording_chat(
+            self.settings, self.registry, self.backend, self.view, self.store, transcript
+        )
+        self.tokens = 0
+        if transcript is not None:
+            stored = self.store.load_messages(transcript.chat.id)
+            self.tokens = sum((m.usage or {}).get("total_tokens", 0) for m in stored)
+
+    def show_resumed(self) -> None:
+        """Say which chat goes on, and where it stopped."""
+        chat = self.store.get_chat(self.recorder.chat_id or "")
+        title = chat.title or "untitled"
+        _line(f"resumed chat {chat.id} · {chat.message_count} messages · {title}", "bold")
+        replies = [m for m in self.chat.messages if m["role"] == "assistant" and m["content"]]
+        last = replies[-1] if replies else None
+        if last is not None:
+            lines = str(last["content"]).splitlines()
+            cut = lines[-RESUME_PREVIEW_LINES:]
+            if len(lines) > len(cut):
+                cut.insert(0, "…")
+            _line("\n".join(cut), "dim")
+
+    def switch_model(self, model: str) -> None:
+        """`/model`: the current chat goes on with `model` from the next message."""
+        self._use_model(model)
+        self.chat.settings, self.chat.backend = self.settings, self.backend
+        self.recorder.model = model
+
+    def _use_model(self, model: str) -> None:
+        """A backend for `model`; its library loads once the next prompt is shown."""
+        self.settings = replace(self.settings, model=model)
+        self.backend = BackgroundBackend(self.settings)
+
+    def reload_skills(self) -> None:
+        """`/reload`: scan the skill directories again; the chat keeps its transcript."""
+        from skillchat.cli.ask_cmd import load_registry
+
+        self.registry = load_registry(self.settings)
+        self.chat.use_registry(self.registry)
+        self._warn_shadowed()
+
+    # --------------------------------------------------------- toolbar, completion
+
+    def toolbar(self) -> str:
+        parts = [self.settings.model, f"chat {self.recorder.chat_id or 'new'}"]
+        if self.chat.activated:
+            parts.append("skills: " + ", ".join(self.chat.activated))
+        parts.append(f"{self.tokens:,} tokens")
+        if self.recorder.failure:
+            parts.append("NOT SAVED")
+        return " · ".join(parts)
+
+    def _skill_pairs(self) -> list[tuple[str, str]]:
+        return [(name, self.registry.skills[name].description) for name in self.registry.names()]
+
+    def _chat_pairs(self) -> list[tuple[str, str]]:
+        return [(c.id, c.title or "") for c in self.store.list_chats(limit=commands.CHATS_SHOWN)]
+
+    def _warn_shadowed(self) -> None:
+        """Once per name: a skill a built-in command hides is still reachable."""
+        for name in sorted(set(self.registry.skills) & set(commands.COMMANDS) - self._warned):
+            self._warned.add(name)
+            self.view.notice(f"/{name} is a built-in command; use the skill with /skill {name}")

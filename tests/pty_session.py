@@ -1,0 +1,117 @@
+"""Drive `skillchat`'s interactive session in a real pseudo-terminal (pexpect), as a
+person at a terminal would: keys in, screen output read back.
+
+prompt-toolkit asks the terminal where the cursor is (`ESC[6n`) and draws its bottom
+toolbar only once it knows; a real terminal answers at once, so `expect` answers
+every such query it reads. `expect` matches substrings of the raw output, escape
+sequences included, so its patterns should be runs of text printed in one style;
+what it returns has the escape sequences removed, for checking whole lines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pexpect
+
+PROMPT = "❯"
+CPR_QUERY = "\x1b[6n"
+ESC_ENTER = "\x1b\r"  # what Alt+Enter sends
+UP = "\x1b[A"
+# prompt-toolkit turns bracketed paste off when a line is accepted, on for the next prompt.
+LINE_DONE = "\x1b[?2004l"
+PROMPT_START = "\x1b[?2004h"
+_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|[@-_])")
+
+
+def plain(text: str) -> str:
+    """`text` without terminal escape sequences."""
+    return _ESCAPES.sub("", text)
+
+
+def paste(text: str) -> str:
+    """`text` as a terminal sends a paste: in bracketed-paste markers."""
+    return f"\x1b[200~{text}\x1b[201~"
+
+
+class PtySession:
+    """One `python -m skillchat ARGS` in a 40x120 pty, with the caller's environment."""
+
+    def __init__(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        timeout: float = 8,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "skillchat", *args],
+            cwd=str(cwd) if cwd else None,
+            env={**os.environ, "TERM": "xterm-256color", **(env or {})},
+            encoding="utf-8",
+            dimensions=(40, 120),
+            timeout=timeout,
+        )
+        self.output: list[str] = []  # everything read so far, for failure messages
+
+    def expect(self, text: str, timeout: float | None = None) -> str:
+        """Wait for `text`, answering cursor-position queries; returns what came before,
+        as plain text."""
+        before: list[str] = []
+        while True:
+            try:
+                index = self.child.expect_exact([CPR_QUERY, text], timeout=timeout or -1)
+            except (pexpect.TIMEOUT, pexpect.EOF) as exc:
+                seen = "".join(self.output)[-3000:]
+                raise AssertionError(f"{text!r} never appeared; the screen got:\n{seen}") from exc
+            before.append(self.child.before)
+            self.output += [self.child.before, self.child.after]
+            if index == 0:
+                self.child.send("\x1b[1;1R")
+            else:
+                return plain("".join(before))
+
+    def prompt(self) -> str:
+        """Wait for the next prompt; returns the output since the last wait."""
+        before = self.expect(PROMPT_START)
+        return before + self.expect(PROMPT)
+
+    def run(self, text: str) -> str:
+        """Type `text`, press Enter, and return what was printed before the next prompt."""
+        self.line(text)
+        self.expect(LINE_DONE)
+        return self.prompt()
+
+    def send(self, keys: str) -> None:
+        self.child.send(keys)
+
+    def line(self, text: str) -> None:
+        """Type `text` and press Enter."""
+        self.child.send(text + "\r")
+
+    def interrupt(self) -> None:
+        self.child.sendintr()
+
+    def quit(self) -> int:
+        """Ctrl-D on an empty prompt; the exit status."""
+        self.child.sendeof()
+        return self.wait()
+
+    def wait(self) -> int:
+        """Read to the end and return the exit status."""
+        while True:
+            index = self.child.expect_exact([CPR_QUERY, pexpect.EOF], timeout=10)
+            self.output.append(self.child.before)
+            if index == 1:
+                break
+            self.child.send("\x1b[1;1R")
+        self.child.close()
+        return self.child.exitstatus if self.child.exitstatus is not None else -1
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
