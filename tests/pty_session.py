@@ -66,7 +66,7 @@ class PtySession:
             try:
                 index = self.child.expect_exact([CPR_QUERY, text], timeout=timeout or -1)
             except (pexpect.TIMEOUT, pexpect.EOF) as exc:
-                seen = "".join(self.output)[-3000:]
+                seen = plain("".join([*self.output, self.child.before or ""]))[-3000:]
                 raise AssertionError(f"{text!r} never appeared; the screen got:\n{seen}") from exc
             before.append(self.child.before)
             self.output += [self.child.before, self.child.after]

@@ -4,7 +4,10 @@ the user sees, what each key does, what skillchat sent, and what the database ke
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -199,3 +202,54 @@ def test_history_and_continue_across_runs(server, repl) -> None:
     ]
     assert second.quit() == 0
     assert len(stored()) == 4
+
+
+def test_the_model_library_loads_after_the_prompt_is_drawn(server, skills) -> None:
+    session = PtySession(
+        "--model",
+        "openai/test-model",
+        "--api-base",
+        server.base_url,
+        "--skills-dir",
+        str(skills),
+        env={"PYTHONPROFILEIMPORTTIME": "1"},  # every import logs a line as it completes
+    )
+    try:
+        before = session.prompt()
+        assert re.search(r"\| +prompt_toolkit\r", before)
+        assert not re.search(r"\| +(openai|httpx)\b", before)  # not even one of their modules
+        session.expect("| skillchat.engine.backends.openai_backend\r")  # no message needed
+        assert session.quit() == 0
+    finally:
+        session.close()
+    assert not server.completions
+
+
+def test_an_unusable_database_stops_the_session_before_the_prompt(server, skills) -> None:
+    db = user_data_dir() / "chats.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    db.write_bytes(b"not a database at all" * 20)
+    session = PtySession("--api-base", server.base_url, "--skills-dir", str(skills))
+    assert session.wait() == 1
+    screen = "".join(session.output)
+    assert "skillchat: error:" in screen and "chat database is unreadable" in screen
+    assert "❯" not in screen
+
+
+def test_no_terminal_or_options_before_a_command_are_usage_errors(skills) -> None:
+    piped = subprocess.run(
+        [sys.executable, "-m", "skillchat", "--skills-dir", str(skills)],
+        input="hello\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert piped.returncode == 2 and "use: skillchat ask" in piped.stderr
+    misplaced = subprocess.run(
+        [sys.executable, "-m", "skillchat", "--model", "x", "chats", "list"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert misplaced.returncode == 2
+    assert "session options go after the command: skillchat chats" in misplaced.stderr
