@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from skillchat.chats.store import ChatStore
 from skillchat.errors import SkillchatError
+from skillchat.skills.access import FileText
 
 
 @contextmanager
@@ -58,6 +59,8 @@ class ChatRecorder:
         self.model = model
         self.chat_id = chat_id
         self.unsaved: list[tuple[dict[str, Any], bool, Any]] = []
+        # (workspace, path, sha256, size) of attached files, written after the messages
+        self.unsaved_files: list[tuple[str, str, str, int]] = []
         self.failure: str | None = None  # why the last write failed; None once it works
         self._notify = notify or (lambda message: None)
 
@@ -66,6 +69,11 @@ class ChatRecorder:
     ) -> None:
         """Save a complete message (after any that could not be saved before it)."""
         self.unsaved.append((dict(message), interrupted, usage))
+        self.flush()
+
+    def attached(self, workspace: str, files: Sequence[FileText]) -> None:
+        """Record which files were attached: path and content hash, never content."""
+        self.unsaved_files += [(workspace, f.path, f.sha256, f.size) for f in files]
         self.flush()
 
     def flush(self) -> bool:
@@ -80,6 +88,10 @@ class ChatRecorder:
                         self.chat_id, message, interrupted=interrupted, usage=usage
                     )
                     del self.unsaved[0]
+                while self.unsaved_files and self.chat_id is not None:
+                    workspace, path, sha256, size = self.unsaved_files[0]
+                    self.store.record_attachment(self.chat_id, workspace, path, sha256, size)
+                    del self.unsaved_files[0]
         except SkillchatError as exc:  # StorageError, or the chat was deleted meanwhile
             if self.failure is None:
                 self._notify(f"chat not saved: {exc} (retried with each message)")

@@ -23,6 +23,7 @@ from skillchat.cli.common import (
     ModelOpt,
     NoToolsOpt,
     SkillsDirOpt,
+    WorkspaceOpt,
     load,
     skill_dirs_override,
 )
@@ -31,12 +32,22 @@ from skillchat.errors import UsageError
 if TYPE_CHECKING:
     from skillchat.config import Settings
     from skillchat.engine.events import Usage
-    from skillchat.engine.loop import TurnResult
+    from skillchat.engine.loop import Chat, TurnResult
     from skillchat.skills.registry import Registry
 
 PromptArg = Annotated[
     str | None,
     typer.Argument(help="The question; '-' (or nothing, with a pipe) reads it from stdin."),
+]
+AttachOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--attach",
+        "-a",
+        metavar="PATH",
+        help="Attach a workspace file to the question (relative to the workspace, or "
+        "absolute inside it); repeatable.",
+    ),
 ]
 
 
@@ -101,6 +112,18 @@ def json_report(result: TurnResult, model: str, chat_id: str | None) -> dict[str
     }
 
 
+def attach_all(chat: Chat, paths: list[str]) -> None:
+    """`--attach` each path, before anything is sent: a file the user named and that
+    cannot be read stops the command (exit 2) rather than being answered without."""
+    from skillchat.errors import SkillAccessError
+
+    for path in paths:
+        try:
+            chat.attach(path)
+        except SkillAccessError as exc:
+            raise UsageError(f"--attach {path}: {exc.message}") from None
+
+
 def ask(
     ctx: typer.Context,
     prompt: PromptArg = None,
@@ -111,6 +134,8 @@ def ask(
     last: ContinueOpt = False,
     chat_id: ChatIdOpt = None,
     skills_dir: SkillsDirOpt = None,
+    workspace: WorkspaceOpt = None,
+    attach: AttachOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -128,7 +153,15 @@ def ask(
         backend=backend,
         tools=False if no_tools else None,
         skill_dirs=skill_dirs_override(skills_dir),
+        workspace=str(workspace) if workspace else None,
     )
+    from skillchat.workspace.files import workspace_from_settings
+
+    folder = workspace_from_settings(settings)
+    if attach and folder is None:
+        raise UsageError(
+            "--attach needs a workspace: --workspace DIR, or `workspace` in the config"
+        )
     from skillchat.cli.saving import (
         chosen_transcript,
         open_store,
@@ -151,7 +184,10 @@ def ask(
         view = views.TerminalView()
     else:
         view = views.PipeView()
-    chat, recorder = recording_chat(settings, registry, model_backend, view, store, transcript)
+    chat, recorder = recording_chat(
+        settings, registry, model_backend, view, store, transcript, workspace=folder
+    )
+    attach_all(chat, attach or [])
     try:
         result = chat.send(text)
     except KeyboardInterrupt:  # what was shown stays shown (the view flushed it)
@@ -165,5 +201,7 @@ def ask(
     else:
         line = " · ".join(filter(None, [usage_line(result.usage), f"chat {recorder.chat_id}"]))
         err().print(line, style="dim", markup=False, highlight=False)
-    if recorder.unsaved:  # the answer is out, but a script must learn the chat is not saved
+    if (
+        recorder.unsaved or recorder.unsaved_files
+    ):  # the answer is out, but a script must learn the chat is not saved
         raise StorageError(f"the chat was not saved: {recorder.failure}")

@@ -42,6 +42,15 @@ ChatIdOpt = Annotated[
     str | None,
     typer.Option("--chat", help="Continue the saved chat with this id (or a unique prefix)."),
 ]
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        help="Project folder the model may read (read_file) and @path attaches from.",
+    ),
+]
 
 
 def skill_dirs_override(dirs: list[Path] | None) -> tuple[str, ...] | None:

@@ -114,6 +114,10 @@ class Recorder(Protocol):
         """`message` is complete; `interrupted` marks a reply cut by Ctrl-C, `usage`
         is an assistant message's own request."""
 
+    def attached(self, workspace: str, files: Sequence[FileText]) -> None:
+        """`files` of the workspace (its real path) were attached, in the messages
+        just recorded."""
+
 
 class ToolRoundLimit(SkillchatError):
     """The model kept calling tools past `max_tool_rounds` (exit 1)."""
@@ -381,6 +385,8 @@ class Chat:
                 self._keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
             records.append(ToolRecord(call.name, call.arguments, result, synthetic=True))
             self.view.tool(records[-1])
+        if self.recorder is not None and self.workspace_tools is not None:
+            self.recorder.attached(str(self.workspace_tools.workspace.root), files)
         return records
 
     def _inject(self, invocation: Invocation) -> InjectedSkill | None:
