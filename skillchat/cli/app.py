@@ -25,6 +25,7 @@ from skillchat.cli.common import (
     ModelOpt,
     NoToolsOpt,
     SkillsDirOpt,
+    WorkspaceOpt,
 )
 from skillchat.errors import SkillchatError, UsageError
 
@@ -58,6 +59,7 @@ def root(
     last: ContinueOpt = False,
     chat_id: ChatIdOpt = None,
     skills_dir: SkillsDirOpt = None,
+    workspace: WorkspaceOpt = None,
     config: ConfigOpt = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
@@ -67,7 +69,16 @@ def root(
     """Chat with any LLM, with your Agent Skills: with no command, an interactive session."""
     debug = debug or (ctx.obj or {}).get("debug", False)
     ctx.obj = {"config": config, "debug": debug}
-    session = (model, api_base, backend, no_tools or None, last or None, chat_id, skills_dir)
+    session = (
+        model,
+        api_base,
+        backend,
+        no_tools or None,
+        last or None,
+        chat_id,
+        skills_dir,
+        workspace,
+    )
     if ctx.invoked_subcommand is None:
         chat_cmd.chat(
             ctx,
@@ -78,6 +89,7 @@ def root(
             last=last,
             chat_id=chat_id,
             skills_dir=skills_dir,
+            workspace=workspace,
             config=config,
             debug=debug,
         )

@@ -27,6 +27,7 @@ def chat(
     last: bool,
     chat_id: str | None,
     skills_dir: list[Path] | None,
+    workspace: Path | None,
     config: Path | None,
     debug: bool,
 ) -> None:
@@ -44,7 +45,11 @@ def chat(
         backend=backend,
         tools=False if no_tools else None,
         skill_dirs=skill_dirs_override(skills_dir),
+        workspace=str(workspace) if workspace else None,
     )
+    from skillchat.workspace.files import workspace_from_settings
+
+    folder = workspace_from_settings(settings)  # a bad one stops before the prompt
     from skillchat.cli.ask_cmd import load_registry
     from skillchat.cli.saving import chosen_transcript, open_store
     from skillchat.ui.console import warn
@@ -52,7 +57,7 @@ def chat(
 
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
-    repl = Repl(settings, load_registry(settings), store, transcript, debug=debug)
+    repl = Repl(settings, load_registry(settings), store, transcript, debug=debug, workspace=folder)
     code = repl.run()
     store.close()
     if code:

@@ -1,5 +1,5 @@
 """The REPL's built-in commands: `/help`, `/skills`, `/model`, `/new`, `/chats`,
-`/resume`, `/show`, `/reload`, `/exit`.
+`/resume`, `/show`, `/attach`, `/reload`, `/exit`.
 
 A line whose first word is one of these runs it and never reaches the model; a
 skill with the same name is reached with `/skill NAME` (DESIGN §6), and the REPL
@@ -121,6 +121,25 @@ def _show(repl: Repl, arg: str) -> None:
             _print((f"{key}: ", "cyan"), json.dumps(item, ensure_ascii=False))
 
 
+def _attach(repl: Repl, arg: str) -> None:
+    """Queue a workspace file for the next message (read now, so errors show at once)."""
+    from skillchat.ui.cards import human_size
+
+    if not arg:
+        pending = repl.chat.attachments.pending if repl.chat.attachments else []
+        if not pending:
+            raise UsageError("/attach needs a path in the workspace (Tab completes)")
+        _print(("for the next message: ", "dim"), ", ".join(pending))
+        return
+    file = repl.chat.attach(arg)
+    cut = ", cut to the limit" if file.truncated else ""
+    _print(
+        ("attached ", "dim"),
+        (file.path, "bold"),
+        (f" ({human_size(file.size)}{cut}): it goes with your next message", "dim"),
+    )
+
+
 def _reload(repl: Repl, arg: str) -> None:
     before = set(repl.registry.skills)
     repl.reload_skills()
@@ -148,6 +167,9 @@ COMMANDS: dict[str, Command] = {
         Command("chats", "", f"the {CHATS_SHOWN} most recent saved chats", _chats),
         Command("resume", "ID", "continue a saved chat", _resume),
         Command("show", "N", "the whole result of tool card #N", _show),
+        Command(
+            "attach", "PATH", "attach a workspace file to the next message (or @PATH)", _attach
+        ),
         Command("reload", "", "rescan the skill directories", _reload),
         Command("exit", "", "leave (or /quit, Ctrl-D)", _exit),
         Command("quit", "", "leave", _exit),

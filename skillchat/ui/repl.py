@@ -21,6 +21,8 @@ import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from prompt_toolkit.completion import merge_completers
+
 from skillchat import __version__
 from skillchat.cli.saving import recording_chat, resumed_settings
 from skillchat.config import Settings, user_data_dir
@@ -29,11 +31,13 @@ from skillchat.errors import SkillchatError
 from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
 from skillchat.ui.line_editor import LineEditor
+from skillchat.ui.path_completion import PathCompleter
 from skillchat.ui.views import ReplView
 
 if TYPE_CHECKING:
     from skillchat.chats.store import ChatStore, Transcript
     from skillchat.skills.registry import Registry
+    from skillchat.workspace.files import Workspace
 
 RESUME_PREVIEW_LINES = 12
 
@@ -57,8 +61,10 @@ class Repl:
         transcript: Transcript | None = None,
         *,
         debug: bool = False,
+        workspace: Workspace | None = None,
     ) -> None:
         self.settings = settings
+        self.workspace = workspace
         self.registry = registry
         self.store = store
         self.debug = debug
@@ -68,9 +74,10 @@ class Repl:
         self._warned: set[str] = set()
         self._resumed = transcript
         self.start_chat(transcript)
+        slash = SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs)
         self.editor = LineEditor(
             user_data_dir() / "history",
-            SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs),
+            merge_completers([slash, PathCompleter(lambda: self.workspace)]),
             self.toolbar,
         )
 
@@ -81,8 +88,9 @@ class Repl:
         if not self.debug:
             warnings.simplefilter("ignore")
         count = len(self.registry.skills)
+        where = f"workspace '{self.workspace.name}' · " if self.workspace else ""
         print(
-            f"skillchat {__version__} · {self.settings.model} · {count} skills · "
+            f"skillchat {__version__} · {self.settings.model} · {count} skills · {where}"
             "/help for commands, Ctrl-D to quit"
         )
         self._warn_shadowed()
@@ -142,7 +150,13 @@ class Repl:
             self._use_model(model)
         self.view.records.clear()
         self.chat, self.recorder = recording_chat(
-            self.settings, self.registry, self.backend, self.view, self.store, transcript
+            self.settings,
+            self.registry,
+            self.backend,
+            self.view,
+            self.store,
+            transcript,
+            workspace=self.workspace,
         )
         self.tokens = 0
         if transcript is not None:
@@ -188,6 +202,8 @@ class Repl:
         parts = [self.settings.model, f"chat {self.recorder.chat_id or 'new'}"]
         if self.chat.activated:
             parts.append("skills: " + ", ".join(self.chat.activated))
+        if self.chat.attachments and self.chat.attachments.pending:
+            parts.append(f"attached: {len(self.chat.attachments.pending)} for the next message")
         parts.append(f"{self.tokens:,} tokens")
         if self.recorder.failure:
             parts.append("NOT SAVED")

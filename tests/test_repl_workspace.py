@@ -1,0 +1,94 @@
+"""The workspace in the interactive session, in a real pseudo-terminal against the
+scripted server: `/attach` with Tab completion, `@path` completion in a message,
+what the model got, and what the database kept (paths and hashes, no content)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from chat_helpers import sent, tool_messages
+from openai_server import ScriptedServer, reply
+from pty_session import PtySession
+
+from skillchat.chats.store import ChatStore
+from skillchat.config import user_data_dir
+
+NOTES = "# Notes\n\nNOTES-BODY-7f3a\n"
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as s:
+        yield s
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "notes.md").write_text(NOTES)
+    (root / "src" / "app.py").write_text("print('app')\n")
+    (root / ".env").write_text("TOKEN=1")
+    return root
+
+
+@pytest.fixture
+def repl(server: ScriptedServer, tmp_path: Path) -> Iterator[Callable[..., PtySession]]:
+    sessions: list[PtySession] = []
+
+    def start(*args: str) -> PtySession:
+        base = ["--model", "openai/test-model", "--api-base", server.base_url]
+        session = PtySession(*base, "--skills-dir", str(tmp_path / "no-skills"), *args)
+        sessions.append(session)
+        return session
+
+    yield start
+    for session in sessions:
+        session.close()
+
+
+def test_attach_and_mentions_with_completion(server, repl, project) -> None:
+    server.script(reply("Both read."))
+    session = repl("--workspace", str(project))
+    assert "workspace 'project'" in session.prompt()
+    session.send("/attach no")
+    session.send("\t")
+    session.expect("notes.md")
+    screen = session.run("")
+    assert "attached notes.md (" in screen and "it goes with your next message" in screen
+    session.expect("attached: 1 for the next message")  # the toolbar
+    assert "error: File 'missing.md' not found in workspace" in session.run("/attach missing.md")
+    assert "is hidden" in session.run("/attach .env")
+    session.send("compare with @src/a")
+    session.send("\t")
+    session.expect("pp.py")  # only what changed on the line is redrawn
+    screen = session.run(" please")
+    assert screen.count("read_file · attached") == 2 and "Both read." in screen
+    assert sent(server)[1] == {"role": "user", "content": "compare with @src/app.py please"}
+    payloads = [json.loads(m["content"]) for m in tool_messages(server)]
+    assert [p["file"]["path"] for p in payloads] == ["notes.md", "src/app.py"]
+    assert payloads[0]["file"]["content"] == NOTES
+    assert session.quit() == 0
+    with ChatStore.open(user_data_dir() / "chats.db") as store:
+        chat = store.last_chat()
+        assert chat is not None
+        assert [f.path for f in chat.attached_files] == ["notes.md", "src/app.py"]
+    files = list(user_data_dir().glob("chats.db*"))
+    assert all(b"NOTES-BODY-7f3a" not in f.read_bytes() for f in files)
+
+
+def test_without_a_workspace_attach_says_how_to_get_one(server, repl) -> None:
+    session = repl()
+    session.prompt()
+    assert "attaching files needs a workspace: --workspace DIR" in session.run("/attach a.md")
+    assert session.quit() == 0
+    assert server.completions == []
+
+
+def test_a_bad_workspace_stops_before_the_prompt(repl, tmp_path) -> None:
+    session = repl("--workspace", str(tmp_path / "nope"))
+    assert session.wait() == 2
+    assert "--workspace: workspace" in "".join(session.output)
