@@ -66,3 +66,28 @@ def test_relative_paths(tmp_path: Path) -> None:
         with pytest.raises(SkillAccessError) as caught:
             ws.relative(outside)
         assert caught.value.code == "PATH_TRAVERSAL"
+
+
+def test_a_workspace_inside_a_hidden_folder_is_fine(tmp_path: Path) -> None:
+    """Only segments below the workspace count as hidden, not the folders above it."""
+    (tmp_path / ".config" / "proj").mkdir(parents=True)
+    (tmp_path / ".config" / "proj" / "a.md").write_text("ok")
+    ws = Workspace.open(tmp_path / ".config" / "proj")
+    assert ws.read("a.md", limit=100).text == "ok"
+    assert ws.entries("") == ["a.md"]
+
+
+def test_config_show_lists_the_workspace(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    config = tmp_path / "config.toml"
+    config.write_text('workspace = "~/src/proj"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "skillchat", "config", "show", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "workspace" in done.stdout and "~/src/proj" in done.stdout
