@@ -84,6 +84,7 @@ def test_an_exchange_with_tool_cards_the_toolbar_and_show(server, repl) -> None:
     session = repl()
     session.expect("openai/test-model · chat new · 0 tokens")  # the bottom toolbar
     session.send("/calc")
+    session.expect("Exact arithmetic")  # the completion menu shows the skill's description
     session.send("\t")
     session.expect("/calculator")
     screen = session.run(" what is 17% of 230?")
@@ -175,6 +176,8 @@ def test_reload_model_and_a_skill_shadowed_by_a_command(server, repl, skills) ->
     assert "fresh used" in session.run("/fresh try it")
     assert json.loads(sent(server)[-1]["content"])["documentation"] == "# Fresh body\n"
     assert '"name": "fresh"' in (system_text(server) or "")
+    listing = session.run("/skills")
+    assert "● fresh" in listing and "help (use /skill help)" in listing
     assert "model: openai/other-model" in session.run("/model openai/other-model")
     assert "on the other model" in session.run("hello")
     assert server.completions[-1].body["model"] == "other-model"
