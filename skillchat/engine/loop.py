@@ -22,7 +22,6 @@ too (chats/recorder.py saves it), so a crash loses at most the reply in flight.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -33,6 +32,7 @@ from skillchat.engine.attachments import Attachments, inline
 from skillchat.engine.backends.base import Backend
 from skillchat.engine.events import Reply, ToolCall, Usage
 from skillchat.engine.invocation import Invocation, parse_invocation
+from skillchat.engine.messages import add_usage, assistant_message, new_call_id
 from skillchat.engine.retry import stream_with_retries
 from skillchat.errors import ProviderError, SkillAccessError, SkillchatError, UsageError
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
@@ -121,48 +121,6 @@ class Recorder(Protocol):
 
 class ToolRoundLimit(SkillchatError):
     """The model kept calling tools past `max_tool_rounds` (exit 1)."""
-
-
-def _call_id() -> str:
-    # Nine letters and digits: the one id shape every provider accepts (Mistral's rule).
-    return secrets.token_hex(5)[:9]
-
-
-def add_usage(total: Usage | None, more: Usage | None) -> Usage | None:
-    """Sum two usages; the cost is known only while every part's cost is."""
-    if total is None or more is None:
-        return total or more
-    cost = None if total.cost is None or more.cost is None else total.cost + more.cost
-    return Usage(
-        total.prompt_tokens + more.prompt_tokens,
-        total.completion_tokens + more.completion_tokens,
-        total.total_tokens + more.total_tokens,
-        cost,
-    )
-
-
-def _safe_arguments(raw: str) -> str:
-    """Arguments fit to echo back: providers that re-parse them (Anthropic through
-    litellm) reject invalid JSON, and the error result already quotes what was sent."""
-    try:
-        return raw if isinstance(json.loads(raw), dict) else "{}"
-    except ValueError:
-        return "{}"
-
-
-def assistant_message(text: str, calls: list[ToolCall]) -> dict[str, Any]:
-    """An assistant turn in chat-completions form."""
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": _safe_arguments(c.arguments)},
-            }
-            for c in calls
-        ]
-    return message
 
 
 class Chat:
@@ -348,7 +306,7 @@ class Chat:
 
     def _activate(self, invocation: Invocation) -> ToolRecord:
         """`/name`: a get_skill call and its result, as if the model had made it."""
-        call = ToolCall(_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
+        call = ToolCall(new_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
         result = self.tools.get_skill(invocation.skill, arguments=invocation.rest)
         self._took(call.id, result)
         self._keep(assistant_message("", [call]))
@@ -373,7 +331,8 @@ class Chat:
         of the blocks already inlined in the user message (without): either way in
         the ledger, and shown as cards."""
         calls = [
-            ToolCall(_call_id(), READ_WORKSPACE_FILE, json.dumps({"path": f.path})) for f in files
+            ToolCall(new_call_id(), READ_WORKSPACE_FILE, json.dumps({"path": f.path}))
+            for f in files
         ]
         results = [file_result(f) for f in files]
         if self.tools_enabled:
