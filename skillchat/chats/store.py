@@ -35,8 +35,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,6 +46,14 @@ from skillchat.chats.messages import (
     ready_to_send,
     to_columns,
     without_skill_body,
+)
+from skillchat.chats.records import (
+    AttachedFile,
+    Chat,
+    ChatSummary,
+    StoredMessage,
+    Transcript,
+    now,
 )
 from skillchat.chats.schema import (
     SCHEMA_VERSION,
@@ -66,62 +72,6 @@ T = TypeVar("T")
 
 class UnknownChatError(SkillchatError):
     """No saved chat has that id (or the prefix names more than one): exit 1."""
-
-
-@dataclass(frozen=True)
-class ChatSummary:
-    """What `chats list` shows: one row of the `chats` table, no messages read."""
-
-    id: str
-    model: str
-    title: str | None
-    created_at: str  # ISO 8601 UTC
-    updated_at: str
-    message_count: int
-
-
-@dataclass(frozen=True)
-class AttachedFile:
-    """A workspace file the user attached to a chat: which version, not its content."""
-
-    path: str  # relative to the workspace
-    sha256: str  # of the bytes sent
-    size_bytes: int
-    workspace: str  # the workspace's real path
-    attached_at: str
-
-
-@dataclass(frozen=True)
-class Chat(ChatSummary):
-    """A chat with the names of the skills it activated, in activation order, and the
-    files attached to it, in attachment order."""
-
-    activated_skills: tuple[str, ...] = ()
-    attached_files: tuple[AttachedFile, ...] = ()
-
-
-@dataclass(frozen=True)
-class StoredMessage:
-    """A message as stored: the OpenAI-format dict plus what only the store knows."""
-
-    seq: int
-    message: dict[str, Any]
-    interrupted: bool
-    usage: dict[str, Any] | None
-    created_at: str
-
-
-@dataclass(frozen=True)
-class Transcript:
-    """A chat ready to resume: `messages` can be sent to a model as they are."""
-
-    chat: Chat
-    messages: list[dict[str, Any]]
-
-
-def now() -> str:
-    """The current UTC time, fixed width, so timestamps sort as text."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _storage_error(path: Path, exc: sqlite3.Error) -> StorageError:

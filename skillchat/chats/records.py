@@ -1,0 +1,65 @@
+"""What the chat store hands out: frozen records of chats, their messages and the
+files attached to them (kept apart from the SQL in store.py, which reads and writes
+them; `from skillchat.chats.store import Chat` still works)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ChatSummary:
+    """What `chats list` shows: one row of the `chats` table, no messages read."""
+
+    id: str
+    model: str
+    title: str | None
+    created_at: str  # ISO 8601 UTC
+    updated_at: str
+    message_count: int
+
+
+@dataclass(frozen=True)
+class AttachedFile:
+    """A workspace file the user attached to a chat: which version, not its content."""
+
+    path: str  # relative to the workspace
+    sha256: str  # of the bytes sent
+    size_bytes: int
+    workspace: str  # the workspace's real path
+    attached_at: str
+
+
+@dataclass(frozen=True)
+class Chat(ChatSummary):
+    """A chat with the names of the skills it activated, in activation order, and the
+    files attached to it, in attachment order."""
+
+    activated_skills: tuple[str, ...] = ()
+    attached_files: tuple[AttachedFile, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """A message as stored: the OpenAI-format dict plus what only the store knows."""
+
+    seq: int
+    message: dict[str, Any]
+    interrupted: bool
+    usage: dict[str, Any] | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """A chat ready to resume: `messages` can be sent to a model as they are."""
+
+    chat: Chat
+    messages: list[dict[str, Any]]
+
+
+def now() -> str:
+    """The current UTC time, fixed width, so timestamps sort as text."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
