@@ -5,7 +5,10 @@ what reached the database and, on resume, what skillchat sent back to the model.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from openai_server import ScriptedServer, call, reply
 
 from skillchat.chats import store as store_mod
 from skillchat.chats.messages import STUB_NOTE
+from skillchat.chats.recorder import sigint_deferred
 from skillchat.chats.store import ChatStore
 from skillchat.cli.saving import chosen_transcript, recording_chat, resumed_settings
 from skillchat.engine.backends.select import make_backend
@@ -199,3 +203,13 @@ def test_no_tools_invocation_saves_no_body(server, skills, store, tmp_path) -> N
     store.close()
     for path in tmp_path.glob("chats.db*"):
         assert b"BODY-7f3a" not in path.read_bytes()
+
+
+def test_ctrl_c_during_a_write_waits_for_the_commit() -> None:
+    finished = False
+    with pytest.raises(KeyboardInterrupt), sigint_deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # the signal has arrived: without the deferral, raised here
+        finished = True
+    assert finished
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
