@@ -186,7 +186,7 @@ def test_a_failed_write_is_told_once_queued_and_saved_with_the_next_message(
         chat.send("three")  # still locked: told once, not per message
         notices = [n for n in view.of("notice") if "not saved" in n]
         assert len(notices) == 1 and "locked" in notices[0]
-        assert len(recorder.unsaved) == 4 and recorder.failure is not None
+        assert recorder.pending == 4 and recorder.failure is not None
         other.execute("ROLLBACK")
         other.close()
         assert recorder.flush() and not recorder.unsaved

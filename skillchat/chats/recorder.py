@@ -64,6 +64,11 @@ class ChatRecorder:
         self.failure: str | None = None  # why the last write failed; None once it works
         self._notify = notify or (lambda message: None)
 
+    @property
+    def pending(self) -> int:
+        """How many writes (messages, attached files) still wait for the database."""
+        return len(self.unsaved) + len(self.unsaved_files)
+
     def message(
         self, message: Mapping[str, Any], *, interrupted: bool = False, usage: Any = None
     ) -> None:

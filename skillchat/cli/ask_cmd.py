@@ -201,7 +201,5 @@ def ask(
     else:
         line = " · ".join(filter(None, [usage_line(result.usage), f"chat {recorder.chat_id}"]))
         err().print(line, style="dim", markup=False, highlight=False)
-    if (
-        recorder.unsaved or recorder.unsaved_files
-    ):  # the answer is out, but a script must learn the chat is not saved
+    if recorder.pending:  # the answer is out, but a script must learn the chat is not saved
         raise StorageError(f"the chat was not saved: {recorder.failure}")

@@ -135,9 +135,9 @@ class Repl:
             self.tokens += result.usage.total_tokens
 
     def _close(self) -> int:
-        if self.recorder.unsaved and not self.recorder.flush():
-            n, chat = len(self.recorder.unsaved), self.recorder.chat_id or "(new)"
-            _line(f"error: {n} message(s) of chat {chat} not saved: {self.recorder.failure}", "red")
+        if self.recorder.pending and not self.recorder.flush():
+            n, chat = self.recorder.pending, self.recorder.chat_id or "(new)"
+            _line(f"error: {n} write(s) of chat {chat} not saved: {self.recorder.failure}", "red")
             return 1
         return 0
 
