@@ -24,8 +24,7 @@ from skillchat.cli.common import (
     NoToolsOpt,
     SkillsDirOpt,
     WorkspaceOpt,
-    load,
-    skill_dirs_override,
+    load_session,
 )
 from skillchat.errors import UsageError
 
@@ -145,15 +144,15 @@ def ask(
     -c or --chat ID go on with a saved one.
     """
     text = read_prompt(prompt)
-    settings = load(
+    settings = load_session(
         ctx,
         config,
         model=model,
         api_base=api_base,
         backend=backend,
-        tools=False if no_tools else None,
-        skill_dirs=skill_dirs_override(skills_dir),
-        workspace=str(workspace) if workspace else None,
+        no_tools=no_tools,
+        skills_dir=skills_dir,
+        workspace=workspace,
     )
     from skillchat.workspace.files import workspace_from_settings
 

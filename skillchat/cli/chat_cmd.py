@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from skillchat.cli.common import load, skill_dirs_override
+from skillchat.cli.common import load_session
 from skillchat.errors import UsageError
 
 
@@ -37,15 +37,15 @@ def chat(
             "the interactive session needs a terminal; for pipes and scripts use: "
             "skillchat ask 'QUESTION'"
         )
-    settings = load(
+    settings = load_session(
         ctx,
         config,
         model=model,
         api_base=api_base,
         backend=backend,
-        tools=False if no_tools else None,
-        skill_dirs=skill_dirs_override(skills_dir),
-        workspace=str(workspace) if workspace else None,
+        no_tools=no_tools,
+        skills_dir=skills_dir,
+        workspace=workspace,
     )
     from skillchat.workspace.files import workspace_from_settings
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from skillchat.config import Settings
 
 ConfigOpt = Annotated[
     Path | None,
@@ -58,7 +61,7 @@ def skill_dirs_override(dirs: list[Path] | None) -> tuple[str, ...] | None:
     return tuple(str(d) for d in dirs) if dirs else None
 
 
-def load(ctx: typer.Context, config: Path | None, **overrides: object):  # -> Settings
+def load(ctx: typer.Context, config: Path | None, **overrides: object) -> Settings:
     """Effective settings for a command: its own `--config`, else the root one.
 
     Config-file warnings (unknown keys) are shown once, on stderr.
@@ -71,3 +74,27 @@ def load(ctx: typer.Context, config: Path | None, **overrides: object):  # -> Se
     for message in settings.warnings:
         warn(message)
     return settings
+
+
+def load_session(
+    ctx: typer.Context,
+    config: Path | None,
+    *,
+    model: str | None,
+    api_base: str | None,
+    backend: str | None,
+    no_tools: bool,
+    skills_dir: list[Path] | None,
+    workspace: Path | None,
+) -> Settings:
+    """Settings for a chat (the REPL or `ask`) from the session options they share."""
+    return load(
+        ctx,
+        config,
+        model=model,
+        api_base=api_base,
+        backend=backend,
+        tools=False if no_tools else None,
+        skill_dirs=skill_dirs_override(skills_dir),
+        workspace=str(workspace) if workspace else None,
+    )
