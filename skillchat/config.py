@@ -63,6 +63,7 @@ class Settings:
     backend: str = "auto"
     tools: bool = True
     max_tool_rounds: int = 20
+    context_max_chars: int = 300_000
     timeout: float = 60.0
     max_retries: int = 3
     skills_enabled: bool = True
@@ -102,6 +103,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     (None, "backend"): ("backend", (str,)),
     (None, "tools"): ("tools", (bool,)),
     (None, "max_tool_rounds"): ("max_tool_rounds", (int,)),
+    (None, "context_max_chars"): ("context_max_chars", (int,)),
     (None, "timeout"): ("timeout", (int, float)),
     (None, "max_retries"): ("max_retries", (int,)),
     (None, "workspace"): ("workspace", (str,)),
@@ -206,6 +208,7 @@ def _check(settings: Settings) -> None:
         )
     for name in (
         "max_tool_rounds",
+        "context_max_chars",
         "max_skills",
         "max_skill_md_bytes",
         "max_resource_bytes",

@@ -42,6 +42,7 @@ def starter_document() -> dict[str, Any]:
         "backend": d.backend,
         "tools": d.tools,
         "max_tool_rounds": d.max_tool_rounds,
+        "context_max_chars": d.context_max_chars,
         "timeout": d.timeout,
         "max_retries": d.max_retries,
         "skills": {

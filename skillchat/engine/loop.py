@@ -50,6 +50,7 @@ from skillchat.workspace.files import Workspace
 
 TextEnd = Literal["answer", "narration", "interrupted", "failed"]
 INTERRUPTED_MARK = "[interrupted]"
+ELIDED = "[elided to save context: call the tool again if you need this]"
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,7 @@ class Chat:
         tools = self.schemas if self.tools_enabled else None
         limit = self.settings.max_tool_rounds
         for round_no in range(limit + 1):
+            self._fit_context()
             reply = self._request(system, tools)
             result.requests += 1
             result.usage = add_usage(result.usage, reply.usage)
@@ -359,12 +361,44 @@ class Chat:
 
     # ---------------------------------------------------------- context edits
 
-    def elide_tool_result(self, call_id: str, stub: str = "[elided to save context]") -> bool:
-        """Replace a tool result's content with `stub`: its content leaves the context
-        and will be served again if asked for. False when there is no such result."""
+    def elide_tool_result(self, call_id: str) -> bool:
+        """Take a tool result's content out of the context: it will be served again
+        if asked for. False when there is no such result."""
         for message in self.messages:
             if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
-                message["content"] = stub
-                self.ledger.forget(call_id)
+                self._elide(message)
                 return True
         return False
+
+    def _elide(self, message: dict[str, Any]) -> None:
+        message["content"] = ELIDED
+        self.ledger.forget(message["tool_call_id"])
+
+    def _fit_context(self) -> None:
+        """Keep the transcript under `context_max_chars` by eliding the oldest tool
+        results of earlier turns.
+
+        Skill bodies and files are the bulk of a skills chat, and the only part that
+        can be fetched again: the ledger forgets them, so a later get_skill or read is
+        served afresh. User and assistant text, and the current turn's results (the
+        model has not answered them yet), are never touched.
+        """
+        budget = self.settings.context_max_chars
+        size = sum(len(json.dumps(m, ensure_ascii=False)) for m in self.messages)
+        if size <= budget:
+            return
+        last_user = max(i for i, m in enumerate(self.messages) if m.get("role") == "user")
+        elided = 0
+        for message in self.messages[:last_user]:
+            if size <= budget:
+                break
+            content = message.get("content")
+            if message.get("role") == "tool" and isinstance(content, str) and content != ELIDED:
+                size -= len(content) - len(ELIDED)
+                self._elide(message)
+                elided += 1
+        if elided:
+            self.view.notice(
+                f"the chat passed context_max_chars ({budget:,}): {elided} earlier tool "
+                "result(s) taken out of the context; the model can fetch them again"
+            )

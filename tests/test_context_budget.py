@@ -1,0 +1,80 @@
+"""context_max_chars: old tool results leave the context so long chats keep working,
+and what left is served again when the model asks for it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from chat_helpers import RecordingView, make_chat, registry, sent, tool_messages, write_skill
+from openai_server import ScriptedServer, call, reply
+
+from skillchat.engine.loop import ELIDED
+from skillchat.skills.registry import Registry
+
+BIG = "x" * 5_000
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as s:
+        yield s
+
+
+@pytest.fixture
+def skills(tmp_path: Path) -> Registry:
+    root = tmp_path / "skills"
+    files = {"references/a.md": "A" + BIG, "references/b.md": "B" + BIG}
+    return registry(write_skill(root, "docs", "# Docs\n", files), directories=(root,))
+
+
+def read(path: str) -> dict:
+    return call("read_file_in_skill", {"skill_name": "docs", "file_path": path})
+
+
+def test_old_results_are_elided_past_the_budget_and_served_again(server, skills) -> None:
+    server.script(
+        reply(calls=[read("references/a.md")]),
+        reply("read a"),
+        reply(calls=[read("references/b.md")]),
+        reply("read b"),
+        reply(calls=[read("references/a.md")]),
+        reply("read a again"),
+    )
+    view = RecordingView()
+    chat = make_chat(server, skills, view, context_max_chars=8_000)
+    chat.send("read a")
+    chat.send("read b")  # a (~5 KB) + b (~5 KB) fit no more: a's result leaves
+    chat.send("read a again")
+
+    requests = [c.body["messages"] for c in server.completions]
+    # Turn 2's first request still had a's content (under budget, 1 file so far).
+    assert any(m.get("content") == "A" + BIG for m in requests[2])
+    # Turn 3's first request: a's old result elided, b (the previous turn) too if
+    # needed, but never the content of the current turn.
+    first_of_turn3 = requests[4]
+    a_results = [m for m in first_of_turn3 if m.get("role") == "tool"]
+    assert a_results[0]["content"] == ELIDED
+    # a was elided, so reading it again is served in full, not ALREADY_IN_CONTEXT.
+    assert tool_messages(server)[-1]["content"] == "A" + BIG
+    assert any("context_max_chars" in n for n in view.of("notice"))
+
+
+def test_current_turn_results_are_never_elided(server, skills) -> None:
+    server.script(reply(calls=[read("references/a.md"), read("references/b.md")]), reply("ok"))
+    chat = make_chat(server, skills, context_max_chars=1_000)
+    chat.send("read both")
+    last = sent(server)
+    contents = [m["content"] for m in last if m.get("role") == "tool"]
+    assert contents == ["A" + BIG, "B" + BIG]
+
+
+def test_under_the_budget_nothing_changes(server, skills) -> None:
+    server.script(reply(calls=[read("references/a.md")]), reply("ok"), reply("fine"))
+    view = RecordingView()
+    chat = make_chat(server, skills, view)
+    chat.send("read a")
+    chat.send("and?")
+    assert [m["content"] for m in sent(server) if m.get("role") == "tool"] == ["A" + BIG]
+    assert not any("context_max_chars" in n for n in view.of("notice"))
