@@ -40,8 +40,3 @@ class ContextLedger:
     def forget(self, call_id: str) -> None:
         """The result of `call_id` left the context: its content may be served again."""
         self._by_call.pop(call_id, None)
-
-    def keep_only(self, call_ids: set[str]) -> None:
-        """Forget every call not in `call_ids` (after the transcript was cut)."""
-        for call_id in [c for c in self._by_call if c not in call_ids]:
-            del self._by_call[call_id]
