@@ -182,3 +182,14 @@ def test_validate_bundled_skills_are_strictly_valid() -> None:
 def test_validate_missing_path_is_an_error(tmp_path: Path) -> None:
     done = skillchat("skills", "validate", str(tmp_path / "nope"))
     assert done.returncode == 1 and "path does not exist" in done.stdout
+
+
+def test_a_skills_dir_that_cannot_be_listed_is_reported(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "skills.txt"
+    not_a_dir.write_text("oops")
+    done = skillchat("skills", "list", "--skills-dir", str(not_a_dir))
+    assert done.returncode == 0 and done.stdout == ""
+    line = f"warning: {not_a_dir}: cannot list skills directory: Not a directory\n"
+    assert line in done.stderr
+    doc = json.loads(skillchat("skills", "list", "--json", "--skills-dir", str(not_a_dir)).stdout)
+    assert [p["path"] for p in doc["directory_problems"]] == [str(not_a_dir)]

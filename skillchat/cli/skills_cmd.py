@@ -84,9 +84,12 @@ def list_cmd(
             "skills": [_skill_json(s) for s in skills],
             "excluded": [_excluded_json(e) for e in registry.excluded],
             "directories": [str(d) for d in registry.directories],
+            "directory_problems": [_problem_json(p) for p in registry.problems],
         }
         typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
+    for problem in registry.problems:  # a skills directory that could not be listed
+        console.warn(f"{problem.path}: {problem.message}")
     footer = _left_out_line(registry)
     if not console.stdout_is_terminal():
         for s in skills:

@@ -47,10 +47,6 @@ class Registry:
     def names(self) -> list[str]:
         return sorted(self.skills)
 
-    def excluded_for(self, reason: str) -> tuple[Excluded, ...]:
-        """The excluded skills with one reason ("invalid", "shadowed", "over-limit")."""
-        return tuple(e for e in self.excluded if e.reason == reason)
-
 
 def _load_one(found: SkillDir, source_dir: Path) -> Skill | Excluded | None:
     """Inspect one candidate folder: a Skill, an invalid Excluded, or None (no SKILL.md)."""

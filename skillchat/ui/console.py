@@ -36,7 +36,8 @@ def stdout_is_terminal() -> bool:
 
 
 def warn(message: str) -> None:
-    """One warning line on stderr, never markup-interpreted."""
+    """One warning line on stderr, never markup-interpreted, never hard-wrapped
+    (a terminal wraps it visually; a log or a grep gets it whole)."""
     from rich.text import Text
 
-    err().print(Text.assemble(("warning: ", "yellow"), message))
+    err().print(Text.assemble(("warning: ", "yellow"), message), soft_wrap=True)
