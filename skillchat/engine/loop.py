@@ -32,7 +32,12 @@ from skillchat.engine.attachments import Attachments, inline
 from skillchat.engine.backends.base import Backend
 from skillchat.engine.events import Reply, ToolCall, Usage
 from skillchat.engine.invocation import Invocation, parse_invocation
-from skillchat.engine.messages import add_usage, assistant_message, new_call_id
+from skillchat.engine.messages import (
+    add_usage,
+    assistant_message,
+    new_call_id,
+    over_budget_results,
+)
 from skillchat.engine.retry import stream_with_retries
 from skillchat.errors import ProviderError, SkillAccessError, SkillchatError, UsageError
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
@@ -375,30 +380,14 @@ class Chat:
         self.ledger.forget(message["tool_call_id"])
 
     def _fit_context(self) -> None:
-        """Keep the transcript under `context_max_chars` by eliding the oldest tool
-        results of earlier turns.
-
-        Skill bodies and files are the bulk of a skills chat, and the only part that
-        can be fetched again: the ledger forgets them, so a later get_skill or read is
-        served afresh. User and assistant text, and the current turn's results (the
-        model has not answered them yet), are never touched.
-        """
+        """Keep the transcript under `context_max_chars` (see `over_budget_results`):
+        what leaves is forgotten by the ledger, so the model gets it afresh if it asks."""
         budget = self.settings.context_max_chars
-        size = sum(len(json.dumps(m, ensure_ascii=False)) for m in self.messages)
-        if size <= budget:
-            return
-        last_user = max(i for i, m in enumerate(self.messages) if m.get("role") == "user")
-        elided = 0
-        for message in self.messages[:last_user]:
-            if size <= budget:
-                break
-            content = message.get("content")
-            if message.get("role") == "tool" and isinstance(content, str) and content != ELIDED:
-                size -= len(content) - len(ELIDED)
-                self._elide(message)
-                elided += 1
-        if elided:
+        stale = over_budget_results(self.messages, budget, ELIDED)
+        for message in stale:
+            self._elide(message)
+        if stale:
             self.view.notice(
-                f"the chat passed context_max_chars ({budget:,}): {elided} earlier tool "
+                f"the chat passed context_max_chars ({budget:,}): {len(stale)} earlier tool "
                 "result(s) taken out of the context; the model can fetch them again"
             )

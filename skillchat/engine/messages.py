@@ -53,3 +53,28 @@ def assistant_message(text: str, calls: list[ToolCall]) -> dict[str, Any]:
             for c in calls
         ]
     return message
+
+
+def over_budget_results(
+    messages: list[dict[str, Any]], budget: int, stub: str
+) -> list[dict[str, Any]]:
+    """The tool results to replace by `stub` so `messages` fit in `budget` characters.
+
+    Oldest first, and only results of earlier turns: skill bodies and files are the
+    bulk of a skills chat and the one part the model can fetch again, while the
+    current turn's results (after the last user message) are not answered yet. User
+    and assistant text is never chosen. Empty when the messages already fit.
+    """
+    size = sum(len(json.dumps(m, ensure_ascii=False)) for m in messages)
+    if size <= budget:
+        return []
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
+    chosen: list[dict[str, Any]] = []
+    for message in messages[:last_user]:
+        if size <= budget:
+            break
+        content = message.get("content")
+        if message.get("role") == "tool" and isinstance(content, str) and content != stub:
+            size -= len(content) - len(stub)
+            chosen.append(message)
+    return chosen
