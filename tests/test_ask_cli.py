@@ -257,3 +257,14 @@ def test_openai_path_imports_no_litellm_and_no_markdown_on_a_pipe(server: Script
     )  # fmt: skip
     assert done.stdout == "ok\n"
     assert done.stderr.strip().splitlines()[-1] == "0 []"
+
+
+def test_an_unknown_backend_is_a_usage_error() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "skillchat", "ask", "--backend", "nope", "hi"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "'nope' is not one of" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from skillchat.cli.common import load_session
+from skillchat.cli.common import Backend, load_session
 from skillchat.errors import UsageError
 
 
@@ -22,7 +22,7 @@ def chat(
     *,
     model: str | None,
     api_base: str | None,
-    backend: str | None,
+    backend: Backend | None,
     no_tools: bool,
     last: bool,
     chat_id: str | None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,8 +32,18 @@ ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name.
 ApiBaseOpt = Annotated[
     str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")
 ]
+
+
+class Backend(StrEnum):
+    """`--backend` choices: Typer refuses anything else as a usage error (exit 2)."""
+
+    auto = "auto"
+    openai = "openai"
+    litellm = "litellm"
+
+
 BackendOpt = Annotated[
-    str | None, typer.Option("--backend", help="auto, openai or litellm.", show_default=False)
+    Backend | None, typer.Option("--backend", help="Model library to use.", show_default=False)
 ]
 NoToolsOpt = Annotated[
     bool,
@@ -82,7 +93,7 @@ def load_session(
     *,
     model: str | None,
     api_base: str | None,
-    backend: str | None,
+    backend: Backend | None,
     no_tools: bool,
     skills_dir: list[Path] | None,
     workspace: Path | None,
@@ -93,7 +104,7 @@ def load_session(
         config,
         model=model,
         api_base=api_base,
-        backend=backend,
+        backend=backend.value if backend else None,
         tools=False if no_tools else None,
         skill_dirs=skill_dirs_override(skills_dir),
         workspace=str(workspace) if workspace else None,
