@@ -20,6 +20,18 @@ APP_NAME = "skillchat"
 BACKENDS = ("auto", "openai", "litellm")
 
 ENV_CONFIG = "SKILLCHAT_CONFIG"
+# The key variable of each provider whose key skillchat can check before loading a
+# model library (litellm takes seconds to import only to say the key is missing).
+# Providers with other credentials (bedrock, vertex_ai, ollama, ...) are not here.
+PROVIDER_KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+}
 # Environment variables that override single keys (flag > environment > file > default).
 ENV_KEYS = {
     "SKILLCHAT_MODEL": "model",

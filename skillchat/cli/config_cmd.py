@@ -10,22 +10,13 @@ from typing import Annotated, Any
 import typer
 
 from skillchat.cli.common import ConfigOpt, JsonOpt, load
-from skillchat.config import Settings, find_config_file
+from skillchat.config import PROVIDER_KEY_ENV, Settings, find_config_file
 from skillchat.errors import ConfigError
 
 app = typer.Typer(help="Write, show and locate the configuration.", no_args_is_help=True)
 
 # Provider keys come only from the environment; `show` says which are set, never their value.
-PROVIDER_KEYS = (
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "OPENROUTER_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "AZURE_API_KEY",
-)
+PROVIDER_KEYS = (*PROVIDER_KEY_ENV.values(), "AZURE_API_KEY")
 _HIDDEN = {"config_path", "sources", "warnings"}
 
 

@@ -8,8 +8,11 @@ not at start-up.
 
 from __future__ import annotations
 
-from skillchat.config import Settings
+import os
+
+from skillchat.config import PROVIDER_KEY_ENV, Settings
 from skillchat.engine.backends.base import Backend
+from skillchat.errors import ProviderError
 
 # Bare model names OpenAI serves (gpt-4.1, o3-mini, chatgpt-4o-latest, ...).
 OPENAI_NAME_PREFIXES = (
@@ -50,6 +53,25 @@ def make_backend(settings: Settings) -> Backend:
         from skillchat.engine.backends.openai_backend import OpenAIBackend
 
         return OpenAIBackend(settings)
+    missing = missing_key(settings.model, settings.api_base)
+    if missing:
+        raise ProviderError(
+            f"{missing} is not set: export it (or pass --api-base for a proxy that holds it)"
+        )
     from skillchat.engine.backends.litellm_backend import LiteLLMBackend
 
     return LiteLLMBackend(settings)
+
+
+def missing_key(model: str, api_base: str | None) -> str | None:
+    """The key variable a `provider/model` needs and the environment lacks, if any.
+
+    Checked before litellm is imported, so a missing key costs milliseconds, not the
+    seconds of that import. Only for providers whose key is their only credential,
+    and not with an `api_base` (a proxy or gateway may hold the key).
+    """
+    provider = model.split("/", 1)[0].lower() if "/" in model else None
+    env = PROVIDER_KEY_ENV.get(provider or "")
+    if env is None or provider == "openai" or api_base or os.environ.get(env):
+        return None
+    return env
