@@ -1,13 +1,17 @@
 """Every test runs with HOME, the XDG directories and the working directory in temp
 folders, and with no provider keys or skillchat variables from the real environment:
-no test can read the user's real home or config, and subprocesses inherit the same."""
+no test can read the user's real home or config, and subprocesses inherit the same.
+
+`server` is the scripted OpenAI server, for every test that asks for one by name."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from openai_server import ScriptedServer
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED_SKILLS = REPO / "skills"
@@ -38,3 +42,9 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     work.mkdir()
     monkeypatch.chdir(work)
     return home
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as s:
+        yield s

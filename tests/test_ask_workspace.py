@@ -8,7 +8,6 @@ import hashlib
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,6 @@ from openai_server import ScriptedServer, call, reply
 from skillchat.chats.store import ChatStore
 
 NOTES = "# Notes\n\nship it on Friday\n"
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as s:
-        yield s
 
 
 @pytest.fixture

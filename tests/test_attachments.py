@@ -6,7 +6,6 @@ of the same file gets back."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,12 +26,6 @@ from skillchat.workspace.mentions import candidates, mentioned_paths
 
 NOTES = "# Notes\n\nship it\n"
 ALREADY = "File 'notes.md' is already present in activeFiles for this session; reuse that content."
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as s:
-        yield s
 
 
 @pytest.fixture

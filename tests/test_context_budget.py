@@ -3,23 +3,16 @@ and what left is served again when the model asks for it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from chat_helpers import RecordingView, make_chat, registry, sent, tool_messages, write_skill
-from openai_server import ScriptedServer, call, reply
+from openai_server import call, reply
 
 from skillchat.engine.loop import ELIDED
 from skillchat.skills.registry import Registry
 
 BIG = "x" * 5_000
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as s:
-        yield s
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ server: each test scripts the model's moves and checks what skillchat sent back.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,19 +16,13 @@ from chat_helpers import (
     tool_messages,
     write_skill,
 )
-from openai_server import ScriptedServer, call, error, reply
+from openai_server import call, error, reply
 
 from skillchat.engine.loop import INTERRUPTED_MARK, ToolRoundLimit
 from skillchat.errors import ProviderError
 from skillchat.skills.registry import Registry
 
 CALC_BODY = "# Calculator\n\nWork it out step by step.\n\nQuestion: $ARGUMENTS\n"
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as s:
-        yield s
 
 
 @pytest.fixture

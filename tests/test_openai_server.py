@@ -12,7 +12,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -21,12 +20,6 @@ import pytest
 from openai_server import ScriptedServer, call, error, reply
 
 HERE = Path(__file__).parent
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as s:
-        yield s
 
 
 def client(server: ScriptedServer, **options: object) -> openai.OpenAI:

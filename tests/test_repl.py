@@ -25,12 +25,6 @@ MARKER = "CALCULATOR-BODY-MARKER-91d2"
 
 
 @pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as s:
-        yield s
-
-
-@pytest.fixture
 def skills(tmp_path: Path) -> Path:
     """The bundled skills, one with a long file, and a skill named like a built-in."""
     root = tmp_path / "skills"

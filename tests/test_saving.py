@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import RecordingView, registry, sent, settings_for, system_text, write_skill
-from openai_server import ScriptedServer, call, reply
+from openai_server import call, reply
 
 from skillchat.chats import store as store_mod
 from skillchat.chats.messages import STUB_NOTE
@@ -26,12 +26,6 @@ from skillchat.engine.loop import INTERRUPTED_MARK
 from skillchat.skills.registry import Registry
 
 BODY = "# Calculator\n\nCarry every digit. Marker: BODY-7f3a\n"
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as s:
-        yield s
 
 
 @pytest.fixture

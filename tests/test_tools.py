@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,12 +28,6 @@ TRAVERSAL = "Path traversal detected: cannot access files outside skill folder"
 INVALID_NAME = (
     "Invalid skill name: '../../../etc/passwd'. Skill names must not contain '/', '\\', or '..'"
 )
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as s:
-        yield s
 
 
 @pytest.fixture
