@@ -13,21 +13,15 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from chat_helpers import sent, system_text, tool_messages
+from helpers import one_line_error, session_options, skillchat
 from openai_server import ScriptedServer, call, error, reply
 
 REPO = Path(__file__).resolve().parents[1]
 SKILLS = REPO / "skills"
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as s:
-        yield s
 
 
 def ask(
@@ -38,7 +32,7 @@ def ask(
     tmp: Path | None = None,
     model: str = "openai/test-model",
 ) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "skillchat", "ask", "--model", model]
+    argv = ["ask", "--model", model]
     if server is not None:
         argv += ["--api-base", server.base_url]
     if config is not None:
@@ -46,22 +40,7 @@ def ask(
         (tmp / "config.toml").write_text(config)
         argv += ["--config", str(tmp / "config.toml")]
     argv += ["--skills-dir", str(SKILLS), *args]
-    return subprocess.run(
-        argv,
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 1, done.stderr
-    assert "Traceback" not in done.stderr
-    lines = [line for line in done.stderr.splitlines() if line.startswith("skillchat: error:")]
-    assert len(lines) == 1, done.stderr
-    return lines[0]
+    return skillchat(*argv, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL)
 
 
 def test_pipe_gets_only_the_answer(server: ScriptedServer) -> None:
@@ -189,8 +168,7 @@ def test_tool_round_limit_exits_1(server: ScriptedServer, tmp_path: Path) -> Non
 
 def test_ctrl_c_keeps_what_was_shown_and_exits_130(server: ScriptedServer) -> None:
     server.script(reply("word " * 40, chunks=40, chunk_delay=0.1))
-    argv = [sys.executable, "-m", "skillchat", "ask", "--model", "openai/test-model",
-            "--api-base", server.base_url, "--skills-dir", str(SKILLS), "count"]  # fmt: skip
+    argv = [sys.executable, "-m", "skillchat", "ask", *session_options(server, SKILLS), "count"]
     proc = subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -226,8 +204,7 @@ def test_terminal_renders_markdown_as_it_streams(server: ScriptedServer) -> None
     pexpect = pytest.importorskip("pexpect")
     text = "# Result\n\nThe answer is **39.1**.\n\n```\ncode = 1\n```\n\n- one\n- two\n"
     server.script(reply(text, chunks=10, chunk_delay=0.02))
-    argv = ["-m", "skillchat", "ask", "--model", "openai/test-model", "--api-base",
-            server.base_url, "--skills-dir", str(SKILLS), "hi"]  # fmt: skip
+    argv = ["-m", "skillchat", "ask", *session_options(server, SKILLS), "hi"]
     child = pexpect.spawn(sys.executable, argv, encoding="utf-8", timeout=30, dimensions=(40, 80))
     child.expect(pexpect.EOF)
     child.close()
@@ -249,8 +226,7 @@ print(code, heavy, file=sys.stderr)
 
 def test_openai_path_imports_no_litellm_and_no_markdown_on_a_pipe(server: ScriptedServer) -> None:
     server.script(reply("ok"))
-    argv = ["ask", "--model", "openai/test-model", "--api-base", server.base_url,
-            "--skills-dir", str(SKILLS), "hi"]  # fmt: skip
+    argv = ["ask", *session_options(server, SKILLS), "hi"]
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *argv],
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,

@@ -7,11 +7,11 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from chat_helpers import sent, system_text, tool_messages
+from helpers import one_line_error, session_options, skillchat
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.chats.store import ChatStore
@@ -29,18 +29,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def ask(server: ScriptedServer, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "skillchat", "ask", "--model", "openai/test-model"]
-    argv += ["--api-base", server.base_url, "--skills-dir", "no-skills-here", *args]
-    return subprocess.run(
-        argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, cwd=cwd
-    )
-
-
-def one_line_error(done: subprocess.CompletedProcess, code: int) -> str:
-    assert done.returncode == code, done.stderr
-    assert "Traceback" not in done.stderr
-    [line] = [x for x in done.stderr.splitlines() if x.startswith("skillchat: error:")]
-    return line
+    options = session_options(server, "no-skills-here")
+    return skillchat("ask", *options, *args, stdin=subprocess.DEVNULL, cwd=cwd)
 
 
 def test_attach_sends_the_file_and_saves_its_path_and_hash(server, project) -> None:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import helpers
 import pexpect
 import pytest
 
@@ -43,13 +44,7 @@ def db(env: dict[str, str]) -> Path:
 
 
 def skillchat(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillchat", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    return helpers.skillchat(*args, env=env)
 
 
 def fill(db: Path) -> list[str]:

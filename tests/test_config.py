@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from helpers import skillchat
 
 from skillchat.config import Settings, load_settings
 from skillchat.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def skillchat(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillchat", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=60,
-    )
 
 
 def write(path: Path, text: str) -> Path:

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from chat_helpers import sent, system_text
+from helpers import skillchat
 from openai_server import ScriptedServer, call, reply
 from pty_session import ESC_ENTER, UP, PtySession, paste
 
@@ -234,19 +233,8 @@ def test_an_unusable_database_stops_the_session_before_the_prompt(server, skills
 
 
 def test_no_terminal_or_options_before_a_command_are_usage_errors(skills) -> None:
-    piped = subprocess.run(
-        [sys.executable, "-m", "skillchat", "--skills-dir", str(skills)],
-        input="hello\n",
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    piped = skillchat("--skills-dir", str(skills), input="hello\n", timeout=30)
     assert piped.returncode == 2 and "use: skillchat ask" in piped.stderr
-    misplaced = subprocess.run(
-        [sys.executable, "-m", "skillchat", "--model", "x", "chats", "list"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    misplaced = skillchat("--model", "x", "chats", "list", timeout=30)
     assert misplaced.returncode == 2
     assert "session options go after the command: skillchat chats" in misplaced.stderr

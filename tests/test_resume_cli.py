@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import sent, system_text
+from helpers import session_options, skillchat
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.chats.messages import NO_RESULT
@@ -38,29 +39,11 @@ def skills(tmp_path: Path) -> Path:
 
 
 def argv(server: ScriptedServer, skills: Path, *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "skillchat",
-        "ask",
-        "--model",
-        "openai/test-model",
-        "--api-base",
-        server.base_url,
-        "--skills-dir",
-        str(skills),
-        *args,
-    ]
+    return [sys.executable, "-m", "skillchat", "ask", *session_options(server, skills), *args]
 
 
 def ask(server: ScriptedServer, skills: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv(server, skills, *args),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return skillchat("ask", *session_options(server, skills), *args, stdin=subprocess.DEVNULL)
 
 
 def database() -> Path:

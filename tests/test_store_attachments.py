@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import skillchat
 
 from skillchat.chats.messages import FILE_STUB_NOTE
 from skillchat.chats.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
@@ -129,13 +128,7 @@ def test_chats_show_and_export_name_the_attached_files(tmp_path: Path) -> None:
         store.record_attachment(chat.id, "/ws", "src/app.py", SHA, 1234)
 
     def run(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "skillchat", "chats", *args, chat.id],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-        )
+        done = skillchat("chats", *args, chat.id, env=env)
         assert done.returncode == 0, done.stderr
         return done.stdout
 

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import skillchat
 
 from skillchat.config import load_settings
 from skillchat.errors import ConfigError, SkillAccessError, UsageError
@@ -78,16 +79,8 @@ def test_a_workspace_inside_a_hidden_folder_is_fine(tmp_path: Path) -> None:
 
 
 def test_config_show_lists_the_workspace(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     config = tmp_path / "config.toml"
     config.write_text('workspace = "~/src/proj"\n')
-    done = subprocess.run(
-        [sys.executable, "-m", "skillchat", "config", "show", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = skillchat("config", "show", "--config", str(config))
     assert done.returncode == 0, done.stderr
     assert "workspace" in done.stdout and "~/src/proj" in done.stdout

@@ -1,0 +1,45 @@
+"""Shared pieces for the tests that run `skillchat` as a user runs it: a subprocess,
+pointed at the scripted server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openai_server import ScriptedServer
+
+
+def skillchat(*args: str, timeout: float = 60, **options: Any) -> subprocess.CompletedProcess[str]:
+    """`python -m skillchat ARGS` to the end, its output captured as text; `options`
+    (cwd, env, input, stdin) go to `subprocess.run` as they are."""
+    return subprocess.run(
+        [sys.executable, "-m", "skillchat", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **options,
+    )
+
+
+def one_line_error(done: subprocess.CompletedProcess[str], code: int = 1) -> str:
+    """The one `skillchat: error:` line of a run that exited with `code`, no traceback."""
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("skillchat: error:")]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def session_options(server: ScriptedServer, skills_dir: Path | str) -> list[str]:
+    """The options that point a skillchat session at the scripted server and a skills folder."""
+    return [
+        "--model",
+        "openai/test-model",
+        "--api-base",
+        server.base_url,
+        "--skills-dir",
+        str(skills_dir),
+    ]
