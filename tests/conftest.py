@@ -2,16 +2,21 @@
 folders, and with no provider keys or skillchat variables from the real environment:
 no test can read the user's real home or config, and subprocesses inherit the same.
 
-`server` is the scripted OpenAI server, for every test that asks for one by name."""
+`server` is the scripted OpenAI server and `pty_sessions` starts interactive sessions,
+for every test that asks for them by name."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from openai_server import ScriptedServer
+
+if TYPE_CHECKING:
+    from pty_session import PtySession
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED_SKILLS = REPO / "skills"
@@ -48,3 +53,20 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 def server() -> Iterator[ScriptedServer]:
     with ScriptedServer() as s:
         yield s
+
+
+@pytest.fixture
+def pty_sessions() -> Iterator[Callable[..., PtySession]]:
+    """Start `PtySession(*args, **options)`s; any left running are killed at the end."""
+    from pty_session import PtySession  # pexpect only where a test asks for a terminal
+
+    sessions: list[PtySession] = []
+
+    def start(*args: str, **options: Any) -> PtySession:
+        session = PtySession(*args, **options)
+        sessions.append(session)
+        return session
+
+    yield start
+    for session in sessions:
+        session.close()

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from chat_helpers import sent, system_text
-from helpers import skillchat
+from helpers import session_options, skillchat
 from openai_server import ScriptedServer, call, reply
 from pty_session import ESC_ENTER, UP, PtySession, paste
 
@@ -40,28 +40,18 @@ def skills(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def repl(server: ScriptedServer, skills: Path) -> Iterator[Callable[..., PtySession]]:
+def repl(
+    server: ScriptedServer, skills: Path, pty_sessions: Callable[..., PtySession]
+) -> Callable[..., PtySession]:
     """Start sessions on the server and skills (extra arguments appended), each at its
     prompt; any left running are killed at the end."""
-    sessions: list[PtySession] = []
 
     def start(*args: str) -> PtySession:
-        session = PtySession(
-            "--model",
-            "openai/test-model",
-            "--api-base",
-            server.base_url,
-            "--skills-dir",
-            str(skills),
-            *args,
-        )
-        sessions.append(session)
+        session = pty_sessions(*session_options(server, skills), *args)
         session.prompt()
         return session
 
-    yield start
-    for session in sessions:
-        session.close()
+    return start
 
 
 def stored(chat_id: str | None = None) -> list[StoredMessage]:
@@ -202,12 +192,7 @@ def test_history_and_continue_across_runs(server, repl) -> None:
 
 def test_the_model_library_loads_after_the_prompt_is_drawn(server, skills) -> None:
     session = PtySession(
-        "--model",
-        "openai/test-model",
-        "--api-base",
-        server.base_url,
-        "--skills-dir",
-        str(skills),
+        *session_options(server, skills),
         env={"PYTHONPROFILEIMPORTTIME": "1"},  # every import logs a line as it completes
     )
     try:

@@ -5,11 +5,12 @@ what the model got, and what the database kept (paths and hashes, no content).""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from chat_helpers import sent, tool_messages
+from helpers import session_options
 from openai_server import ScriptedServer, reply
 from pty_session import PtySession
 
@@ -30,18 +31,13 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def repl(server: ScriptedServer, tmp_path: Path) -> Iterator[Callable[..., PtySession]]:
-    sessions: list[PtySession] = []
-
+def repl(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> Callable[..., PtySession]:
     def start(*args: str) -> PtySession:
-        base = ["--model", "openai/test-model", "--api-base", server.base_url]
-        session = PtySession(*base, "--skills-dir", str(tmp_path / "no-skills"), *args)
-        sessions.append(session)
-        return session
+        return pty_sessions(*session_options(server, tmp_path / "no-skills"), *args)
 
-    yield start
-    for session in sessions:
-        session.close()
+    return start
 
 
 def test_attach_and_mentions_with_completion(server, repl, project) -> None:
