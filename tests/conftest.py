@@ -2,8 +2,9 @@
 folders, and with no provider keys or skillchat variables from the real environment:
 no test can read the user's real home or config, and subprocesses inherit the same.
 
-`server` is the scripted OpenAI server and `pty_sessions` starts interactive sessions,
-for every test that asks for them by name."""
+Shared fixtures, for the tests that ask for them by name: `server` (the scripted OpenAI
+server), `pty_sessions` (interactive sessions, killed at the end), `home_in_tmp_path`,
+and `db` / `store` (a chat database in the test's tmp_path)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from openai_server import ScriptedServer
+
+from skillchat.chats.store import ChatStore
 
 if TYPE_CHECKING:
     from pty_session import PtySession
@@ -70,3 +73,22 @@ def pty_sessions() -> Iterator[Callable[..., PtySession]]:
     yield start
     for session in sessions:
         session.close()
+
+
+@pytest.fixture
+def home_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HOME, XDG_DATA_HOME and XDG_CONFIG_HOME in tmp_path itself: home, data, cfg."""
+    for var, sub in (("HOME", "home"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "cfg")):
+        (tmp_path / sub).mkdir()
+        monkeypatch.setenv(var, str(tmp_path / sub))
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "chats.db"
+
+
+@pytest.fixture
+def store(db: Path) -> Iterator[ChatStore]:
+    with ChatStore.open(db) as s:
+        yield s

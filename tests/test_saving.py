@@ -9,7 +9,6 @@ import os
 import signal
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,12 +31,6 @@ BODY = "# Calculator\n\nCarry every digit. Marker: BODY-7f3a\n"
 def skills(tmp_path: Path) -> Registry:
     root = tmp_path / "skills"
     return registry(write_skill(root, "calculator", BODY), directories=(root,))
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[ChatStore]:
-    with ChatStore.open(tmp_path / "chats.db") as s:
-        yield s
 
 
 def start(server, skills, store, view=None, transcript=None, **overrides):

@@ -14,23 +14,12 @@ import pytest
 from skillchat.chats.messages import NO_RESULT, STUB_NOTE, make_title, without_skill_body
 from skillchat.chats.store import ChatStore, UnknownChatError
 
-
-@pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for var, sub in (("HOME", "home"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "cfg")):
-        (tmp_path / sub).mkdir()
-        monkeypatch.setenv(var, str(tmp_path / sub))
+pytestmark = pytest.mark.usefixtures("home_in_tmp_path")
 
 
 @pytest.fixture()
 def db(tmp_path: Path) -> Path:
     return tmp_path / "nested" / "dir" / "chats.db"
-
-
-@pytest.fixture()
-def store(db: Path):
-    with ChatStore.open(db) as s:
-        yield s
 
 
 def call(call_id: str, name: str, **args: object) -> dict:

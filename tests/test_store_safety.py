@@ -21,23 +21,7 @@ from skillchat.chats.schema import SCHEMA_VERSION
 from skillchat.chats.store import ChatStore
 from skillchat.errors import StorageError
 
-
-@pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for var, sub in (("HOME", "home"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "cfg")):
-        (tmp_path / sub).mkdir()
-        monkeypatch.setenv(var, str(tmp_path / sub))
-
-
-@pytest.fixture()
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "chats.db"
-
-
-@pytest.fixture()
-def store(db: Path):
-    with ChatStore.open(db) as s:
-        yield s
+pytestmark = pytest.mark.usefixtures("home_in_tmp_path")
 
 
 def sha(path: Path) -> str:
