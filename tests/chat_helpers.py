@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from helpers import skill_folder, write_files
 from openai_server import ScriptedServer
 
 from skillchat.config import Settings
@@ -22,14 +23,9 @@ def write_skill(
 ) -> Skill:
     """A skill folder on disk, and its Skill (bypassing discovery, so seed names such
     as `data_processor` work too)."""
-    folder = root / name
-    folder.mkdir(parents=True, exist_ok=True)
     description = f"The {name} skill."
-    frontmatter = f"---\nname: {name}\ndescription: {description}\n---\n"
-    (folder / "SKILL.md").write_text(frontmatter + body, encoding="utf-8")
-    for rel, text in (files or {}).items():
-        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_text(text, encoding="utf-8")
+    folder = skill_folder(root, name, f"name: {name}\ndescription: {description}\n", body)
+    write_files(folder, files or {})
     real = Path(os.path.realpath(folder))
     return Skill(
         name, description, real, real / "SKILL.md", root, {"name": name, "description": description}

@@ -1,5 +1,5 @@
-"""Shared pieces for the tests that run `skillchat` as a user runs it: a subprocess,
-pointed at the scripted server."""
+"""Shared pieces for the tests: files and skill folders on disk, and `skillchat` run as
+a user runs it (a subprocess, pointed at the scripted server)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,22 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from openai_server import ScriptedServer
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """Each `relative path: text` of `files` written under `root` (folders made as
+    needed); `root` itself."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def skill_folder(parent: Path, dir_name: str, frontmatter: str, body: str = "# Body\n") -> Path:
+    """`parent/dir_name` with a SKILL.md: `frontmatter` (raw YAML lines, each ending in a
+    newline) between the `---` fences, then `body`."""
+    return write_files(parent / dir_name, {"SKILL.md": f"---\n{frontmatter}---\n{body}"})
 
 
 def skillchat(*args: str, timeout: float = 60, **options: Any) -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from helpers import skill_folder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,10 +29,9 @@ TRAVERSAL = "Path traversal detected: cannot access files outside skill folder"
 
 def make_skill(root: Path, name: str = "calc") -> Skill:
     skill_dir = root / name
-    skill_dir.mkdir(parents=True, exist_ok=True)
     md = skill_dir / "SKILL.md"
     if not md.exists():
-        md.write_text(f"---\nname: {name}\ndescription: d\n---\n# Body\n")
+        skill_folder(root, name, f"name: {name}\ndescription: d\n")
     return Skill(
         name=name,
         description="d",

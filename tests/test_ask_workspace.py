@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import sent, system_text, tool_messages
-from helpers import one_line_error, session_options, skillchat
+from helpers import one_line_error, session_options, skillchat, write_files
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.chats.store import ChatStore
@@ -21,11 +21,7 @@ NOTES = "# Notes\n\nship it on Friday\n"
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / "src").mkdir(parents=True)
-    (root / "notes.md").write_text(NOTES)
-    (root / "src" / "app.py").write_text("print(1)\n")
-    return root
+    return write_files(tmp_path / "project", {"notes.md": NOTES, "src/app.py": "print(1)\n"})
 
 
 def ask(server: ScriptedServer, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -18,6 +18,7 @@ from chat_helpers import (
     tool_messages,
     write_skill,
 )
+from helpers import write_files
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.errors import SkillAccessError, UsageError
@@ -30,11 +31,8 @@ ALREADY = "File 'notes.md' is already present in activeFiles for this session; r
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
-    root = tmp_path / "project"
-    (root / "src").mkdir(parents=True)
-    (root / "notes.md").write_text(NOTES)
-    (root / "src" / "app.py").write_text("print(1)\n")
-    return Workspace.open(root)
+    files = {"notes.md": NOTES, "src/app.py": "print(1)\n"}
+    return Workspace.open(write_files(tmp_path / "project", files))
 
 
 def attached_payloads(server: ScriptedServer, n: int = 0) -> list[dict]:

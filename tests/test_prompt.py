@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+from helpers import skill_folder
+
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
 from skillchat.skills.model import Skill
 from skillchat.skills.registry import Registry
@@ -14,9 +16,7 @@ from skillchat.skills.registry import Registry
 def registry_of(tmp_path: Path, descriptions: dict[str, str]) -> Registry:
     skills = {}
     for name, description in descriptions.items():
-        root = tmp_path / name
-        root.mkdir(parents=True, exist_ok=True)
-        (root / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n")
+        root = skill_folder(tmp_path, name, f"name: {name}\ndescription: {description}\n", "")
         skills[name] = Skill(name, description, root, root / "SKILL.md", tmp_path, {})
     return Registry(skills=skills, directories=(tmp_path,))
 

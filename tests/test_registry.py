@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import skill_folder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,11 +17,7 @@ DESC = "Does one thing well."
 
 
 def make_skill(parent: Path, dir_name: str, name: str | None = None, extra: str = "") -> Path:
-    folder = parent / dir_name
-    folder.mkdir(parents=True)
-    text = f"---\nname: {name or dir_name}\ndescription: {DESC}\n{extra}---\n# Body\n"
-    (folder / "SKILL.md").write_text(text, encoding="utf-8")
-    return folder
+    return skill_folder(parent, dir_name, f"name: {name or dir_name}\ndescription: {DESC}\n{extra}")
 
 
 def reasons(registry: Registry) -> list[tuple[str, str | None, str]]:

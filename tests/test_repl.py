@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import sent, system_text
-from helpers import session_options, skillchat
+from helpers import session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
 from pty_session import ESC_ENTER, UP, PtySession, paste
 
@@ -32,10 +32,7 @@ def skills(tmp_path: Path) -> Path:
         f.write(f"\n{MARKER}\n")
     long = "\n".join(f"line {n} of the long file" for n in range(1, 31))
     (root / "calculator" / "long.md").write_text(long + "\n")
-    (root / "help").mkdir()
-    (root / "help" / "SKILL.md").write_text(
-        "---\nname: help\ndescription: Writes help pages.\n---\n# Help pages\n"
-    )
+    skill_folder(root, "help", "name: help\ndescription: Writes help pages.\n", "# Help pages\n")
     return root
 
 
@@ -151,9 +148,8 @@ def test_reload_model_and_a_skill_shadowed_by_a_command(server, repl, skills) ->
     server.script(reply("fresh used"), reply("on the other model"), reply("help pages"))
     session = repl()
     assert "/help is a built-in command; use the skill with /skill help" in "".join(session.output)
-    (skills / "fresh").mkdir()
-    (skills / "fresh" / "SKILL.md").write_text(
-        "---\nname: fresh\ndescription: Added while running.\n---\n# Fresh body\n"
+    skill_folder(
+        skills, "fresh", "name: fresh\ndescription: Added while running.\n", "# Fresh body\n"
     )
     assert "3 skills; new: fresh" in session.run("/reload")
     assert "fresh used" in session.run("/fresh try it")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import sent, tool_messages
-from helpers import session_options
+from helpers import session_options, write_files
 from openai_server import ScriptedServer, reply
 from pty_session import PtySession
 
@@ -22,12 +22,8 @@ NOTES = "# Notes\n\nNOTES-BODY-7f3a\n"
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / "src").mkdir(parents=True)
-    (root / "notes.md").write_text(NOTES)
-    (root / "src" / "app.py").write_text("print('app')\n")
-    (root / ".env").write_text("TOKEN=1")
-    return root
+    files = {"notes.md": NOTES, "src/app.py": "print('app')\n", ".env": "TOKEN=1"}
+    return write_files(tmp_path / "project", files)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import sent, system_text
-from helpers import session_options, skillchat
+from helpers import session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.chats.messages import NO_RESULT
@@ -30,11 +30,13 @@ MARKER = "UNIQUE-BODY-MARKER-5c1e"
 def skills(tmp_path: Path) -> Path:
     """A skill whose SKILL.md body holds a marker that must never reach the database."""
     root = tmp_path / "skills"
-    (root / "marked").mkdir(parents=True)
-    (root / "marked" / "SKILL.md").write_text(
-        f"---\nname: marked\ndescription: A skill with a marked body.\n---\n# Marked\n{MARKER}\n"
+    marked = skill_folder(
+        root,
+        "marked",
+        "name: marked\ndescription: A skill with a marked body.\n",
+        f"# Marked\n{MARKER}\n",
     )
-    (root / "marked" / "notes.md").write_text("plain notes\n")
+    (marked / "notes.md").write_text("plain notes\n")
     return root
 
 

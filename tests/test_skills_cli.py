@@ -4,40 +4,22 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import skill_folder, skillchat
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED = REPO / "skills"
 
 
-def skillchat(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillchat", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
-    )
-
-
-def make_skill(parent: Path, dirname: str, frontmatter: str, body: str = "# Body\n") -> Path:
-    d = parent / dirname
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "SKILL.md").write_text(f"---\n{frontmatter}---\n{body}")
-    return d
-
-
 @pytest.fixture()
 def two_dirs(tmp_path: Path) -> tuple[Path, Path]:
     first, second = tmp_path / "first", tmp_path / "second"
-    make_skill(first, "alpha", "name: alpha\ndescription: The first alpha.\n")
-    make_skill(first, "broken", "name: Broken_Name\ndescription: x\n")
-    make_skill(second, "alpha", "name: alpha\ndescription: A shadowed alpha.\n")
-    make_skill(second, "beta", "name: beta\ndescription: Beta skill.\nargument-hint: x\n")
+    skill_folder(first, "alpha", "name: alpha\ndescription: The first alpha.\n")
+    skill_folder(first, "broken", "name: Broken_Name\ndescription: x\n")
+    skill_folder(second, "alpha", "name: alpha\ndescription: A shadowed alpha.\n")
+    skill_folder(second, "beta", "name: beta\ndescription: Beta skill.\nargument-hint: x\n")
     return first, second
 
 
@@ -67,8 +49,8 @@ def test_list_json_records_every_excluded_skill_with_reason(two_dirs: tuple[Path
 
 
 def test_list_uses_default_directories_relative_to_cwd(tmp_path: Path) -> None:
-    make_skill(tmp_path / ".claude" / "skills", "gamma", "name: gamma\ndescription: G.\n")
-    make_skill(tmp_path / "skills", "delta", "name: delta\ndescription: D.\n")
+    skill_folder(tmp_path / ".claude" / "skills", "gamma", "name: gamma\ndescription: G.\n")
+    skill_folder(tmp_path / "skills", "delta", "name: delta\ndescription: D.\n")
     done = skillchat("skills", "list", cwd=tmp_path)
     assert done.stdout.splitlines() == ["delta\tD.", "gamma\tG."]
 
@@ -136,7 +118,7 @@ def test_show_unknown_and_invalid_skills(two_dirs: tuple[Path, Path]) -> None:
 
 
 def test_show_file_symlink_escape_is_refused(tmp_path: Path) -> None:
-    skill = make_skill(tmp_path / "s", "leaky", "name: leaky\ndescription: L.\n")
+    skill = skill_folder(tmp_path / "s", "leaky", "name: leaky\ndescription: L.\n")
     os.symlink("/etc/passwd", skill / "passwd")
     done = skillchat(
         "skills", "show", "leaky", "--file", "passwd", "--skills-dir", str(skill.parent)
@@ -146,9 +128,9 @@ def test_show_file_symlink_escape_is_refused(tmp_path: Path) -> None:
 
 
 def test_validate_reports_every_problem_with_file_and_line(tmp_path: Path) -> None:
-    make_skill(tmp_path, "good", "name: good\ndescription: Fine.\n")
-    make_skill(tmp_path, "bad", "name: Bad--Name\ndescription: ''\n")
-    make_skill(tmp_path, "odd", "name: odd\ndescription: Odd.\nargument-hint: x\n")
+    skill_folder(tmp_path, "good", "name: good\ndescription: Fine.\n")
+    skill_folder(tmp_path, "bad", "name: Bad--Name\ndescription: ''\n")
+    skill_folder(tmp_path, "odd", "name: odd\ndescription: Odd.\nargument-hint: x\n")
     done = skillchat("skills", "validate", str(tmp_path))
     assert done.returncode == 1
     bad_md = tmp_path / "bad" / "SKILL.md"
@@ -159,14 +141,14 @@ def test_validate_reports_every_problem_with_file_and_line(tmp_path: Path) -> No
 
 
 def test_validate_strict_makes_unknown_keys_errors(tmp_path: Path) -> None:
-    skill = make_skill(tmp_path, "odd", "name: odd\ndescription: Odd.\nargument-hint: x\n")
+    skill = skill_folder(tmp_path, "odd", "name: odd\ndescription: Odd.\nargument-hint: x\n")
     assert skillchat("skills", "validate", str(skill)).returncode == 0
     strict = skillchat("skills", "validate", "--strict", str(skill / "SKILL.md"))
     assert strict.returncode == 1 and "error: unknown key 'argument-hint'" in strict.stdout
 
 
 def test_validate_dot_and_json(tmp_path: Path) -> None:
-    make_skill(tmp_path, "good", "name: good\ndescription: Fine.\n")
+    skill_folder(tmp_path, "good", "name: good\ndescription: Fine.\n")
     done = skillchat("skills", "validate", ".", "--json", cwd=tmp_path)
     doc = json.loads(done.stdout)
     assert done.returncode == 0 and doc["ok"] is True

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import skill_folder
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -31,14 +32,11 @@ def messages(result: Inspection, severity: str = "error") -> list[str]:
 
 def make_skill(parent: Path, dir_name: str, frontmatter: str | None = None, **fields: Any) -> Path:
     """A skill folder; `frontmatter` is raw YAML, else `fields` are dumped."""
-    folder = parent / dir_name
-    folder.mkdir(parents=True)
     if frontmatter is None:
         fields.setdefault("name", dir_name)
         fields.setdefault("description", DESC)
         frontmatter = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True)
-    (folder / "SKILL.md").write_text(f"---\n{frontmatter}---\n# Body\n", encoding="utf-8")
-    return folder
+    return skill_folder(parent, dir_name, frontmatter)
 
 
 # --------------------------------------------------------------------------- name

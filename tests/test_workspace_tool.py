@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import make_chat, registry, sent, system_text, tool_messages, write_skill
+from helpers import write_files
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.workspace.files import Workspace
@@ -21,11 +22,8 @@ TRAVERSAL = "Path traversal detected: cannot access files outside workspace"
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
-    root = tmp_path / "project"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text(APP)
-    (root / "README.md").write_text("# Project\n")
-    return Workspace.open(root)
+    files = {"src/app.py": APP, "README.md": "# Project\n"}
+    return Workspace.open(write_files(tmp_path / "project", files))
 
 
 def read(path: object = None, **extra: object) -> dict:
