@@ -3,6 +3,7 @@ a user runs it (a subprocess, pointed at the scripted server)."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,13 @@ def skill_folder(parent: Path, dir_name: str, frontmatter: str, body: str = "# B
     """`parent/dir_name` with a SKILL.md: `frontmatter` (raw YAML lines, each ending in a
     newline) between the `---` fences, then `body`."""
     return write_files(parent / dir_name, {"SKILL.md": f"---\n{frontmatter}---\n{body}"})
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then let go)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def skillchat(*args: str, timeout: float = 60, **options: Any) -> subprocess.CompletedProcess[str]:

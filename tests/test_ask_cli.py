@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import sent, system_text, tool_messages
-from helpers import one_line_error, session_options, skillchat
+from helpers import closed_port, one_line_error, session_options, skillchat
 from openai_server import ScriptedServer, call, error, reply
 
 REPO = Path(__file__).resolve().parents[1]
@@ -121,12 +120,6 @@ def test_no_tools_and_disabled_skills(server: ScriptedServer, tmp_path: Path) ->
     assert second["messages"] == [{"role": "user", "content": "/calculator 1+1"}]
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 FAULTS = {
     "401": ([error(401)], "authentication failed (401)"),
     "404-model": ([error(404)], "model 'openai/test-model' not found (404)"),
@@ -151,7 +144,7 @@ def test_provider_faults_end_in_one_line(server: ScriptedServer, tmp_path: Path,
 
 
 def test_refused_connection_and_missing_key(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    url = f"http://127.0.0.1:{closed_port()}/v1"
     done = ask(None, "--api-base", url, "hi", config="max_retries = 1\n", tmp=tmp_path)
     line = one_line_error(done)
     assert "connection refused" in line and "gave up after 1 retry" in line

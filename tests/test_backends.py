@@ -9,7 +9,6 @@ Nothing is mocked: retries wait for real, just with a shorter `sleep`.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import closed_port
 from openai_server import ScriptedServer, call, error, reply
 
 from skillchat.config import Settings
@@ -75,12 +75,6 @@ def run(
         lambda: backend.stream(MESSAGES, tools), max_retries=retries, sleep=sleep
     )
     return assemble(deltas, on_text=None if on_text is None else on_text.append)
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # --- replies ---------------------------------------------------------------------------
