@@ -117,8 +117,6 @@ def test_title_is_the_first_user_message_trimmed(store: ChatStore) -> None:
     title = store.get_chat(chat.id).title
     assert title is not None and title.startswith("plot the data x") and title.endswith("…")
     assert len(title) == 80
-    store.set_title(chat.id, "  My\tchat ")
-    assert store.get_chat(chat.id).title == "My chat"
     assert make_title("a" * 80) == "a" * 80
 
 
@@ -190,7 +188,6 @@ def test_writes_to_an_unknown_chat_fail(store: ChatStore) -> None:
     for action in (
         lambda: store.append_message("deadbeef", {"role": "user", "content": "x"}),
         lambda: store.add_activated_skill("deadbeef", "x"),
-        lambda: store.set_title("deadbeef", "x"),
         lambda: store.load_messages("deadbeef"),
     ):
         with pytest.raises(UnknownChatError):

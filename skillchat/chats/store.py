@@ -305,12 +305,6 @@ class ChatStore:
                 (chat_id, path, sha256, size_bytes, workspace, now()),
             )
 
-    def set_title(self, chat_id: str, title: str) -> None:
-        """Replace the chat's title (trimmed like an automatic one)."""
-        with self._write() as conn:
-            self._require(conn, chat_id)
-            conn.execute("UPDATE chats SET title = ? WHERE id = ?", (make_title(title), chat_id))
-
     def delete_chat(self, chat_id: str) -> None:
         """Delete a chat, its messages and its activated skills."""
         with self._write() as conn:
