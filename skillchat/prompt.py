@@ -125,7 +125,8 @@ def system_prompt(
                 parts.append(f"This list is cut: {hidden} more skills are not shown.")
     if activated:
         parts.append(
-            "Skills activated in this chat (their instructions are above): " + ", ".join(activated)
+            "Skills activated in this chat (call get_skill again if their instructions "
+            "are no longer in the conversation): " + ", ".join(activated)
         )
     if injected is not None:
         parts.append(

@@ -165,7 +165,7 @@ def test_activated_skills_are_listed_in_later_system_prompts(server, skills) -> 
     assert chat.activated == ["pdf"]
     assert "activated" not in (system_text(server, 0) or "")
     chat.send("another")
-    assert (system_text(server) or "").endswith("their instructions are above): pdf")
+    assert (system_text(server) or "").endswith("are no longer in the conversation): pdf")
 
 
 # ------------------------------------------------------------ /name invocation

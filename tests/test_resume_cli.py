@@ -83,9 +83,11 @@ def test_ask_saves_and_continue_resumes_with_the_transcript(server, skills) -> N
         "user",
     ]
     assert messages[5]["content"] == "plain notes\n"  # resource results are kept whole
-    assert "Skills activated in this chat (their instructions are above): marked" in (
-        system_text(server) or ""
+    activated = (
+        "Skills activated in this chat (call get_skill again if their instructions "
+        "are no longer in the conversation): marked"
     )
+    assert activated in (system_text(server) or "")
 
 
 def test_chat_id_resumes_that_chat_and_json_reports_it(server, skills) -> None:
