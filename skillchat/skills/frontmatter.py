@@ -231,10 +231,16 @@ def read_frontmatter(path: str | os.PathLike[str]) -> Frontmatter:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
         raise FrontmatterError(f"cannot open SKILL.md: {exc.strerror or exc}") from None
+    return parse_open_frontmatter(fd, "SKILL.md")
+
+
+def parse_open_frontmatter(fd: int, filename: str) -> Frontmatter:
+    """Read the frontmatter from an open SKILL.md (`filename` names it in errors),
+    close the descriptor, and parse; every failure is a FrontmatterError."""
     try:
         text = read_frontmatter_text(fd)
     except OSError as exc:
-        raise FrontmatterError(f"cannot read SKILL.md: {exc.strerror or exc}") from None
+        raise FrontmatterError(f"cannot read {filename}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
     return parse_frontmatter(text)

@@ -27,8 +27,7 @@ from skillchat.skills.frontmatter import (
     FrontmatterError,
     json_safe,
     open_skill_md,
-    parse_frontmatter,
-    read_frontmatter_text,
+    parse_open_frontmatter,
     shown,
     type_name,
 )
@@ -278,13 +277,7 @@ def inspect_skill(root: str, *, dir_name: str, shown_dir: str, strict: bool) -> 
     fd, filename = opened
     skill_md = os.path.join(shown_dir, filename)
     try:
-        try:
-            text = read_frontmatter_text(fd)
-        except OSError as exc:
-            raise FrontmatterError(f"cannot read {filename}: {exc.strerror or exc}") from None
-        finally:
-            os.close(fd)
-        fm = parse_frontmatter(text)
+        fm = parse_open_frontmatter(fd, filename)
     except FrontmatterError as exc:
         return _failed(skill_md, exc)
     result = check_frontmatter(
