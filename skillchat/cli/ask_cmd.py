@@ -170,7 +170,7 @@ def ask(
     from skillchat.engine.backends.select import make_backend
     from skillchat.errors import StorageError
     from skillchat.ui import views
-    from skillchat.ui.console import err, stdout_is_terminal, warn
+    from skillchat.ui.console import err, keys_unechoed, stdout_is_terminal, warn
 
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
@@ -188,7 +188,8 @@ def ask(
     )
     attach_all(chat, attach or [])
     try:
-        result = chat.send(text)
+        with keys_unechoed():
+            result = chat.send(text)
     except KeyboardInterrupt:  # what was shown stays shown (the view flushed it)
         err().print("interrupted", style="yellow", markup=False, highlight=False)
         raise typer.Exit(130) from None

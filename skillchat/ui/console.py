@@ -8,6 +8,8 @@ Rich already honours NO_COLOR and drops styling when a stream is not a terminal;
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -41,3 +43,28 @@ def warn(message: str) -> None:
     from rich.text import Text
 
     err().print(Text.assemble(("warning: ", "yellow"), message), soft_wrap=True)
+
+
+@contextmanager
+def keys_unechoed() -> Iterator[None]:
+    """While a reply streams, keys typed on the terminal are not echoed.
+
+    An echoed `^C` (or any typed-ahead text) lands inside the region Rich's Live
+    redraws, shifting it: the interrupted reply was then printed twice. Typed keys
+    still reach the next prompt; the terminal's mode is restored on the way out.
+    """
+    try:
+        import termios
+
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError):  # not a terminal, or not POSIX
+        yield
+        return
+    quiet = termios.tcgetattr(fd)
+    quiet[3] &= ~(termios.ECHO | getattr(termios, "ECHOCTL", 0))
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)

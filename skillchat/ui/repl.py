@@ -30,6 +30,7 @@ from skillchat.engine.backends.background import BackgroundBackend
 from skillchat.errors import SkillchatError
 from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
+from skillchat.ui.console import keys_unechoed
 from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.path_completion import PathCompleter
 from skillchat.ui.views import ReplView
@@ -130,7 +131,8 @@ class Repl:
         """One message to the model (the loop keeps and saves a reply cut by Ctrl-C)."""
         if self.backend.loading:
             _line(f"(loading the {self.backend.name} library…)", "dim")
-        result = self.chat.send(text)
+        with keys_unechoed():
+            result = self.chat.send(text)
         if result.usage is not None:
             self.tokens += result.usage.total_tokens
 
