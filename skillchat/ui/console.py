@@ -55,10 +55,13 @@ def keys_unechoed() -> Iterator[None]:
     """
     try:
         import termios
-
+    except ImportError:  # not POSIX
+        yield
+        return
+    try:
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
-    except (ImportError, OSError, ValueError):  # not a terminal, or not POSIX
+    except (termios.error, OSError, ValueError):  # stdin is not a terminal
         yield
         return
     quiet = termios.tcgetattr(fd)
