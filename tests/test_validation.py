@@ -141,6 +141,7 @@ def test_generated_valid_names_always_pass(name: str) -> None:
     st.booleans(),
 )
 @example({"name": "a\nb", "metadata": {"\n": None}, "x\ny": 1}, False)
+@example({"name": None, "allowed-tools": ["\n"]}, False)  # found by hypothesis in CI-like runs
 def test_rules_never_raise_and_always_explain(data: dict[Any, Any], strict: bool) -> None:
     result = check(data, strict=strict)
     for problem in result.problems:

@@ -216,7 +216,7 @@ def _normalise_allowed_tools(data: Mapping[Any, Any], f: _Findings) -> str | Non
         joined = " ".join(value)
         f.warn(
             f"allowed-tools is a YAML list; the spec wants a space-separated string "
-            f"(read as '{joined}')",
+            f"(read as {shown(joined)})",
             "allowed-tools",
         )
         return joined
