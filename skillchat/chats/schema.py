@@ -117,9 +117,14 @@ def check_version(conn: sqlite3.Connection, path: Path) -> int:
     connection `query_only` until this returns.
     """
     try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        # One statement, so one snapshot: read one by one, another process's first
+        # migration could commit in between (tables seen, application_id not yet),
+        # and a new database being created by two sessions at once looked foreign.
+        version, app_id, tables = conn.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version),"
+            " (SELECT application_id FROM pragma_application_id),"
+            " (SELECT count(*) FROM sqlite_master)"
+        ).fetchone()
     except sqlite3.DatabaseError as exc:
         raise corrupt(path, str(exc)) from None
     if app_id != APPLICATION_ID and (app_id or tables):
