@@ -24,7 +24,7 @@ from skillchat.cli.common import (
     NoToolsOpt,
     SkillsDirOpt,
     WorkspaceOpt,
-    load_session,
+    open_session,
 )
 from skillchat.errors import UsageError
 
@@ -144,7 +144,7 @@ def ask(
     -c or --chat ID go on with a saved one.
     """
     text = read_prompt(prompt)
-    settings = load_session(
+    settings, folder = open_session(
         ctx,
         config,
         model=model,
@@ -154,9 +154,6 @@ def ask(
         skills_dir=skills_dir,
         workspace=workspace,
     )
-    from skillchat.workspace.files import workspace_from_settings
-
-    folder = workspace_from_settings(settings)
     if attach and folder is None:
         raise UsageError(
             "--attach needs a workspace: --workspace DIR, or `workspace` in the config"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from skillchat.cli.common import Backend, load_session
+from skillchat.cli.common import Backend, open_session
 from skillchat.errors import UsageError
 
 
@@ -37,7 +37,7 @@ def chat(
             "the interactive session needs a terminal; for pipes and scripts use: "
             "skillchat ask 'QUESTION'"
         )
-    settings = load_session(
+    settings, folder = open_session(
         ctx,
         config,
         model=model,
@@ -47,9 +47,6 @@ def chat(
         skills_dir=skills_dir,
         workspace=workspace,
     )
-    from skillchat.workspace.files import workspace_from_settings
-
-    folder = workspace_from_settings(settings)  # a bad one stops before the prompt
     from skillchat.cli.ask_cmd import load_registry
     from skillchat.cli.saving import chosen_transcript, open_store
     from skillchat.ui.console import warn

@@ -10,6 +10,7 @@ import typer
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
+    from skillchat.workspace.files import Workspace
 
 ConfigOpt = Annotated[
     Path | None,
@@ -87,7 +88,7 @@ def load(ctx: typer.Context, config: Path | None, **overrides: object) -> Settin
     return settings
 
 
-def load_session(
+def open_session(
     ctx: typer.Context,
     config: Path | None,
     *,
@@ -97,9 +98,13 @@ def load_session(
     no_tools: bool,
     skills_dir: list[Path] | None,
     workspace: Path | None,
-) -> Settings:
-    """Settings for a chat (the REPL or `ask`) from the session options they share."""
-    return load(
+) -> tuple[Settings, Workspace | None]:
+    """Settings and the open workspace (None when off) for a chat, the REPL or `ask`,
+    from the session options they share. A bad workspace stops the command here,
+    before any request or prompt."""
+    from skillchat.workspace.files import workspace_from_settings
+
+    settings = load(
         ctx,
         config,
         model=model,
@@ -109,3 +114,4 @@ def load_session(
         skill_dirs=skill_dirs_override(skills_dir),
         workspace=str(workspace) if workspace else None,
     )
+    return settings, workspace_from_settings(settings)
