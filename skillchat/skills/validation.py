@@ -121,17 +121,25 @@ def _not_a_string(what: str, value: object) -> str:
     return f"{what} must be a string, got {type_name(value)}{hint}"
 
 
-def _check_name(data: Mapping[Any, Any], dir_name: str, f: _Findings) -> str | None:
-    if "name" not in data:
-        f.error("name is missing")
+def _required_string(data: Mapping[Any, Any], key: str, f: _Findings) -> str | None:
+    """The stripped value of a required string field, or None after reporting why not."""
+    if key not in data:
+        f.error(f"{key} is missing")
         return None
-    value = data["name"]
+    value = data[key]
     if value is not None and not isinstance(value, str):
-        f.error(_not_a_string("name", value), "name")
+        f.error(_not_a_string(key, value), key)
         return None
-    raw = (value or "").strip()
-    if not raw:
-        f.error("name is empty", "name")
+    text = (value or "").strip()
+    if not text:
+        f.error(f"{key} is empty", key)
+        return None
+    return text
+
+
+def _check_name(data: Mapping[Any, Any], dir_name: str, f: _Findings) -> str | None:
+    raw = _required_string(data, "name", f)
+    if raw is None:
         return None
     name = unicodedata.normalize("NFKC", raw)
     if len(name) > MAX_NAME_CHARS:
@@ -148,16 +156,8 @@ def _check_name(data: Mapping[Any, Any], dir_name: str, f: _Findings) -> str | N
 
 
 def _check_description(data: Mapping[Any, Any], f: _Findings) -> str | None:
-    if "description" not in data:
-        f.error("description is missing")
-        return None
-    value = data["description"]
-    if value is not None and not isinstance(value, str):
-        f.error(_not_a_string("description", value), "description")
-        return None
-    text = (value or "").strip()
-    if not text:
-        f.error("description is empty", "description")
+    text = _required_string(data, "description", f)
+    if text is None:
         return None
     if len(text) > MAX_DESCRIPTION_CHARS:
         f.error(
