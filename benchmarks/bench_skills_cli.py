@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from skillchat.skills.access import Container, read_contained  # noqa: E402
+from skillchat.files import Container, read_contained  # noqa: E402
 
 
 def make_skills(root: Path, count: int) -> Path:
@@ -96,15 +96,15 @@ def bench_gigabyte(work: Path) -> None:
         fh.truncate(1024**3)
     probe = (
         "import time\nfrom pathlib import Path\n"
-        "from skillchat.errors import SkillAccessError\n"
-        "from skillchat.skills.access import Container, read_contained\n"
+        "from skillchat.errors import FileAccessError\n"
+        "from skillchat.files import Container, read_contained\n"
         "def hwm():\n"
         "    return int([l.split()[1] for l in open('/proc/self/status')"
         " if l.startswith('VmHWM')][0])\n"
         f"c = Container(Path({str(folder)!r}), 'skill x', 'skill folder')\n"
         "before = hwm(); t = time.perf_counter()\n"
         "try:\n    read_contained(c, 'huge.txt', limit=2_000_000)\n"
-        "except SkillAccessError as e:\n    outcome = e.code\n"
+        "except FileAccessError as e:\n    outcome = e.code\n"
         "print(before, hwm(), (time.perf_counter() - t) * 1000, outcome)\n"
     )
     out = subprocess.run(

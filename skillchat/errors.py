@@ -4,7 +4,7 @@ user can act on ends as one line and an exit code, never a traceback.
     SkillchatError              exit 1, message printed as one line
     ├── ConfigError             a config file that cannot be read or is wrong
     ├── UsageError              exit 2: bad flags or arguments
-    ├── SkillAccessError        a skill file refused by the path rules (has a code)
+    ├── FileAccessError         a skill or workspace file refused by the path rules (has a code)
     ├── StorageError            the chat database is corrupt, locked or too new
     └── ProviderError           the model's provider failed (auth, network, 5xx...)
 """
@@ -28,8 +28,8 @@ class UsageError(SkillchatError):
     exit_code = 2
 
 
-class SkillAccessError(SkillchatError):
-    """A read of a skill (or workspace) file was refused.
+class FileAccessError(SkillchatError):
+    """A read of a skill or workspace file was refused (skillchat/files.py).
 
     `code` is one of the tool error codes of DESIGN §5 (NOT_FOUND,
     PATH_TRAVERSAL, ...), so tools can pass it to the model unchanged.

@@ -21,7 +21,7 @@ from chat_helpers import (
 from helpers import write_files
 from openai_server import ScriptedServer, call, reply
 
-from skillchat.errors import SkillAccessError, UsageError
+from skillchat.errors import FileAccessError, UsageError
 from skillchat.workspace.files import Workspace
 from skillchat.workspace.mentions import candidates, mentioned_paths
 
@@ -154,7 +154,7 @@ def test_attach_queues_for_the_next_message(server, ws) -> None:
 def test_attach_refuses_at_once(server, ws, path, code) -> None:
     (ws.root / ".env").write_text("TOKEN=1")
     chat = make_chat(server, registry(), workspace=ws)
-    with pytest.raises(SkillAccessError) as caught:
+    with pytest.raises(FileAccessError) as caught:
         chat.attach(path)
     assert caught.value.code == code
 

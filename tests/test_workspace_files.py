@@ -11,7 +11,7 @@ import pytest
 from helpers import skillchat
 
 from skillchat.config import load_settings
-from skillchat.errors import ConfigError, SkillAccessError, UsageError
+from skillchat.errors import ConfigError, FileAccessError, UsageError
 from skillchat.workspace.files import Workspace, WorkspaceError, workspace_from_settings
 
 
@@ -64,7 +64,7 @@ def test_relative_paths(tmp_path: Path) -> None:
     (tmp_path / "alias").symlink_to(tmp_path / "ws")
     assert ws.relative(tmp_path / "alias" / "b.md") == "b.md"  # through a linked folder
     for outside in (tmp_path / "other.md", tmp_path / "ws" / ".." / "x", Path("/etc/hosts")):
-        with pytest.raises(SkillAccessError) as caught:
+        with pytest.raises(FileAccessError) as caught:
             ws.relative(outside)
         assert caught.value.code == "PATH_TRAVERSAL"
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from skillchat.chats.store import ChatStore
 from skillchat.errors import SkillchatError
-from skillchat.skills.access import FileText
+from skillchat.files import FileText
 
 
 @contextmanager

@@ -114,12 +114,12 @@ def json_report(result: TurnResult, model: str, chat_id: str | None) -> dict[str
 def attach_all(chat: Chat, paths: list[str]) -> None:
     """`--attach` each path, before anything is sent: a file the user named and that
     cannot be read stops the command (exit 2) rather than being answered without."""
-    from skillchat.errors import SkillAccessError
+    from skillchat.errors import FileAccessError
 
     for path in paths:
         try:
             chat.attach(path)
-        except SkillAccessError as exc:
+        except FileAccessError as exc:
             raise UsageError(f"--attach {path}: {exc.message}") from None
 
 

@@ -135,7 +135,7 @@ def show_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Show a skill's frontmatter, body and files; with --file, that file's text."""
-    from skillchat.skills.access import list_skill_files, read_skill_file, read_skill_md
+    from skillchat.files import list_skill_files, read_skill_file, read_skill_md
     from skillchat.skills.frontmatter import split_skill_md
 
     settings = load(ctx, config, skill_dirs=skill_dirs_override(skills_dir))

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from skillchat.errors import SkillAccessError
-from skillchat.skills.access import FileText
+from skillchat.errors import FileAccessError
+from skillchat.files import FileText
 from skillchat.tools.workspace_tools import WorkspaceTools, content_key
 from skillchat.workspace.mentions import mentioned_paths
 
@@ -44,7 +44,7 @@ class Attachments:
 
     def add(self, path: str) -> FileText:
         """Queue `path` (absolute inside the workspace, or relative to it) for the next
-        message. It is read now, so a bad path is a `SkillAccessError` at once; it is
+        message. It is read now, so a bad path is a `FileAccessError` at once; it is
         read again when sent, so an edit in between is what the model gets."""
         file = self.tools.read(self.tools.workspace.relative(path))
         if file.path not in self.pending:
@@ -63,7 +63,7 @@ class Attachments:
         for path in paths:
             try:
                 file = self.tools.read(path)
-            except SkillAccessError as exc:
+            except FileAccessError as exc:
                 self.notice(f"not attached: {path}: {exc.message}")
                 continue
             if any(f.path == file.path for f in files):

@@ -39,9 +39,9 @@ from skillchat.engine.messages import (
     over_budget_results,
 )
 from skillchat.engine.retry import stream_with_retries
-from skillchat.errors import ProviderError, SkillAccessError, SkillchatError, UsageError
+from skillchat.errors import FileAccessError, ProviderError, SkillchatError, UsageError
+from skillchat.files import FileText
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
-from skillchat.skills.access import FileText
 from skillchat.skills.registry import Registry
 from skillchat.tools.context import ContextLedger
 from skillchat.tools.skill_tools import GET_SKILL, SCHEMAS, SkillTools, ToolResult
@@ -325,7 +325,7 @@ class Chat:
     def attach(self, path: str) -> FileText:
         """Queue a workspace file for the next message (`/attach`, `--attach`).
 
-        Raises SkillAccessError when it cannot be read, UsageError without a workspace.
+        Raises FileAccessError when it cannot be read, UsageError without a workspace.
         """
         if self.attachments is None:
             raise UsageError(
@@ -359,7 +359,7 @@ class Chat:
         """`/name` without tools: the body goes into this request's system prompt."""
         try:
             body = self.tools.skill_body(invocation.skill, arguments=invocation.rest)
-        except SkillAccessError as exc:
+        except FileAccessError as exc:
             self.view.notice(f"cannot load skill '{invocation.skill}': {exc.message}")
             return None
         return InjectedSkill(invocation.skill, body)

@@ -9,7 +9,7 @@
 
 The result shapes and error messages are the seeds' own (000, 003, 004), because
 models and prompts written against those contracts should work unchanged. Every
-file read goes through `skills/access.py`. `SkillTools.run` never raises: invalid
+file read goes through `skillchat/files.py`. `SkillTools.run` never raises: invalid
 JSON, unknown tools, wrong arguments and unexpected failures all become error
 results the model can read and recover from.
 """
@@ -20,8 +20,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from skillchat.errors import SkillAccessError
-from skillchat.skills.access import FileText, list_skill_files, read_skill_file, read_skill_md
+from skillchat.errors import FileAccessError
+from skillchat.files import FileText, list_skill_files, read_skill_file, read_skill_md
 from skillchat.skills.frontmatter import FrontmatterError, json_safe, split_skill_md
 from skillchat.skills.model import Skill
 from skillchat.skills.registry import Registry
@@ -198,12 +198,12 @@ class SkillTools:
         return ToolResult(_json({"skills": names}), preview=", ".join(names) or "(no skills)")
 
     def _lookup(self, skill_name: str) -> Skill:
-        """The named skill, or a SkillAccessError with the seeds' message."""
+        """The named skill, or a FileAccessError with the seeds' message."""
         if "/" in skill_name or "\\" in skill_name or ".." in skill_name:
-            raise SkillAccessError("INVALID_ARGUMENT", _invalid_name_message(skill_name))
+            raise FileAccessError("INVALID_ARGUMENT", _invalid_name_message(skill_name))
         skill = self.registry.get(skill_name)
         if skill is None:
-            raise SkillAccessError("NOT_FOUND", f"Skill '{skill_name}' not found in skills folder")
+            raise FileAccessError("NOT_FOUND", f"Skill '{skill_name}' not found in skills folder")
         return skill
 
     def _load(
@@ -224,7 +224,7 @@ class SkillTools:
 
     def skill_body(self, skill_name: str, arguments: str | None = None) -> str:
         """The SKILL.md body alone, for the system prompt when tools are off (seed 001
-        §6.3). Raises SkillAccessError with get_skill's message."""
+        §6.3). Raises FileAccessError with get_skill's message."""
         return self._load(skill_name, arguments)[3]
 
     def get_skill(self, skill_name: str, arguments: str | None = None) -> ToolResult:
@@ -232,7 +232,7 @@ class SkillTools:
         (explicit `/name rest` invocation)."""
         try:
             skill, md, frontmatter, body = self._load(skill_name, arguments)
-        except SkillAccessError as exc:
+        except FileAccessError as exc:
             return _error(GET_SKILL, exc.code, exc.message)
         key = ContentKey(skill.name, md.path, md.sha256)
         if (holder := self.ledger.holder(key)) is not None:
@@ -263,7 +263,7 @@ class SkillTools:
         try:
             skill = self._lookup(skill_name)
             file = read_skill_file(skill, file_path, limit=limit)
-        except SkillAccessError as exc:
+        except FileAccessError as exc:
             return _error(READ_FILE, exc.code, exc.message)
         text = file.with_notice()
         key = ContentKey(skill.name, file.path, file.sha256)

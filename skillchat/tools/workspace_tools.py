@@ -12,7 +12,7 @@ served afresh. Error codes are DESIGN §5's (seed 002's four plus PATH_TRAVERSAL
 TOO_LARGE, UNSUPPORTED_FILE, PERMISSION_DENIED). The parameter is `max_bytes`, like
 read_file_in_skill's; seed 002's spelling `maxBytes` is accepted too.
 
-Every read goes through `Workspace.read`, hence `skills/access.py`; `run` never
+Every read goes through `Workspace.read`, hence `skillchat/files.py`; `run` never
 raises.
 """
 
@@ -22,8 +22,8 @@ import contextlib
 import json
 from typing import Any
 
-from skillchat.errors import SkillAccessError
-from skillchat.skills.access import FileText
+from skillchat.errors import FileAccessError
+from skillchat.files import FileText
 from skillchat.tools.context import WORKSPACE_SOURCE, ContentKey, ContextLedger
 from skillchat.tools.skill_tools import (
     ToolArgumentError,
@@ -102,7 +102,7 @@ def content_key(file: FileText) -> ContentKey:
     return ContentKey(WORKSPACE_SOURCE, file.path, file.sha256)
 
 
-def _access_error(exc: SkillAccessError, path: object) -> ToolResult:
+def _access_error(exc: FileAccessError, path: object) -> ToolResult:
     if exc.code == "NOT_FOUND":  # the seed's wording: the model should ask, not guess
         return error_result(
             "NOT_FOUND",
@@ -148,13 +148,13 @@ class WorkspaceTools:
         """
         if max_bytes is not None and max_bytes < self.max_bytes:
             # Failing here proves nothing (the tail may be what is binary): read on.
-            with contextlib.suppress(SkillAccessError):
+            with contextlib.suppress(FileAccessError):
                 full = self.read(path)
                 if self.ledger.holder(content_key(full)) is not None:
                     return already_in_context(full.path)
         try:
             file = self.read(path, max_bytes)
-        except SkillAccessError as exc:
+        except FileAccessError as exc:
             return _access_error(exc, path)
         if self.ledger.holder(content_key(file)) is not None:
             return already_in_context(file.path)

@@ -3,7 +3,7 @@
     workspace = Workspace.open("~/src/app")       # WorkspaceError if not a folder
     text = workspace.read("src/main.py", limit=2_000_000)
 
-Every read goes through `skills/access.py` (`read_contained`): the same lexical and
+Every read goes through `skillchat/files.py` (`read_contained`): the same lexical and
 real-path containment, regular-files-only, binary and size rules as skill files.
 On top of them the workspace refuses, before touching the file:
 
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillchat.config import Settings
-from skillchat.errors import ConfigError, SkillAccessError, UsageError
-from skillchat.skills.access import (
+from skillchat.errors import ConfigError, FileAccessError, UsageError
+from skillchat.files import (
     Container,
     FileText,
     is_inside,
@@ -90,20 +90,20 @@ class Workspace:
         rel = f"{folder}/.gitignore" if folder else ".gitignore"
         try:
             text = read_contained(self._plain, rel, limit=GITIGNORE_LIMIT).text
-        except SkillAccessError:  # none there (or unreadable): no rules from it
+        except FileAccessError:  # none there (or unreadable): no rules from it
             return ()
         return parse_rules(text)
 
     def check(self, rel: str) -> None:
-        """Refuse (SkillAccessError) a hidden or git-ignored relative path."""
+        """Refuse (FileAccessError) a hidden or git-ignored relative path."""
         if (segment := hidden_segment(rel)) is not None:
-            raise SkillAccessError(
+            raise FileAccessError(
                 "PERMISSION_DENIED",
                 f"File '{rel}' is hidden ('{segment}' starts with '.'); hidden files and "
                 "folders of the workspace are not readable",
             )
         if GitIgnore(self._rules).ignored(rel):
-            raise SkillAccessError(
+            raise FileAccessError(
                 "PERMISSION_DENIED",
                 f"File '{rel}' is ignored by the workspace's .gitignore; ignored files "
                 "are not readable",
@@ -118,7 +118,7 @@ class Workspace:
             rel = normalise_relative_path(folder, self._plain) if folder.strip("/") else ""
             if rel:
                 self.check(rel)
-        except SkillAccessError:
+        except FileAccessError:
             return []
         root = str(self.root)
         real = os.path.realpath(os.path.join(root, rel))
@@ -159,7 +159,7 @@ class Workspace:
         # file's name kept: a symlinked file is judged by read_contained, as the link.
         real = os.path.join(os.path.realpath(given.parent), given.name)
         if not is_inside(real, str(self.root)):
-            raise SkillAccessError(
+            raise FileAccessError(
                 "PATH_TRAVERSAL", f"'{path}' is outside the workspace ({self.root})"
             )
         return os.path.relpath(real, self.root).replace(os.sep, "/")

@@ -13,8 +13,8 @@ from helpers import skill_folder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillchat.errors import SkillAccessError
-from skillchat.skills.access import (
+from skillchat.errors import FileAccessError
+from skillchat.files import (
     HARD_CAP_BYTES,
     Container,
     list_skill_files,
@@ -53,7 +53,7 @@ def skill(tmp_path: Path) -> Skill:
 
 
 def refused(skill: Skill, path: object, code: str) -> str:
-    with pytest.raises(SkillAccessError) as info:
+    with pytest.raises(FileAccessError) as info:
         read_skill_file(skill, path, limit=1000)
     assert info.value.code == code, (path, info.value.code, info.value.message)
     return info.value.message
@@ -136,7 +136,7 @@ def test_any_path_with_a_parent_segment_is_refused_before_the_disk(text: str) ->
     container = Container(Path("/nonexistent-root"), "skill 'x'", "skill folder")
     for sep in ("/", "\\"):
         hostile = f"{text}{sep}..{sep}{text}"
-        with pytest.raises(SkillAccessError) as info:
+        with pytest.raises(FileAccessError) as info:
             normalise_relative_path(hostile, container)
         assert info.value.code in ("PATH_TRAVERSAL", "INVALID_ARGUMENT")
 
@@ -147,7 +147,7 @@ def test_normalised_paths_never_escape(parts: list[str]) -> None:
     container = Container(Path("/root"), "skill 'x'", "skill folder")
     try:
         clean = normalise_relative_path("/".join(parts), container)
-    except SkillAccessError:
+    except FileAccessError:
         return
     assert ".." not in clean.split("/")
     assert not clean.startswith("/")
@@ -308,12 +308,12 @@ def test_one_gigabyte_file_reads_only_the_limit(tmp_path: Path) -> None:
     code = (
         "import resource, sys\n"
         "from pathlib import Path\n"
-        "from skillchat.errors import SkillAccessError\n"
-        "from skillchat.skills.access import Container, read_contained\n"
+        "from skillchat.errors import FileAccessError\n"
+        "from skillchat.files import Container, read_contained\n"
         f"c = Container(Path({str(s.root)!r}), 'skill x', 'skill folder')\n"
         "try:\n"
         "    read_contained(c, 'huge.txt', limit=2_000_000)\n"
-        "except SkillAccessError as e:\n"
+        "except FileAccessError as e:\n"
         "    print(e.code)\n"
         # VmHWM, unlike ru_maxrss, is not inherited from the forking pytest process.
         "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])\n"

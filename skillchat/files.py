@@ -1,6 +1,6 @@
-"""The one way skillchat reads a file that belongs to a skill: every path rule lives here.
+"""The one way skillchat reads a file: every path rule lives here.
 
-Every read of a skill's SKILL.md or resources (and later, of workspace files) goes
+Every read of a skill's SKILL.md or resources, and of workspace files, goes
 through `read_contained`, which:
 
 1. rejects, before touching the disk: an empty path, NUL bytes, absolute paths
@@ -12,7 +12,7 @@ through `read_contained`, which:
 4. never reads more than the limit + 1 byte, so a 1 GB file costs `limit` bytes;
 5. refuses binary content (NUL bytes or invalid UTF-8) and strips a UTF-8 BOM.
 
-Errors are `SkillAccessError(code, message)` with the seeds' messages and the
+Errors are `FileAccessError(code, message)` with the seeds' messages and the
 tool error codes of DESIGN §5, so the tools can pass them to the model as they are.
 """
 
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillchat.errors import SkillAccessError
+from skillchat.errors import FileAccessError
 from skillchat.skills.model import Skill
 
 # No configuration can raise a read above this: the memory bound of one tool call.
@@ -46,7 +46,7 @@ class Container:
     `allow`, when set, is the container's own policy on top of the path rules (the
     workspace refuses hidden and git-ignored files): it gets the relative path as
     asked for and, after symlinks are resolved, the real one, and raises
-    `SkillAccessError` to refuse. Both, so a link cannot launder a refused path.
+    `FileAccessError` to refuse. Both, so a link cannot launder a refused path.
     """
 
     root: Path
@@ -84,8 +84,8 @@ def truncation_notice(path: str, shown: int, total: int) -> str:
     )
 
 
-def traversal_error(container: Container) -> SkillAccessError:
-    return SkillAccessError(
+def traversal_error(container: Container) -> FileAccessError:
+    return FileAccessError(
         "PATH_TRAVERSAL",
         f"Path traversal detected: cannot access files outside {container.boundary}",
     )
@@ -97,9 +97,9 @@ def normalise_relative_path(rel: object, container: Container) -> str:
     Runs before any filesystem access, so hostile spellings never reach `open`.
     """
     if not isinstance(rel, str) or not rel.strip():
-        raise SkillAccessError("INVALID_ARGUMENT", "file_path must be a non-empty string")
+        raise FileAccessError("INVALID_ARGUMENT", "file_path must be a non-empty string")
     if "\x00" in rel:
-        raise SkillAccessError("INVALID_ARGUMENT", "file_path must not contain NUL bytes")
+        raise FileAccessError("INVALID_ARGUMENT", "file_path must not contain NUL bytes")
     if rel.startswith(("/", "\\")) or _DRIVE.match(rel):
         raise traversal_error(container)
     parts = re.split(r"[\\/]", rel)
@@ -107,7 +107,7 @@ def normalise_relative_path(rel: object, container: Container) -> str:
         raise traversal_error(container)
     clean = [p for p in parts if p not in ("", ".")]
     if not clean:
-        raise SkillAccessError("UNSUPPORTED_FILE", f"Cannot read file '{rel}': it is a directory")
+        raise FileAccessError("UNSUPPORTED_FILE", f"Cannot read file '{rel}': it is a directory")
     return "/".join(clean)
 
 
@@ -116,14 +116,14 @@ def is_inside(real: str, root_real: str) -> bool:
     return real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
-def _os_error(exc: OSError, rel: str, container: Container) -> SkillAccessError:
+def _os_error(exc: OSError, rel: str, container: Container) -> FileAccessError:
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        return SkillAccessError("NOT_FOUND", f"File '{rel}' not found in {container.label}")
+        return FileAccessError("NOT_FOUND", f"File '{rel}' not found in {container.label}")
     if exc.errno in (errno.EACCES, errno.EPERM):
-        return SkillAccessError("PERMISSION_DENIED", f"Cannot read file '{rel}': permission denied")
+        return FileAccessError("PERMISSION_DENIED", f"Cannot read file '{rel}': permission denied")
     if exc.errno == errno.ELOOP:
-        return SkillAccessError("UNSUPPORTED_FILE", f"Cannot read file '{rel}': symlink loop")
-    return SkillAccessError(
+        return FileAccessError("UNSUPPORTED_FILE", f"Cannot read file '{rel}': symlink loop")
+    return FileAccessError(
         "INTERNAL_ERROR", f"Cannot read file '{rel}': {exc.strerror or exc.__class__.__name__}"
     )
 
@@ -154,7 +154,7 @@ def _read_at_most(fd: int, count: int) -> bytes:
 
 def _decode(data: bytes, truncated: bool, rel: str) -> str:
     """UTF-8 text or a refusal; a cut in the middle of a character is not binary."""
-    binary = SkillAccessError(
+    binary = FileAccessError(
         "UNSUPPORTED_FILE", f"Cannot read file '{rel}': binary files are not supported"
     )
     if b"\x00" in data:
@@ -186,7 +186,7 @@ def read_contained(container: Container, rel: object, *, limit: int) -> FileText
     except OSError as exc:
         raise _os_error(exc, clean, container) from None
     if not stat.S_ISREG(before.st_mode):
-        raise SkillAccessError(
+        raise FileAccessError(
             "UNSUPPORTED_FILE", f"Cannot read file '{clean}': {_file_kind(before.st_mode)}"
         )
     try:
@@ -227,9 +227,9 @@ def read_skill_md(skill: Skill, *, limit: int) -> FileText:
     """The whole SKILL.md of `skill` through the same rules as every other file."""
     try:
         return read_skill_file(skill, skill.skill_md.name, limit=limit)
-    except SkillAccessError as exc:
+    except FileAccessError as exc:
         if exc.code == "NOT_FOUND":
-            raise SkillAccessError(
+            raise FileAccessError(
                 "NOT_FOUND", f"SKILL.md not found for skill '{skill.name}'"
             ) from None
         raise
