@@ -18,6 +18,8 @@ from skillchat.errors import ConfigError
 
 APP_NAME = "skillchat"
 BACKENDS = ("auto", "openai", "litellm")
+# What a skill's `allowed-tools` may do (skillchat/skills/allowed_tools.py says how).
+ALLOWED_TOOLS_MODES = ("approve", "restrict", "ignore")
 
 ENV_CONFIG = "SKILLCHAT_CONFIG"
 # The key variable of each provider whose key skillchat can check before loading a
@@ -54,16 +56,16 @@ def user_data_dir() -> Path:
     return Path(_dir(APP_NAME, appauthor=False))
 
 
+def user_skill_dirs() -> list[str]:
+    """The user-level skill directories: the user put these skills there, so they
+    are trusted; every other skills directory needs `skillchat skills trust`."""
+    return ["~/.agents/skills", "~/.claude/skills", str(user_config_dir() / "skills")]
+
+
 def default_skill_dirs() -> list[str]:
-    """The directories scanned when none are configured, highest precedence first."""
-    return [
-        "./skills",
-        "./.agents/skills",
-        "./.claude/skills",
-        "~/.agents/skills",
-        "~/.claude/skills",
-        str(user_config_dir() / "skills"),
-    ]
+    """The directories scanned when none are configured, highest precedence first:
+    the project's, then the user's."""
+    return ["./skills", "./.agents/skills", "./.claude/skills", *user_skill_dirs()]
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class Settings:
     max_resource_bytes: int = 2_000_000
     catalog_max_chars: int = 30_000
     storage_path: str | None = None
+    run_allowed_tools: str = "approve"
     workspace: str | None = None
     config_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
@@ -126,8 +129,9 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("skills", "max_resource_bytes"): ("max_resource_bytes", (int,)),
     ("skills", "catalog_max_chars"): ("catalog_max_chars", (int,)),
     ("storage", "path"): ("storage_path", (str,)),
+    ("run", "allowed_tools"): ("run_allowed_tools", (str,)),
 }
-_SECTIONS = {"skills", "storage"}
+_SECTIONS = {"skills", "storage", "run"}
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", list: "a list"}
 
 
@@ -217,6 +221,11 @@ def _check(settings: Settings) -> None:
     if settings.backend not in BACKENDS:
         raise ConfigError(
             f"{where}: backend must be one of {', '.join(BACKENDS)}, not '{settings.backend}'"
+        )
+    if settings.run_allowed_tools not in ALLOWED_TOOLS_MODES:
+        raise ConfigError(
+            f"{where}: [run] allowed_tools must be one of {', '.join(ALLOWED_TOOLS_MODES)}, "
+            f"not '{settings.run_allowed_tools}'"
         )
     for name in (
         "max_tool_rounds",

@@ -172,3 +172,14 @@ def test_example_config_documents_every_key_and_loads_cleanly() -> None:
         assert re.search(rf"^#? ?{re.escape(key)} =", text, re.M), f"{section}.{key} undocumented"
     _, warnings = read_config_file(REPO / "config.toml.example")
     assert warnings == []
+
+
+def test_run_allowed_tools_is_one_of_three_modes(tmp_path: Path) -> None:
+    assert load_settings().run_allowed_tools == "approve"
+    cfg = write(tmp_path / "r.toml", '[run]\nallowed_tools = "restrict"\n')
+    s = load_settings(cfg)
+    assert s.run_allowed_tools == "restrict" and s.sources["run_allowed_tools"] == "file"
+    with pytest.raises(ConfigError, match="allowed_tools must be one of approve, restrict, ignore"):
+        load_settings(write(tmp_path / "b.toml", '[run]\nallowed_tools = "yes"\n'))
+    with pytest.raises(ConfigError, match=r"b2\.toml:2: 'run\.allowed_tools' must be a string"):
+        load_settings(write(tmp_path / "b2.toml", "[run]\nallowed_tools = true\n"))
