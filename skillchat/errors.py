@@ -6,6 +6,7 @@ user can act on ends as one line and an exit code, never a traceback.
     ├── UsageError              exit 2: bad flags or arguments
     ├── FileAccessError         a skill or workspace file refused by the path rules (has a code)
     ├── StorageError            the chat database is corrupt, locked or too new
+    ├── TrustError              a skill folder that cannot be hashed, a trust store not saved
     └── ProviderError           the model's provider failed (auth, network, 5xx...)
 """
 
@@ -43,6 +44,11 @@ class FileAccessError(SkillchatError):
 
 class StorageError(SkillchatError):
     """The chat store cannot be used safely (corrupt, newer schema, locked)."""
+
+
+class TrustError(SkillchatError):
+    """A skill cannot be trusted (its folder is too big or unreadable to hash) or
+    the trust store cannot be saved (skillchat/skills/trust.py)."""
 
 
 class ProviderError(SkillchatError):

@@ -27,7 +27,10 @@ def test_list_piped_is_plain_lines_with_a_left_out_count(two_dirs: tuple[Path, P
     first, second = two_dirs
     done = skillchat("skills", "list", "--skills-dir", str(first), "--skills-dir", str(second))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["alpha\tThe first alpha.", "beta\tBeta skill."]
+    assert done.stdout.splitlines() == [
+        "alpha\tThe first alpha.\tuntrusted",
+        "beta\tBeta skill.\tuntrusted",
+    ]
     assert "2 skill(s) left out" in done.stderr
     assert "1 invalid" in done.stderr and "1 shadowed" in done.stderr
 
@@ -52,7 +55,7 @@ def test_list_uses_default_directories_relative_to_cwd(tmp_path: Path) -> None:
     skill_folder(tmp_path / ".claude" / "skills", "gamma", "name: gamma\ndescription: G.\n")
     skill_folder(tmp_path / "skills", "delta", "name: delta\ndescription: D.\n")
     done = skillchat("skills", "list", cwd=tmp_path)
-    assert done.stdout.splitlines() == ["delta\tD.", "gamma\tG."]
+    assert done.stdout.splitlines() == ["delta\tD.\tuntrusted", "gamma\tG.\tuntrusted"]
 
 
 def test_list_with_skills_disabled_in_config(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, load, skill_d
 from skillchat.errors import SkillchatError
 from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.registry import Registry, discover
+from skillchat.skills.trust import TrustState, TrustStore, apply_trust, needing_trust
 from skillchat.ui import console
 
 app = typer.Typer(help="List, show and validate skills.", no_args_is_help=True)
@@ -35,12 +36,21 @@ def _problem_json(p: Problem) -> dict[str, Any]:
     return {"path": str(p.path), "line": p.line, "severity": p.severity, "message": p.message}
 
 
-def _skill_json(s: Skill) -> dict[str, Any]:
+def load_trust() -> TrustStore:
+    """The user's trust store; an unusable one is one warning and trusts nothing."""
+    store = TrustStore.load()
+    if store.problem:
+        console.warn(store.problem)
+    return store
+
+
+def _skill_json(s: Skill, trust: TrustState) -> dict[str, Any]:
     return {
         "name": s.name,
         "description": s.description,
         "path": str(s.root),
         "source_dir": str(s.source_dir),
+        "trust": trust.value,
         "warnings": [_problem_json(p) for p in s.warnings],
     }
 
@@ -79,9 +89,11 @@ def list_cmd(
     """List usable skills, and count the ones left out (invalid, shadowed, over the limit)."""
     registry = load_registry(ctx, config, skills_dir)
     skills = [registry.skills[n] for n in registry.names()]
+    store = load_trust()
+    trust = {s.name: store.state(s) for s in skills}
     if json_out:
         doc = {
-            "skills": [_skill_json(s) for s in skills],
+            "skills": [_skill_json(s, trust[s.name]) for s in skills],
             "excluded": [_excluded_json(e) for e in registry.excluded],
             "directories": [str(d) for d in registry.directories],
             "directory_problems": [_problem_json(p) for p in registry.problems],
@@ -93,17 +105,21 @@ def list_cmd(
     footer = _left_out_line(registry)
     if not console.stdout_is_terminal():
         for s in skills:
-            typer.echo(f"{s.name}\t{' '.join(s.description.split())}")
+            typer.echo(f"{s.name}\t{' '.join(s.description.split())}\t{trust[s.name].value}")
         if footer:
             console.err().print(footer, markup=False)
         return
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=None, show_lines=False, expand=False)
     table.add_column("skill", style="bold cyan", no_wrap=True)
+    table.add_column("trust", no_wrap=True)
     table.add_column("description", overflow="fold")
     for s in skills:
-        table.add_row(s.name, " ".join(s.description.split()))
+        state = trust[s.name]
+        shown = (state.describe(), "green" if state.trusted else "yellow")
+        table.add_row(s.name, Text.assemble(shown), " ".join(s.description.split()))
     out = console.out()
     if skills:
         out.print(table)
@@ -113,7 +129,7 @@ def list_cmd(
     out.print(f"{len(skills)} skill(s)" + (f"; {footer}" if footer else ""), markup=False)
 
 
-def _find(registry: Registry, name: str) -> Skill:
+def find_skill(registry: Registry, name: str) -> Skill:
     skill = registry.get(name)
     if skill is not None:
         return skill
@@ -140,7 +156,7 @@ def show_cmd(
 
     settings = load(ctx, config, skill_dirs=skill_dirs_override(skills_dir))
     registry = discover(settings.resolved_skill_dirs(), max_skills=settings.max_skills)
-    skill = _find(registry, name)
+    skill = find_skill(registry, name)
     if file is not None:
         got = read_skill_file(skill, file, limit=settings.max_resource_bytes)
         if json_out:
@@ -163,10 +179,13 @@ def show_cmd(
     md = read_skill_md(skill, limit=settings.max_skill_md_bytes)
     frontmatter, body = split_skill_md(md.text)
     files = list_skill_files(skill)
+    trust = load_trust().state(skill)
     if json_out:
         doc = {
             "name": skill.name,
             "path": str(skill.root),
+            "trust": trust.value,
+            "allowed_tools": _allowed_tools_json(skill),
             "frontmatter": frontmatter,
             "body": body,
             "truncated": md.truncated,
@@ -176,14 +195,28 @@ def show_cmd(
         typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     if not console.stdout_is_terminal():
-        typer.echo(f"name: {skill.name}\npath: {skill.root}")
+        typer.echo(f"name: {skill.name}\npath: {skill.root}\ntrust: {trust.describe()}")
         for key, value in frontmatter.items():
             if key != "name":
                 typer.echo(f"{key}: {_scalar(value)}")
         typer.echo("files:\n" + "\n".join(f"  {f}" for f in files))
         typer.echo("\n" + body.strip("\n"))
         return
-    _show_rich(skill, frontmatter, body, files, md.truncated)
+    _show_rich(skill, trust, frontmatter, body, files, md.truncated)
+
+
+def _allowed_tools_json(skill: Skill) -> dict[str, Any] | None:
+    """How skillchat reads the skill's `allowed-tools` (None: it declares none)."""
+    from skillchat.skills.allowed_tools import parse_allowed_tools
+
+    rules = parse_allowed_tools(skill.allowed_tools)
+    if not rules.declared:
+        return None
+    return {
+        "commands": [rule.entry for rule in rules.bash],
+        "read_only": list(rules.read_only),
+        "ignored": list(rules.ignored),
+    }
 
 
 def _scalar(value: Any) -> str:
@@ -191,7 +224,12 @@ def _scalar(value: Any) -> str:
 
 
 def _show_rich(
-    skill: Skill, frontmatter: dict[str, Any], body: str, files: list[str], truncated: bool
+    skill: Skill,
+    trust: TrustState,
+    frontmatter: dict[str, Any],
+    body: str,
+    files: list[str],
+    truncated: bool,
 ) -> None:
     from rich.markdown import Markdown
     from rich.panel import Panel
@@ -202,6 +240,7 @@ def _show_rich(
     meta.add_column(style="bold")
     meta.add_column(overflow="fold")
     meta.add_row("path", str(skill.root))
+    meta.add_row("trust", trust.describe())
     for key, value in frontmatter.items():
         meta.add_row(str(key), _scalar(value))
     meta.add_row("files", "\n".join(files) or "(none)")
@@ -283,3 +322,51 @@ def _print_reports(reports: list[Any], strict: bool) -> None:
         f"{errors} error(s), {warnings} warning(s)"
     )
     console.err().print(summary, markup=False, highlight=False)
+
+
+@app.command("trust")
+def trust_cmd(
+    ctx: typer.Context,
+    names: Annotated[list[str] | None, typer.Argument(help="Skills to trust.")] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Every project skill not trusted now.")
+    ] = False,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Take the trust back.")] = False,
+    config: ConfigOpt = None,
+    skills_dir: SkillsDirOpt = None,
+) -> None:
+    """Trust project skills, bound to their content: their allowed-tools may then
+    pre-approve commands. Without NAME, list the skills not trusted now."""
+    from skillchat.errors import TrustError, UsageError
+
+    registry = load_registry(ctx, config, skills_dir)
+    store = load_trust()
+    skills = [registry.skills[n] for n in registry.names()]
+    if names and all_:
+        raise UsageError("name skills or use --all, not both")
+    if not names and not all_:
+        pending = needing_trust(store, skills)
+        for skill, state in pending:
+            typer.echo(f"{skill.name}\t{state.value}\t{skill.root}")
+        if not pending:
+            console.err().print("every skill is trusted", markup=False)
+        return
+    chosen = [find_skill(registry, n) for n in names] if names else skills
+    if all_:
+        if revoke:
+            chosen = [skill for skill in chosen if str(skill.root) in store.entries]
+        else:
+            chosen = [skill for skill, _ in needing_trust(store, chosen)]
+        if not chosen:
+            console.err().print("nothing to " + ("revoke" if revoke else "trust"), markup=False)
+            return
+    failed = False
+    for skill in chosen:
+        try:
+            typer.echo(apply_trust(store, skill, revoke=revoke))
+        except TrustError as exc:
+            console.warn(f"{skill.name}: not trusted: {exc}")
+            failed = True
+    store.save()
+    if failed:
+        raise typer.Exit(1)

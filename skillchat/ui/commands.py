@@ -1,5 +1,5 @@
 """The REPL's built-in commands: `/help`, `/skills`, `/model`, `/new`, `/chats`,
-`/resume`, `/show`, `/attach`, `/reload`, `/exit`.
+`/resume`, `/show`, `/attach`, `/reload`, `/trust`, `/exit`.
 
 A line whose first word is one of these runs it and never reaches the model; a
 skill with the same name is reached with `/skill NAME` (DESIGN §6), and the REPL
@@ -153,6 +153,37 @@ def _reload(repl: Repl, arg: str) -> None:
     _print((line, "dim"))
 
 
+def _trust(repl: Repl, arg: str) -> None:
+    """Trust skills by name (bound to their content now); without a name, list the
+    skills whose allowed-tools do not count yet (untrusted or changed)."""
+    from skillchat.skills.trust import TrustStore, apply_trust, needing_trust
+    from skillchat.ui.console import warn
+
+    store = TrustStore.load()
+    if store.problem:
+        warn(store.problem)
+    if not arg:
+        skills = [repl.registry.skills[n] for n in repl.registry.names()]
+        pending = needing_trust(store, skills)
+        if not pending:
+            _print(("every skill is trusted", "dim"))
+        for skill, state in pending:
+            _print("  ", (skill.name, "bold"), ("  " + state.describe(), "yellow"))
+        if pending:
+            _print(("/trust NAME trusts a skill as it is now; a change revokes it", "dim"))
+        return
+    chosen = []
+    for name in arg.split():
+        skill = repl.registry.get(name)
+        if skill is None:
+            raise UsageError(f"no skill named '{name}' (see /skills)")
+        chosen.append(skill)
+    lines = [apply_trust(store, skill) for skill in chosen]
+    store.save()
+    for line in lines:
+        _print(("✓ ", "green"), line)
+
+
 def _exit(repl: Repl, arg: str) -> bool:
     return True
 
@@ -171,6 +202,7 @@ COMMANDS: dict[str, Command] = {
             "attach", "PATH", "attach a workspace file to the next message (or @PATH)", _attach
         ),
         Command("reload", "", "rescan the skill directories", _reload),
+        Command("trust", "[NAME]", "trust a project skill's allowed-tools (or list)", _trust),
         Command("exit", "", "leave (or /quit, Ctrl-D)", _exit),
         Command("quit", "", "leave", _exit),
     )

@@ -1,0 +1,276 @@
+"""Trust: which skills' `allowed-tools` may pre-approve commands.
+
+A skill in a project folder (`./skills`, `./.agents/skills`, `./.claude/skills`, or
+any other directory given with `--skills-dir` or in the config) came with whatever
+the user cloned or downloaded, so it starts **untrusted**: it is listed and read
+like any text, but its `allowed-tools` pre-approve nothing and every command it
+asks for needs a yes. Skills in the user-level folders (`~/.agents/skills`,
+`~/.claude/skills`, `<user config dir>/skills`) were put there by the user and are
+always trusted. Why every non-user folder and not only those under the current
+directory: a folder named on the command line is as likely a fresh download as a
+clone is; trusting it is one command.
+
+Trust is bound to content: `skillchat skills trust NAME` records the SHA-256 of the
+skill folder; any later change (an edited script, a new file, a changed symlink
+target, a file made executable) makes the state "changed since trusted", which
+counts as untrusted until trusted again.
+
+**What the hash covers**: every entry under the skill's real root, not only
+SKILL.md and `scripts/`, because a command may run or import any file of the folder
+(`python -m scripts.x` imports siblings, templates are rendered, `references/` may
+hold code). Entries are taken depth-first in name order; a regular file contributes
+its path, its executable bit and its bytes; a symlink its path and target text (it
+is never followed, so nothing outside the folder is read); anything else (a FIFO, a
+socket) its path and kind, without being opened. Bounded: past `MAX_ENTRIES`
+entries or `MAX_BYTES` bytes a folder cannot be trusted (`TrustError`), and a
+trusted folder that grows past them reads as changed. A `__pycache__` written by
+running a script on the host is a change too.
+
+**The store** is `<user data dir>/trust.json` (`{"version": 1, "skills": {root:
+{"name", "sha256", "trusted_at"}}}`, keyed by the skill's real path so a same-named
+skill elsewhere is not trusted by accident), private (0600), replaced atomically.
+A store that is unreadable, not ours, writable by others or not what we wrote
+means "nothing trusted": one line in `TrustStore.problem`, never a crash, and the
+next `trust` rewrites it.
+
+**Speed**: `skills list` shows the state of every skill, so only project-level
+skills that have an entry in the store are hashed; the rest need no I/O at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from skillchat.config import user_data_dir, user_skill_dirs
+from skillchat.errors import TrustError
+from skillchat.skills.model import Skill
+
+MAX_ENTRIES = 2_000
+MAX_BYTES = 50_000_000
+MAX_STORE_BYTES = 5_000_000
+STORE_VERSION = 1
+_CHUNK = 1 << 16
+
+
+class TrustState(StrEnum):
+    """A skill's trust, as `skills list` prints it in plain and JSON form."""
+
+    USER = "user-level"  # in a user-level folder: always trusted
+    TRUSTED = "trusted"  # trusted by the user, unchanged since
+    UNTRUSTED = "untrusted"  # project-level, never trusted
+    CHANGED = "changed"  # trusted once, but the folder changed since: untrusted
+
+    @property
+    def trusted(self) -> bool:
+        return self in (TrustState.USER, TrustState.TRUSTED)
+
+    def describe(self) -> str:
+        """The state in words, for tables and messages."""
+        return {
+            TrustState.USER: "trusted (user-level)",
+            TrustState.TRUSTED: "trusted",
+            TrustState.UNTRUSTED: "untrusted",
+            TrustState.CHANGED: "changed since trusted",
+        }[self]
+
+
+def default_store_path() -> Path:
+    return user_data_dir() / "trust.json"
+
+
+def content_hash(root: Path) -> str:
+    """SHA-256 of a skill folder's entries (see the module doc for what counts).
+
+    Raises TrustError when the folder is over the bounds or cannot be read.
+    """
+    digest = hashlib.sha256(b"skillchat-trust-1\0")
+    budget = {"entries": MAX_ENTRIES, "bytes": MAX_BYTES}
+
+    def walk(folder: str, rel: bytes) -> None:
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            raise TrustError(f"{folder}: cannot list: {exc.strerror or exc}") from None
+        for entry in entries:
+            budget["entries"] -= 1
+            if budget["entries"] < 0:
+                raise TrustError(f"{root}: more than {MAX_ENTRIES:,} files to hash")
+            name = rel + os.fsencode(entry.name)
+            if entry.is_symlink():
+                digest.update(b"L\0" + name + b"\0" + os.fsencode(os.readlink(entry.path)) + b"\0")
+            elif entry.is_dir(follow_symlinks=False):
+                digest.update(b"D\0" + name + b"\0")
+                walk(entry.path, name + b"/")
+            elif entry.is_file(follow_symlinks=False):
+                _hash_file(entry.path, name, digest, budget)
+            else:
+                digest.update(b"O\0" + name + b"\0")
+
+    walk(str(root), b"")
+    return digest.hexdigest()
+
+
+def _hash_file(path: str, name: bytes, digest: Any, budget: dict[str, int]) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise TrustError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        budget["bytes"] -= info.st_size
+        if budget["bytes"] < 0:
+            raise TrustError(f"{path}: the skill folder is over {MAX_BYTES:,} bytes to hash")
+        mode = b"x" if info.st_mode & 0o111 else b"-"
+        digest.update(b"F\0" + name + b"\0" + mode + str(info.st_size).encode() + b"\0")
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+
+
+@dataclass
+class TrustStore:
+    """The user's trusted skills. Load it, ask `state`, change it with `trust` /
+    `revoke`, then `save`. `problem` is set when the file on disk was unusable."""
+
+    path: Path
+    entries: dict[str, dict[str, str]] = field(default_factory=dict)
+    problem: str | None = None
+    _user_dirs: frozenset[str] = field(
+        default_factory=lambda: frozenset(_real(d) for d in user_skill_dirs()), repr=False
+    )
+    _is_user: dict[Path, bool] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> TrustStore:
+        """Read the store; a missing file is empty, a bad one is empty plus a problem."""
+        path = path or default_store_path()
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            return cls(path)
+        except OSError as exc:
+            return cls(path, problem=_unusable(path, exc.strerror or str(exc)))
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_STORE_BYTES:
+                return cls(path, problem=_unusable(path, "not a trust store"))
+            if info.st_uid != os.getuid() or info.st_mode & 0o022:
+                return cls(path, problem=_unusable(path, "not private to you"))
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                raw = fh.read(MAX_STORE_BYTES + 1)
+        finally:
+            os.close(fd)
+        entries = _parse(raw)
+        if entries is None:
+            return cls(path, problem=_unusable(path, "corrupt"))
+        return cls(path, entries)
+
+    def is_user_level(self, skill: Skill) -> bool:
+        """Whether the skill was found in one of the user-level skills directories."""
+        if skill.source_dir not in self._is_user:
+            self._is_user[skill.source_dir] = _real(str(skill.source_dir)) in self._user_dirs
+        return self._is_user[skill.source_dir]
+
+    def state(self, skill: Skill) -> TrustState:
+        """The skill's trust now; hashes the folder only when there is a record."""
+        if self.is_user_level(skill):
+            return TrustState.USER
+        record = self.entries.get(str(skill.root))
+        if record is None:
+            return TrustState.UNTRUSTED
+        try:
+            same = content_hash(skill.root) == record["sha256"]
+        except TrustError:
+            same = False
+        return TrustState.TRUSTED if same else TrustState.CHANGED
+
+    def is_trusted(self, skill: Skill) -> bool:
+        return self.state(skill).trusted
+
+    def trust(self, skill: Skill) -> str:
+        """Record the skill's current content as trusted; returns its hash."""
+        sha = content_hash(skill.root)
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        self.entries[str(skill.root)] = {"name": skill.name, "sha256": sha, "trusted_at": now}
+        return sha
+
+    def revoke(self, skill: Skill) -> bool:
+        """Forget the skill's trust; False when it had none."""
+        return self.entries.pop(str(skill.root), None) is not None
+
+    def save(self) -> None:
+        """Write the store atomically, private to the user (0600 in a 0700 folder)."""
+        doc = {"version": STORE_VERSION, "skills": dict(sorted(self.entries.items()))}
+        data = json.dumps(doc, indent=1, ensure_ascii=False).encode()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            raise TrustError(f"{self.path}: cannot save trust: {exc.strerror or exc}") from None
+        self.problem = None
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(os.path.expanduser(path))
+
+
+def _unusable(path: Path, why: str) -> str:
+    return f"{path}: trust store is {why}; no skill is trusted until you trust it again"
+
+
+def _parse(raw: bytes) -> dict[str, dict[str, str]] | None:
+    """The entries of a store file, or None when it is not one we wrote."""
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("version") != STORE_VERSION:
+        return None
+    skills = doc.get("skills")
+    if not isinstance(skills, dict):
+        return None
+    for record in skills.values():
+        if not isinstance(record, dict) or not isinstance(record.get("sha256"), str):
+            return None
+        if not all(isinstance(v, str) for v in record.values()):
+            return None
+    return skills
+
+
+def needing_trust(store: TrustStore, skills: Iterable[Skill]) -> list[tuple[Skill, TrustState]]:
+    """The skills (in the given order) that are not trusted now, with their state."""
+    states = ((skill, store.state(skill)) for skill in skills)
+    return [(skill, state) for skill, state in states if not state.trusted]
+
+
+def apply_trust(store: TrustStore, skill: Skill, *, revoke: bool = False) -> str:
+    """Trust (or, with `revoke`, untrust) one skill in `store`, not yet saved;
+    returns the line to show. Raises TrustError when the folder cannot be hashed."""
+    if store.is_user_level(skill):
+        return f"{skill.name}: user-level, always trusted"
+    if revoke:
+        done = store.revoke(skill)
+        return f"{skill.name}: " + ("trust revoked" if done else "was not trusted")
+    before = store.state(skill)
+    sha = store.trust(skill)
+    verb = "already trusted" if before is TrustState.TRUSTED else "trusted"
+    return f"{skill.name}: {verb} (sha256 {sha[:12]}…, {skill.root})"
