@@ -6,6 +6,8 @@ runs, printed beside a floor measured in the same loop.
 
 - `skillchat skills list` with 1,000 skills, as a whole process: target <= 0.5 s.
   Floor: `python -c pass` (the interpreter alone) and `skillchat --version`.
+  Once more with all 1,000 trusted: the worst case of the trust column, where every
+  skill folder is hashed to check it has not changed.
 - Reading a 1 MB resource through the file-access layer: target <= 20 ms.
 - Asking for a 1 GB file: peak memory stays flat (the cap holds), in a fresh process.
 """
@@ -47,8 +49,12 @@ def time_process(argv: list[str], env: dict[str, str]) -> float:
 
 def bench_list(work: Path, runs: int) -> None:
     skills = make_skills(work, 1000)
-    env = dict(os.environ, HOME=str(work), XDG_CONFIG_HOME=str(work / "cfg"), NO_COLOR="1")
+    trusted = make_skills(work / "trusted", 1000)
+    env = dict(os.environ, HOME=str(work), XDG_CONFIG_HOME=str(work / "cfg"),
+               XDG_DATA_HOME=str(work / "data"), NO_COLOR="1")  # fmt: skip
     py = sys.executable
+    trust_all = [py, "-m", "skillchat", "skills", "trust", "--all", "--skills-dir", str(trusted)]
+    subprocess.run(trust_all, env=env, stdout=subprocess.DEVNULL, check=True)
     commands = {
         "python -c pass (floor)": [py, "-c", "pass"],
         "skillchat --version": [py, "-m", "skillchat", "--version"],
@@ -57,6 +63,9 @@ def bench_list(work: Path, runs: int) -> None:
         ],
         "skillchat skills list --json (1,000)": [
             py, "-m", "skillchat", "skills", "list", "--json", "--skills-dir", str(skills),
+        ],
+        "skillchat skills list (1,000 trusted)": [
+            py, "-m", "skillchat", "skills", "list", "--skills-dir", str(trusted),
         ],
     }  # fmt: skip
     times: dict[str, list[float]] = {name: [] for name in commands}

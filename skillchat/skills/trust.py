@@ -39,14 +39,11 @@ skills that have an entry in the store are hashed; the rest need no I/O at all.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -93,6 +90,8 @@ def content_hash(root: Path) -> str:
 
     Raises TrustError when the folder is over the bounds or cannot be read.
     """
+    import hashlib  # here, not at the top: `skills list` hashes only trusted skills
+
     digest = hashlib.sha256(b"skillchat-trust-1\0")
     budget = {"entries": MAX_ENTRIES, "bytes": MAX_BYTES}
 
@@ -199,6 +198,8 @@ class TrustStore:
 
     def trust(self, skill: Skill) -> str:
         """Record the skill's current content as trusted; returns its hash."""
+        from datetime import UTC, datetime
+
         sha = content_hash(skill.root)
         now = datetime.now(UTC).isoformat(timespec="seconds")
         self.entries[str(skill.root)] = {"name": skill.name, "sha256": sha, "trusted_at": now}
@@ -210,6 +211,8 @@ class TrustStore:
 
     def save(self) -> None:
         """Write the store atomically, private to the user (0600 in a 0700 folder)."""
+        import tempfile
+
         doc = {"version": STORE_VERSION, "skills": dict(sorted(self.entries.items()))}
         data = json.dumps(doc, indent=1, ensure_ascii=False).encode()
         try:
