@@ -111,6 +111,7 @@ def test_config_init_writes_a_loadable_starter_and_refuses_to_overwrite(
     assert done.returncode == 0 and str(target) in done.stdout
     doc = tomllib.loads(target.read_text())
     assert doc["skills"]["max_skills"] == 200 and doc["model"] == Settings().model
+    assert doc["run"]["allowed_tools"] == "approve"
     assert load_settings().config_path == target
     again = skillchat("config", "init")
     assert again.returncode == 1 and "already exists" in again.stderr

@@ -45,6 +45,7 @@ def starter_document() -> dict[str, Any]:
             "catalog_max_chars": d.catalog_max_chars,
         },
         "storage": {},
+        "run": {"allowed_tools": d.run_allowed_tools},
     }
 
 
