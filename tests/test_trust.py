@@ -246,11 +246,25 @@ def test_repl_trust_lists_and_trusts(tmp_path: Path, pty_sessions) -> None:
                            "--skills-dir", str(skills))  # fmt: skip
     session.prompt()
     listing = session.run("/trust")
-    assert "filler  untrusted" in listing and "/trust NAME trusts" in listing
+    assert "filler  untrusted" in listing and "/trust NAME (or --all) trusts" in listing
     assert "no skill named 'nope'" in session.run("/trust nope")
     assert "✓ filler: trusted (sha256" in session.run("/trust filler")
     assert "every skill is trusted" in session.run("/trust")
     (folder / "scripts" / "fill.py").write_text("print('changed')\n")
     assert "filler  changed since trusted" in session.run("/trust")
+    assert "✓ filler: trusted (sha256" in session.run("/trust --all")
+    (folder / "scripts" / "fill.py").write_text("print('changed again')\n")
     assert session.quit() == 0
     assert TrustStore.load().state(load(skills)) is TrustState.CHANGED
+
+
+def test_a_deep_folder_is_hashed_without_recursion(tmp_path: Path) -> None:
+    folder = project_skill(tmp_path / "skills")
+    deep = folder
+    for _ in range(1200):  # deeper than Python's recursion limit
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "x.txt").write_text("x")
+    first = content_hash(folder)
+    (deep / "x.txt").write_text("y")
+    assert content_hash(folder) != first

@@ -95,12 +95,15 @@ def content_hash(root: Path) -> str:
     digest = hashlib.sha256(b"skillchat-trust-1\0")
     budget = {"entries": MAX_ENTRIES, "bytes": MAX_BYTES}
 
-    def walk(folder: str, rel: bytes) -> None:
+    pending = [(str(root), b"")]  # folders still to hash, deepest-first (no recursion limit)
+    while pending:
+        folder, rel = pending.pop()
         try:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
             raise TrustError(f"{folder}: cannot list: {exc.strerror or exc}") from None
+        subfolders = []
         for entry in entries:
             budget["entries"] -= 1
             if budget["entries"] < 0:
@@ -110,13 +113,12 @@ def content_hash(root: Path) -> str:
                 digest.update(b"L\0" + name + b"\0" + os.fsencode(os.readlink(entry.path)) + b"\0")
             elif entry.is_dir(follow_symlinks=False):
                 digest.update(b"D\0" + name + b"\0")
-                walk(entry.path, name + b"/")
+                subfolders.append((entry.path, name + b"/"))
             elif entry.is_file(follow_symlinks=False):
                 _hash_file(entry.path, name, digest, budget)
             else:
                 digest.update(b"O\0" + name + b"\0")
-
-    walk(str(root), b"")
+        pending.extend(reversed(subfolders))
     return digest.hexdigest()
 
 

@@ -154,26 +154,26 @@ def _reload(repl: Repl, arg: str) -> None:
 
 
 def _trust(repl: Repl, arg: str) -> None:
-    """Trust skills by name (bound to their content now); without a name, list the
-    skills whose allowed-tools do not count yet (untrusted or changed)."""
+    """Trust skills by name, or `--all` of them (bound to their content now); without
+    a name, list the skills whose allowed-tools do not count yet (untrusted or changed)."""
     from skillchat.skills.trust import TrustStore, apply_trust, needing_trust
     from skillchat.ui.console import warn
 
     store = TrustStore.load()
     if store.problem:
         warn(store.problem)
+    skills = [repl.registry.skills[n] for n in repl.registry.names()]
+    pending = needing_trust(store, skills) if arg in ("", "--all") else []
+    if arg in ("", "--all") and not pending:
+        _print(("every skill is trusted", "dim"))
+        return
     if not arg:
-        skills = [repl.registry.skills[n] for n in repl.registry.names()]
-        pending = needing_trust(store, skills)
-        if not pending:
-            _print(("every skill is trusted", "dim"))
         for skill, state in pending:
             _print("  ", (skill.name, "bold"), ("  " + state.describe(), "yellow"))
-        if pending:
-            _print(("/trust NAME trusts a skill as it is now; a change revokes it", "dim"))
+        _print(("/trust NAME (or --all) trusts as it is now; a change revokes it", "dim"))
         return
-    chosen = []
-    for name in arg.split():
+    chosen = [skill for skill, _ in pending]
+    for name in arg.split() if arg != "--all" else []:
         skill = repl.registry.get(name)
         if skill is None:
             raise UsageError(f"no skill named '{name}' (see /skills)")
@@ -202,7 +202,7 @@ COMMANDS: dict[str, Command] = {
             "attach", "PATH", "attach a workspace file to the next message (or @PATH)", _attach
         ),
         Command("reload", "", "rescan the skill directories", _reload),
-        Command("trust", "[NAME]", "trust a project skill's allowed-tools (or list)", _trust),
+        Command("trust", "[NAME]", "trust a project skill's allowed-tools (or list them)", _trust),
         Command("exit", "", "leave (or /quit, Ctrl-D)", _exit),
         Command("quit", "", "leave", _exit),
     )
