@@ -67,15 +67,18 @@ def test_a_fifo_is_hashed_without_being_opened(tmp_path: Path) -> None:
 
 def test_a_folder_past_the_bounds_cannot_be_trusted(tmp_path: Path) -> None:
     folder = project_skill(tmp_path / "skills")
+    skill = load(tmp_path / "skills")
+    store = TrustStore.load()
+    store.trust(skill)
     many = folder / "many"
     many.mkdir()
     for i in range(MAX_ENTRIES):
         (many / f"{i}.txt").touch()
     with pytest.raises(TrustError, match="more than 2,000 files"):
         content_hash(folder)
-    store = TrustStore.load()
+    assert store.state(skill) is TrustState.CHANGED  # it grew past the bounds: not trusted
     with pytest.raises(TrustError):
-        store.trust(load(tmp_path / "skills"))
+        store.trust(skill)
 
 
 def test_trust_is_bound_to_content_and_survives_a_reload(tmp_path: Path) -> None:

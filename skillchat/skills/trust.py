@@ -109,33 +109,42 @@ def content_hash(root: Path) -> str:
             if budget["entries"] < 0:
                 raise TrustError(f"{root}: more than {MAX_ENTRIES:,} files to hash")
             name = rel + os.fsencode(entry.name)
-            if entry.is_symlink():
-                digest.update(b"L\0" + name + b"\0" + os.fsencode(os.readlink(entry.path)) + b"\0")
-            elif entry.is_dir(follow_symlinks=False):
-                digest.update(b"D\0" + name + b"\0")
-                subfolders.append((entry.path, name + b"/"))
-            elif entry.is_file(follow_symlinks=False):
-                _hash_file(entry.path, name, digest, budget)
-            else:
-                digest.update(b"O\0" + name + b"\0")
+            try:
+                if entry.is_symlink():
+                    target = os.fsencode(os.readlink(entry.path))
+                    digest.update(b"L\0" + name + b"\0" + target + b"\0")
+                elif entry.is_dir(follow_symlinks=False):
+                    digest.update(b"D\0" + name + b"\0")
+                    subfolders.append((entry.path, name + b"/"))
+                elif entry.is_file(follow_symlinks=False):
+                    _hash_file(entry.path, name, digest, budget)
+                else:
+                    digest.update(b"O\0" + name + b"\0")
+            except OSError as exc:  # it changed or vanished while being read
+                raise TrustError(f"{entry.path}: cannot read: {exc.strerror or exc}") from None
         pending.extend(reversed(subfolders))
     return digest.hexdigest()
 
 
 def _hash_file(path: str, name: bytes, digest: Any, budget: dict[str, int]) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise TrustError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    """One regular file: its name, executable bit, size, and exactly that many bytes
+    (opened without following a link or blocking on a FIFO swapped in meanwhile)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise TrustError(f"{path}: changed while being hashed")
         budget["bytes"] -= info.st_size
         if budget["bytes"] < 0:
             raise TrustError(f"{path}: the skill folder is over {MAX_BYTES:,} bytes to hash")
         mode = b"x" if info.st_mode & 0o111 else b"-"
         digest.update(b"F\0" + name + b"\0" + mode + str(info.st_size).encode() + b"\0")
-        while chunk := fh.read(_CHUNK):
+        left = info.st_size
+        while left > 0 and (chunk := fh.read(min(_CHUNK, left))):
             digest.update(chunk)
+            left -= len(chunk)
+        if left:
+            raise TrustError(f"{path}: changed while being hashed")
 
 
 @dataclass
