@@ -1,7 +1,8 @@
-"""`skillchat skills list | show | validate`: what the user can see of the registry.
+"""`skillchat skills list | show | validate | trust`: what the user can see of the
+registry, and which project skills the user trusts (skillchat/skills/trust.py).
 
 Three output forms for each: Rich tables and Markdown on a terminal, plain lines
-when piped (`name<TAB>description`, easy to `cut`), and `--json` for scripts.
+when piped (`name<TAB>description<TAB>trust`, easy to `cut`), and `--json` for scripts.
 Everything here reads skills only through the registry and the file-access layer.
 """
 
