@@ -47,6 +47,7 @@ from skillchat.chats.messages import (
     to_columns,
     without_skill_body,
 )
+from skillchat.chats.private import private_database, private_dir
 from skillchat.chats.records import (
     AttachedFile,
     Chat,
@@ -62,6 +63,7 @@ from skillchat.chats.schema import (
     corrupt,
     migrate,
 )
+from skillchat.config import user_data_dir
 from skillchat.errors import SkillchatError, StorageError
 
 BUSY_TIMEOUT_MS = 5000
@@ -96,16 +98,22 @@ class ChatStore:
 
         An existing file is checked before anything can write to it: a corrupt file,
         another application's database or a newer schema is a `StorageError`, and the
-        file is left exactly as it was.
+        file is left exactly as it was. The database, its `-wal` and `-shm` and the
+        folders created for it are private to the user (chats/private.py): created
+        0600/0700, and tightened when they exist with wider modes, as is skillchat's
+        own data folder; a folder the user chose for the database is left as it is.
         """
         path = Path(path)
         if path.exists():
             check_header(path)
-        else:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StorageError(f"{path.parent}: cannot create: {exc.strerror or exc}") from None
+        try:
+            private_dir(path.parent, tighten=path.parent == user_data_dir())
+        except OSError as exc:
+            raise StorageError(f"{path.parent}: cannot create: {exc.strerror or exc}") from None
+        try:
+            private_database(path)
+        except OSError as exc:
+            raise StorageError(f"{path}: cannot create: {exc.strerror or exc}") from None
         try:
             conn = sqlite3.connect(path, isolation_level=None)
         except sqlite3.Error as exc:

@@ -5,7 +5,9 @@
 - Ctrl-C clears a line being typed; on an empty line it says how to leave rather
   than leaving, so a Ctrl-C meant for a reply that just ended loses nothing.
   Ctrl-D on an empty line ends the session.
-- History is a file in the user data dir, shared by every session; completion is
+- History is a file in the user data dir, shared by every session, private to the
+  user (0600 in a 0700 folder, tightened if it was wider: it holds every line
+  typed, chats/private.py); completion is
   ui/completion.py; the bottom toolbar is whatever `toolbar()` returns, redrawn
   on every keystroke.
 """
@@ -20,6 +22,8 @@ from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import Completer
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+from skillchat.chats.private import private_dir, private_file
 
 PROMPT = "❯ "
 CONTINUATION = "· "
@@ -48,7 +52,8 @@ class LineEditor:
     """Reads one message or command at a time."""
 
     def __init__(self, history: Path, completer: Completer, toolbar: Callable[[], str]) -> None:
-        history.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(history.parent)
+        private_file(history)
         self._session: PromptSession[str] = PromptSession(
             history=FileHistory(str(history)),
             completer=completer,
