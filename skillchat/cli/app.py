@@ -4,7 +4,8 @@ With no subcommand it opens the interactive session (cli/chat_cmd.py); its optio
 are the root's, so `skillchat --model x` works and `skillchat --help` lists them.
 
 Exit codes (DESIGN §1): 0 success; 1 a failure the user can act on; 2 usage error;
-130 interrupted. Tracebacks appear only with `--debug` (accepted anywhere on the line).
+130 interrupted. Tracebacks appear only with `--debug` (accepted anywhere on the line),
+and even then with secrets masked (ui/redact.py); every error line too.
 """
 
 from __future__ import annotations
@@ -100,8 +101,19 @@ def root(
 
 
 def _fail(message: str, code: int) -> int:
-    sys.stderr.write(f"skillchat: error: {message}\n")
+    from skillchat.ui.console import error_line
+
+    sys.stderr.write(f"skillchat: error: {error_line(message)}\n")
     return code
+
+
+def _debug_traceback(exc: BaseException) -> None:
+    """`--debug`: the whole traceback, chain included, with secrets masked (a
+    provider's error body may echo the key) and control characters made visible."""
+    from skillchat.ui.redact import traceback_text
+    from skillchat.ui.safe import clean
+
+    sys.stderr.write(clean(traceback_text(exc)))
 
 
 def run(argv: list[str]) -> int:
@@ -129,13 +141,13 @@ def run(argv: list[str]) -> int:
         return 130
     except SkillchatError as exc:
         if debug:
-            raise
+            _debug_traceback(exc)
         return _fail(str(exc), exc.exit_code)
     except BrokenPipeError:
         return 0
     except Exception as exc:
         if debug:
-            raise
+            _debug_traceback(exc)
         return _fail(f"internal error: {exc.__class__.__name__}: {exc} (rerun with --debug)", 1)
 
 

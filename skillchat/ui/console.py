@@ -39,10 +39,22 @@ def stdout_is_terminal() -> bool:
 
 def warn(message: str) -> None:
     """One warning line on stderr, never markup-interpreted, never hard-wrapped
-    (a terminal wraps it visually; a log or a grep gets it whole)."""
-    from rich.text import Text
+    (a terminal wraps it visually; a log or a grep gets it whole). Warnings quote
+    skill and file names and provider text: control characters are made visible
+    (ui/safe.py) and secrets masked (ui/redact.py)."""
+    from skillchat.ui import safe
+    from skillchat.ui.redact import redact
 
-    err().print(Text.assemble(("warning: ", "yellow"), message), soft_wrap=True)
+    err().print(safe.line(("warning: ", "yellow"), redact(message)), soft_wrap=True)
+
+
+def error_line(message: str) -> str:
+    """`message` fit for an error line: one line, secrets masked, control characters
+    visible."""
+    from skillchat.ui import safe
+    from skillchat.ui.redact import redact
+
+    return safe.one_line(redact(message))
 
 
 @contextmanager
