@@ -191,10 +191,10 @@ def ask(
         err().print("interrupted", style="yellow", markup=False, highlight=False)
         raise typer.Exit(130) from None
     if json_out:
-        import json
+        from skillchat.ui.safe import json_text
 
         report = json_report(result, settings.model, recorder.chat_id)
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(report) + "\n")
     else:
         line = " · ".join(filter(None, [usage_line(result.usage), f"chat {recorder.chat_id}"]))
         err().print(line, style="dim", markup=False, highlight=False)

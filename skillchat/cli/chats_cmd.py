@@ -3,11 +3,15 @@
 The store is imported inside each command: every skillchat command loads this module,
 and only these four need sqlite3. No command here creates a database that does not
 exist yet: listing nothing is not a reason to write a file.
+
+A chat holds text from the model, from skills and from files: every form printed
+here (the table, the tab-separated lines, `show`, the Markdown export) goes through
+ui/safe.py, and the JSON forms through its `json_text`, so nothing in a chat can
+drive the terminal of the person reading it.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from collections.abc import Iterator
@@ -18,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from skillchat.cli.common import ConfigOpt, JsonOpt, load
+from skillchat.ui.safe import clean, json_text, one_line
 
 if TYPE_CHECKING:
     from skillchat.chats.store import ChatStore, ChatSummary
@@ -65,9 +70,9 @@ def _table(chats: list[ChatSummary]) -> str:
         (
             c.id,
             local_time(c.updated_at),
-            _cut(c.model, MODEL_WIDTH),
+            _cut(one_line(c.model), MODEL_WIDTH),
             str(c.message_count),
-            c.title or "",
+            one_line(c.title or ""),
         )
         for c in chats
     ]
@@ -113,13 +118,14 @@ def list_cmd(
         ]
         # One chat per line: json's C encoder is not used with indent=, and 10,000
         # chats pretty-printed cost more than the whole listing.
-        lines = ",\n".join(json.dumps(chat, ensure_ascii=False) for chat in doc)
+        lines = ",\n".join(json_text(chat) for chat in doc)
         sys.stdout.write(f"[\n{lines}\n]\n" if doc else "[]\n")
     elif stdout_is_terminal():
         sys.stdout.write(_table(chats) if chats else "no saved chats\n")
     else:
         sys.stdout.writelines(
-            f"{c.id}\t{c.updated_at}\t{c.model}\t{c.message_count}\t{c.title or ''}\n"
+            f"{c.id}\t{c.updated_at}\t{one_line(c.model)}\t{c.message_count}"
+            f"\t{one_line(c.title or '')}\n"
             for c in chats
         )
 
@@ -136,12 +142,12 @@ def show_cmd(ctx: typer.Context, chat_id: IdArg, config: ConfigOpt = None) -> No
         chat = store.get_chat(chat_id)
         lines = show_lines(chat, store.load_messages(chat.id))
     if stdout_is_terminal():
-        from rich.text import Text
+        from skillchat.ui.safe import text as safe_text
 
-        for style, text in lines:
-            out().print(Text(text, style=style))
+        for style, line in lines:
+            out().print(safe_text(line, style))
     else:
-        sys.stdout.writelines(text + "\n" for _, text in lines)
+        sys.stdout.writelines(clean(text) + "\n" for _, text in lines)
 
 
 @app.command("export")
@@ -160,9 +166,9 @@ def export_cmd(
         chat = store.get_chat(chat_id)
         messages = store.load_messages(chat.id)
     if fmt is Format.json:
-        sys.stdout.write(json.dumps(to_json(chat, messages), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(to_json(chat, messages), indent=2) + "\n")
     else:
-        sys.stdout.write(to_markdown(chat, messages))
+        sys.stdout.write(clean(to_markdown(chat, messages)))
 
 
 @app.command("rm")
@@ -178,4 +184,4 @@ def rm_cmd(
         chats = {chat.id: chat for chat in map(store.get_chat, chat_ids)}
         for chat in chats.values():
             store.delete_chat(chat.id)
-            typer.echo(f"deleted {chat.id} ({chat.title or 'untitled'})")
+            typer.echo(f"deleted {chat.id} ({one_line(chat.title or 'untitled')})")

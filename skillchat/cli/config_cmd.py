@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import fields
 from typing import Annotated, Any
@@ -12,6 +11,7 @@ import typer
 from skillchat.cli.common import ConfigOpt, JsonOpt, load
 from skillchat.config import PROVIDER_KEY_ENV, Settings, find_config_file
 from skillchat.errors import ConfigError
+from skillchat.ui.safe import json_text, one_line
 
 app = typer.Typer(help="Write, show and locate the configuration.", no_args_is_help=True)
 
@@ -83,8 +83,15 @@ def init_cmd(
 
 
 def effective(settings: Settings) -> dict[str, Any]:
+    """The settings as shown: credentials in `api_base` (`user:password@`,
+    `?api-key=...`) masked, like API keys, since `config show` output gets pasted
+    into bug reports."""
+    from skillchat.ui.redact import redact
+
     values = {f.name: getattr(settings, f.name) for f in fields(Settings) if f.name not in _HIDDEN}
     values["skill_dirs"] = list(values["skill_dirs"])
+    if values.get("api_base"):
+        values["api_base"] = redact(values["api_base"])
     return values
 
 
@@ -101,12 +108,12 @@ def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
             "sources": {k: settings.sources.get(k, "default") for k in values},
             "api_keys": keys,
         }
-        typer.echo(json.dumps(doc, indent=2))
+        typer.echo(json_text(doc, indent=2))
         return
     file_line = str(settings.config_path) if settings.config_path else "(none: defaults)"
-    typer.echo(f"config file: {file_line}")
+    typer.echo(f"config file: {one_line(file_line)}")
     for key, value in values.items():
-        shown = json.dumps(value) if not isinstance(value, str) else value
+        shown = json_text(value) if not isinstance(value, str) else one_line(value)
         typer.echo(f"{key} = {shown}  [{settings.sources.get(key, 'default')}]")
     for key in PROVIDER_KEYS:
         typer.echo(f"{key}: {keys.get(key, 'not set')}")

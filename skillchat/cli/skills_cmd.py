@@ -3,7 +3,9 @@ registry, and which project skills the user trusts (skillchat/skills/trust.py).
 
 Three output forms for each: Rich tables and Markdown on a terminal, plain lines
 when piped (`name<TAB>description<TAB>trust`, easy to `cut`), and `--json` for scripts.
-Everything here reads skills only through the registry and the file-access layer.
+Everything here reads skills only through the registry and the file-access layer,
+and every string a skill supplies (name, description, body, frontmatter values,
+file names) is printed through ui/safe.py: as text, control characters visible.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from skillchat.errors import SkillchatError
 from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.registry import Registry, discover
 from skillchat.skills.trust import TrustState, TrustStore, apply_trust, needing_trust
-from skillchat.ui import console
+from skillchat.ui import console, safe
 
 app = typer.Typer(help="List, show and validate skills.", no_args_is_help=True)
 
@@ -99,19 +101,19 @@ def list_cmd(
             "directories": [str(d) for d in registry.directories],
             "directory_problems": [_problem_json(p) for p in registry.problems],
         }
-        typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        typer.echo(safe.json_text(doc, indent=2))
         return
     for problem in registry.problems:  # a skills directory that could not be listed
         console.warn(f"{problem.path}: {problem.message}")
     footer = _left_out_line(registry)
     if not console.stdout_is_terminal():
         for s in skills:
-            typer.echo(f"{s.name}\t{' '.join(s.description.split())}\t{trust[s.name].value}")
+            description = safe.one_line(s.description)
+            typer.echo(f"{safe.one_line(s.name)}\t{description}\t{trust[s.name].value}")
         if footer:
             console.err().print(footer, markup=False)
         return
     from rich.table import Table
-    from rich.text import Text
 
     table = Table(title=None, show_lines=False, expand=False)
     table.add_column("skill", style="bold cyan", no_wrap=True)
@@ -120,13 +122,13 @@ def list_cmd(
     for s in skills:
         state = trust[s.name]
         shown = (state.describe(), "green" if state.trusted else "yellow")
-        table.add_row(s.name, Text.assemble(shown), " ".join(s.description.split()))
+        table.add_row(safe.text(s.name), safe.line(shown), safe.text(safe.one_line(s.description)))
     out = console.out()
     if skills:
         out.print(table)
     else:
         dirs = ", ".join(str(d) for d in registry.directories) or "none of the directories exist"
-        out.print(f"No skills found (searched: {dirs}).", markup=False)
+        out.print(safe.text(f"No skills found (searched: {dirs})."))
     out.print(f"{len(skills)} skill(s)" + (f"; {footer}" if footer else ""), markup=False)
 
 
@@ -168,9 +170,11 @@ def show_cmd(
                 "truncated": got.truncated,
                 "content": got.text,
             }
-            typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+            typer.echo(safe.json_text(doc, indent=2))
             return
-        typer.echo(got.text, nl=False)
+        # Raw into a pipe or file (a byte-exact copy is the point of --file); on a
+        # terminal, like everything else a skill wrote, with control characters visible.
+        typer.echo(safe.clean(got.text) if console.stdout_is_terminal() else got.text, nl=False)
         if got.truncated:
             console.warn(
                 f"'{got.path}' cut at {settings.max_resource_bytes:,} bytes "
@@ -193,15 +197,16 @@ def show_cmd(
             "files": files,
             "warnings": [_problem_json(p) for p in skill.warnings],
         }
-        typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        typer.echo(safe.json_text(doc, indent=2))
         return
     if not console.stdout_is_terminal():
-        typer.echo(f"name: {skill.name}\npath: {skill.root}\ntrust: {trust.describe()}")
+        typer.echo(safe.clean(f"name: {skill.name}\npath: {skill.root}"))
+        typer.echo(f"trust: {safe.one_line(trust.describe())}")
         for key, value in frontmatter.items():
             if key != "name":
-                typer.echo(f"{key}: {_scalar(value)}")
-        typer.echo("files:\n" + "\n".join(f"  {f}" for f in files))
-        typer.echo("\n" + body.strip("\n"))
+                typer.echo(f"{safe.one_line(str(key))}: {safe.one_line(_scalar(value))}")
+        typer.echo("files:\n" + "\n".join(f"  {safe.one_line(f)}" for f in files))
+        typer.echo("\n" + safe.clean(body.strip("\n")))
         return
     _show_rich(skill, trust, frontmatter, body, files, md.truncated)
 
@@ -232,7 +237,6 @@ def _show_rich(
     files: list[str],
     truncated: bool,
 ) -> None:
-    from rich.markdown import Markdown
     from rich.panel import Panel
     from rich.table import Table
 
@@ -240,15 +244,16 @@ def _show_rich(
     meta = Table.grid(padding=(0, 2))
     meta.add_column(style="bold")
     meta.add_column(overflow="fold")
-    meta.add_row("path", str(skill.root))
-    meta.add_row("trust", trust.describe())
+    meta.add_row("path", safe.text(str(skill.root)))
+    meta.add_row("trust", safe.text(trust.describe()))
     for key, value in frontmatter.items():
-        meta.add_row(str(key), _scalar(value))
-    meta.add_row("files", "\n".join(files) or "(none)")
-    out.print(Panel(meta, title=skill.name, title_align="left", border_style="cyan"))
+        meta.add_row(safe.text(str(key)), safe.text(_scalar(value)))
+    meta.add_row("files", safe.text("\n".join(files) or "(none)"))
+    title = safe.text(safe.one_line(skill.name))
+    out.print(Panel(meta, title=title, title_align="left", border_style="cyan"))
     for w in skill.warnings:
         console.warn(str(w))
-    out.print(Markdown(body))
+    out.print(safe.markdown(body))
     if truncated:
         console.warn("SKILL.md was cut at max_skill_md_bytes")
 
@@ -293,7 +298,7 @@ def validate_cmd(
                 for r in reports
             ],
         }
-        typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        typer.echo(safe.json_text(doc, indent=2))
     else:
         _print_reports(reports, strict)
     if failed:
@@ -302,18 +307,17 @@ def validate_cmd(
 
 def _print_reports(reports: list[Any], strict: bool) -> None:
     """Compiler-style `file:line: severity: message` lines, then a one-line summary."""
-    from rich.text import Text
-
     terminal = console.stdout_is_terminal()
     out = console.out()
     for report in reports:
         if terminal:
             mark = ("✓", "green") if report.ok else ("✗", "red")
-            out.print(Text.assemble(mark, " ", (report.name or "-", "bold"), f"  {report.path}"))
+            name = safe.one_line(report.name or "-")
+            out.print(safe.line(mark, " ", (name, "bold"), f"  {report.path}"))
         for p in report.problems:
             style = "red" if p.severity == "error" else "yellow"
-            line = Text(f"  {p}" if terminal else str(p), style=style if terminal else "")
-            out.print(line, soft_wrap=True)
+            shown = safe.one_line(str(p))
+            out.print(safe.text(f"  {shown}" if terminal else shown, style), soft_wrap=True)
     errors = sum(len(r.errors) for r in reports)
     warnings = sum(len(r.warnings) for r in reports)
     bad = sum(1 for r in reports if not r.ok)
@@ -348,7 +352,7 @@ def trust_cmd(
     if not names and not all_:
         pending = needing_trust(store, skills)
         for skill, state in pending:
-            typer.echo(f"{skill.name}\t{state.value}\t{skill.root}")
+            typer.echo(safe.clean(f"{skill.name}\t{state.value}\t{skill.root}"))
         if not pending:
             console.err().print("every skill is trusted", markup=False)
         return
@@ -364,7 +368,7 @@ def trust_cmd(
     failed = False
     for skill in chosen:
         try:
-            typer.echo(apply_trust(store, skill, revoke=revoke))
+            typer.echo(safe.clean(apply_trust(store, skill, revoke=revoke)))
         except TrustError as exc:
             console.warn(f"{skill.name}: not trusted: {exc}")
             failed = True

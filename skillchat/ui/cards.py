@@ -4,7 +4,8 @@ A card says which tool ran, with what arguments, and what came back: size, wheth
 it was cut, errors in red, and a preview collapsed to its first and last lines, so
 a 2 MB file read costs a dozen lines of terminal. get_skill's card never shows the
 SKILL.md body (the tool's `preview` is the file list). Everything model- or
-file-provided is a `Text`, never markup, so a `[red]` in a file stays literal.
+file-provided goes through ui/safe.py: a `Text`, never markup, so a `[red]` in a
+file stays literal, and control characters are shown, not obeyed.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from typing import TYPE_CHECKING
 
 from skillchat.engine.loop import ToolRecord
+from skillchat.ui.safe import clean
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -77,14 +79,14 @@ def tool_card(record: ToolRecord, number: int | None = None) -> RenderableType:
 
     error = record.result.is_error
     title = Text(f"#{number} " if number is not None else "", style="dim")
-    title.append(record.name, style="bold")
+    title.append(clean(record.name), style="bold")
     if record.synthetic:  # added by skillchat, not called by the model
         skill = json.loads(record.arguments).get("skill_name")
-        title.append(f" · /{skill}" if skill else " · attached", style="dim")
+        title.append(clean(f" · /{skill}") if skill else " · attached", style="dim")
     body = Text()
     body.append("args  ", style="dim")
-    body.append(format_arguments(record.arguments) or "(none)")
-    preview = collapse(record.result.preview)
+    body.append(clean(format_arguments(record.arguments)) or "(none)")
+    preview = collapse(clean(record.result.preview))
     if preview:
         body.append("\n")
         body.append("\n".join(preview), style="red" if error else "")
@@ -92,7 +94,7 @@ def tool_card(record: ToolRecord, number: int | None = None) -> RenderableType:
         body,
         title=title,
         title_align="left",
-        subtitle=Text(summary(record), style="red" if error else "dim"),
+        subtitle=Text(clean(summary(record)), style="red" if error else "dim"),
         subtitle_align="right",
         border_style="red" if error else "cyan",
     )

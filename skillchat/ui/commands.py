@@ -4,8 +4,9 @@
 A line whose first word is one of these runs it and never reaches the model; a
 skill with the same name is reached with `/skill NAME` (DESIGN §6), and the REPL
 says so once. Each command is a function of the session and the rest of the line;
-it returns True only to end the session. Output goes through Rich, with every
-model-, file- or user-provided string as `Text`, never markup.
+it returns True only to end the session. Every line goes through `_print`, which
+makes each part safe (ui/safe.py): skill descriptions, chat titles, tool arguments
+and results are shown as text, never markup, control characters visible.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
+from skillchat.ui.safe import one_line
 
 if TYPE_CHECKING:
     from skillchat.ui.repl import Repl
@@ -32,12 +34,11 @@ class Command:
 
 
 def _print(*parts: str | tuple[str, str]) -> None:
-    """One line on stdout from plain strings and (text, style) pairs."""
-    from rich.text import Text
-
+    """One line on stdout from plain strings and (text, style) pairs, each cleaned."""
+    from skillchat.ui import safe
     from skillchat.ui.console import out
 
-    out().print(Text.assemble(*parts))
+    out().print(safe.line(*parts))
 
 
 def _help(repl: Repl, arg: str) -> None:
@@ -61,7 +62,7 @@ def _skills(repl: Repl, arg: str) -> None:
     for name in names:
         mark = ("● ", "green") if name in active else "  "
         shadowed = " (use /skill " + name + ")" if name in COMMANDS else ""
-        description = " ".join(repl.registry.skills[name].description.split())
+        description = one_line(repl.registry.skills[name].description)
         _print(mark, (name, "bold"), shadowed, ("  " + description, "dim"))
 
 
@@ -88,7 +89,7 @@ def _chats(repl: Repl, arg: str) -> None:
             ("* " if current else "  ", "green"),
             (chat.id, "bold"),
             f"  {local_time(chat.updated_at)}  {chat.message_count:>4} msgs  ",
-            chat.title or "(untitled)",
+            one_line(chat.title or "(untitled)"),
         )
 
 

@@ -3,8 +3,9 @@
 Only the first word of a line that starts with `/` is completed (plus the argument of
 `/skill` and `/resume`): anything else is a message to the model, where completing
 words would get in the way. Each completion carries its meta text (a command's help,
-a skill's description, a chat's title), shown beside it in the menu. The sources
-are callables, so `/reload` and new chats are seen without rebuilding the completer.
+a skill's description, a chat's title), shown beside it in the menu, on one line
+with control characters visible (ui/safe.py). The sources are callables, so
+`/reload` and new chats are seen without rebuilding the completer.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from collections.abc import Callable, Iterable, Iterator
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from skillchat.ui.safe import one_line
+
 Pairs = Callable[[], Iterable[tuple[str, str]]]  # (name, meta) pairs
 META_CHARS = 70
 
 
 def _meta(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= META_CHARS else flat[: META_CHARS - 1] + "…"
+    return one_line(text, META_CHARS)
 
 
 class SlashCompleter(Completer):
@@ -61,6 +63,6 @@ class SlashCompleter(Completer):
                 yield Completion(
                     prefix + name,
                     start_position=-len(typed),
-                    display=prefix + name,
+                    display=one_line(prefix + name),
                     display_meta=_meta(meta),
                 )

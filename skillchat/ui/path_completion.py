@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from skillchat.ui.safe import one_line
 from skillchat.workspace.files import Workspace
 from skillchat.workspace.mentions import mention_being_typed
 
@@ -45,6 +46,6 @@ class PathCompleter(Completer):
                 yield Completion(
                     prefix + base + name,
                     start_position=-len(prefix + typed),
-                    display=name,
+                    display=one_line(name),  # a file name can hold control characters
                     display_meta="folder" if name.endswith("/") else "",
                 )

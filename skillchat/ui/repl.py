@@ -12,7 +12,8 @@ message is saved as it completes (chats/recorder.py). What the session guarantee
   limits and a Ctrl-C during a reply print a line and return to the prompt, the
   chat intact (an interrupted reply is kept, marked, and saved as such).
 - Nothing the session did not write reaches the terminal: warnings are dropped
-  unless `--debug`.
+  unless `--debug`; what others wrote (titles, replies, errors) is printed through
+  ui/safe.py, and error lines and tracebacks have their secrets masked.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ from skillchat.engine.backends.background import BackgroundBackend
 from skillchat.errors import SkillchatError
 from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
-from skillchat.ui.console import keys_unechoed
+from skillchat.ui.console import error_line, keys_unechoed
 from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.path_completion import PathCompleter
+from skillchat.ui.safe import one_line
 from skillchat.ui.views import ReplView
 
 if TYPE_CHECKING:
@@ -44,11 +46,10 @@ RESUME_PREVIEW_LINES = 12
 
 
 def _line(text: str, style: str = "") -> None:
-    from rich.text import Text
-
+    from skillchat.ui import safe
     from skillchat.ui.console import out
 
-    out().print(Text(text, style=style))
+    out().print(safe.text(text, style))
 
 
 class Repl:
@@ -91,8 +92,10 @@ class Repl:
         count = len(self.registry.skills)
         where = f"workspace '{self.workspace.name}' · " if self.workspace else ""
         print(
-            f"skillchat {__version__} · {self.settings.model} · {count} skills · {where}"
-            "/help for commands, Ctrl-D to quit"
+            one_line(
+                f"skillchat {__version__} · {self.settings.model} · {count} skills · {where}"
+                "/help for commands, Ctrl-D to quit"
+            )
         )
         self._warn_shadowed()
         if self._resumed is not None:
@@ -118,13 +121,14 @@ class Repl:
         except KeyboardInterrupt:  # a reply (or a command) stopped; what was shown stays
             _line("⏹ interrupted", "yellow")
         except SkillchatError as exc:
-            _line(f"error: {exc}", "red")
+            _line(f"error: {error_line(str(exc))}", "red")
         except Exception as exc:  # a bug must not end the session (the chat is saved)
             if self.debug:
-                import traceback
+                from skillchat.ui.redact import traceback_text
 
-                traceback.print_exc()
-            _line(f"internal error: {exc.__class__.__name__}: {exc} (rerun with --debug)", "red")
+                _line(traceback_text(exc))
+            detail = error_line(f"{exc.__class__.__name__}: {exc}")
+            _line(f"internal error: {detail} (rerun with --debug)", "red")
         return False
 
     def send(self, text: str) -> None:
@@ -139,7 +143,8 @@ class Repl:
     def _close(self) -> int:
         if self.recorder.pending and not self.recorder.flush():
             n, chat = self.recorder.pending, self.recorder.chat_id or "(new)"
-            _line(f"error: {n} write(s) of chat {chat} not saved: {self.recorder.failure}", "red")
+            failure = error_line(str(self.recorder.failure))
+            _line(f"error: {n} write(s) of chat {chat} not saved: {failure}", "red")
             return 1
         return 0
 
@@ -168,7 +173,7 @@ class Repl:
     def show_resumed(self) -> None:
         """Say which chat goes on, and where it stopped."""
         chat = self.store.get_chat(self.recorder.chat_id or "")
-        title = chat.title or "untitled"
+        title = one_line(chat.title or "untitled")
         _line(f"resumed chat {chat.id} · {chat.message_count} messages · {title}", "bold")
         replies = [m for m in self.chat.messages if m["role"] == "assistant" and m["content"]]
         last = replies[-1] if replies else None
@@ -201,6 +206,8 @@ class Repl:
     # --------------------------------------------------------- toolbar, completion
 
     def toolbar(self) -> str:
+        """The bottom line: model, chat, activated skills, attachments, tokens; one
+        line, control characters visible (names come from skills and the config)."""
         parts = [self.settings.model, f"chat {self.recorder.chat_id or 'new'}"]
         if self.chat.activated:
             parts.append("skills: " + ", ".join(self.chat.activated))
@@ -209,7 +216,7 @@ class Repl:
         parts.append(f"{self.tokens:,} tokens")
         if self.recorder.failure:
             parts.append("NOT SAVED")
-        return " · ".join(parts)
+        return one_line(" · ".join(parts))
 
     def _skill_pairs(self) -> list[tuple[str, str]]:
         return [(name, self.registry.skills[name].description) for name in self.registry.names()]

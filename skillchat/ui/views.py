@@ -11,7 +11,10 @@
 - `ReplView` (the interactive session): the terminal view with numbered cards,
   whose records it keeps for `/show N`.
 
-Cards, notices and diagnostics always go to stderr (ui/console.py).
+Cards, notices and diagnostics always go to stderr (ui/console.py). The model's
+text reaches the terminal only through ui/safe.py: control characters visible,
+Markdown links printed with their target (in a pipe too: an answer saved to a file
+is read on a terminal later).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from skillchat.engine.loop import TextEnd, ToolRecord
+from skillchat.ui import safe
 from skillchat.ui.cards import tool_card
 from skillchat.ui.console import err, out, warn
 
@@ -75,6 +79,7 @@ class PipeView(CardsView):
         if not text:
             return
         stream = sys.stdout if how in ("answer", "interrupted") else sys.stderr
+        text = safe.clean(text)
         stream.write(text if text.endswith("\n") else text + "\n")
         stream.flush()
 
@@ -101,9 +106,7 @@ class TerminalView(CardsView):
             threading.Thread(target=import_module, args=("rich.markdown",), daemon=True).start()
 
     def _tail(self) -> RenderableType:
-        from rich.markdown import Markdown
-
-        return Markdown(self._text[self._done :])
+        return safe.markdown(self._text[self._done :])
 
     def text(self, chunk: str) -> None:
         if self._live is None:
@@ -115,11 +118,9 @@ class TerminalView(CardsView):
         split = stable_prefix(self._text)
         now = time.monotonic()
         if split > self._done:  # print the finished blocks for good; the live tail shrinks
-            from rich.markdown import Markdown
-
             finished, self._done = self._text[self._done : split], split
             self._live.update(self._tail(), refresh=True)  # the tail first, or it lingers
-            self._live.console.print(Markdown(finished))
+            self._live.console.print(safe.markdown(finished))
             self._drawn = now
         elif now - self._drawn >= self.REDRAW_EVERY:
             self._live.update(self._tail(), refresh=True)
