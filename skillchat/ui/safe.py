@@ -62,7 +62,10 @@ def clean(text: str) -> str:
 def one_line(text: str, limit: int | None = None) -> str:
     """`clean(text)` on one line: runs of whitespace (newlines too) become one
     space, and the result is cut to `limit` characters with an ellipsis."""
-    flat = " ".join(clean(text).split())
+    if text.isprintable() and "  " not in text and text.strip(" ") == text:
+        flat = text  # already one clean line (the common case: a listing's 10,000 titles)
+    else:
+        flat = " ".join(clean(text).split())
     if limit is not None and len(flat) > limit:
         return flat[: limit - 1] + "…"
     return flat
