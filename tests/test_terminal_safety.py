@@ -196,15 +196,19 @@ def test_a_provider_error_is_one_inert_line(server, skills: Path) -> None:
     assert "␛]52;c;cHduZWQ=␇" in line
 
 
-def test_the_interactive_session(server, skills: Path, pty_sessions) -> None:
-    """`/skills`, the completion menu, cards, `/show`, `/chats` and `/resume` with a
-    hostile skill and model: the raw stream carries none of the input's sequences,
-    and the screen pyte draws from it has the hostile text made visible."""
+def test_the_interactive_session(server, skills: Path, tmp_path: Path, pty_sessions) -> None:
+    """`/skills`, the completion menus, cards, `/show`, `/attach`, `/chats` and `/resume`
+    with a hostile skill, model and workspace file name: the raw stream carries none
+    of the input's sequences, and the screen pyte draws from it has the hostile text
+    made visible."""
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "notes\x1b]0;FILE\x07.md").write_text("notes\n")
     server.script(reply("first"))  # a saved chat whose title is hostile
     first = skillchat("ask", *session_options(server, skills), HOSTILE, stdin=subprocess.DEVNULL)
     assert first.returncode == 0, first.stderr
     hostile_model(server)
-    session = pty_sessions(*session_options(server, skills))
+    session = pty_sessions(*session_options(server, skills), "--workspace", str(workspace))
     session.prompt()
     assert VISIBLE in session.run("/skills")
     session.send("/ev")
@@ -213,6 +217,11 @@ def test_the_interactive_session(server, skills: Path, pty_sessions) -> None:
     session.run("hello")
     assert "get_skill" in session.run("/show 2")
     assert VISIBLE in session.run("/show 1")  # the unknown tool's name, in its error
+    session.send("/attach no")
+    session.expect("notes␛]0;FILE␇.md")  # the completion menu: the file name, made visible
+    session.send("\t")
+    session.expect("^G")  # inserted: prompt-toolkit shows the BEL in the input line as ^G
+    assert "attached notes␛]0;FILE␇.md" in session.run("")
     listing = session.run("/chats")
     assert "Evil ␛]52;c" in listing  # the first chat's title
     chat_id = listing.split("* ", 1)[1].split()[0]
