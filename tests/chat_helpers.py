@@ -3,6 +3,7 @@ scripted server through a real backend, and readers for what skillchat sent."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,9 @@ from skillchat.engine.backends.select import make_backend
 from skillchat.engine.loop import Chat, TextEnd, ToolRecord
 from skillchat.skills.model import Skill
 from skillchat.skills.registry import Registry
+from skillchat.tools.base import ToolContext, ToolResult
+from skillchat.tools.context import ContextLedger
+from skillchat.tools.toolbox import Toolbox
 from skillchat.workspace.files import Workspace
 
 
@@ -34,6 +38,33 @@ def write_skill(
 
 def registry(*skills: Skill, directories: tuple[Path, ...] = ()) -> Registry:
     return Registry(skills={s.name: s for s in skills}, directories=directories)
+
+
+class SkillBox(Toolbox):
+    """A toolbox over skills with typed calls, for tests that call one tool directly."""
+
+    def get_skill(self, name: str) -> ToolResult:
+        return self.run("get_skill", json.dumps({"skill_name": name}))
+
+    def read_file_in_skill(
+        self, skill: str, path: str, max_bytes: int | None = None, **more: Any
+    ) -> ToolResult:
+        args = {"skill_name": skill, "file_path": path, "max_bytes": max_bytes, **more}
+        return self.run("read_file_in_skill", json.dumps(args))
+
+
+def skill_box(
+    reg: Registry,
+    ledger: ContextLedger | None = None,
+    *,
+    md: int = 200_000,
+    res: int = 2_000_000,
+    workspace: Workspace | None = None,
+) -> SkillBox:
+    """A toolbox over `reg` with these read limits (and `ledger`, to inspect it)."""
+    settings = Settings(max_skill_md_bytes=md, max_resource_bytes=res)
+    context = ToolContext(settings, reg, workspace, ledger or ContextLedger())
+    return SkillBox(context)
 
 
 class RecordingView:

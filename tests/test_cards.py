@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from chat_helpers import registry, write_skill
+from chat_helpers import SkillBox, registry, skill_box, write_skill
 from rich.console import Console
 
 from skillchat.engine.loop import ToolRecord
-from skillchat.tools.context import ContextLedger
-from skillchat.tools.skill_tools import SkillTools
 from skillchat.ui.cards import collapse, format_arguments, human_size, tool_card
 
 
@@ -20,7 +18,7 @@ def render(record: ToolRecord, width: int = 80) -> str:
     return console.export_text()
 
 
-def tools(tmp_path: Path) -> SkillTools:
+def tools(tmp_path: Path) -> SkillBox:
     lines = "".join(f"line {i}\n" for i in range(1, 101))
     skill = write_skill(
         tmp_path,
@@ -28,12 +26,10 @@ def tools(tmp_path: Path) -> SkillTools:
         "# Calc\n\nSECRET-BODY-MARKER\n",
         {"long.txt": lines, "markup.txt": "[red]not markup[/red] [bold]x"},
     )
-    return SkillTools(
-        registry(skill), ContextLedger(), max_skill_md_bytes=10_000, max_resource_bytes=300
-    )
+    return skill_box(registry(skill), md=10_000, res=300)
 
 
-def record(tools: SkillTools, name: str, args: dict, synthetic: bool = False) -> ToolRecord:
+def record(tools: SkillBox, name: str, args: dict, synthetic: bool = False) -> ToolRecord:
     raw = json.dumps(args)
     return ToolRecord(name, raw, tools.run(name, raw), synthetic=synthetic)
 

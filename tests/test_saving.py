@@ -16,13 +16,13 @@ from chat_helpers import RecordingView, registry, sent, settings_for, system_tex
 from openai_server import call, reply
 
 from skillchat.chats import store as store_mod
-from skillchat.chats.messages import STUB_NOTE
 from skillchat.chats.recorder import sigint_deferred
 from skillchat.chats.store import ChatStore
 from skillchat.cli.saving import chosen_transcript, recording_chat, resumed_settings
 from skillchat.engine.backends.select import make_backend
 from skillchat.engine.loop import INTERRUPTED_MARK
 from skillchat.skills.registry import Registry
+from skillchat.tools.skill_tools import STUB_NOTE
 
 BODY = "# Calculator\n\nCarry every digit. Marker: BODY-7f3a\n"
 

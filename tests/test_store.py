@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from skillchat.chats.messages import NO_RESULT, STUB_NOTE, make_title, without_skill_body
+from skillchat.chats.messages import NO_RESULT, make_title
 from skillchat.chats.store import ChatStore, UnknownChatError
+from skillchat.tools.skill_tools import SKILL_FILE_STUB_NOTE, STUB_NOTE
+from skillchat.tools.toolbox import stored_result
 
 pytestmark = pytest.mark.usefixtures("home_in_tmp_path")
 
@@ -73,6 +75,8 @@ def test_round_trip_rebuilds_the_transcript_with_skill_bodies_stubbed(store: Cha
 
     expected = [dict(m) for m in appended]
     expected[2] = tool("c1", stub("calc"))
+    file_stub = {"skill_name": "calc", "file_path": "refs/A.md", "stub": SKILL_FILE_STUB_NOTE}
+    expected[3] = tool("c2", json.dumps(file_stub))
     transcript = store.load_transcript(chat.id)
     assert transcript.messages == expected
     assert transcript.chat.activated_skills == ("calc",)
@@ -232,6 +236,11 @@ def test_tool_results_must_answer_a_pending_call_once(store: ChatStore) -> None:
     assert store.get_chat(chat.id).message_count == 3
 
 
+def without_skill_body(tool: str, arguments: str, content: str) -> tuple[str, str | None]:
+    stored = stored_result(tool, arguments, content)
+    return stored.content, stored.activated
+
+
 def test_skill_body_rule() -> None:
     body = skill_result("calc", "BODY")
     assert without_skill_body("get_skill", '{"skill_name": "calc"}', body) == (stub("calc"), "calc")
@@ -249,9 +258,13 @@ def test_skill_body_rule() -> None:
             stub("calc", file_path=path),
             None,
         )
-    for path, content in (("refs/SKILL.md", "text"), ("SKILL.md", "ERROR: File not found")):
-        args = json.dumps({"skill_name": "calc", "file_path": path})
-        assert without_skill_body("read_file_in_skill", args, content) == (content, None)
+    error = "ERROR: File not found"
+    args = json.dumps({"skill_name": "calc", "file_path": "SKILL.md"})
+    assert without_skill_body("read_file_in_skill", args, error) == (error, None)
+    # Any other file of a skill is stubbed too: its content is the skill's.
+    args = json.dumps({"skill_name": "calc", "file_path": "refs/SKILL.md"})
+    file_stub = {"skill_name": "calc", "file_path": "refs/SKILL.md", "stub": SKILL_FILE_STUB_NOTE}
+    assert without_skill_body("read_file_in_skill", args, "text") == (json.dumps(file_stub), None)
     assert without_skill_body("list_skills", "{}", '{"skills": ["a"]}') == (
         '{"skills": ["a"]}',
         None,

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from helpers import skillchat
 
-from skillchat.chats.messages import FILE_STUB_NOTE
 from skillchat.chats.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from skillchat.chats.store import AttachedFile, ChatStore
+from skillchat.tools.workspace_tools import FILE_STUB_NOTE
 
 SHA = "a" * 64
 

@@ -9,11 +9,13 @@ import re
 from pathlib import Path
 
 import pytest
-from chat_helpers import make_chat, registry, tool_messages, write_skill
+from chat_helpers import make_chat, registry, skill_box, tool_messages, write_skill
 from openai_server import ScriptedServer, call, reply
 
+from skillchat.config import Settings
+from skillchat.tools.base import ToolContext
 from skillchat.tools.context import ContextLedger
-from skillchat.tools.skill_tools import SCHEMAS, TOOL_NAMES, SkillTools
+from skillchat.tools.skill_tools import GetSkill, ListSkills, ReadFileInSkill
 
 BASIC_PY = "\ndef add(a, b):\n    return a + b\n\ndef subtract(a, b):\n    return a - b\n"
 WEATHER_MD = "# Weather API Reference\n\n## get_forecast(location)\n..."
@@ -136,34 +138,33 @@ def test_seed_004_1_list_skills(server, tmp_path: Path) -> None:
     assert message["content"] == '{"skills": ["calculator", "weather", "web_search"]}'
 
 
+def list_skills_over(reg) -> str:
+    """The list_skills tool itself: a chat without skills does not offer it."""
+    return ListSkills().run("", ToolContext(Settings(), reg)).content
+
+
 def test_seed_004_2_empty_skills_folder(server, tmp_path: Path) -> None:
-    # No skills: no tools are offered, but a model that calls list_skills anyway
-    # gets the seed's empty list.
     (tmp_path / "skills").mkdir()
-    message = round_trip(server, registry(directories=(tmp_path / "skills",)), "list_skills", "")
-    assert message["content"] == '{"skills": []}'
+    empty = registry(directories=(tmp_path / "skills",))
+    assert list_skills_over(empty) == '{"skills": []}'
+    # In a chat: no skills, no tools offered; a model that calls list_skills anyway
+    # is told it is unknown, and that nothing is available.
+    message = round_trip(server, empty, "list_skills", "")
+    assert json.loads(message["content"])["error"] == (
+        "Unknown tool 'list_skills'. Available: (none)"
+    )
     assert "tools" not in server.completions[0].body
 
 
-def test_seed_004_3_skills_folder_not_found(server, tmp_path: Path) -> None:
+def test_seed_004_3_skills_folder_not_found(tmp_path: Path) -> None:
     # Adapted: skillchat scans several folders, so "not found" means none of them exists.
     missing = tmp_path / "nowhere" / "skills"
-    message = round_trip(server, registry(directories=(missing,)), "list_skills", {})
-    assert json.loads(message["content"]) == {
+    assert json.loads(list_skills_over(registry(directories=(missing,)))) == {
         "error": f"Skills folder not found at path: {missing}"
     }
 
 
 # ------------------------------------------------------------------ edges, in process
-
-
-def tools_over(reg, **limits: int) -> SkillTools:
-    return SkillTools(
-        reg,
-        ContextLedger(),
-        max_skill_md_bytes=limits.get("md", 200_000),
-        max_resource_bytes=limits.get("res", 2_000_000),
-    )
 
 
 @pytest.mark.parametrize(
@@ -195,7 +196,7 @@ def tools_over(reg, **limits: int) -> SkillTools:
     ],
 )
 def test_bad_calls_become_error_results(tmp_path: Path, name, arguments, message) -> None:
-    result = tools_over(registry(write_skill(tmp_path, "calc"))).run(name, arguments)
+    result = skill_box(registry(write_skill(tmp_path, "calc"))).run(name, arguments)
     assert result.is_error and result.error_code == "INVALID_ARGUMENT"
     assert message in result.content
     if name == "read_file_in_skill":
@@ -206,13 +207,13 @@ def test_bad_calls_become_error_results(tmp_path: Path, name, arguments, message
 
 def test_max_bytes_can_only_lower_the_limit(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "calc", files={"big.txt": "x" * 100})
-    tools = tools_over(registry(skill), res=50)
+    tools = skill_box(registry(skill), res=50)
     whole = tools.read_file_in_skill("calc", "big.txt")
     assert whole.truncated and whole.content.startswith("x" * 50 + "\n\n[truncated: 'big.txt'")
     assert "only the first 50" in whole.content
     higher = tools.read_file_in_skill("calc", "big.txt", max_bytes=80)
     assert "only the first 50" in higher.content  # not 80: the model cannot raise it
-    lower = tools_over(registry(skill)).run(
+    lower = skill_box(registry(skill)).run(
         "read_file_in_skill", '{"skill_name": "calc", "file_path": "big.txt", "max_bytes": 10}'
     )
     assert lower.content.startswith("x" * 10 + "\n\n[truncated") and lower.size == 100
@@ -220,7 +221,7 @@ def test_max_bytes_can_only_lower_the_limit(tmp_path: Path) -> None:
 
 def test_get_skill_over_the_limit_is_cut_and_says_so(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "calc", "word " * 200)
-    result = tools_over(registry(skill), md=300).get_skill("calc")
+    result = skill_box(registry(skill), md=300).get_skill("calc")
     content = json.loads(result.content)
     assert content["truncated"] is True and result.truncated
     assert content["documentation"].startswith("word word")
@@ -235,7 +236,7 @@ def test_binary_and_odd_frontmatter_values(tmp_path: Path) -> None:
     (skill.root / "SKILL.md").write_text(
         "---\nname: calc\ndescription: d\nreleased: 2024-05-01\n---\nBody\n"
     )
-    tools = tools_over(registry(skill))
+    tools = skill_box(registry(skill))
     binary = tools.read_file_in_skill("calc", "logo.png")
     assert binary.error_code == "UNSUPPORTED_FILE"
     assert binary.content == "ERROR: Cannot read file 'logo.png': binary files are not supported"
@@ -248,7 +249,7 @@ def test_binary_and_odd_frontmatter_values(tmp_path: Path) -> None:
 def test_already_in_context_until_it_leaves(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "calc", files={"ref.md": "reference"})
     ledger = ContextLedger()
-    tools = SkillTools(registry(skill), ledger, max_skill_md_bytes=1000, max_resource_bytes=1000)
+    tools = skill_box(registry(skill), ledger, md=1000, res=1000)
     first = tools.read_file_in_skill("calc", "ref.md")
     assert first.content == "reference" and first.context_key is not None
     ledger.add("call_1", first.context_key)
@@ -267,12 +268,7 @@ def test_already_in_context_until_it_leaves(tmp_path: Path) -> None:
 
 def test_get_skill_twice_is_already_in_context(tmp_path: Path) -> None:
     ledger = ContextLedger()
-    tools = SkillTools(
-        registry(write_skill(tmp_path, "calc")),
-        ledger,
-        max_skill_md_bytes=1000,
-        max_resource_bytes=1000,
-    )
+    tools = skill_box(registry(write_skill(tmp_path, "calc")), ledger, md=1000, res=1000)
     first = tools.get_skill("calc")
     assert first.activated == "calc" and first.context_key is not None
     ledger.add("c1", first.context_key)
@@ -282,8 +278,13 @@ def test_get_skill_twice_is_already_in_context(tmp_path: Path) -> None:
 
 
 def test_schemas_are_valid_for_every_provider() -> None:
-    assert [s["function"]["name"] for s in SCHEMAS] == list(TOOL_NAMES)
-    for schema in SCHEMAS:
+    schemas = [tool.schema for tool in (ListSkills, GetSkill, ReadFileInSkill)]
+    assert [s["function"]["name"] for s in schemas] == [
+        "list_skills",
+        "get_skill",
+        "read_file_in_skill",
+    ]
+    for schema in schemas:
         function = schema["function"]
         assert schema["type"] == "function"
         assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", function["name"])
@@ -291,7 +292,7 @@ def test_schemas_are_valid_for_every_provider() -> None:
         assert params["type"] == "object"
         assert set(params["required"]) <= set(params["properties"])
         assert function["description"]
-    read = SCHEMAS[2]["function"]["parameters"]
+    read = ReadFileInSkill.schema["function"]["parameters"]
     assert read["required"] == ["skill_name", "file_path"]
     assert read["properties"]["max_bytes"]["type"] == "integer"
 
@@ -306,7 +307,7 @@ def test_every_real_skill_is_served_and_every_listed_file_read_or_refused() -> N
     dirs = sorted(p for p in CORPUS.iterdir() if p.is_dir())
     reg = discover(dirs, max_skills=1000)
     assert len(reg.skills) > 150
-    tools = tools_over(reg)
+    tools = skill_box(reg)
     codes: set[str | None] = set()
     for name, skill in reg.skills.items():
         content = json.loads(tools.get_skill(name).content)

@@ -306,9 +306,25 @@ def test_without_a_workspace_read_file_is_an_unknown_tool(server, tmp_path) -> N
     make_chat(server, reg).send("go")
     content = json.loads(tool_messages(server)[0]["content"])
     assert content["error_code"] == "INVALID_ARGUMENT"
-    assert content["error"].startswith("Unknown tool 'read_file'")
+    assert content["error"] == (
+        "Unknown tool 'read_file'. Available: list_skills, get_skill, read_file_in_skill"
+    )
     assert "read_file" not in [t["function"]["name"] for t in server.completions[0].body["tools"]]
     assert "workspace" not in (system_text(server, 0) or "")
+
+
+def test_without_skills_the_skill_tools_are_unknown(server, ws) -> None:
+    # A workspace-only chat: the skill tools are neither offered nor run, and the
+    # error names only what is offered.
+    calls = [call("get_skill", {"skill_name": "pdf"}), call("list_skills", {})]
+    server.script(reply(calls=calls), reply("done"))
+    make_chat(server, registry(), workspace=ws).send("go")
+    for message, name in zip(tool_messages(server), ("get_skill", "list_skills"), strict=True):
+        assert json.loads(message["content"]) == {
+            "error": f"Unknown tool '{name}'. Available: read_file",
+            "error_code": "INVALID_ARGUMENT",
+        }
+    assert [t["function"]["name"] for t in server.completions[0].body["tools"]] == ["read_file"]
 
 
 def test_errors_keep_the_chat_going(server, ws) -> None:

@@ -5,9 +5,9 @@ Kept apart from the SQL so each rule can be read (and tested) on its own:
 - `check_message`: only user, assistant and tool messages, well-formed tool calls.
   System prompts are refused: they are rebuilt on resume, and with tools off one may
   hold a SKILL.md body.
-- `without_skill_body`: SKILL.md bodies never reach the database (DESIGN §7), and
-  neither do workspace files read with `read_file` (they are the user's, and a
-  resumed chat must read the current version, not a stale copy).
+- what a tool result is stored as is its tool's decision (`Tool.stored`, reached
+  through `skillchat.tools.toolbox.stored_result`): SKILL.md bodies and file
+  contents become stubs, so a resumed chat reads the current version.
 - `to_columns` / `from_columns`: the OpenAI dict <-> table row, lossless: keys without
   a column of their own (and non-text content) travel in the `extra` JSON.
 - `ready_to_send`: a stored transcript as a provider accepts it after a crash.
@@ -16,16 +16,9 @@ Kept apart from the SQL so each rule can be read (and tested) on its own:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
-# Tool names of DESIGN §5, spelled here so storage needs nothing from the tools package.
-GET_SKILL = "get_skill"
-READ_FILE = "read_file_in_skill"
-READ_WORKSPACE_FILE = "read_file"
-STUB_NOTE = "SKILL.md body not stored; call get_skill again if needed"
-FILE_STUB_NOTE = "file content not stored; call read_file again if needed"
 NO_RESULT = "ERROR: no result was saved for this tool call (the session ended first)"
 
 ROLES = ("user", "assistant", "tool")
@@ -60,51 +53,6 @@ def check_message(message: Mapping[str, Any]) -> None:
                 raise ValueError(f"tool call without an id and function name: {call!r}")
     if role == "tool" and not isinstance(message.get("tool_call_id"), str):
         raise ValueError("a tool message needs the tool_call_id it answers")
-
-
-def _stub(skill_name: object, **more: object) -> str:
-    return json.dumps({"skill_name": skill_name, **more, "stub": STUB_NOTE}, ensure_ascii=False)
-
-
-def _loads(text: Any) -> Any:
-    try:
-        return json.loads(text) if isinstance(text, str) and text else None
-    except ValueError:
-        return None
-
-
-def without_skill_body(tool: str, arguments: str, content: Any) -> tuple[Any, str | None]:
-    """A tool result as it may be stored, and the skill it activated (if any).
-
-    `get_skill` results become a stub, except errors (they hold no body, and a resumed
-    model should still see why the call failed); only a successful result activates
-    the skill. `read_file_in_skill` of a skill's own SKILL.md is stubbed too, and so
-    is a successful workspace `read_file` (its path, size and cut flag are kept).
-    """
-    args = _loads(arguments)
-    args = args if isinstance(args, dict) else {}
-    if tool == GET_SKILL:
-        result = _loads(content)
-        if isinstance(result, dict) and "error" in result and "documentation" not in result:
-            return content, None
-        name = result.get("skill_name") if isinstance(result, dict) else None
-        name = name if isinstance(name, str) and name else args.get("skill_name")
-        activated = name if isinstance(result, dict) and isinstance(name, str) else None
-        return _stub(name), activated
-    if tool == READ_FILE:
-        path = args.get("file_path")
-        parts = [p for p in re.split(r"[/\\]", path) if p not in ("", ".")] if path else []
-        is_error = isinstance(content, str) and content.startswith("ERROR:")
-        if [p.lower() for p in parts] == ["skill.md"] and not is_error:
-            return _stub(args.get("skill_name"), file_path=path), None
-    if tool == READ_WORKSPACE_FILE:
-        result = _loads(content)
-        file = result.get("file") if isinstance(result, dict) else None
-        if isinstance(file, dict) and result.get("success") is True:
-            kept = {k: file.get(k) for k in ("path", "sizeBytes", "isTruncated")}
-            stub = {"success": True, "file": kept, "stub": FILE_STUB_NOTE}
-            return json.dumps(stub, ensure_ascii=False), None
-    return content, None
 
 
 def dumps(value: Any) -> str:

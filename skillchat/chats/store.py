@@ -45,7 +45,6 @@ from skillchat.chats.messages import (
     make_title,
     ready_to_send,
     to_columns,
-    without_skill_body,
 )
 from skillchat.chats.private import private_database, private_dir
 from skillchat.chats.records import (
@@ -65,6 +64,7 @@ from skillchat.chats.schema import (
 )
 from skillchat.config import user_data_dir
 from skillchat.errors import SkillchatError, StorageError
+from skillchat.tools.toolbox import stored_result
 
 BUSY_TIMEOUT_MS = 5000
 BUSY_RETRIES = 4
@@ -236,9 +236,8 @@ class ChatStore:
             activated = None
             if message["role"] == "tool":
                 tool, arguments = self._answered_call(conn, chat_id, message["tool_call_id"])
-                message["content"], activated = without_skill_body(
-                    tool, arguments, message.get("content")
-                )
+                stored = stored_result(tool, arguments, message.get("content"))
+                message["content"], activated = stored.content, stored.activated
             conn.execute(
                 "INSERT INTO messages (chat_id, seq, role, content, tool_calls, tool_call_id,"
                 " name, extra, interrupted, usage, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",

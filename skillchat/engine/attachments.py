@@ -24,7 +24,8 @@ from collections.abc import Callable, Sequence
 
 from skillchat.errors import FileAccessError
 from skillchat.files import FileText
-from skillchat.tools.workspace_tools import WorkspaceTools, content_key
+from skillchat.tools.base import ToolContext
+from skillchat.tools.workspace_tools import content_key, read_workspace
 from skillchat.workspace.mentions import mentioned_paths
 
 
@@ -37,8 +38,10 @@ def inline(files: Sequence[FileText], text: str) -> str:
 class Attachments:
     """The files queued for the next message (`add`), taken with its mentions (`take`)."""
 
-    def __init__(self, tools: WorkspaceTools, notice: Callable[[str], None]) -> None:
-        self.tools = tools
+    def __init__(self, context: ToolContext, notice: Callable[[str], None]) -> None:
+        assert context.workspace is not None, "attachments need a workspace"
+        self.context = context
+        self.workspace = context.workspace
         self.notice = notice
         self.pending: list[str] = []
 
@@ -46,7 +49,7 @@ class Attachments:
         """Queue `path` (absolute inside the workspace, or relative to it) for the next
         message. It is read now, so a bad path is a `FileAccessError` at once; it is
         read again when sent, so an edit in between is what the model gets."""
-        file = self.tools.read(self.tools.workspace.relative(path))
+        file = read_workspace(self.context, self.workspace.relative(path))
         if file.path not in self.pending:
             self.pending.append(file.path)
         return file
@@ -57,18 +60,18 @@ class Attachments:
         A refused one (hidden, ignored, binary, gone...) and one already in context
         unchanged are left out, each with a notice: the message still goes.
         """
-        paths = [*self.pending, *mentioned_paths(text, self.tools.workspace.root)]
+        paths = [*self.pending, *mentioned_paths(text, self.workspace.root)]
         self.pending = []
         files: list[FileText] = []
         for path in paths:
             try:
-                file = self.tools.read(path)
+                file = read_workspace(self.context, path)
             except FileAccessError as exc:
                 self.notice(f"not attached: {path}: {exc.message}")
                 continue
             if any(f.path == file.path for f in files):
                 continue
-            if self.tools.ledger.holder(content_key(file)) is not None:
+            if self.context.ledger.holder(content_key(file)) is not None:
                 self.notice(
                     f"{file.path} is already in the conversation, unchanged: not sent again"
                 )

@@ -43,14 +43,11 @@ from skillchat.errors import FileAccessError, ProviderError, SkillchatError, Usa
 from skillchat.files import FileText
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
 from skillchat.skills.registry import Registry
+from skillchat.tools.base import ToolContext, ToolResult
 from skillchat.tools.context import ContextLedger
-from skillchat.tools.skill_tools import GET_SKILL, SCHEMAS, SkillTools, ToolResult
-from skillchat.tools.workspace_tools import (
-    READ_WORKSPACE_FILE,
-    WORKSPACE_SCHEMA,
-    WorkspaceTools,
-    file_result,
-)
+from skillchat.tools.skill_tools import GET_SKILL, GetSkill
+from skillchat.tools.toolbox import Toolbox
+from skillchat.tools.workspace_tools import READ_WORKSPACE_FILE, ReadWorkspaceFile
 from skillchat.workspace.files import Workspace
 
 TextEnd = Literal["answer", "narration", "interrupted", "failed"]
@@ -148,32 +145,29 @@ class Chat:
         self.view: View = view or QuietView()
         self.recorder = recorder
         self.messages: list[dict[str, Any]] = []
-        self.activated: list[str] = []
-        self.ledger = ContextLedger()
-        self.workspace_tools = (
-            WorkspaceTools(workspace, self.ledger, max_bytes=settings.max_resource_bytes)
-            if workspace is not None
-            else None
-        )
+        self.context = ToolContext(settings, registry, workspace)
+        self.toolbox = Toolbox(self.context)
         self.attachments = (
-            Attachments(self.workspace_tools, self.view.notice) if self.workspace_tools else None
+            Attachments(self.context, self.view.notice) if workspace is not None else None
         )
         self.use_registry(registry)
+
+    @property
+    def activated(self) -> list[str]:
+        """The skills loaded in this chat, in order (the tools' context holds them)."""
+        return self.context.activated
+
+    @property
+    def ledger(self) -> ContextLedger:
+        return self.context.ledger
 
     def use_registry(self, registry: Registry) -> None:
         """Serve `registry`'s skills from the next message on (`/reload`); the
         transcript and what the ledger knows is in context stay."""
         self.registry = registry
-        self.tools = SkillTools(
-            registry,
-            self.ledger,
-            max_skill_md_bytes=self.settings.max_skill_md_bytes,
-            max_resource_bytes=self.settings.max_resource_bytes,
-        )
-        # No skills, no skill tools (DESIGN §4); no workspace, no read_file.
-        self.schemas = (SCHEMAS if registry.skills else []) + (
-            [WORKSPACE_SCHEMA] if self.workspace_tools is not None else []
-        )
+        self.context.registry = registry
+        # The toolbox offers only what this chat has (no skills, no skill tools).
+        self.schemas = self.toolbox.schemas()
         self.tools_enabled = self.settings.tools and bool(self.schemas)
         self.catalog = build_catalog(registry, self.settings.catalog_max_chars)
         if self.catalog is not None and (warning := self.catalog.warning()):
@@ -183,7 +177,7 @@ class Chat:
         """Go on with a saved chat: its transcript and activated skills. The ledger
         stays empty: stored get_skill results are stubs, their content is not here."""
         self.messages = list(messages)
-        self.activated = list(activated)
+        self.context.activated[:] = activated
 
     # ------------------------------------------------------------------ the loop
 
@@ -203,7 +197,7 @@ class Chat:
             injected = self._inject(invocation)
         if result.attached:
             result.tool_calls += self._attached(result.attached)
-        workspace = self.workspace_tools.workspace.name if self.workspace_tools else None
+        workspace = self.context.workspace.name if self.context.workspace else None
         system = system_prompt(
             self.catalog,
             tools=self.tools_enabled,
@@ -284,7 +278,7 @@ class Chat:
         records: list[ToolRecord] = []
         try:
             for call in reply.tool_calls:
-                result = self._run_tool(call.name, call.arguments)
+                result = self.toolbox.run(call.name, call.arguments)
                 self._took(call.id, result)
                 records.append(ToolRecord(call.name, call.arguments, result))
         except BaseException:
@@ -296,11 +290,6 @@ class Chat:
             self._keep({"role": "tool", "tool_call_id": call.id, "content": record.result.content})
             self.view.tool(record)
         return records
-
-    def _run_tool(self, name: str, arguments: str) -> ToolResult:
-        if name == READ_WORKSPACE_FILE and self.workspace_tools is not None:
-            return self.workspace_tools.run(arguments)
-        return self.tools.run(name, arguments)
 
     def _took(self, call_id: str, result: ToolResult) -> None:
         """Note what a result put into context and which skill it activated."""
@@ -314,7 +303,7 @@ class Chat:
     def _activate(self, invocation: Invocation) -> ToolRecord:
         """`/name`: a get_skill call and its result, as if the model had made it."""
         call = ToolCall(new_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
-        result = self.tools.get_skill(invocation.skill, arguments=invocation.rest)
+        result = GetSkill().load(self.context, invocation.skill, arguments=invocation.rest)
         self._took(call.id, result)
         self._keep(assistant_message("", [call]))
         self._keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
@@ -341,7 +330,7 @@ class Chat:
             ToolCall(new_call_id(), READ_WORKSPACE_FILE, json.dumps({"path": f.path}))
             for f in files
         ]
-        results = [file_result(f) for f in files]
+        results = [ReadWorkspaceFile.result(f) for f in files]
         if self.tools_enabled:
             self._keep(assistant_message("", calls))
         records = []
@@ -351,14 +340,14 @@ class Chat:
                 self._keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
             records.append(ToolRecord(call.name, call.arguments, result, synthetic=True))
             self.view.tool(records[-1])
-        if self.recorder is not None and self.workspace_tools is not None:
-            self.recorder.attached(str(self.workspace_tools.workspace.root), files)
+        if self.recorder is not None and self.context.workspace is not None:
+            self.recorder.attached(str(self.context.workspace.root), files)
         return records
 
     def _inject(self, invocation: Invocation) -> InjectedSkill | None:
         """`/name` without tools: the body goes into this request's system prompt."""
         try:
-            body = self.tools.skill_body(invocation.skill, arguments=invocation.rest)
+            body = GetSkill.read(self.context, invocation.skill, invocation.rest)[3]
         except FileAccessError as exc:
             self.view.notice(f"cannot load skill '{invocation.skill}': {exc.message}")
             return None

@@ -1,0 +1,171 @@
+"""The contract every tool the model can call follows, and the per-chat state it gets.
+
+A tool is a subclass of `Tool` in its own module, registered once in
+`skillchat/tools/toolbox.py` (`TOOLS`). Everything else follows from the class:
+
+- `name` and `schema`: what the model is offered (OpenAI function schema);
+- `offered(context)`: whether *this* chat offers it (skill tools only when there are
+  skills, `read_file` only with a workspace); a tool not offered is unknown to it;
+- `call(args, context)`: the work, on arguments already parsed into a dict; it may
+  raise `ToolArgumentError` for arguments it cannot use. `run` wraps it and never
+  raises: bad JSON, bad arguments and bugs all become `error(...)` results;
+- `error(code, message)`: the tool's own error shape (the seeds differ per tool);
+- `stored(args, content)`: the result as the chat database keeps it (file contents
+  and SKILL.md bodies become stubs; a resumed chat's model reads them again);
+- the card: the loop shows `ToolResult.preview`, `size` and `truncated`, so a tool
+  decides what its card says by what it puts there.
+
+`ToolContext` is the state of one chat the tools share: the settings, the skill
+registry (swapped by `/reload`), the workspace, the ledger of content already in
+context, and the skills activated so far. Tools that need more (a consent callback,
+a sandbox) get a field here, defaulting to None, and offer themselves only when set.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from skillchat.config import Settings
+from skillchat.skills.registry import Registry
+from skillchat.tools.context import ContentKey, ContextLedger
+from skillchat.workspace.files import Workspace
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One tool call's outcome: `content` is exactly what the model receives.
+
+    The other fields are for the user and the loop: `preview` is what a tool card may
+    show (never a whole SKILL.md body), `activated` names a skill a successful
+    get_skill loaded, `context_key` identifies the content this result puts in context.
+    """
+
+    content: str
+    is_error: bool = False
+    error_code: str | None = None
+    preview: str = ""
+    size: int | None = None
+    truncated: bool = False
+    activated: str | None = None
+    context_key: ContentKey | None = None
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A tool result as the chat database keeps it, and the skill it activated."""
+
+    content: Any
+    activated: str | None = None
+
+
+@dataclass
+class ToolContext:
+    """The per-chat state every tool of the chat sees (one object, shared)."""
+
+    settings: Settings
+    registry: Registry
+    workspace: Workspace | None = None
+    ledger: ContextLedger = field(default_factory=ContextLedger)
+    activated: list[str] = field(default_factory=list)
+
+
+class ToolArgumentError(Exception):
+    """Arguments the model sent that the tool cannot use (reported, never raised out)."""
+
+
+def to_json(payload: dict[str, Any]) -> str:
+    """A result payload as the model gets it: UTF-8 text, not `\\u` escapes."""
+    return json.dumps(payload, ensure_ascii=False, default=str)
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """The arguments of a call as a dict: empty text means no arguments."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ToolArgumentError(f"arguments are not valid JSON ({exc.msg}): {raw[:200]}") from None
+    if not isinstance(value, dict):
+        raise ToolArgumentError("arguments must be a JSON object")
+    return value
+
+
+def loads_or_none(text: Any) -> Any:
+    """JSON text as a value, None when it is not JSON (stored results may be anything)."""
+    try:
+        return json.loads(text) if isinstance(text, str) and text else None
+    except ValueError:
+        return None
+
+
+def string_arg(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if value is None:
+        raise ToolArgumentError(f"missing required argument '{key}'")
+    if not isinstance(value, str) or not value.strip():
+        raise ToolArgumentError(f"'{key}' must be a non-empty string")
+    return value
+
+
+def max_bytes_arg(args: dict[str, Any]) -> int | None:
+    value = args.get("max_bytes")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ToolArgumentError("'max_bytes' must be a positive integer")
+    return value
+
+
+def function_schema(
+    name: str, description: str, properties: dict[str, Any], required: list[str]
+) -> dict[str, Any]:
+    """An OpenAI function-tool schema."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        },
+    }
+
+
+class Tool(ABC):
+    """One tool the model can call (see the module docstring for the whole contract)."""
+
+    name: ClassVar[str]
+    schema: ClassVar[dict[str, Any]]
+
+    @classmethod
+    def offered(cls, context: ToolContext) -> bool:
+        """Whether a chat with `context` offers this tool."""
+        return True
+
+    @abstractmethod
+    def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
+        """Do the work; may raise ToolArgumentError, and nothing else on purpose."""
+
+    @classmethod
+    def error(cls, code: str, message: str) -> ToolResult:
+        """This tool's error result; the default is `{"error", "error_code"}`."""
+        content = to_json({"error": message, "error_code": code})
+        return ToolResult(content, is_error=True, error_code=code, preview=message)
+
+    @classmethod
+    def stored(cls, args: dict[str, Any], content: Any) -> Stored:
+        """What the chat database keeps of a result; the default keeps it whole."""
+        return Stored(content)
+
+    def run(self, raw_arguments: str, context: ToolContext) -> ToolResult:
+        """Run the call on the model's raw argument text; every failure is a result."""
+        try:
+            return self.call(parse_arguments(raw_arguments), context)
+        except ToolArgumentError as exc:
+            return self.error("INVALID_ARGUMENT", f"Invalid arguments for {self.name}: {exc}")
+        except Exception as exc:  # a bug must not end the chat; the model can go on
+            message = f"{self.name} failed: {type(exc).__name__}: {exc}"
+            return self.error("INTERNAL_ERROR", message)

@@ -1,0 +1,69 @@
+"""Which tools exist, which a chat offers, and the one way a call is dispatched.
+
+Registering a tool: write its `Tool` subclass in a module of its own and add the
+class to `TOOLS` below (the order is the order the model sees them in). Nothing
+else changes: the loop asks a `Toolbox` for schemas and runs calls through it, the
+chat store asks `stored_result` what to keep, cards show the result's preview.
+
+    box = Toolbox(ToolContext(settings, registry, workspace=ws))
+    box.schemas()                       # the offered tools' schemas, [] when none
+    box.run("get_skill", '{"skill_name": "pdf"}')   # -> ToolResult, never raises
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillchat.tools.base import Stored, Tool, ToolContext, ToolResult, loads_or_none
+from skillchat.tools.skill_tools import GetSkill, ListSkills, ReadFileInSkill
+from skillchat.tools.workspace_tools import ReadWorkspaceFile
+
+TOOLS: tuple[type[Tool], ...] = (ListSkills, GetSkill, ReadFileInSkill, ReadWorkspaceFile)
+_BY_NAME: dict[str, type[Tool]] = {tool.name: tool for tool in TOOLS}
+
+
+def stored_result(tool_name: str, raw_arguments: str, content: Any) -> Stored:
+    """A result of `tool_name` as the chat database keeps it (its tool decides).
+
+    Works on any stored call, offered or not: a chat resumed without its workspace
+    still stores what it stored before the same way.
+    """
+    tool = _BY_NAME.get(tool_name)
+    if tool is None:
+        return Stored(content)
+    args = loads_or_none(raw_arguments)
+    return tool.stored(args if isinstance(args, dict) else {}, content)
+
+
+class Toolbox:
+    """The tools one chat offers, over its `ToolContext`.
+
+    What is offered is asked afresh each time, so `/reload` (a new registry in the
+    context) or a workspace set later changes it at once.
+    """
+
+    def __init__(self, context: ToolContext) -> None:
+        self.context = context
+        self._instances = {tool.name: tool() for tool in TOOLS}
+
+    def offered(self) -> list[Tool]:
+        return [tool for tool in self._instances.values() if tool.offered(self.context)]
+
+    def names(self) -> list[str]:
+        return [tool.name for tool in self.offered()]
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [tool.schema for tool in self.offered()]
+
+    def get(self, name: str) -> Tool | None:
+        """The tool `name` if this chat offers it."""
+        tool = self._instances.get(name)
+        return tool if tool is not None and tool.offered(self.context) else None
+
+    def run(self, name: str, raw_arguments: str) -> ToolResult:
+        """Run `name(raw_arguments)`; a tool not offered is unknown. Never raises."""
+        tool = self.get(name)
+        if tool is None:
+            available = ", ".join(self.names()) or "(none)"
+            return Tool.error("INVALID_ARGUMENT", f"Unknown tool '{name}'. Available: {available}")
+        return tool.run(raw_arguments, self.context)
