@@ -18,9 +18,9 @@ from openai_server import call, reply
 from skillchat.chats import store as store_mod
 from skillchat.chats.recorder import sigint_deferred
 from skillchat.chats.store import ChatStore
-from skillchat.cli.saving import chosen_transcript, recording_chat, resumed_settings
 from skillchat.engine.backends.select import make_backend
 from skillchat.engine.loop import INTERRUPTED_MARK
+from skillchat.session import chosen_transcript, recording_chat, resumed_settings
 from skillchat.skills.registry import Registry
 from skillchat.tools.skill_tools import STUB_NOTE
 

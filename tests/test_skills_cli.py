@@ -65,6 +65,17 @@ def test_list_with_skills_disabled_in_config(tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stdout == "" and "disabled" in done.stderr
 
 
+@pytest.mark.parametrize("extra", [[], ["--file", "SKILL.md"], ["--json"]])
+def test_show_with_skills_disabled_in_config(tmp_path: Path, extra: list[str]) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[skills]\nenabled = false\n")
+    name, where = "skills-system-validation", ["--skills-dir", str(BUNDLED)]
+    done = skillchat("skills", "show", name, "--config", str(cfg), *where, *extra)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "skills are disabled in the config" in done.stderr
+    assert f"no skill named '{name}'" in done.stderr
+
+
 def test_show_piped_prints_frontmatter_files_and_body() -> None:
     done = skillchat("skills", "show", "skills-system-validation", "--skills-dir", str(BUNDLED))
     assert done.returncode == 0, done.stderr

@@ -29,10 +29,8 @@ from skillchat.cli.common import (
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
-    from skillchat.config import Settings
     from skillchat.engine.events import Usage
     from skillchat.engine.loop import Chat, TurnResult
-    from skillchat.skills.registry import Registry
 
 PromptArg = Annotated[
     str | None,
@@ -59,15 +57,6 @@ def read_prompt(prompt: str | None) -> str:
     if not prompt.strip():
         raise UsageError("the prompt is empty")
     return prompt
-
-
-def load_registry(settings: Settings) -> Registry:
-    """The skills of the configured directories; none when skills are disabled."""
-    from skillchat.skills.registry import Registry, discover
-
-    if not settings.skills_enabled:
-        return Registry(skills={})
-    return discover(settings.resolved_skill_dirs(), max_skills=settings.max_skills)
 
 
 def usage_line(usage: Usage | None) -> str | None:
@@ -158,14 +147,15 @@ def ask(
         raise UsageError(
             "--attach needs a workspace: --workspace DIR, or `workspace` in the config"
         )
-    from skillchat.cli.saving import (
+    from skillchat.engine.backends.select import make_backend
+    from skillchat.errors import StorageError
+    from skillchat.session import (
         chosen_transcript,
+        load_registry,
         open_store,
         recording_chat,
         resumed_settings,
     )
-    from skillchat.engine.backends.select import make_backend
-    from skillchat.errors import StorageError
     from skillchat.ui import views
     from skillchat.ui.console import err, keys_unechoed, stdout_is_terminal, warn
 

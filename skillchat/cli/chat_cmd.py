@@ -47,8 +47,7 @@ def chat(
         skills_dir=skills_dir,
         workspace=workspace,
     )
-    from skillchat.cli.ask_cmd import load_registry
-    from skillchat.cli.saving import chosen_transcript, open_store
+    from skillchat.session import chosen_transcript, load_registry, open_store
     from skillchat.ui.console import warn
     from skillchat.ui.repl import Repl
 

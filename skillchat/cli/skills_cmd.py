@@ -12,27 +12,34 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, load, skill_dirs_override
 from skillchat.errors import SkillchatError
 from skillchat.skills.model import Excluded, Problem, Skill
-from skillchat.skills.registry import Registry, discover
+from skillchat.skills.registry import Registry
 from skillchat.skills.trust import TrustState, TrustStore, apply_trust, needing_trust
 from skillchat.ui import console, safe
+
+if TYPE_CHECKING:
+    from skillchat.config import Settings
 
 app = typer.Typer(help="List, show and validate skills.", no_args_is_help=True)
 
 
-def load_registry(ctx: typer.Context, config: Path | None, dirs: list[Path] | None) -> Registry:
-    """Scan the configured (or `--skills-dir`) directories once for this command."""
+def settings_and_registry(
+    ctx: typer.Context, config: Path | None, dirs: list[Path] | None
+) -> tuple[Settings, Registry]:
+    """The command's settings and the registry of the configured (or `--skills-dir`)
+    directories, scanned once: none, said once, when skills are disabled."""
+    from skillchat.session import load_registry as registry_of
+
     settings = load(ctx, config, skill_dirs=skill_dirs_override(dirs))
     if not settings.skills_enabled:
         console.warn("skills are disabled in the config ([skills] enabled = false)")
-        return Registry(skills={})
-    return discover(settings.resolved_skill_dirs(), max_skills=settings.max_skills)
+    return settings, registry_of(settings)
 
 
 def _problem_json(p: Problem) -> dict[str, Any]:
@@ -90,7 +97,7 @@ def list_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """List usable skills, and count the ones left out (invalid, shadowed, over the limit)."""
-    registry = load_registry(ctx, config, skills_dir)
+    registry = settings_and_registry(ctx, config, skills_dir)[1]
     skills = [registry.skills[n] for n in registry.names()]
     store = load_trust()
     trust = {s.name: store.state(s) for s in skills}
@@ -157,8 +164,7 @@ def show_cmd(
     from skillchat.files import list_skill_files, read_skill_file, read_skill_md
     from skillchat.skills.frontmatter import split_skill_md
 
-    settings = load(ctx, config, skill_dirs=skill_dirs_override(skills_dir))
-    registry = discover(settings.resolved_skill_dirs(), max_skills=settings.max_skills)
+    settings, registry = settings_and_registry(ctx, config, skills_dir)
     skill = find_skill(registry, name)
     if file is not None:
         got = read_skill_file(skill, file, limit=settings.max_resource_bytes)
@@ -344,7 +350,7 @@ def trust_cmd(
     pre-approve commands. Without NAME, list the skills not trusted now."""
     from skillchat.errors import TrustError, UsageError
 
-    registry = load_registry(ctx, config, skills_dir)
+    registry = settings_and_registry(ctx, config, skills_dir)[1]
     store = load_trust()
     skills = [registry.skills[n] for n in registry.names()]
     if names and all_:

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 from prompt_toolkit.completion import merge_completers
 
 from skillchat import __version__
-from skillchat.cli.saving import recording_chat, resumed_settings
 from skillchat.config import Settings, user_data_dir
 from skillchat.engine.backends.background import BackgroundBackend
 from skillchat.errors import SkillchatError
+from skillchat.session import load_registry, recording_chat, resumed_settings
 from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
 from skillchat.ui.console import error_line, keys_unechoed
@@ -197,8 +197,6 @@ class Repl:
 
     def reload_skills(self) -> None:
         """`/reload`: scan the skill directories again; the chat keeps its transcript."""
-        from skillchat.cli.ask_cmd import load_registry
-
         self.registry = load_registry(self.settings)
         self.chat.use_registry(self.registry)
         self._warn_shadowed()

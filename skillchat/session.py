@@ -1,5 +1,16 @@
-"""Saved chats for `ask` and the REPL: open the database, pick the chat to resume,
-and build a loop `Chat` that records every message (DESIGN §7).
+"""What `ask` and the REPL share to start a chat, above the chats layer and below ui
+and cli: the skill registry of the settings, the chat database, the chat to resume,
+and a loop `Chat` that records every message.
+
+    registry = load_registry(settings)          # none when [skills] enabled = false
+    store = open_store(settings)
+    transcript = chosen_transcript(store, last=..., chat_id=..., notify=warn)
+    settings = resumed_settings(settings, transcript)
+    chat, recorder = recording_chat(settings, registry, backend, view, store,
+                                    transcript, workspace=workspace)
+
+Settings themselves come from the command line (cli/common.py `open_session`), the
+workspace from `workspace_from_settings`; the UI picks the view and the backend.
 
 A database that cannot be opened (corrupt, another application's, a newer schema)
 stops the command with its one-line `StorageError` (exit 1) before any request is
@@ -23,6 +34,18 @@ if TYPE_CHECKING:
     from skillchat.engine.backends.base import Backend
     from skillchat.engine.loop import Chat, View
     from skillchat.skills.registry import Registry
+
+
+def load_registry(settings: Settings) -> Registry:
+    """The skills of the configured directories; none when skills are disabled.
+
+    The one place the setting is honoured: `ask`, the REPL (and its `/reload`) and
+    `skills list|show|validate` all come here."""
+    from skillchat.skills.registry import Registry, discover
+
+    if not settings.skills_enabled:
+        return Registry(skills={})
+    return discover(settings.resolved_skill_dirs(), max_skills=settings.max_skills)
 
 
 def open_store(settings: Settings) -> ChatStore:

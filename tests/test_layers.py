@@ -1,0 +1,161 @@
+"""The layers of skillchat, lowest first; a module never imports a higher layer.
+
+    errors → config → skills → files → workspace → tools → prompt → engine → sandbox
+    → chats → session → ui → cli → __main__
+
+`errors` may be imported by anyone (it is listed lowest). The package root
+`skillchat/__init__.py` holds only metadata (`__version__`) and imports nothing of
+skillchat: Python runs it before any submodule, so every module may read it. Every
+import counts, wherever it is written: module level, inside a function, under
+`TYPE_CHECKING`, because each one is a dependency a reader must follow.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "skillchat"
+LAYERS = (
+    "errors",
+    "config",
+    "skills",
+    "files",
+    "workspace",
+    "tools",
+    "prompt",
+    "engine",
+    "sandbox",
+    "chats",
+    "session",
+    "ui",
+    "cli",
+    "__main__",
+)
+
+
+def module_name(path: Path, package: Path) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer(module: str) -> int | None:
+    """The layer of `skillchat.x.y` (from `x`), None for the package root."""
+    parts = module.split(".")
+    if len(parts) < 2:
+        return None
+    if parts[1] not in LAYERS:
+        raise AssertionError(f"{module}: in no layer; add its top-level name to LAYERS")
+    return LAYERS.index(parts[1])
+
+
+def imported(path: Path, package: Path) -> list[tuple[int, str]]:
+    """(line, module) of every skillchat module `path` imports, anywhere in it."""
+    own = module_name(path, package)
+    is_package = path.name == "__init__.py"
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the module's own package upwards
+                anchor = own.split(".")[: len(own.split(".")) - node.level + is_package]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:  # `from skillchat import session` names a module
+                sub = f"{base}.{alias.name}"
+                as_path = package.parent.joinpath(*sub.split("."))
+                is_module = as_path.with_suffix(".py").is_file() or as_path.is_dir()
+                found.append((node.lineno, sub if is_module else base))
+    return sorted({(line, m) for line, m in found if m.split(".")[0] == package.name})
+
+
+def violations(package: Path) -> list[str]:
+    """Every import of a higher layer, and any root import of skillchat, as a line."""
+    bad = []
+    for path in sorted(package.rglob("*.py")):
+        own = module_name(path, package)
+        own_layer = layer(own)
+        for line, module in imported(path, package):
+            target = layer(module)
+            where = f"{path.relative_to(package.parent)}:{line}"
+            if own_layer is None:
+                bad.append(f"{where}: the package root imports {module}")
+            elif target is not None and target > own_layer:
+                bad.append(
+                    f"{where}: {own} ({LAYERS[own_layer]}) imports {module} ({LAYERS[target]})"
+                )
+    return bad
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    assert violations(PACKAGE) == []
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        # A function-level import of the CLI from the UI (what the REPL once did).
+        (
+            {"ui/repl.py": "def f():\n    from skillchat.cli.ask_cmd import g\n"},
+            "skillchat/ui/repl.py:2: skillchat.ui.repl (ui) imports skillchat.cli.ask_cmd (cli)",
+        ),
+        # `from package import module` and a relative import are followed too.
+        (
+            {"tools/x.py": "from skillchat import session\n"},
+            "skillchat/tools/x.py:1: skillchat.tools.x (tools) imports skillchat.session (session)",
+        ),
+        (
+            {"engine/x.py": "from ..chats import store\n"},
+            "skillchat/engine/x.py:1: skillchat.engine.x (engine) imports "
+            "skillchat.chats.store (chats)",
+        ),
+        (
+            {
+                "config.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                "    from skillchat.skills.model import Skill\n"
+            },
+            "skillchat/config.py:3: skillchat.config (config) imports skillchat.skills.model "
+            "(skills)",
+        ),
+        ({"__init__.py": "from skillchat.errors import E\n"}, "the package root imports"),
+    ],
+)
+def test_a_higher_import_is_caught(tmp_path: Path, files: dict[str, str], expected: str) -> None:
+    package = write(
+        tmp_path / "skillchat",
+        {
+            "__init__.py": "",
+            "session.py": "",
+            "chats/store.py": "",
+            "cli/ask_cmd.py": "",
+            "skills/model.py": "",
+            **files,
+        },
+    )
+    found = violations(package)
+    assert len(found) == 1 and expected in found[0], found
+
+
+def test_a_lower_import_passes(tmp_path: Path) -> None:
+    package = write(
+        tmp_path / "skillchat",
+        {
+            "__init__.py": "",
+            "errors.py": "",
+            "cli/app.py": "import skillchat.errors\n"
+            "from skillchat import __version__\nfrom skillchat.session import f\n",
+            "session.py": "def f():\n    from skillchat.engine import loop\n",
+            "engine/loop.py": "",
+        },
+    )
+    assert violations(package) == []
