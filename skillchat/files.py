@@ -68,19 +68,26 @@ class FileText:
     size: int  # bytes on disk
     truncated: bool
     sha256: str  # of the bytes read (identifies the content for ALREADY_IN_CONTEXT)
+    offset: int = 0  # the byte of the file `text` starts at
+
+    @property
+    def end(self) -> int:
+        """The byte of the file just after `text`: where a further read starts."""
+        return self.offset + len(self.text.encode("utf-8"))
 
     def with_notice(self) -> str:
-        """The text, with a line saying it was cut when it was."""
+        """The text, with a line saying it was cut (and where to read on) when it was."""
         if not self.truncated:
             return self.text
-        shown = len(self.text.encode("utf-8"))
-        return self.text + truncation_notice(self.path, shown, self.size)
+        return self.text + truncation_notice(self.path, self.offset, self.end, self.size)
 
 
-def truncation_notice(path: str, shown: int, total: int) -> str:
+def truncation_notice(path: str, start: int, end: int, total: int) -> str:
+    """The line after a cut text: what was shown, and the offset that reads on."""
+    shown = f"only the first {end:,}" if start == 0 else f"only bytes {start:,} to {end:,}"
     return (
-        f"\n\n[truncated: '{path}' is {total:,} bytes; only the first {shown:,} are shown. "
-        f"Ask for less, or read a more specific file.]"
+        f"\n\n[truncated: '{path}' is {total:,} bytes; {shown} are shown. "
+        f"To read on, call the tool again with offset={end}; or read a more specific file.]"
     )
 
 
@@ -169,8 +176,9 @@ def _decode(data: bytes, truncated: bool, rel: str) -> str:
         raise binary from None
 
 
-def read_contained(container: Container, rel: object, *, limit: int) -> FileText:
-    """Read `rel` inside `container` under every path rule, at most `limit` bytes of it."""
+def read_contained(container: Container, rel: object, *, limit: int, offset: int = 0) -> FileText:
+    """Read `rel` inside `container` under every path rule, at most `limit` bytes of it
+    from byte `offset` on (an offset inside a character starts at the next one)."""
     clean = normalise_relative_path(rel, container)
     limit = max(0, min(limit, HARD_CAP_BYTES))
     root_real = os.path.realpath(container.root)
@@ -200,6 +208,13 @@ def read_contained(container: Container, rel: object, *, limit: int) -> FileText
             after.st_mode
         ):
             raise traversal_error(container)
+        if offset and offset >= after.st_size:
+            raise FileAccessError(
+                "INVALID_ARGUMENT",
+                f"offset {offset} is past the end of '{clean}' ({after.st_size:,} bytes)",
+            )
+        if offset:
+            os.lseek(fd, offset, os.SEEK_SET)
         data = _read_at_most(fd, limit + 1)
     except OSError as exc:
         raise _os_error(exc, clean, container) from None
@@ -208,19 +223,26 @@ def read_contained(container: Container, rel: object, *, limit: int) -> FileText
     truncated = len(data) > limit
     if truncated:
         data = data[:limit]
+    start = offset
+    if offset == 0 and data.startswith(b"\xef\xbb\xbf"):
+        start = 3  # the BOM is not text: the text starts after it
+    while offset and data and data[0] & 0xC0 == 0x80:  # UTF-8 continuation bytes
+        data, start = data[1:], start + 1
     text = _decode(data, truncated, clean)
     return FileText(
         path=clean,
         text=text,
-        size=max(after.st_size, len(data)),
+        size=max(after.st_size, offset + len(data)),
         truncated=truncated,
         sha256=hashlib.sha256(data).hexdigest(),
+        offset=start,
     )
 
 
-def read_skill_file(skill: Skill, rel: object, *, limit: int) -> FileText:
-    """A resource of `skill` (any file under its folder), cut at `limit` bytes."""
-    return read_contained(Container.for_skill(skill), rel, limit=limit)
+def read_skill_file(skill: Skill, rel: object, *, limit: int, offset: int = 0) -> FileText:
+    """A resource of `skill` (any file under its folder), cut at `limit` bytes from
+    `offset`."""
+    return read_contained(Container.for_skill(skill), rel, limit=limit, offset=offset)
 
 
 def read_skill_md(skill: Skill, *, limit: int) -> FileText:

@@ -12,13 +12,16 @@ from openai_server import call, reply
 from skillchat.engine.loop import ELIDED
 from skillchat.skills.registry import Registry
 
-BIG = "x" * 5_000
+# Under the result cap of an 8,000-character budget (a quarter: 2,000 bytes), so each
+# read is whole and four of them pass the budget.
+BIG = "x" * 1_900
+NAMES = "abcd"
 
 
 @pytest.fixture
 def skills(tmp_path: Path) -> Registry:
     root = tmp_path / "skills"
-    files = {"references/a.md": "A" + BIG, "references/b.md": "B" + BIG}
+    files = {f"references/{n}.md": n.upper() + BIG for n in NAMES}
     return registry(write_skill(root, "docs", "# Docs\n", files), directories=(root,))
 
 
@@ -27,27 +30,21 @@ def read(path: str) -> dict:
 
 
 def test_old_results_are_elided_past_the_budget_and_served_again(server, skills) -> None:
-    server.script(
-        reply(calls=[read("references/a.md")]),
-        reply("read a"),
-        reply(calls=[read("references/b.md")]),
-        reply("read b"),
-        reply(calls=[read("references/a.md")]),
-        reply("read a again"),
-    )
+    for name in [*NAMES, "a"]:
+        server.script(reply(calls=[read(f"references/{name}.md")]), reply(f"read {name}"))
     view = RecordingView()
     chat = make_chat(server, skills, view, context_max_chars=8_000)
-    chat.send("read a")
-    chat.send("read b")  # a (~5 KB) + b (~5 KB) fit no more: a's result leaves
+    for name in NAMES:  # four files of ~2 KB with their turns fit no more: a's leaves
+        chat.send(f"read {name}")
     chat.send("read a again")
 
     requests = [c.body["messages"] for c in server.completions]
     # Turn 2's first request still had a's content (under budget, 1 file so far).
     assert any(m.get("content") == "A" + BIG for m in requests[2])
-    # Turn 3's first request: a's old result elided, b (the previous turn) too if
+    # The last turn's first request: a's old result elided, later ones too if
     # needed, but never the content of the current turn.
-    first_of_turn3 = requests[4]
-    a_results = [m for m in first_of_turn3 if m.get("role") == "tool"]
+    first_of_last_turn = requests[8]
+    a_results = [m for m in first_of_last_turn if m.get("role") == "tool"]
     assert a_results[0]["content"] == ELIDED
     # a was elided, so reading it again is served in full, not ALREADY_IN_CONTEXT.
     assert tool_messages(server)[-1]["content"] == "A" + BIG
@@ -60,7 +57,9 @@ def test_current_turn_results_are_never_elided(server, skills) -> None:
     chat.send("read both")
     last = sent(server)
     contents = [m["content"] for m in last if m.get("role") == "tool"]
-    assert contents == ["A" + BIG, "B" + BIG]
+    # Each cut at the result cap (250 bytes of a 1,000 budget), neither elided.
+    assert [c[:251] for c in contents] == ["A" + BIG[:249] + "\n", "B" + BIG[:249] + "\n"]
+    assert all("offset=250" in c for c in contents)
 
 
 def test_under_the_budget_nothing_changes(server, skills) -> None:

@@ -12,7 +12,15 @@ import time
 from pathlib import Path
 
 import pytest
-from chat_helpers import RecordingView, registry, sent, settings_for, system_text, write_skill
+from chat_helpers import (
+    RecordingView,
+    registry,
+    sent,
+    settings_for,
+    system_text,
+    tool_messages,
+    write_skill,
+)
 from openai_server import call, reply
 
 from skillchat.chats import store as store_mod
@@ -22,15 +30,17 @@ from skillchat.engine.backends.select import make_backend
 from skillchat.engine.loop import INTERRUPTED_MARK
 from skillchat.session import chosen_transcript, recording_chat, resumed_settings
 from skillchat.skills.registry import Registry
-from skillchat.tools.skill_tools import STUB_NOTE
+from skillchat.tools.skill_tools import SKILL_FILE_STUB_NOTE, STUB_NOTE
 
 BODY = "# Calculator\n\nCarry every digit. Marker: BODY-7f3a\n"
+REF = "Rounding table. Marker: REF-90c2\n"
 
 
 @pytest.fixture
 def skills(tmp_path: Path) -> Registry:
     root = tmp_path / "skills"
-    return registry(write_skill(root, "calculator", BODY), directories=(root,))
+    files = {"ref.md": REF}
+    return registry(write_skill(root, "calculator", BODY, files), directories=(root,))
 
 
 def start(server, skills, store, view=None, transcript=None, **overrides):
@@ -200,3 +210,26 @@ def test_ctrl_c_during_a_write_waits_for_the_commit() -> None:
         finished = True
     assert finished
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_skill_file_is_stored_as_a_stub_and_read_again_after_resume(
+    server, skills, store
+) -> None:
+    ref = call("read_file_in_skill", {"skill_name": "calculator", "file_path": "ref.md"})
+    server.script(reply(calls=[ref]), reply("read it"))
+    first, recorder = start(server, skills, store)
+    first.send("read the table")
+    assert recorder.chat_id is not None
+    stored = store.load_messages(recorder.chat_id)[2].message["content"]
+    assert json.loads(stored) == {
+        "skill_name": "calculator",
+        "file_path": "ref.md",
+        "stub": SKILL_FILE_STUB_NOTE,
+    }
+    # Resumed: the ledger is empty, so the same read is served, not ALREADY_IN_CONTEXT.
+    transcript = chosen_transcript(store, last=True, chat_id=None, notify=print)
+    server.script(reply(calls=[ref]), reply("read it again"))
+    second, _ = start(server, skills, store, transcript=transcript)
+    second.send("again")
+    assert tool_messages(server)[-1]["content"] == REF
+    assert "REF-90c2" not in json.dumps([m.message for m in store.load_messages(recorder.chat_id)])

@@ -219,6 +219,31 @@ def test_max_bytes_can_only_lower_the_limit(tmp_path: Path) -> None:
     assert lower.content.startswith("x" * 10 + "\n\n[truncated") and lower.size == 100
 
 
+def test_offset_reads_the_rest_in_pieces_each_saying_where_to_go_on(tmp_path: Path) -> None:
+    text = "".join(f"{i:03}é\n" for i in range(100))  # 6 bytes a line, 600 in all
+    skill = write_skill(tmp_path, "calc", files={"big.txt": text})
+    ledger = ContextLedger()
+    tools = skill_box(registry(skill), ledger, res=250)
+    first = tools.read_file_in_skill("calc", "big.txt")
+    assert "only the first 249 are shown" in first.content  # not 250: 'é' is not cut
+    assert "call the tool again with offset=249" in first.content
+    assert first.context_key is not None
+    ledger.add("c1", first.context_key)
+    second = tools.read_file_in_skill("calc", "big.txt", offset=249)
+    assert second.error_code is None  # other content than the first piece
+    assert "only bytes 249 to 499 are shown" in second.content
+    assert "offset=499" in second.content
+    last = tools.read_file_in_skill("calc", "big.txt", offset=499)
+    assert not last.truncated and "truncated" not in last.content
+    pieces = [r.content.split("\n\n[truncated")[0] for r in (first, second, last)]
+    assert "".join(pieces) == text
+    # Inside a character: the piece starts at the next one.
+    inside = tools.read_file_in_skill("calc", "big.txt", offset=4)
+    assert inside.content.startswith("\n001é")
+    past = tools.read_file_in_skill("calc", "big.txt", offset=600)
+    assert past.content == "ERROR: offset 600 is past the end of 'big.txt' (600 bytes)"
+
+
 def test_get_skill_over_the_limit_is_cut_and_says_so(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "calc", "word " * 200)
     result = skill_box(registry(skill), md=300).get_skill("calc")

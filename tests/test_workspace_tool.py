@@ -63,7 +63,50 @@ def test_max_bytes_cuts_and_sets_is_truncated(server, ws, key) -> None:
         "sizeBytes": len(APP),
         "content": APP[:10],
         "isTruncated": True,
+        "nextOffset": 10,
     }
+
+
+def test_offset_reads_on_where_a_cut_read_stopped(server, ws) -> None:
+    # A cut first piece, then the rest from the offset it names: other content, so
+    # not ALREADY_IN_CONTEXT; the whole file is then in context in two pieces.
+    first, rest = result_of(
+        server, ws, read("src/app.py", max_bytes=10), read("src/app.py", offset=10)
+    )
+    assert first["file"]["content"] == APP[:10] and first["file"]["nextOffset"] == 10
+    assert rest["file"] == {
+        "path": "src/app.py",
+        "sizeBytes": len(APP),
+        "content": APP[10:],
+        "isTruncated": False,
+    }
+
+
+def test_an_offset_inside_a_file_already_whole_in_context_is_a_repeat(server, ws) -> None:
+    whole, part = result_of(server, ws, read("src/app.py"), read("src/app.py", offset=4))
+    assert whole["file"]["content"] == APP
+    assert part["errorCode"] == "ALREADY_IN_CONTEXT"
+
+
+@pytest.mark.parametrize(
+    ("offset", "message"),
+    [
+        (-1, "Invalid arguments for read_file: 'offset' must be a non-negative integer (bytes)"),
+        ("3", "Invalid arguments for read_file: 'offset' must be a non-negative integer (bytes)"),
+        (len(APP), f"offset {len(APP)} is past the end of 'src/app.py' ({len(APP)} bytes)"),
+    ],
+)
+def test_a_bad_offset_is_an_error(server, ws, offset: object, message: str) -> None:
+    [result] = result_of(server, ws, read("src/app.py", offset=offset))
+    assert result == error("INVALID_ARGUMENT", message)
+
+
+def test_one_result_is_capped_at_a_quarter_of_the_context_budget(server, tmp_path) -> None:
+    big = "".join(f"line {i:05}\n" for i in range(2_000))  # 22,000 bytes
+    ws = Workspace.open(write_files(tmp_path / "p", {"big.txt": big}))
+    [result] = result_of(server, ws, read("big.txt"), context_max_chars=20_000)
+    assert result["file"]["content"] == big[:5_000] and result["file"]["isTruncated"]
+    assert result["file"]["nextOffset"] == 5_000
 
 
 def test_not_found_has_the_seed_message(server, ws) -> None:

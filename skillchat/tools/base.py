@@ -120,6 +120,34 @@ def max_bytes_arg(args: dict[str, Any]) -> int | None:
     return value
 
 
+def offset_arg(args: dict[str, Any]) -> int:
+    value = args.get("offset")
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ToolArgumentError("'offset' must be a non-negative integer (bytes)")
+    return value
+
+
+MAX_BYTES_SCHEMA = {"type": "integer", "description": "Optional: return at most this many bytes."}
+OFFSET_SCHEMA = {
+    "type": "integer",
+    "description": "Optional: start at this byte of the file (default 0). A cut result "
+    "names the offset to read on from.",
+}
+
+
+def result_cap(settings: Settings) -> int:
+    """The most bytes of file text one tool result may hold.
+
+    A quarter of the context budget (`context_max_chars`; a byte is at most a
+    character, so the text fits it), never more than `max_resource_bytes`: a few
+    reads in one turn still fit the request, and a bigger file is read in pieces
+    with `offset`, each cut result saying where the next piece starts.
+    """
+    return max(1, min(settings.max_resource_bytes, settings.context_max_chars // 4))
+
+
 def function_schema(
     name: str, description: str, properties: dict[str, Any], required: list[str]
 ) -> dict[str, Any]:

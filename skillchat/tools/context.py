@@ -22,6 +22,7 @@ class ContentKey:
     source: str  # the skill's name, or WORKSPACE_SOURCE (no skill name has an '@')
     path: str  # normalised relative path: get_skill's is the SKILL.md's own
     sha256: str  # of the file's bytes that were read (a shorter read is other content)
+    offset: int = 0  # where those bytes start (a read from elsewhere is other content)
 
 
 class ContextLedger:

@@ -22,10 +22,18 @@ import re
 from typing import Any
 
 from skillchat.errors import FileAccessError
-from skillchat.files import FileText, list_skill_files, read_skill_file, read_skill_md
+from skillchat.files import (
+    FileText,
+    list_skill_files,
+    read_skill_file,
+    read_skill_md,
+    truncation_notice,
+)
 from skillchat.skills.frontmatter import FrontmatterError, json_safe, split_skill_md
 from skillchat.skills.model import Skill
 from skillchat.tools.base import (
+    MAX_BYTES_SCHEMA,
+    OFFSET_SCHEMA,
     Stored,
     Tool,
     ToolContext,
@@ -33,6 +41,8 @@ from skillchat.tools.base import (
     function_schema,
     loads_or_none,
     max_bytes_arg,
+    offset_arg,
+    result_cap,
     string_arg,
     to_json,
 )
@@ -141,7 +151,7 @@ class GetSkill(SkillTool):
         if arguments is not None:
             body = body.replace(ARGUMENTS_PLACEHOLDER, arguments)
         if md.truncated:
-            body = FileText(md.path, body, md.size, True, md.sha256).with_notice()
+            body += truncation_notice(md.path, md.offset, md.end, md.size)
         return skill, md, frontmatter, body
 
     def load(
@@ -187,7 +197,8 @@ class GetSkill(SkillTool):
 
 
 class ReadFileInSkill(SkillTool):
-    """Seed 000 / seed 001's readResource. `max_bytes` can only lower the limit."""
+    """Seed 000 / seed 001's readResource, from byte `offset` on. `max_bytes` can only
+    lower the limit, which is `result_cap`."""
 
     name = READ_FILE
     schema = function_schema(
@@ -201,10 +212,8 @@ class ReadFileInSkill(SkillTool):
                 "description": "Relative path inside the skill folder, "
                 "e.g. 'references/REFERENCE.md'.",
             },
-            "max_bytes": {
-                "type": "integer",
-                "description": "Optional: return at most this many bytes.",
-            },
+            "max_bytes": MAX_BYTES_SCHEMA,
+            "offset": OFFSET_SCHEMA,
         },
         ["skill_name", "file_path"],
     )
@@ -215,15 +224,15 @@ class ReadFileInSkill(SkillTool):
 
     def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
         skill_name, file_path = string_arg(args, "skill_name"), string_arg(args, "file_path")
-        most = context.settings.max_resource_bytes
-        limit = min(max_bytes_arg(args) or most, most)
+        most = result_cap(context.settings)
+        limit, offset = min(max_bytes_arg(args) or most, most), offset_arg(args)
         try:
             skill = lookup(context, skill_name)
-            file = read_skill_file(skill, file_path, limit=limit)
+            file = read_skill_file(skill, file_path, limit=limit, offset=offset)
         except FileAccessError as exc:
             return self.error(exc.code, exc.message)
         text = file.with_notice()
-        key = ContentKey(skill.name, file.path, file.sha256)
+        key = ContentKey(skill.name, file.path, file.sha256, file.offset)
         if (holder := context.ledger.holder(key)) is not None:
             return _already(ReadFileInSkill, f"File '{file.path}' of skill '{skill.name}'", holder)
         return ToolResult(

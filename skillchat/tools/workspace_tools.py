@@ -1,7 +1,9 @@
 """`read_file`: the model's read-only window on the user's workspace (seed 002).
 
-    read_file(path, max_bytes?) -> {"success": true,
-                                     "file": {"path", "sizeBytes", "content", "isTruncated"}}
+    read_file(path, max_bytes?,
+              offset?)      -> {"success": true,
+                                     "file": {"path", "sizeBytes", "content", "isTruncated",
+                                              "nextOffset" (only when cut)}}
                                  | {"success": false, "errorCode": CODE, "errors": [message]}
 
 The shapes and the ActiveFiles rule are seed 002's: a file whose unchanged content
@@ -25,6 +27,8 @@ from typing import Any
 from skillchat.errors import FileAccessError
 from skillchat.files import FileText
 from skillchat.tools.base import (
+    MAX_BYTES_SCHEMA,
+    OFFSET_SCHEMA,
     Stored,
     Tool,
     ToolContext,
@@ -32,6 +36,8 @@ from skillchat.tools.base import (
     function_schema,
     loads_or_none,
     max_bytes_arg,
+    offset_arg,
+    result_cap,
     string_arg,
     to_json,
 )
@@ -42,16 +48,17 @@ FILE_STUB_NOTE = "file content not stored; call read_file again if needed"
 
 
 def content_key(file: FileText) -> ContentKey:
-    return ContentKey(WORKSPACE_SOURCE, file.path, file.sha256)
+    return ContentKey(WORKSPACE_SOURCE, file.path, file.sha256, file.offset)
 
 
-def read_workspace(context: ToolContext, path: str, limit: int | None = None) -> FileText:
-    """The file under every workspace rule, cut at `limit` (at most the setting).
-
-    Raises FileAccessError; the chat must have a workspace."""
+def read_workspace(
+    context: ToolContext, path: str, limit: int | None = None, offset: int = 0
+) -> FileText:
+    """The file under every workspace rule from `offset`, cut at `limit` (at most
+    `result_cap`). Raises FileAccessError; the chat must have a workspace."""
     assert context.workspace is not None, "read_file is offered only with a workspace"
-    most = context.settings.max_resource_bytes
-    return context.workspace.read(path, limit=min(limit or most, most))
+    most = result_cap(context.settings)
+    return context.workspace.read(path, limit=min(limit or most, most), offset=offset)
 
 
 class ReadWorkspaceFile(Tool):
@@ -68,10 +75,8 @@ class ReadWorkspaceFile(Tool):
                 "type": "string",
                 "description": "Path relative to the workspace root, e.g. 'src/app.py'.",
             },
-            "max_bytes": {
-                "type": "integer",
-                "description": "Optional: return at most this many bytes.",
-            },
+            "max_bytes": MAX_BYTES_SCHEMA,
+            "offset": OFFSET_SCHEMA,
         },
         ["path"],
     )
@@ -99,6 +104,8 @@ class ReadWorkspaceFile(Tool):
                 "isTruncated": file.truncated,
             },
         }
+        if file.truncated:  # where to read on: the seed's content stays the file's text
+            payload["file"]["nextOffset"] = file.end
         return ToolResult(
             to_json(payload),
             preview=file.text,
@@ -115,19 +122,21 @@ class ReadWorkspaceFile(Tool):
         )
 
     def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
-        """A shorter read of a file whose whole text is in context is still a repeat,
-        so with `max_bytes` the full read's key is checked first."""
+        """A part of a file whose text is in context is still a repeat: with
+        `max_bytes` the first read's key is checked first, and with `offset` the
+        whole file's (a piece after a cut first read is other content)."""
         if "max_bytes" not in args and "maxBytes" in args:
             args["max_bytes"] = args["maxBytes"]
-        path, max_bytes = string_arg(args, "path"), max_bytes_arg(args)
-        if max_bytes is not None and max_bytes < context.settings.max_resource_bytes:
+        path, max_bytes, offset = string_arg(args, "path"), max_bytes_arg(args), offset_arg(args)
+        if offset or (max_bytes is not None and max_bytes < result_cap(context.settings)):
             # Failing here proves nothing (the tail may be what is binary): read on.
             with contextlib.suppress(FileAccessError):
                 full = read_workspace(context, path)
-                if context.ledger.holder(content_key(full)) is not None:
+                held = context.ledger.holder(content_key(full)) is not None
+                if held and not (offset and full.truncated):
                     return self._already(full.path)
         try:
-            file = read_workspace(context, path, max_bytes)
+            file = read_workspace(context, path, max_bytes, offset)
         except FileAccessError as exc:
             if exc.code == "NOT_FOUND":  # the seed's wording: the model should ask
                 return self.error(

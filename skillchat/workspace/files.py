@@ -144,9 +144,9 @@ class Workspace:
             return []
         return sorted(names)
 
-    def read(self, rel: object, *, limit: int) -> FileText:
-        """The text of `rel` under every rule, at most `limit` bytes of it."""
-        return read_contained(self.container, rel, limit=limit)
+    def read(self, rel: object, *, limit: int, offset: int = 0) -> FileText:
+        """The text of `rel` under every rule, at most `limit` bytes of it from `offset`."""
+        return read_contained(self.container, rel, limit=limit, offset=offset)
 
     def relative(self, path: str | Path) -> str:
         """A user-typed path (absolute, `~`, or relative to the workspace) as the
