@@ -82,7 +82,9 @@ def test_ask_saves_and_continue_resumes_with_the_transcript(server, skills) -> N
         "assistant",
         "user",
     ]
-    assert messages[5]["content"] == "plain notes\n"  # resource results are kept whole
+    # A skill file's text is not stored either: the resumed model reads it again.
+    assert json.loads(messages[5]["content"])["file_path"] == "notes.md"
+    assert "plain notes" not in json.dumps(messages)
     activated = (
         "Skills activated in this chat (call get_skill again if their instructions "
         "are no longer in the conversation): marked"
@@ -155,7 +157,7 @@ def test_sigkill_mid_turn_keeps_every_completed_message(server, skills) -> None:
         assert chat is not None
         stored = [m.message for m in store.load_messages(chat.id)]
     assert [m["role"] for m in stored] == ["user", "assistant", "tool"]
-    assert stored[2]["content"] == "plain notes\n"
+    assert json.loads(stored[2]["content"])["file_path"] == "notes.md"  # a stub
     resumed = ask(server, skills, "-c", "try again")
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout == "after the crash\n"
