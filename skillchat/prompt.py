@@ -106,10 +106,12 @@ def system_prompt(
     activated: Sequence[str] = (),
     injected: InjectedSkill | None = None,
     workspace: str | None = None,
+    tool_rules: Sequence[str] = (),
 ) -> str | None:
     """The system message text, or None when there is nothing to say (no skills, no
-    workspace). `workspace` is the workspace folder's name."""
-    if catalog is None and injected is None and workspace is None:
+    workspace, no tool rules). `workspace` is the workspace folder's name;
+    `tool_rules` are the lines the offered tools ask for (`Tool.prompt_rule`), last."""
+    if catalog is None and injected is None and workspace is None and not tool_rules:
         return None
     parts: list[str] = []
     if catalog is not None:
@@ -136,4 +138,5 @@ def system_prompt(
         )
     if workspace is not None:
         parts.append((WORKSPACE_TOOLS if tools else WORKSPACE_NO_TOOLS).format(name=workspace))
+    parts += tool_rules
     return "\n\n".join(parts)

@@ -204,6 +204,7 @@ class Chat:
             activated=self.activated,
             injected=injected,
             workspace=workspace,
+            tool_rules=self.toolbox.prompt_rules() if self.tools_enabled else (),
         )
         tools = self.schemas if self.tools_enabled else None
         limit = self.settings.max_tool_rounds

@@ -12,6 +12,10 @@ A tool is a subclass of `Tool` in its own module, registered once in
 - `error(code, message)`: the tool's own error shape (the seeds differ per tool);
 - `stored(args, content)`: the result as the chat database keeps it (file contents
   and SKILL.md bodies become stubs; a resumed chat's model reads them again);
+- `prompt_rule`: a paragraph for the system prompt while the tool is offered (and
+  tools are on), for a tool whose use needs more than its schema says; the skill
+  and workspace tools' rules are built with the catalog and the workspace name in
+  prompt.py instead, so theirs are empty;
 - the card: the loop shows `ToolResult.preview`, `size` and `truncated`, so a tool
   decides what its card says by what it puts there.
 
@@ -167,6 +171,7 @@ class Tool(ABC):
 
     name: ClassVar[str]
     schema: ClassVar[dict[str, Any]]
+    prompt_rule: ClassVar[str] = ""
 
     @classmethod
     def offered(cls, context: ToolContext) -> bool:

@@ -12,6 +12,7 @@ chat store asks `stored_result` what to keep, cards show the result's preview.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from skillchat.tools.base import Stored, Tool, ToolContext, ToolResult, loads_or_none
@@ -42,9 +43,9 @@ class Toolbox:
     context) or a workspace set later changes it at once.
     """
 
-    def __init__(self, context: ToolContext) -> None:
+    def __init__(self, context: ToolContext, tools: Sequence[type[Tool]] = TOOLS) -> None:
         self.context = context
-        self._instances = {tool.name: tool() for tool in TOOLS}
+        self._instances = {tool.name: tool() for tool in tools}
 
     def offered(self) -> list[Tool]:
         return [tool for tool in self._instances.values() if tool.offered(self.context)]
@@ -54,6 +55,10 @@ class Toolbox:
 
     def schemas(self) -> list[dict[str, Any]]:
         return [tool.schema for tool in self.offered()]
+
+    def prompt_rules(self) -> list[str]:
+        """The system-prompt paragraphs of the offered tools that have one."""
+        return [tool.prompt_rule for tool in self.offered() if tool.prompt_rule]
 
     def get(self, name: str) -> Tool | None:
         """The tool `name` if this chat offers it."""
