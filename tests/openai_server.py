@@ -27,6 +27,9 @@ one) then drops the connection mid-body (`clean_cut` ends the HTTP body properly
 instead, still without finish_reason or [DONE]). A request with `stream: false`
 gets one `chat.completion` object. An empty queue answers 400.
 
+`server.props = {...}` makes GET /props answer that object, as llama.cpp's server
+does (`{"default_generation_settings": {"n_ctx": 4096}}`); unset, it is a 404.
+
 CLI: `python tests/openai_server.py --script moves.json [--loop]` prints the port on
 its first stdout line, then serves until killed; `GET /_requests` returns the log.
 """
@@ -188,6 +191,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._record()
         if self.path.rstrip("/") == "/v1/models":
             self._json(200, {"object": "list", "data": [_MODEL]})
+        elif self.path == "/props" and self.server.props is not None:
+            self._json(200, self.server.props)  # llama.cpp's server properties
         elif self.path == "/_requests":
             self._json(200, [asdict(r) for r in self.server.requests])
         else:
@@ -317,6 +322,7 @@ class ScriptedServer(ThreadingHTTPServer):
     ) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.moves: deque[Move] = deque(moves or [])
+        self.props: dict[str, Any] | None = None  # set: GET /props answers it, as llama.cpp
         self.loop = loop
         self.requests: list[Recorded] = []
         self.stopping = threading.Event()

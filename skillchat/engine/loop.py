@@ -30,6 +30,7 @@ from skillchat.config import Settings
 from skillchat.engine.assemble import Assembler
 from skillchat.engine.attachments import Attachments, inline
 from skillchat.engine.backends.base import Backend
+from skillchat.engine.context_window import context_budget
 from skillchat.engine.events import Reply, ToolCall, Usage
 from skillchat.engine.invocation import Invocation, parse_invocation
 from skillchat.engine.messages import (
@@ -370,9 +371,11 @@ class Chat:
         self.ledger.forget(message["tool_call_id"])
 
     def _fit_context(self) -> None:
-        """Keep the transcript under `context_max_chars` (see `over_budget_results`):
-        what leaves is forgotten by the ledger, so the model gets it afresh if it asks."""
-        budget = self.settings.context_max_chars
+        """Keep the transcript under the context budget (see `over_budget_results`):
+        what leaves is forgotten by the ledger, so the model gets it afresh if it asks.
+        The budget is `context_max_chars`, or follows the model's window when the
+        user did not set it (engine/context_window.py)."""
+        budget = context_budget(self.settings, self.backend.context_window)
         stale = over_budget_results(self.messages, budget, ELIDED)
         for message in stale:
             self._elide(message)

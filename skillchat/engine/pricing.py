@@ -1,4 +1,4 @@
-"""Prices for the openai backend, without importing litellm.
+"""Prices (and, for engine/context_window.py, context windows) without importing litellm.
 
 litellm ships its price map as a JSON file inside the package. Importing litellm
 to read it would cost seconds; finding the file with `importlib.util.find_spec`
@@ -33,11 +33,23 @@ def _price_map() -> dict[str, Any]:
     return {}
 
 
+def model_entry(model: str) -> dict[str, Any] | None:
+    """The map's entry for `model`: as named, or without a `provider/` prefix when the
+    entry is that provider's (`anthropic/claude-x` is listed as `claude-x`)."""
+    entry = _price_map().get(model)
+    if entry is None and "/" in model:
+        provider, name = model.split("/", 1)
+        entry = _price_map().get(name)
+        if isinstance(entry, dict) and entry.get("litellm_provider") != provider:
+            entry = None
+    return entry if isinstance(entry, dict) else None
+
+
 def price(model: str, usage: Usage) -> float | None:
     """USD for `usage` on OpenAI's `model` (`openai/` prefix allowed); None if unknown."""
     name = model.removeprefix("openai/")
-    entry = _price_map().get(name) or _price_map().get(f"openai/{name}")
-    if not isinstance(entry, dict):
+    entry = model_entry(name) or model_entry(f"openai/{name}")
+    if entry is None:
         return None
     rate_in, rate_out = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
     if not isinstance(rate_in, int | float) or not isinstance(rate_out, int | float):

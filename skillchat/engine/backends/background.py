@@ -61,3 +61,6 @@ class BackgroundBackend:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> Iterator[Delta]:
         return self.ready().stream(messages, tools)
+
+    def context_window(self) -> int | None:
+        return self.ready().context_window()

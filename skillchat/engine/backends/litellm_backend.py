@@ -33,6 +33,7 @@ from skillchat.engine.backends.openai_backend import (
     is_empty,
     provider_error,
 )
+from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, Usage
 from skillchat.errors import ProviderError
 
@@ -107,6 +108,14 @@ class LiteLLMBackend:
             if not self._api_base:
                 raise ProviderError(NO_KEY)
             self._api_key = PLACEHOLDER_KEY
+        self._window: tuple[int | None] | None = None  # looked up once
+
+    def context_window(self) -> int | None:
+        """The server's /props window (with an api_base), else the model map's."""
+        if self._window is None:
+            key = os.environ.get(self._key_env) if self._api_base else None
+            self._window = (find_window(self.model, self._api_base, key),)
+        return self._window[0]
 
     def _error(self, exc: BaseException, *, mid_stream: bool) -> ProviderError:
         original = getattr(exc, "original_exception", None)

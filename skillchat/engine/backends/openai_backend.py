@@ -23,6 +23,7 @@ import openai
 from openai.types.chat import ChatCompletionChunk
 
 from skillchat.config import Settings
+from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, ToolCallFragment, Usage
 from skillchat.engine.pricing import price
 from skillchat.engine.retry import parse_retry_after
@@ -203,12 +204,21 @@ class OpenAIBackend:
         self.where = describe_base(settings.api_base or OPENAI_URL)
         # Prices are OpenAI's: a local server reusing a model name costs nothing known.
         self._priced = not settings.api_base
+        self._api_base = settings.api_base
+        self._window: tuple[int | None] | None = None  # looked up once
         self._client = openai.OpenAI(
             base_url=settings.api_base or None,
             api_key=self._key,
             timeout=settings.timeout,
             max_retries=0,
         )
+
+    def context_window(self) -> int | None:
+        """The server's /props window, else the model map's (see Backend)."""
+        if self._window is None:
+            key = None if self._key == PLACEHOLDER_KEY else self._key
+            self._window = (find_window(self.model, self._api_base, key),)
+        return self._window[0]
 
     def _error(self, exc: BaseException, *, mid_stream: bool) -> ProviderError:
         return provider_error(

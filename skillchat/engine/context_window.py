@@ -1,0 +1,114 @@
+"""How much a request may carry: the model's context window, and the budget it makes.
+
+A local server's context is often 4k-32k tokens, far below the default budget
+(`context_max_chars`, 300,000 characters): with that default a long chat reaches
+the server's limit and is refused (HTTP 400) before anything is trimmed. So when
+the model's window is known, the budget follows it, unless the user set
+`context_max_chars` themselves (their number always wins).
+
+Where a window comes from, cheapest first for the backend that asks:
+
+- the server: llama.cpp's `GET /props` (beside `/v1`) reports the context each
+  request may fill, `default_generation_settings.n_ctx` (the slot's share when the
+  server runs several slots). One GET, bounded by `PROBE_TIMEOUT`, made once per
+  backend the first time the loop needs a budget, never on the fast commands.
+- litellm's model map (`max_input_tokens`), read from its JSON file like prices
+  (engine/pricing.py), without importing litellm.
+
+The budget counts characters of the JSON messages, as the loop measures them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields
+from typing import Any
+
+from skillchat.config import Settings
+from skillchat.engine.pricing import model_entry
+
+# Seconds for the one /props probe: a local server answers in milliseconds; a
+# remote one that does not know the path answers 404 quickly; anything slower is
+# not worth delaying the first request for.
+PROBE_TIMEOUT = 2.0
+# Characters per token of chat JSON: ~3.2 measured with a small BPE vocabulary
+# (SmolLM2's 49k) on English Markdown; 3 keeps the estimate on the safe side.
+CHARS_PER_TOKEN = 3
+# Part of the window left for the system prompt, tool schemas and the reply,
+# which the character budget (messages only) does not count.
+RESERVED_SHARE = 4  # one quarter
+
+
+def budget_for_window(window: int, default: int) -> int:
+    """The character budget for a context of `window` tokens: three quarters of it
+    in characters, never more than `default` (the default budget also bounds the
+    cost and latency of each request, so a 1M-token window does not raise it)."""
+    usable = window - window // RESERVED_SHARE
+    return max(1, min(default, usable * CHARS_PER_TOKEN))
+
+
+def _default(name: str) -> Any:
+    return next(f.default for f in fields(Settings) if f.name == name)
+
+
+def user_set(settings: Settings, name: str) -> bool:
+    """True when `name` came from the config file, the environment or a flag (or,
+    for settings built in code without sources, differs from its default)."""
+    source = settings.sources.get(name)
+    if source is not None:
+        return source != "default"
+    return bool(getattr(settings, name) != _default(name))
+
+
+def context_budget(settings: Settings, window: Callable[[], int | None]) -> int:
+    """The character budget the loop trims to: the user's `context_max_chars` when
+    they set it (the window is then not even looked up), else the budget of the
+    window `window()` returns when it is known, else the default."""
+    if user_set(settings, "context_max_chars"):
+        return settings.context_max_chars
+    tokens = window()
+    if tokens is None:
+        return settings.context_max_chars
+    return budget_for_window(tokens, settings.context_max_chars)
+
+
+def props_url(api_base: str) -> str:
+    """llama.cpp serves /props at its root, beside /v1: `http://h:8080/v1` -> `http://h:8080/props`."""
+    root = api_base.rstrip("/")
+    root = root.removesuffix("/v1")
+    return f"{root}/props"
+
+
+def server_window(api_base: str, api_key: str | None = None) -> int | None:
+    """The per-request context a llama.cpp server reports at /props; None for any
+    other answer (404 from other servers, errors, slowness, odd JSON)."""
+    import httpx  # here: only the backends call this, and they have loaded it already
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        response = httpx.get(
+            props_url(api_base), headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
+        )
+        if response.status_code != 200:
+            return None
+        settings = response.json().get("default_generation_settings", {})
+        n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0 else None
+
+
+def map_window(model: str) -> int | None:
+    """`max_input_tokens` of `model` in litellm's model map (`provider/` prefix allowed)."""
+    entry = model_entry(model)
+    tokens = entry.get("max_input_tokens") if entry else None
+    if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
+        return tokens
+    return None
+
+
+def find_window(model: str, api_base: str | None, api_key: str | None) -> int | None:
+    """The server's window when there is a server to ask, else (or when it does not
+    say) the model map's."""
+    window = server_window(api_base, api_key) if api_base else None
+    return window or map_window(model)

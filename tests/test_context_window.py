@@ -1,0 +1,134 @@
+"""The context budget follows the model's window when the server (llama.cpp's /props) or
+litellm's model map reports one, unless the user set `context_max_chars`. Against the
+scripted server; tests/test_real_model.py does the same against llama.cpp itself."""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from chat_helpers import RecordingView, make_chat, registry, settings_for, write_skill
+from openai_server import ScriptedServer, call, reply
+
+from skillchat.config import Settings, load_settings
+from skillchat.engine.backends.select import make_backend
+from skillchat.engine.context_window import budget_for_window, context_budget, props_url
+from skillchat.engine.loop import ELIDED
+from skillchat.skills.registry import Registry
+
+PROPS_4K = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}
+
+
+def props_requests(server: ScriptedServer) -> list:
+    return [r for r in server.requests if r.path == "/props"]
+
+
+def test_a_window_becomes_three_quarters_of_it_in_characters_never_above_the_default() -> None:
+    assert budget_for_window(4096, 300_000) == 3072 * 3
+    assert budget_for_window(1_047_576, 300_000) == 300_000  # gpt-4.1's 1M tokens
+    assert budget_for_window(1, 300_000) == 3  # never 0: the loop needs a positive budget
+
+
+def test_the_users_context_max_chars_wins_and_the_window_is_not_even_asked(tmp_path) -> None:
+    asked: list[bool] = []
+
+    def window() -> int:
+        asked.append(True)
+        return 4096
+
+    config = tmp_path / "config.toml"
+    config.write_text("context_max_chars = 500000\n")
+    assert context_budget(load_settings(config), window) == 500_000
+    assert asked == []
+    assert context_budget(load_settings(), window) == 9216  # the default yields
+    assert context_budget(Settings(context_max_chars=123), window) == 123  # set in code
+    assert context_budget(load_settings(), lambda: None) == 300_000
+
+
+def test_props_sits_beside_v1() -> None:
+    assert props_url("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/props"
+    assert props_url("http://127.0.0.1:8080/v1/") == "http://127.0.0.1:8080/props"
+    assert props_url("http://h:8080") == "http://h:8080/props"
+
+
+def test_the_server_window_is_read_once_from_props(server) -> None:
+    server.props = PROPS_4K
+    backend = make_backend(settings_for(server))
+    assert backend.context_window() == 4096
+    assert backend.context_window() == 4096
+    assert len(props_requests(server)) == 1
+
+
+def test_no_props_and_no_known_model_means_no_window(server) -> None:
+    assert make_backend(settings_for(server)).context_window() is None  # /props is a 404
+
+
+def test_a_known_model_without_a_server_takes_the_model_maps_window(monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    assert make_backend(Settings(model="gpt-4o")).context_window() == 128_000
+    assert make_backend(Settings(model="openai/gpt-4o")).context_window() == 128_000
+    assert make_backend(Settings(model="gpt-no-such-model")).context_window() is None
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-used")
+    litellm_backend = make_backend(Settings(model="anthropic/claude-sonnet-4-5"))
+    assert litellm_backend.name == "litellm"
+    assert litellm_backend.context_window() == 200_000
+
+
+def test_a_server_that_never_answers_props_costs_a_bounded_wait() -> None:
+    with socket.socket() as silent:  # accepts connections (backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        settings = Settings(model="local", api_base=f"http://127.0.0.1:{port}/v1")
+        begun = time.monotonic()
+        assert make_backend(settings).context_window() is None
+        assert time.monotonic() - begun < 10  # PROBE_TIMEOUT is 2 s; generous for CI load
+
+
+@pytest.fixture
+def skills(tmp_path: Path) -> Registry:
+    root = tmp_path / "skills"
+    files = {"references/a.md": "A" * 5_000, "references/b.md": "B" * 5_000}
+    return registry(write_skill(root, "docs", "# Docs\n", files), directories=(root,))
+
+
+def read(path: str) -> dict:
+    return call("read_file_in_skill", {"skill_name": "docs", "file_path": path})
+
+
+def two_reads(server: ScriptedServer) -> None:
+    server.script(
+        reply(calls=[read("references/a.md")]),
+        reply("read a"),
+        reply(calls=[read("references/b.md")]),
+        reply("read b"),
+        reply("done"),
+    )
+
+
+def test_a_small_server_window_trims_a_chat_the_default_budget_would_not(server, skills) -> None:
+    server.props = {"default_generation_settings": {"n_ctx": 4096}}  # ~9,000 characters
+    two_reads(server)
+    view = RecordingView()
+    chat = make_chat(server, skills, view)
+    for text in ("read a", "read b", "and now?"):
+        chat.send(text)
+    last = server.completions[-1].body["messages"]
+    assert next(m["content"] for m in last if m.get("role") == "tool") == ELIDED
+    assert any("context_max_chars (9,216)" in n for n in view.of("notice"))
+    assert len(props_requests(server)) == 1
+
+
+def test_a_budget_the_user_set_is_kept_whatever_the_server_says(server, skills) -> None:
+    server.props = {"default_generation_settings": {"n_ctx": 4096}}
+    two_reads(server)
+    chat = make_chat(server, skills, RecordingView())
+    chat.settings = replace(chat.settings, sources={"context_max_chars": "file"})
+    for text in ("read a", "read b", "and now?"):
+        chat.send(text)
+    last = server.completions[-1].body["messages"]
+    assert ELIDED not in [m["content"] for m in last if m.get("role") == "tool"]
+    assert props_requests(server) == []
