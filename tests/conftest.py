@@ -3,7 +3,8 @@ folders, and with no provider keys or skillchat variables from the real environm
 no test can read the user's real home or config, and subprocesses inherit the same.
 
 Shared fixtures, for the tests that ask for them by name: `server` (the scripted OpenAI
-server), `pty_sessions` (interactive sessions, killed at the end), `home_in_tmp_path`,
+server), `real_model` (llama.cpp with a small real model, one per run: tests/real_model.py),
+`pty_sessions` (interactive sessions, killed at the end), `home_in_tmp_path`,
 and `db` / `store` (a chat database in the test's tmp_path)."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from skillchat.chats.store import ChatStore
 
 if TYPE_CHECKING:
     from pty_session import PtySession
+    from real_model import RealModel
 
 # CI (CI=true) runs each property test on a fixed set of examples, so a verdict does
 # not depend on the draw; local runs keep exploring new inputs. A failure found
@@ -33,6 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 BUNDLED_SKILLS = REPO / "skills"
 REAL_SKILLS = REPO.parent / "shared" / "real-skills"
 
+# The environment the run started with, before any test points HOME into a temp dir:
+# the real model's installer (pip) runs with it.
+_START_ENV = dict(os.environ)
 _SCRUB_PREFIXES = ("SKILLCHAT_", "OPENAI_", "ANTHROPIC_", "LITELLM_", "OLLAMA_", "LLM_")
 
 
@@ -64,6 +69,36 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 def server() -> Iterator[ScriptedServer]:
     with ScriptedServer() as s:
         yield s
+
+
+@pytest.fixture(scope="session")
+def real_model(
+    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RealModel]:
+    """llama.cpp's server with SmolLM2-135M on a free port, started once for the run and
+    stopped at its end. Its install is cached in `$REAL_MODEL_DIR`, else in pytest's
+    cache folder. Under CI (`CI=true`) a server that cannot start fails the tests that
+    need it; elsewhere they are skipped, with the reason."""
+    import real_model as rm
+
+    cache_root = _START_ENV.get("REAL_MODEL_DIR")
+    if cache_root:
+        cache = Path(cache_root)
+    elif getattr(pytestconfig, "cache", None) is not None:
+        cache = pytestconfig.cache.mkdir("real-model")
+    else:  # -p no:cacheprovider: a folder for this run only
+        cache = tmp_path_factory.mktemp("real-model")
+    env = {k: v for k, v in _START_ENV.items() if not k.startswith(_SCRUB_PREFIXES)}
+    try:
+        server = rm.start(cache, env)
+    except rm.Unavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"the real model server did not start: {exc}", pytrace=False)
+        pytest.skip(f"no real model server: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ A move is a plain JSON-able dict (so a script file is a JSON list of them):
     {"error": 429, "message": "...", "code": "...", "retry_after": "1", "delay": 0}
 
 `chunks` is how many pieces the text and each call's arguments are cut into;
+`keepalives=N` sends N SSE comment lines (`:`, as llama.cpp does every 30 s while it
+processes a long prompt), `keepalive_every` seconds apart, before the first event;
 `delay` sleeps before the first byte (timeouts), `chunk_delay` between chunks
 (interrupting a reply); `cut_after=N` sends N SSE events (the first is the role-only
 one) then drops the connection mid-body (`clean_cut` ends the HTTP body properly
@@ -283,6 +285,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
+        for _ in range(int(move.get("keepalives", 0))):  # llama.cpp's, while it reads a prompt
+            if self.server.stopping.wait(float(move.get("keepalive_every", 0))):
+                return
+            self._chunk(b":\n\n")
         for n, event in enumerate(events):
             if cut_after is not None and n >= cut_after:
                 self._cut(clean=bool(move.get("clean_cut")))
