@@ -19,6 +19,7 @@ from skillchat.engine.context_window import budget_for_window, context_budget, p
 from skillchat.engine.loop import ELIDED
 from skillchat.skills.registry import Registry
 
+LONG = [{"role": "user", "content": "x" * 5_000}]
 PROPS_4K = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}
 
 
@@ -41,11 +42,19 @@ def test_the_users_context_max_chars_wins_and_the_window_is_not_even_asked(tmp_p
 
     config = tmp_path / "config.toml"
     config.write_text("context_max_chars = 500000\n")
-    assert context_budget(load_settings(config), window) == 500_000
+    assert context_budget(load_settings(config), window, LONG) == 500_000
     assert asked == []
-    assert context_budget(load_settings(), window) == 9216  # the default yields
-    assert context_budget(Settings(context_max_chars=123), window) == 123  # set in code
-    assert context_budget(load_settings(), lambda: None) == 300_000
+    assert context_budget(load_settings(), window, LONG) == 9216  # the default yields
+    assert context_budget(Settings(context_max_chars=123), window, LONG) == 123  # set in code
+    assert context_budget(load_settings(), lambda: None, LONG) == 300_000
+
+
+def test_a_short_chat_never_looks_the_window_up() -> None:
+    def window() -> int:
+        raise AssertionError("looked up")
+
+    short = [{"role": "user", "content": "x" * 3_000}]
+    assert context_budget(load_settings(), window, short) == 300_000
 
 
 def test_props_sits_beside_v1() -> None:
@@ -120,6 +129,13 @@ def test_a_small_server_window_trims_a_chat_the_default_budget_would_not(server,
     assert next(m["content"] for m in last if m.get("role") == "tool") == ELIDED
     assert any("context_max_chars (9,216)" in n for n in view.of("notice"))
     assert len(props_requests(server)) == 1
+
+
+def test_a_one_shot_question_asks_the_server_nothing_but_the_question(server) -> None:
+    server.props = PROPS_4K
+    server.script(reply("hi"))
+    make_chat(server, Registry(skills={})).send("hello")
+    assert [r.path for r in server.requests] == ["/v1/chat/completions"]
 
 
 def test_a_budget_the_user_set_is_kept_whatever_the_server_says(server, skills) -> None:

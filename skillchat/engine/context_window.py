@@ -20,7 +20,8 @@ The budget counts characters of the JSON messages, as the loop measures them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -37,6 +38,9 @@ CHARS_PER_TOKEN = 3
 # Part of the window left for the system prompt, tool schemas and the reply,
 # which the character budget (messages only) does not count.
 RESERVED_SHARE = 4  # one quarter
+# Characters under which no lookup is made: the budget of a 1,778-token window. A
+# smaller window could not hold skillchat's system prompt and tools anyway.
+LOOKUP_FLOOR = 4_000
 
 
 def budget_for_window(window: int, default: int) -> int:
@@ -60,11 +64,27 @@ def user_set(settings: Settings, name: str) -> bool:
     return bool(getattr(settings, name) != _default(name))
 
 
-def context_budget(settings: Settings, window: Callable[[], int | None]) -> int:
-    """The character budget the loop trims to: the user's `context_max_chars` when
-    they set it (the window is then not even looked up), else the budget of the
-    window `window()` returns when it is known, else the default."""
-    if user_set(settings, "context_max_chars"):
+def _at_most(messages: Sequence[dict[str, Any]], chars: int) -> bool:
+    """True when `messages` take no more than `chars` characters as JSON (stops early)."""
+    size = 0
+    for message in messages:
+        size += len(json.dumps(message, ensure_ascii=False))
+        if size > chars:
+            return False
+    return True
+
+
+def context_budget(
+    settings: Settings, window: Callable[[], int | None], messages: Sequence[dict[str, Any]]
+) -> int:
+    """The character budget the loop trims `messages` to: the user's
+    `context_max_chars` when they set it, else the budget of the window `window()`
+    returns when it is known, else the default.
+
+    The window is not looked up for a chat still under `LOOKUP_FLOOR` characters,
+    which fits any window it could come from: a one-shot `ask` never pays for the
+    lookup (a GET, or parsing litellm's map, ~30 ms) before its first request."""
+    if user_set(settings, "context_max_chars") or _at_most(messages, LOOKUP_FLOOR):
         return settings.context_max_chars
     tokens = window()
     if tokens is None:

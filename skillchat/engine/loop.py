@@ -375,7 +375,7 @@ class Chat:
         what leaves is forgotten by the ledger, so the model gets it afresh if it asks.
         The budget is `context_max_chars`, or follows the model's window when the
         user did not set it (engine/context_window.py)."""
-        budget = context_budget(self.settings, self.backend.context_window)
+        budget = context_budget(self.settings, self.backend.context_window, self.messages)
         stale = over_budget_results(self.messages, budget, ELIDED)
         for message in stale:
             self._elide(message)
