@@ -10,6 +10,7 @@ import pytest
 from helpers import skillchat
 
 from skillchat.config import Settings, load_settings
+from skillchat.engine.context_window import user_set
 from skillchat.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,6 +114,9 @@ def test_config_init_writes_a_loadable_starter_and_refuses_to_overwrite(
     assert doc["skills"]["max_skills"] == 200 and doc["model"] == Settings().model
     assert doc["run"]["allowed_tools"] == "approve"
     assert load_settings().config_path == target
+    # Left unset, so the context budget still follows the model's window.
+    assert "context_max_chars" not in doc
+    assert not user_set(load_settings(), "context_max_chars")
     again = skillchat("config", "init")
     assert again.returncode == 1 and "already exists" in again.stderr
     assert "Traceback" not in again.stderr

@@ -26,14 +26,15 @@ def mask(value: str) -> str:
 
 
 def starter_document() -> dict[str, Any]:
-    """The starter config: every key at its default, in the file's own layout."""
+    """The starter config: every key at its default, in the file's own layout, but
+    `context_max_chars`: set in a file it would win over the model's own context
+    window (engine/context_window.py), so the starter leaves it unset."""
     d = Settings()
     return {
         "model": d.model,
         "backend": d.backend,
         "tools": d.tools,
         "max_tool_rounds": d.max_tool_rounds,
-        "context_max_chars": d.context_max_chars,
         "timeout": d.timeout,
         "max_retries": d.max_retries,
         "skills": {
