@@ -79,6 +79,11 @@ class Settings:
     max_tool_rounds: int = 20
     context_max_chars: int = 300_000
     timeout: float = 60.0
+    # 20 minutes: a reasoning model may think for several minutes before its first
+    # token, and a local model on a CPU at ~5 tokens/s needs ~15 min for 4,000 tokens.
+    reply_timeout: float = 1200.0
+    max_tokens: int | None = None
+    max_tool_calls: int = 16
     max_retries: int = 3
     skills_enabled: bool = True
     skill_dirs: tuple[str, ...] = field(default_factory=lambda: tuple(default_skill_dirs()))
@@ -120,6 +125,9 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     (None, "max_tool_rounds"): ("max_tool_rounds", (int,)),
     (None, "context_max_chars"): ("context_max_chars", (int,)),
     (None, "timeout"): ("timeout", (int, float)),
+    (None, "reply_timeout"): ("reply_timeout", (int, float)),
+    (None, "max_tokens"): ("max_tokens", (int,)),
+    (None, "max_tool_calls"): ("max_tool_calls", (int,)),
     (None, "max_retries"): ("max_retries", (int,)),
     (None, "workspace"): ("workspace", (str,)),
     ("skills", "enabled"): ("skills_enabled", (bool,)),
@@ -229,6 +237,7 @@ def _check(settings: Settings) -> None:
         )
     for name in (
         "max_tool_rounds",
+        "max_tool_calls",
         "context_max_chars",
         "max_skills",
         "max_skill_md_bytes",
@@ -237,8 +246,10 @@ def _check(settings: Settings) -> None:
     ):
         if getattr(settings, name) < 1:
             raise ConfigError(f"{where}: {name} must be at least 1")
-    if settings.max_retries < 0 or settings.timeout <= 0:
-        raise ConfigError(f"{where}: max_retries must be >= 0 and timeout > 0")
+    if settings.max_retries < 0 or settings.timeout <= 0 or settings.reply_timeout <= 0:
+        raise ConfigError(f"{where}: max_retries must be >= 0, timeout and reply_timeout > 0")
+    if settings.max_tokens is not None and settings.max_tokens < 1:
+        raise ConfigError(f"{where}: max_tokens must be at least 1")
 
 
 def load_settings(config: str | Path | None = None, **overrides: Any) -> Settings:

@@ -32,6 +32,18 @@ gets one `chat.completion` object. An empty queue answers 400.
 `server.props = {...}` makes GET /props answer that object, as llama.cpp's server
 does (`{"default_generation_settings": {"n_ctx": 4096}}`); unset, it is a 404.
 
+Hostile and broken servers, as real ones misbehave:
+
+    {"events": [chunk | "raw data line", ...], "done": true}
+        streams exactly these: a dict is sent as a chunk (the usual id/object/model
+        fields added where missing), a string as the raw `data:` payload (not JSON,
+        a truncated object...); then `[DONE]` unless `done` is false.
+    {"endless": "text" | "comments", "chunk_delay": s, "piece": "x"}
+        streams a reply that never ends: content chunks (`piece` each) or SSE
+        `: keep-alive` comments, one per `chunk_delay`, until the client hangs up.
+    {"stall_after": N, ...reply}
+        sends N events of the reply, then goes silent (the connection stays open).
+
 CLI: `python tests/openai_server.py --script moves.json [--loop]` prints the port on
 its first stdout line, then serves until killed; `GET /_requests` returns the log.
 """
@@ -278,6 +290,8 @@ class _Handler(BaseHTTPRequestHandler):
         events.append({**base, "choices": [_choice(_finish_reason(move), delta={})], **extra})
         if include_usage:
             events.append({**base, "choices": [], "usage": _usage(move)})
+        if "events" in move:
+            events = [e if isinstance(e, str) else {**base, **e} for e in move["events"]]
         cut_after = move.get("cut_after")
 
         self.send_response(200)
@@ -289,15 +303,32 @@ class _Handler(BaseHTTPRequestHandler):
             if self.server.stopping.wait(float(move.get("keepalive_every", 0))):
                 return
             self._chunk(b":\n\n")
+        if "endless" in move:
+            self._endless(move, base)
+            return
         for n, event in enumerate(events):
             if cut_after is not None and n >= cut_after:
                 self._cut(clean=bool(move.get("clean_cut")))
                 return
+            if n == move.get("stall_after"):
+                self.server.stopping.wait()
+                return
             if n and self.server.stopping.wait(float(move.get("chunk_delay", 0))):
                 return
-            self._chunk(f"data: {json.dumps(event)}\n\n".encode())
-        self._chunk(b"data: [DONE]\n\n")
+            data = event if isinstance(event, str) else json.dumps(event)
+            self._chunk(f"data: {data}\n\n".encode())
+        if move.get("done", True):
+            self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")
+
+    def _endless(self, move: Move, base: dict[str, Any]) -> None:
+        """A reply that never finishes: content or keep-alive comments, dripping."""
+        piece = move.get("piece", "x")
+        chunk = {**base, "choices": [_choice(delta={"content": piece})]}
+        data = b": keep-alive\n\n" if move["endless"] == "comments" else b""
+        data = data or f"data: {json.dumps(chunk)}\n\n".encode()
+        while not self.server.stopping.wait(float(move.get("chunk_delay", 0))):
+            self._chunk(data)
 
     def _chunk(self, data: bytes) -> None:
         """Write one HTTP/1.1 chunk (an empty one ends the body)."""

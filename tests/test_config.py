@@ -188,3 +188,22 @@ def test_run_allowed_tools_is_one_of_three_modes(tmp_path: Path) -> None:
         load_settings(write(tmp_path / "b.toml", '[run]\nallowed_tools = "yes"\n'))
     with pytest.raises(ConfigError, match=r"b2\.toml:2: 'run\.allowed_tools' must be a string"):
         load_settings(write(tmp_path / "b2.toml", "[run]\nallowed_tools = true\n"))
+
+
+def test_reply_bounds_from_the_file_and_flags(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("reply_timeout = 30\nmax_tokens = 512\nmax_tool_calls = 4\n")
+    settings = load_settings(path)
+    assert (settings.reply_timeout, settings.max_tokens, settings.max_tool_calls) == (30, 512, 4)
+    flagged = load_settings(path, reply_timeout=5.5, max_tokens=64)
+    assert (flagged.reply_timeout, flagged.max_tokens) == (5.5, 64)
+    assert Settings().max_tokens is None  # unset: the server's own limit
+    for bad, message in (
+        ("reply_timeout = 0", "reply_timeout > 0"),
+        ("max_tokens = 0", "max_tokens must be at least 1"),
+        ("max_tool_calls = 0", "max_tool_calls must be at least 1"),
+        ('max_tokens = "many"', "'max_tokens' must be an integer"),
+    ):
+        path.write_text(bad + "\n")
+        with pytest.raises(ConfigError, match=message):
+            load_settings(path)

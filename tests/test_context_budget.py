@@ -3,13 +3,14 @@ and what left is served again when the model asks for it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from chat_helpers import RecordingView, make_chat, registry, sent, tool_messages, write_skill
 from openai_server import call, reply
 
-from skillchat.engine.loop import ELIDED
+from skillchat.engine.context_fit import ELIDED, TOO_MUCH
 from skillchat.skills.registry import Registry
 
 # Under the result cap of an 8,000-character budget (a quarter: 2,000 bytes), so each
@@ -51,15 +52,19 @@ def test_old_results_are_elided_past_the_budget_and_served_again(server, skills)
     assert any("context_max_chars" in n for n in view.of("notice"))
 
 
-def test_current_turn_results_are_never_elided(server, skills) -> None:
-    server.script(reply(calls=[read("references/a.md"), read("references/b.md")]), reply("ok"))
-    chat = make_chat(server, skills, context_max_chars=1_000)
+def test_a_round_that_reads_more_than_the_budget_is_not_sent_whole(server, skills) -> None:
+    """Four files of ~1.9 KB read at once under an 8 KB budget (each under the result
+    cap): the request still fits, a result is replaced by a note telling the model to
+    read less at once."""
+    server.script(reply(calls=[read(f"references/{n}.md") for n in NAMES]), reply("ok"))
+    view = RecordingView()
+    chat = make_chat(server, skills, view, context_max_chars=8_000)
     chat.send("read both")
-    last = sent(server)
+    last = [m for m in sent(server) if m["role"] != "system"]
+    assert sum(len(json.dumps(m, ensure_ascii=False)) for m in last) <= 8_000
     contents = [m["content"] for m in last if m.get("role") == "tool"]
-    # Each cut at the result cap (250 bytes of a 1,000 budget), neither elided.
-    assert [c[:251] for c in contents] == ["A" + BIG[:249] + "\n", "B" + BIG[:249] + "\n"]
-    assert all("offset=250" in c for c in contents)
+    assert contents == [TOO_MUCH, "B" + BIG, "C" + BIG, "D" + BIG]
+    assert any("read more in one round" in n for n in view.of("notice"))
 
 
 def test_under_the_budget_nothing_changes(server, skills) -> None:

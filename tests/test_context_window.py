@@ -127,7 +127,7 @@ def test_a_small_server_window_trims_a_chat_the_default_budget_would_not(server,
         chat.send(text)
     last = server.completions[-1].body["messages"]
     assert next(m["content"] for m in last if m.get("role") == "tool") == ELIDED
-    assert any("context_max_chars (9,216)" in n for n in view.of("notice"))
+    assert any("context budget (9,216 characters)" in n for n in view.of("notice"))
     assert len(props_requests(server)) == 1
 
 

@@ -307,4 +307,8 @@ def test_a_reply_cut_at_the_output_limit_is_flagged(server, skills) -> None:
     server.script(reply("half an answ", finish_reason="length"))
     view = RecordingView()
     assert make_chat(server, skills, view).send("x").answer == "half an answ"
-    assert view.of("notice") == ["the reply was cut at the model's output limit (max tokens)"]
+    assert view.of("notice") == [
+        "the reply was cut after 5 tokens by the server's output limit or context window "
+        "(no max_tokens was sent)"
+    ]
+    assert "max_tokens" not in server.completions[-1].body

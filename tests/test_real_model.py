@@ -211,7 +211,7 @@ def test_a_long_chat_is_trimmed_to_the_servers_window_before_it_is_refused(
     chat = Chat(settings_for(real_model), no_skills, make_backend(settings_for(real_model)), view)
     chat.restore(history(results=2, size=10_000), activated=[])
     assert send_until_stopped(chat, SHORT_REPLY, real_model)
-    assert any("context_max_chars (9,216)" in notice for notice in view.notices)
+    assert any("context budget (9,216 characters)" in notice for notice in view.notices)
 
     settings = settings_for(real_model, context_max_chars=1_000_000)
     chat = Chat(settings, no_skills, make_backend(settings), StopAfter(chars=1))

@@ -210,3 +210,27 @@ def test_a_database_that_cannot_be_opened_stops_ask_before_any_request(server, s
     assert len(lines) == 1 and "chat database is unreadable" in lines[0]
     assert "move it aside" in lines[0]
     assert not server.completions  # nothing was asked, so nothing was lost
+
+
+def test_a_trailing_open_tool_call_is_answered_when_the_chat_resumes(server, skills) -> None:
+    """A crash while tools ran leaves the assistant's calls with no results as the last
+    message; providers reject a call without its result, so resuming answers each."""
+    calls = [
+        {
+            "id": f"open{n}",
+            "type": "function",
+            "function": {"name": "list_skills", "arguments": "{}"},
+        }
+        for n in range(2)
+    ]
+    with ChatStore.open(database()) as store:
+        chat = store.create_chat("openai/test-model")
+        store.append_message(chat.id, {"role": "user", "content": "list them"})
+        store.append_message(chat.id, {"role": "assistant", "content": None, "tool_calls": calls})
+    server.script(reply("resumed"))
+    resumed = ask(server, skills, "--chat", chat.id, "go on")
+    assert resumed.returncode == 0, resumed.stderr
+    messages = sent(server)[1:]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "user"]
+    assert [m["tool_call_id"] for m in messages[2:4]] == ["open0", "open1"]
+    assert all(m["content"] == NO_RESULT for m in messages[2:4])

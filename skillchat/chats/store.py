@@ -259,14 +259,24 @@ class ChatStore:
     def _answered_call(
         self, conn: sqlite3.Connection, chat_id: str, call_id: str
     ) -> tuple[str, str]:
-        """(tool name, arguments) of the pending call a tool message answers."""
-        last = conn.execute(
-            "SELECT seq, role, tool_calls FROM messages WHERE chat_id = ? AND role != 'tool'"
-            " ORDER BY seq DESC LIMIT 1",
+        """(tool name, arguments) of the pending call a tool message answers.
+
+        The call is looked for in the latest assistant messages, not only the last
+        one: two sessions continuing one chat interleave their messages, and the
+        other session's may land between a call and its results (`ready_to_send`
+        mends that order when the chat is loaded).
+        """
+        rows = conn.execute(
+            "SELECT seq, tool_calls FROM messages WHERE chat_id = ? AND role = 'assistant'"
+            " AND tool_calls IS NOT NULL ORDER BY seq DESC LIMIT 20",
             (chat_id,),
-        ).fetchone()
-        calls = json.loads(last["tool_calls"] or "[]") if last else []
-        call = next((c for c in calls if c["id"] == call_id), None)
+        ).fetchall()
+        last, call = None, None
+        for row in rows:
+            call = next((c for c in json.loads(row["tool_calls"]) if c["id"] == call_id), None)
+            if call is not None:
+                last = row
+                break
         answered = (
             last
             and conn.execute(

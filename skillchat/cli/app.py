@@ -23,8 +23,10 @@ from skillchat.cli.common import (
     ChatIdOpt,
     ConfigOpt,
     ContinueOpt,
+    MaxTokensOpt,
     ModelOpt,
     NoToolsOpt,
+    ReplyTimeoutOpt,
     SkillsDirOpt,
     WorkspaceOpt,
 )
@@ -61,6 +63,8 @@ def root(
     chat_id: ChatIdOpt = None,
     skills_dir: SkillsDirOpt = None,
     workspace: WorkspaceOpt = None,
+    reply_timeout: ReplyTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
     config: ConfigOpt = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
@@ -79,6 +83,8 @@ def root(
         chat_id,
         skills_dir,
         workspace,
+        reply_timeout,
+        max_tokens,
     )
     if ctx.invoked_subcommand is None:
         chat_cmd.chat(
@@ -91,6 +97,7 @@ def root(
             chat_id=chat_id,
             skills_dir=skills_dir,
             workspace=workspace,
+            limits={"reply_timeout": reply_timeout, "max_tokens": max_tokens},
             config=config,
             debug=debug,
         )

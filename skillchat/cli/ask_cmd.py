@@ -20,8 +20,10 @@ from skillchat.cli.common import (
     ConfigOpt,
     ContinueOpt,
     JsonOpt,
+    MaxTokensOpt,
     ModelOpt,
     NoToolsOpt,
+    ReplyTimeoutOpt,
     SkillsDirOpt,
     WorkspaceOpt,
     open_session,
@@ -124,6 +126,8 @@ def ask(
     skills_dir: SkillsDirOpt = None,
     workspace: WorkspaceOpt = None,
     attach: AttachOpt = None,
+    reply_timeout: ReplyTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -142,6 +146,8 @@ def ask(
         no_tools=no_tools,
         skills_dir=skills_dir,
         workspace=workspace,
+        reply_timeout=reply_timeout,
+        max_tokens=max_tokens,
     )
     if attach and folder is None:
         raise UsageError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -28,6 +29,7 @@ def chat(
     chat_id: str | None,
     skills_dir: list[Path] | None,
     workspace: Path | None,
+    limits: dict[str, Any],
     config: Path | None,
     debug: bool,
 ) -> None:
@@ -46,6 +48,7 @@ def chat(
         no_tools=no_tools,
         skills_dir=skills_dir,
         workspace=workspace,
+        **limits,
     )
     from skillchat.session import chosen_transcript, load_registry, open_store
     from skillchat.ui.console import warn

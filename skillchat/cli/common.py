@@ -57,6 +57,21 @@ ChatIdOpt = Annotated[
     str | None,
     typer.Option("--chat", help="Continue the saved chat with this id (or a unique prefix)."),
 ]
+ReplyTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--reply-timeout",
+        metavar="SECONDS",
+        min=0.001,
+        help="Longest one reply may take, however steadily it streams (default 1200).",
+    ),
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens", metavar="N", min=1, help="Most tokens a reply may have (sent to the model)."
+    ),
+]
 WorkspaceOpt = Annotated[
     Path | None,
     typer.Option(
@@ -98,6 +113,8 @@ def open_session(
     no_tools: bool,
     skills_dir: list[Path] | None,
     workspace: Path | None,
+    reply_timeout: float | None = None,
+    max_tokens: int | None = None,
 ) -> tuple[Settings, Workspace | None]:
     """Settings and the open workspace (None when off) for a chat, the REPL or `ask`,
     from the session options they share. A bad workspace stops the command here,
@@ -113,5 +130,7 @@ def open_session(
         tools=False if no_tools else None,
         skill_dirs=skill_dirs_override(skills_dir),
         workspace=str(workspace) if workspace else None,
+        reply_timeout=reply_timeout,
+        max_tokens=max_tokens,
     )
     return settings, workspace_from_settings(settings)

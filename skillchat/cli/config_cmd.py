@@ -36,6 +36,8 @@ def starter_document() -> dict[str, Any]:
         "tools": d.tools,
         "max_tool_rounds": d.max_tool_rounds,
         "timeout": d.timeout,
+        "reply_timeout": d.reply_timeout,
+        "max_tool_calls": d.max_tool_calls,
         "max_retries": d.max_retries,
         "skills": {
             "enabled": d.skills_enabled,

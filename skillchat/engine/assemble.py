@@ -20,7 +20,7 @@ what arrived; `assemble` is the whole loop for callers that are not.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from skillchat.engine.events import Delta, Reply, ToolCall, ToolCallFragment, Usage
 
@@ -30,7 +30,9 @@ class _Partial:
     id: str | None
     index: int | None
     name: str = ""
-    arguments: str = ""
+    # Pieces, joined once in `reply()`: `+=` on a growing string made 5 MB of
+    # arguments in 100-byte fragments quadratic.
+    pieces: list[str] = field(default_factory=list)
 
 
 class Assembler:
@@ -41,6 +43,7 @@ class Assembler:
         self._calls: list[_Partial] = []
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
+        self.size = 0  # characters of text and arguments so far (the reply size limit)
 
     def add(self, delta: Delta) -> str | None:
         """Take one delta; return its text (for display) if it has any."""
@@ -52,6 +55,7 @@ class Assembler:
             self._usage = delta.usage
         if delta.text:
             self._text.append(delta.text)
+            self.size += len(delta.text)
             return delta.text
         return None
 
@@ -64,7 +68,8 @@ class Assembler:
         if fragment.name and not call.name:
             call.name = fragment.name
         if fragment.arguments:
-            call.arguments += fragment.arguments
+            call.pieces.append(fragment.arguments)
+            self.size += len(fragment.arguments)
 
     def _find(self, fragment: ToolCallFragment) -> _Partial | None:
         if fragment.id is not None:
@@ -76,14 +81,12 @@ class Assembler:
     def reply(self) -> Reply:
         """The reply so far. Missing ids get `call_<n>`; empty arguments become `{}`
         (a call of a tool without parameters, which some models send as "")."""
-        calls = [
-            ToolCall(
-                id=c.id or f"call_{n}",
-                name=c.name,
-                arguments=c.arguments if c.arguments.strip() else "{}",
+        calls: list[ToolCall] = []
+        for n, c in enumerate(self._calls):
+            arguments = "".join(c.pieces)
+            calls.append(
+                ToolCall(c.id or f"call_{n}", c.name, arguments if arguments.strip() else "{}")
             )
-            for n, c in enumerate(self._calls)
-        ]
         return Reply(
             text="".join(self._text),
             tool_calls=calls,

@@ -10,9 +10,15 @@
    SKILL.md body in the system prompt for this message only. Workspace files the
    user attached (`@path`, `attach`) go in with the message (engine/attachments.py).
 2. Stream a reply from the backend (retried while nothing of it was shown); its text
-   goes to the view as it arrives, its tool calls are assembled from deltas.
-3. No tool calls: that is the answer. Otherwise run every call (parallel ones in
-   order), send the results back and go to 2, at most `max_tool_rounds` times.
+   goes to the view as it arrives, its tool calls are assembled from deltas. The
+   request carries what fits in `context_max_chars` (old tool results elided, then
+   the oldest turns left out); the reply is bounded in time (`reply_timeout`, in the
+   backend), silence (`timeout`) and size (MAX_REPLY_CHARS), and a failure mid-reply
+   keeps the text shown, marked.
+3. No tool calls: that is the answer. A reply cut at its output limit runs none of
+   its calls. Otherwise run every call (parallel ones in order, at most
+   `max_tool_calls`: the rest are answered with an error), send the results back and
+   go to 2, at most `max_tool_rounds` times.
 
 The `View` decides what the user sees (terminal, pipe, JSON); the loop only reports.
 Every message, once complete, is added with `_keep`, which hands it to the `Recorder`
@@ -23,21 +29,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from skillchat.config import Settings
 from skillchat.engine.assemble import Assembler
 from skillchat.engine.attachments import Attachments, inline
 from skillchat.engine.backends.base import Backend
+from skillchat.engine.context_fit import ContextFit
 from skillchat.engine.context_window import context_budget
 from skillchat.engine.events import Reply, ToolCall, Usage
 from skillchat.engine.invocation import Invocation, parse_invocation
 from skillchat.engine.messages import (
     add_usage,
     assistant_message,
+    clean_arguments,
+    clean_text,
+    clean_value,
     new_call_id,
-    over_budget_results,
+    too_deep,
 )
 from skillchat.engine.retry import stream_with_retries
 from skillchat.errors import FileAccessError, ProviderError, SkillchatError, UsageError
@@ -53,7 +63,10 @@ from skillchat.workspace.files import Workspace
 
 TextEnd = Literal["answer", "narration", "interrupted", "failed"]
 INTERRUPTED_MARK = "[interrupted]"
-ELIDED = "[elided to save context: call the tool again if you need this]"
+CUT_MARK = "[cut off]"
+# Characters of text and arguments one reply may carry: above any model's output
+# limit (128k tokens is ~500k characters), far below what would exhaust memory.
+MAX_REPLY_CHARS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -123,6 +136,11 @@ class Recorder(Protocol):
         just recorded."""
 
 
+def _cleaned(result: ToolResult) -> ToolResult:
+    """`result` with lone surrogates (a name the model sent, echoed) made printable."""
+    return replace(result, content=clean_text(result.content), preview=clean_text(result.preview))
+
+
 class ToolRoundLimit(SkillchatError):
     """The model kept calling tools past `max_tool_rounds` (exit 1)."""
 
@@ -148,6 +166,7 @@ class Chat:
         self.messages: list[dict[str, Any]] = []
         self.context = ToolContext(settings, registry, workspace)
         self.toolbox = Toolbox(self.context)
+        self.window = ContextFit(self.context.ledger, lambda message: self.view.notice(message))
         self.attachments = (
             Attachments(self.context, self.view.notice) if workspace is not None else None
         )
@@ -210,12 +229,13 @@ class Chat:
         tools = self.schemas if self.tools_enabled else None
         limit = self.settings.max_tool_rounds
         for round_no in range(limit + 1):
-            self._fit_context()
+            self.window.fit(system, self.messages, self._budget())
             reply = self._request(system, tools)
             result.requests += 1
             result.usage = add_usage(result.usage, reply.usage)
             if reply.finish_reason == "length":
-                self.view.notice("the reply was cut at the model's output limit (max tokens)")
+                self.view.notice(self._cut_notice(reply))
+                reply.tool_calls = []  # possibly cut mid-JSON: never run as if complete
             if not reply.tool_calls:
                 self._keep(assistant_message(reply.text, []), usage=reply.usage)
                 result.answer = reply.text
@@ -230,10 +250,30 @@ class Chat:
             result.tool_calls += self._run_tools(reply)
         raise AssertionError("unreachable: the loop returns or raises")
 
+    def _cut_notice(self, reply: Reply) -> str:
+        """What cut a reply at `finish_reason: "length"`, as far as skillchat can tell:
+        its own max_tokens when the reply used them all, else the server's limit."""
+        dropped = len(reply.tool_calls)
+        calls = f"; its {dropped} tool call(s) were not run" if dropped else ""
+        limit = self.settings.max_tokens
+        used = reply.usage.completion_tokens if reply.usage else None
+        if limit is not None and (used is None or used >= limit):
+            return f"the reply was cut at max_tokens ({limit:,}){calls}: raise --max-tokens"
+        why = f"after {used:,} tokens " if used else ""
+        mine = f"under max_tokens ({limit:,})" if limit else "no max_tokens was sent"
+        return (
+            f"the reply was cut {why}by the server's output limit or context window ({mine}){calls}"
+        )
+
+    def _budget(self) -> int:
+        """The request's character budget: `context_max_chars`, or the model's window
+        when the user did not set it (engine/context_window.py)."""
+        return context_budget(self.settings, self.backend.context_window, self.messages)
+
     def _request(self, system: str | None, tools: list[dict[str, Any]] | None) -> Reply:
-        """Stream one reply into the view; on Ctrl-C keep the text shown, marked."""
-        messages = [{"role": "system", "content": system}] if system else []
-        messages += self.messages
+        """Stream one reply into the view. On Ctrl-C or a failure mid-reply (deadline,
+        idle timeout, size limit, a cut stream) the text shown is kept, marked."""
+        messages = self.window.outgoing(system, self.messages, self._budget())
         assembler = Assembler()
         how: TextEnd = "failed"
         try:
@@ -246,23 +286,30 @@ class Chat:
                 piece = assembler.add(delta)
                 if piece:
                     self.view.text(piece)
+                if assembler.size > MAX_REPLY_CHARS:
+                    deltas.close()
+                    raise ProviderError(
+                        f"the reply passed {MAX_REPLY_CHARS:,} characters: stopped, "
+                        "keeping what arrived"
+                    )
             reply = assembler.reply()
             how = "narration" if reply.tool_calls else "answer"
             return reply
         except KeyboardInterrupt:
             how = "interrupted"
-            shown = assembler.reply().text
-            if shown:
-                message = assistant_message(f"{shown}\n\n{INTERRUPTED_MARK}", [])
-                self._keep(message, interrupted=True)
             raise
         finally:
+            if how in ("failed", "interrupted") and (shown := assembler.reply().text):
+                mark = INTERRUPTED_MARK if how == "interrupted" else CUT_MARK
+                message = assistant_message(f"{shown}\n\n{mark}", [])
+                self._keep(message, interrupted=True)
             self.view.end_text(how)
 
     def _keep(
         self, message: dict[str, Any], *, interrupted: bool = False, usage: Usage | None = None
     ) -> None:
         """Add a complete message to the transcript, and to the recorder."""
+        message = clean_value(message)
         self.messages.append(message)
         if self.recorder is not None:
             self.recorder.message(message, interrupted=interrupted, usage=usage)
@@ -278,11 +325,34 @@ class Chat:
         believes is in context) as it was, so the chat stays valid.
         """
         records: list[ToolRecord] = []
+        reply.tool_calls = [
+            replace(c, arguments=clean_arguments(c.arguments)) for c in reply.tool_calls
+        ]
+        limit = self.settings.max_tool_calls
+        if len(reply.tool_calls) > limit:
+            self.view.notice(
+                f"the model made {len(reply.tool_calls)} tool calls in one reply: the first "
+                f"{limit} ran, the rest were answered with an error (max_tool_calls)"
+            )
         try:
-            for call in reply.tool_calls:
-                result = self.toolbox.run(call.name, call.arguments)
+            for n, call in enumerate(reply.tool_calls):
+                arguments = call.arguments
+                if n >= limit:
+                    result = self._refused(
+                        call.name,
+                        "TOO_MANY_CALLS",
+                        f"not run: at most {limit} tool calls per reply; make this call "
+                        "again in a later round",
+                    )
+                elif too_deep(arguments):
+                    arguments = "(arguments nested too deeply)"
+                    result = self._refused(
+                        call.name, "INVALID_ARGUMENT", "arguments are nested too deeply"
+                    )
+                else:
+                    result = _cleaned(self.toolbox.run(call.name, arguments))
                 self._took(call.id, result)
-                records.append(ToolRecord(call.name, call.arguments, result))
+                records.append(ToolRecord(call.name, arguments, result))
         except BaseException:
             for call in reply.tool_calls:
                 self.ledger.forget(call.id)
@@ -292,6 +362,15 @@ class Chat:
             self._keep({"role": "tool", "tool_call_id": call.id, "content": record.result.content})
             self.view.tool(record)
         return records
+
+    def _refused(self, name: str, code: str, message: str) -> ToolResult:
+        """The error result of a call skillchat would not run, in that tool's own shape
+        (an unknown tool's the same way: it is answered as unknown when it runs)."""
+        tool = self.toolbox.get(name)
+        if tool is None:
+            content = json.dumps({"error": message, "error_code": code})
+            return ToolResult(content, is_error=True, error_code=code, preview=message)
+        return tool.error(code, message)
 
     def _took(self, call_id: str, result: ToolResult) -> None:
         """Note what a result put into context and which skill it activated."""
@@ -362,25 +441,6 @@ class Chat:
         if asked for. False when there is no such result."""
         for message in self.messages:
             if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
-                self._elide(message)
+                self.window.elide(message)
                 return True
         return False
-
-    def _elide(self, message: dict[str, Any]) -> None:
-        message["content"] = ELIDED
-        self.ledger.forget(message["tool_call_id"])
-
-    def _fit_context(self) -> None:
-        """Keep the transcript under the context budget (see `over_budget_results`):
-        what leaves is forgotten by the ledger, so the model gets it afresh if it asks.
-        The budget is `context_max_chars`, or follows the model's window when the
-        user did not set it (engine/context_window.py)."""
-        budget = context_budget(self.settings, self.backend.context_window, self.messages)
-        stale = over_budget_results(self.messages, budget, ELIDED)
-        for message in stale:
-            self._elide(message)
-        if stale:
-            self.view.notice(
-                f"the chat passed context_max_chars ({budget:,}): {len(stale)} earlier tool "
-                "result(s) taken out of the context; the model can fetch them again"
-            )

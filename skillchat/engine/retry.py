@@ -4,7 +4,9 @@ A retry after text reached the screen would show the user a reply twice (or two
 different replies spliced together), so once a delta has been yielded any failure
 propagates unchanged. Before that, retryable `ProviderError`s (429, 5xx,
 connection, timeout, a stream cut before its first delta) are retried with
-exponential backoff and jitter, honouring the provider's Retry-After.
+exponential backoff and jitter, honouring the provider's Retry-After: at most
+MAX_DELAY for one wait and MAX_TOTAL_WAIT for all of them, so a Retry-After of a
+day ends the command with a message instead of hanging it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from skillchat.errors import ProviderError
 
 BASE_DELAY = 0.5
 MAX_DELAY = 60.0
+# All the waiting one request may do across its retries. A provider asking for more
+# (a Retry-After of an hour, a day) is not waited for: the user is told at once.
+MAX_TOTAL_WAIT = 120.0
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -74,6 +79,7 @@ def stream_with_retries(
     appended, so the one-line message says that skillchat already tried.
     """
     attempt = 0
+    waited = 0.0
     while True:
         shown = False
         try:
@@ -93,8 +99,21 @@ def stream_with_retries(
                     retryable=True,
                     retry_after=err.retry_after,
                 ) from err
+            if err.retry_after is not None and err.retry_after > MAX_DELAY:
+                raise ProviderError(
+                    f"{err}; it asks to wait {err.retry_after:,.0f}s (Retry-After), more than "
+                    f"skillchat waits ({MAX_DELAY:g}s): try again later",
+                    retry_after=err.retry_after,
+                ) from err
+            delay = backoff_delay(attempt + 1, err.retry_after)
+            if waited + delay > MAX_TOTAL_WAIT:
+                raise ProviderError(
+                    f"{err}; gave up after {attempt} retries and {waited:.0f}s of waiting",
+                    retryable=True,
+                    retry_after=err.retry_after,
+                ) from err
             attempt += 1
-            delay = backoff_delay(attempt, err.retry_after)
+            waited += delay
             if on_retry is not None:
                 on_retry(attempt, delay, err)
             sleep(delay)

@@ -8,10 +8,12 @@ The loop retries only while nothing of the reply has been shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from skillchat.engine.events import Delta
+from skillchat.errors import ProviderError
 
 
 class Backend(Protocol):
@@ -28,3 +30,52 @@ class Backend(Protocol):
         says (engine/context_window.py); None when unknown. Looked up once, on first
         call, bounded in time: the loop asks when it first needs a budget."""
         ...
+
+
+class ReplyDeadline:
+    """The overall deadline of one reply (`reply_timeout`), however steadily it drips.
+
+    The read timeout of the HTTP client ends a silent stream, but a server that sends
+    a byte (a keep-alive comment, a token) every few seconds would never trip it. A
+    timer thread closes the response when the time is up; the read in progress then
+    fails, and `error()` turns that failure into the deadline's own message.
+
+        deadline = ReplyDeadline(seconds)
+        response = ...; deadline.arm(response.close)
+        try: ... read ...
+        except SomeError: if deadline.expired: raise deadline.error()
+        finally: deadline.cancel()
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._close: Callable[[], None] | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def arm(self, close: Callable[[], None]) -> None:
+        """What to call when time is up (at once if it already is)."""
+        with self._lock:
+            self._close = close
+            late = self.expired
+        if late:
+            close()
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.expired = True
+            close = self._close
+        if close is not None:
+            close()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def error(self) -> ProviderError:
+        return ProviderError(
+            f"the reply took longer than reply_timeout ({self.seconds:g}s): stopped, "
+            "keeping what arrived (raise it with --reply-timeout)"
+        )

@@ -25,12 +25,15 @@ import litellm  # after the environment set-up above
 from litellm.exceptions import MidStreamFallbackError
 
 from skillchat.config import Settings
+from skillchat.engine.backends.base import ReplyDeadline
 from skillchat.engine.backends.openai_backend import (
     NO_KEY,
     PLACEHOLDER_KEY,
+    MalformedChunk,
     chunk_to_delta,
     describe_base,
     is_empty,
+    malformed,
     provider_error,
 )
 from skillchat.engine.context_window import find_window
@@ -87,6 +90,8 @@ class LiteLLMBackend:
         self.model = settings.model
         self._api_base = settings.api_base or None
         self._timeout = settings.timeout
+        self._reply_timeout = settings.reply_timeout
+        self._max_tokens = settings.max_tokens
         provider = _provider(settings.model, self._api_base)
         if provider is None:
             raise ProviderError(
@@ -141,6 +146,17 @@ class LiteLLMBackend:
             extra["api_base"] = self._api_base
         if self._api_key:
             extra["api_key"] = self._api_key
+        if self._max_tokens is not None:
+            extra["max_tokens"] = self._max_tokens  # litellm maps it for each provider
+        deadline = ReplyDeadline(self._reply_timeout)
+        try:
+            yield from self._stream(messages, extra, deadline)
+        finally:
+            deadline.cancel()
+
+    def _stream(
+        self, messages: list[dict[str, Any]], extra: dict[str, Any], deadline: ReplyDeadline
+    ) -> Iterator[Delta]:
         try:
             chunks = litellm.completion(
                 model=self.model,
@@ -154,6 +170,7 @@ class LiteLLMBackend:
             )
         except Exception as exc:
             raise self._error(exc, mid_stream=False) from exc
+        deadline.arm(lambda: _close(chunks))
         try:
             for chunk in chunks:
                 delta = chunk_to_delta(chunk)
@@ -169,7 +186,11 @@ class LiteLLMBackend:
                     yield delta
         except ProviderError:
             raise
+        except MalformedChunk as exc:
+            raise malformed(exc, self.where) from exc
         except Exception as exc:
+            if deadline.expired:
+                raise deadline.error() from exc
             raise self._error(exc, mid_stream=True) from exc
         finally:
             _close(chunks)

@@ -11,6 +11,7 @@ engine/retry.py, where it knows whether any of the reply was already shown.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -23,8 +24,10 @@ import openai
 from openai.types.chat import ChatCompletionChunk
 
 from skillchat.config import Settings
+from skillchat.engine.backends.base import ReplyDeadline
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, ToolCallFragment, Usage
+from skillchat.engine.messages import clean_text
 from skillchat.engine.pricing import price
 from skillchat.engine.retry import parse_retry_after
 from skillchat.errors import ProviderError
@@ -49,33 +52,71 @@ def describe_base(url: str) -> str:
     return url
 
 
+class MalformedChunk(ValueError):
+    """A chunk that parsed as JSON but is not shaped like a chat.completion.chunk."""
+
+
+def _text(value: Any, field: str) -> str | None:
+    """A text field of a chunk: None, or a string with lone surrogates replaced."""
+    if value is None or isinstance(value, str):
+        return clean_text(value) if value else None
+    raise MalformedChunk(f"'{field}' is {type(value).__name__}, not text")
+
+
+def _arguments(value: Any) -> str | None:
+    """A call's arguments as JSON text. Servers that send an object (or 5, or a list)
+    get it re-encoded, so the tool answers with an error the model can read."""
+    if value is None or isinstance(value, str):
+        return clean_text(value) if value else None
+    return clean_text(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _fragment(tc: Any) -> ToolCallFragment:
+    function = getattr(tc, "function", None)
+    index = getattr(tc, "index", None)
+    call_id = getattr(tc, "id", None)
+    name = getattr(function, "name", None)
+    return ToolCallFragment(
+        index=index if isinstance(index, int) and not isinstance(index, bool) else None,
+        id=clean_text(str(call_id)) if call_id not in (None, "") else None,
+        name=clean_text(str(name)) if name not in (None, "") else None,
+        arguments=_arguments(getattr(function, "arguments", None)),
+    )
+
+
 def chunk_to_delta(chunk: Any) -> Delta:
-    """Reduce one chat.completion.chunk (SDK or litellm object) to a Delta."""
+    """Reduce one chat.completion.chunk (SDK or litellm object) to a Delta.
+
+    The SDKs build chunks without validating them, so every field is checked here:
+    a wrong type raises MalformedChunk (one provider error, never a TypeError deep in
+    the loop), and text is cleaned of lone surrogates before anything keeps it.
+    """
     text, fragments, finish = None, (), None
-    if chunk.choices:
-        choice = chunk.choices[0]
-        delta = choice.delta
+    choices = getattr(chunk, "choices", None)
+    if choices is not None and not isinstance(choices, list | tuple):
+        raise MalformedChunk(f"'choices' is {type(choices).__name__}, not a list")
+    if choices:
+        choice = choices[0]
+        delta = getattr(choice, "delta", None)
         if delta is not None:
-            text = delta.content or None
-            fragments = tuple(
-                ToolCallFragment(
-                    index=tc.index,
-                    id=tc.id or None,
-                    name=(tc.function.name or None) if tc.function else None,
-                    arguments=(tc.function.arguments or None) if tc.function else None,
-                )
-                for tc in delta.tool_calls or ()
-            )
-        finish = choice.finish_reason
+            text = _text(getattr(delta, "content", None), "content")
+            calls = getattr(delta, "tool_calls", None) or ()
+            if not isinstance(calls, list | tuple):
+                raise MalformedChunk(f"'tool_calls' is {type(calls).__name__}, not a list")
+            fragments = tuple(_fragment(tc) for tc in calls)
+        finish = _text(getattr(choice, "finish_reason", None), "finish_reason")
     usage = None
-    if getattr(chunk, "usage", None) is not None:
-        u = chunk.usage
+    if (u := getattr(chunk, "usage", None)) is not None:
         usage = Usage(
-            prompt_tokens=u.prompt_tokens or 0,
-            completion_tokens=u.completion_tokens or 0,
-            total_tokens=u.total_tokens or 0,
+            prompt_tokens=_count(getattr(u, "prompt_tokens", 0)),
+            completion_tokens=_count(getattr(u, "completion_tokens", 0)),
+            total_tokens=_count(getattr(u, "total_tokens", 0)),
         )
     return Delta(text=text, tool_calls=fragments, finish_reason=finish, usage=usage)
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def is_empty(delta: Delta) -> bool:
@@ -188,6 +229,13 @@ def provider_error(
     return ProviderError(f"the request was rejected ({status}) by {where}: {detail}")
 
 
+def malformed(exc: ValueError, where: str) -> ProviderError:
+    """The one-line error for a reply the server garbled (not retried: it would be
+    shown twice if any of it was)."""
+    what = f"a chunk that is not JSON ({exc.msg})" if isinstance(exc, json.JSONDecodeError) else exc
+    return ProviderError(f"a malformed reply from {where}: {_clean(str(what), ())}")
+
+
 class OpenAIBackend:
     """Streams chat completions through `openai.OpenAI`."""
 
@@ -201,6 +249,13 @@ class OpenAIBackend:
         self.model = settings.model.removeprefix("openai/")
         self._user_model = settings.model
         self._timeout = settings.timeout
+        self._reply_timeout = settings.reply_timeout
+        # OpenAI's own API takes max_completion_tokens (its reasoning models refuse
+        # max_tokens); other OpenAI-compatible servers know max_tokens.
+        self._max_tokens: dict[str, int] = {}
+        if settings.max_tokens is not None:
+            key = "max_tokens" if settings.api_base else "max_completion_tokens"
+            self._max_tokens = {key: settings.max_tokens}
         self.where = describe_base(settings.api_base or OPENAI_URL)
         # Prices are OpenAI's: a local server reusing a model name costs nothing known.
         self._priced = not settings.api_base
@@ -245,9 +300,17 @@ class OpenAIBackend:
             "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
+            **self._max_tokens,
         }
         if tools:
             body["tools"] = tools
+        deadline = ReplyDeadline(self._reply_timeout)
+        try:
+            yield from self._stream(body, deadline)
+        finally:
+            deadline.cancel()
+
+    def _stream(self, body: dict[str, Any], deadline: ReplyDeadline) -> Iterator[Delta]:
         try:
             # The client's documented generic `post`, not `chat.completions.create`:
             # the same request and stream types, without importing `openai.resources`
@@ -262,6 +325,7 @@ class OpenAIBackend:
             )
         except openai.OpenAIError as exc:
             raise self._error(exc, mid_stream=False) from exc
+        deadline.arm(chunks.close)
         finished = False
         try:
             for chunk in chunks:
@@ -272,7 +336,11 @@ class OpenAIBackend:
                     delta = replace(delta, usage=usage)
                 if not is_empty(delta):
                     yield delta
-        except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:  # ValueError: bad JSON
+        except ValueError as exc:  # a chunk that is not JSON, or not a chunk
+            raise malformed(exc, self.where) from exc
+        except (openai.OpenAIError, httpx.HTTPError) as exc:
+            if deadline.expired:
+                raise deadline.error() from exc
             if finished:
                 return  # only the trailing usage chunk was lost
             raise self._error(exc, mid_stream=True) from exc
