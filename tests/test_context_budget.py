@@ -49,7 +49,7 @@ def test_old_results_are_elided_past_the_budget_and_served_again(server, skills)
     assert a_results[0]["content"] == ELIDED
     # a was elided, so reading it again is served in full, not ALREADY_IN_CONTEXT.
     assert tool_messages(server)[-1]["content"] == "A" + BIG
-    assert any("context_max_chars" in n for n in view.of("notice"))
+    assert any("context budget" in n for n in view.of("notice"))
 
 
 def test_a_round_that_reads_more_than_the_budget_is_not_sent_whole(server, skills) -> None:
@@ -74,4 +74,4 @@ def test_under_the_budget_nothing_changes(server, skills) -> None:
     chat.send("read a")
     chat.send("and?")
     assert [m["content"] for m in sent(server) if m.get("role") == "tool"] == ["A" + BIG]
-    assert not any("context_max_chars" in n for n in view.of("notice"))
+    assert not any("context budget" in n for n in view.of("notice"))

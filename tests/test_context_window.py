@@ -15,8 +15,8 @@ from openai_server import ScriptedServer, call, reply
 
 from skillchat.config import Settings, load_settings
 from skillchat.engine.backends.select import make_backend
+from skillchat.engine.context_fit import ELIDED
 from skillchat.engine.context_window import budget_for_window, context_budget, props_url
-from skillchat.engine.loop import ELIDED
 from skillchat.skills.registry import Registry
 
 LONG = [{"role": "user", "content": "x" * 5_000}]
