@@ -5,9 +5,28 @@ user can act on ends as one line and an exit code, never a traceback.
     ├── ConfigError             a config file that cannot be read or is wrong
     ├── UsageError              exit 2: bad flags or arguments
     ├── FileAccessError         a skill or workspace file refused by the path rules (has a code)
+    ├── FrontmatterError        a SKILL.md whose frontmatter cannot be used (has a line)
+    ├── WorkspaceError          the workspace folder is missing, not a folder or unreadable
     ├── StorageError            the chat database is corrupt, locked or too new
+    ├── UnknownChatError        no saved chat has that id (or the prefix is ambiguous)
     ├── TrustError              a skill folder that cannot be hashed, a trust store not saved
-    └── ProviderError           the model's provider failed (auth, network, 5xx...)
+    ├── ProviderError           the model's provider failed (auth, network, 5xx...)
+    ├── ToolRoundLimit          the model kept calling tools past max_tool_rounds
+    └── ToolArgumentError       a tool call's arguments are unusable; the tools turn it
+                                into an error result for the model, so it never reaches
+                                the user
+
+Where they are raised: ConfigError in config.py and the CLI, UsageError in the CLI
+and the engine (an unknown `/skill`), FileAccessError in files.py (and the tools'
+skill lookup), FrontmatterError in skills/frontmatter.py (discovery and validation
+turn it into a Problem; `skills show` and get_skill fall back to the frontmatter
+read at discovery), WorkspaceError in workspace/files.py (the session turns it into
+a ConfigError or UsageError naming where the workspace came from), StorageError and
+UnknownChatError in chats/, ProviderError in engine/backends and engine/retry,
+TrustError in skills/trust.py, ToolRoundLimit in engine/loop.py,
+ToolArgumentError in tools/.
+
+Anything else reaching the CLI is a bug, reported as "internal error: <class>".
 """
 
 from __future__ import annotations
@@ -42,6 +61,19 @@ class FileAccessError(SkillchatError):
         self.message = message
 
 
+class FrontmatterError(SkillchatError):
+    """The frontmatter cannot be used. `line` is a 1-based SKILL.md line, if known."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+class WorkspaceError(SkillchatError):
+    """The workspace folder cannot be used (missing, not a folder, unreadable)."""
+
+
 class StorageError(SkillchatError):
     """The chat store cannot be used safely (corrupt, newer schema, locked)."""
 
@@ -64,3 +96,15 @@ class ProviderError(SkillchatError):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+
+
+class UnknownChatError(SkillchatError):
+    """No saved chat has that id (or the prefix names more than one): exit 1."""
+
+
+class ToolRoundLimit(SkillchatError):
+    """The model kept calling tools past `max_tool_rounds` (exit 1)."""
+
+
+class ToolArgumentError(SkillchatError):
+    """Arguments the model sent that the tool cannot use (reported, never raised out)."""

@@ -18,8 +18,8 @@ from chat_helpers import (
 )
 from openai_server import call, error, reply
 
-from skillchat.engine.loop import INTERRUPTED_MARK, ToolRoundLimit
-from skillchat.errors import ProviderError
+from skillchat.engine.loop import INTERRUPTED_MARK
+from skillchat.errors import ProviderError, ToolRoundLimit
 from skillchat.skills.registry import Registry
 
 CALC_BODY = "# Calculator\n\nWork it out step by step.\n\nQuestion: $ARGUMENTS\n"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from skillchat.chats.messages import NO_RESULT, make_title
-from skillchat.chats.store import ChatStore, UnknownChatError
+from skillchat.chats.store import ChatStore
+from skillchat.errors import UnknownChatError
 from skillchat.tools.skill_tools import SKILL_FILE_STUB_NOTE, STUB_NOTE
 from skillchat.tools.toolbox import stored_result
 

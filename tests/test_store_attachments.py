@@ -84,7 +84,7 @@ def test_attachments_are_kept_in_order_once_per_version(tmp_path: Path) -> None:
 
 
 def test_record_attachment_of_an_unknown_chat_fails(tmp_path: Path) -> None:
-    from skillchat.chats.store import UnknownChatError
+    from skillchat.errors import UnknownChatError
 
     with ChatStore.open(tmp_path / "chats.db") as store, pytest.raises(UnknownChatError):
         store.record_attachment("deadbeef", "/ws", "a.md", SHA, 1)

@@ -11,8 +11,8 @@ import pytest
 from helpers import skillchat
 
 from skillchat.config import load_settings
-from skillchat.errors import ConfigError, FileAccessError, UsageError
-from skillchat.workspace.files import Workspace, WorkspaceError, workspace_from_settings
+from skillchat.errors import ConfigError, FileAccessError, UsageError, WorkspaceError
+from skillchat.workspace.files import Workspace, workspace_from_settings
 
 
 def test_open_resolves_links_and_names_the_folder(tmp_path: Path) -> None:

@@ -63,17 +63,13 @@ from skillchat.chats.schema import (
     migrate,
 )
 from skillchat.config import user_data_dir
-from skillchat.errors import SkillchatError, StorageError
+from skillchat.errors import StorageError, UnknownChatError
 from skillchat.tools.toolbox import stored_result
 
 BUSY_TIMEOUT_MS = 5000
 BUSY_RETRIES = 4
 _HEX = re.compile(r"^[0-9a-f]{1,8}$")
 T = TypeVar("T")
-
-
-class UnknownChatError(SkillchatError):
-    """No saved chat has that id (or the prefix names more than one): exit 1."""
 
 
 def _storage_error(path: Path, exc: sqlite3.Error) -> StorageError:

@@ -52,7 +52,7 @@ def _opened(ctx: typer.Context, config: object) -> Iterator[ChatStore | None]:
 
 
 def _missing(chat_id: str) -> Exception:
-    from skillchat.chats.store import UnknownChatError
+    from skillchat.errors import UnknownChatError
 
     return UnknownChatError(f"no saved chat '{chat_id}'")
 

@@ -161,8 +161,9 @@ def show_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Show a skill's frontmatter, body and files; with --file, that file's text."""
+    from skillchat.errors import FrontmatterError
     from skillchat.files import list_skill_files, read_skill_file, read_skill_md
-    from skillchat.skills.frontmatter import split_skill_md
+    from skillchat.skills.frontmatter import json_safe, split_skill_md
 
     settings, registry = settings_and_registry(ctx, config, skills_dir)
     skill = find_skill(registry, name)
@@ -188,7 +189,10 @@ def show_cmd(
             )
         return
     md = read_skill_md(skill, limit=settings.max_skill_md_bytes)
-    frontmatter, body = split_skill_md(md.text)
+    try:
+        frontmatter, body = split_skill_md(md.text)
+    except FrontmatterError:  # cut inside the frontmatter, or edited since discovery
+        frontmatter, body = json_safe(skill.frontmatter), md.text
     files = list_skill_files(skill)
     trust = load_trust().state(skill)
     if json_out:
@@ -213,6 +217,8 @@ def show_cmd(
                 typer.echo(f"{safe.one_line(str(key))}: {safe.one_line(_scalar(value))}")
         typer.echo("files:\n" + "\n".join(f"  {safe.one_line(f)}" for f in files))
         typer.echo("\n" + safe.clean(body.strip("\n")))
+        if md.truncated:
+            console.warn("SKILL.md was cut at max_skill_md_bytes")
         return
     _show_rich(skill, trust, frontmatter, body, files, md.truncated)
 

@@ -50,7 +50,12 @@ from skillchat.engine.messages import (
     too_deep,
 )
 from skillchat.engine.retry import stream_with_retries
-from skillchat.errors import FileAccessError, ProviderError, SkillchatError, UsageError
+from skillchat.errors import (
+    FileAccessError,
+    ProviderError,
+    ToolRoundLimit,
+    UsageError,
+)
 from skillchat.files import FileText
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
 from skillchat.skills.registry import Registry
@@ -139,10 +144,6 @@ class Recorder(Protocol):
 def _cleaned(result: ToolResult) -> ToolResult:
     """`result` with lone surrogates (a name the model sent, echoed) made printable."""
     return replace(result, content=clean_text(result.content), preview=clean_text(result.preview))
-
-
-class ToolRoundLimit(SkillchatError):
-    """The model kept calling tools past `max_tool_rounds` (exit 1)."""
 
 
 class Chat:

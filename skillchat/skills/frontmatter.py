@@ -34,6 +34,8 @@ from typing import Any
 
 import yaml
 
+from skillchat.errors import FrontmatterError
+
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_DEPTH = 64  # collections inside collections; real frontmatter uses 2 or 3
 _FIRST_READ = 8 * 1024
@@ -46,15 +48,6 @@ SKILL_MD_NAMES = ("SKILL.md", "skill.md")  # in order of preference
 _INDICATORS = "[{-:?"  # every YAML collection needs at least one of these of its own
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class FrontmatterError(ValueError):
-    """The frontmatter cannot be used. `line` is a 1-based SKILL.md line, if known."""
-
-    def __init__(self, message: str, line: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
 
 
 @dataclass(frozen=True)

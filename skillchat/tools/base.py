@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from skillchat.config import Settings
+from skillchat.errors import ToolArgumentError
 from skillchat.skills.registry import Registry
 from skillchat.tools.context import ContentKey, ContextLedger
 from skillchat.workspace.files import Workspace
@@ -74,10 +75,6 @@ class ToolContext:
     workspace: Workspace | None = None
     ledger: ContextLedger = field(default_factory=ContextLedger)
     activated: list[str] = field(default_factory=list)
-
-
-class ToolArgumentError(Exception):
-    """Arguments the model sent that the tool cannot use (reported, never raised out)."""
 
 
 def to_json(payload: dict[str, Any]) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillchat.config import Settings
-from skillchat.errors import ConfigError, FileAccessError, UsageError
+from skillchat.errors import ConfigError, FileAccessError, UsageError, WorkspaceError
 from skillchat.files import (
     Container,
     FileText,
@@ -40,10 +40,6 @@ LABEL = "workspace"
 MAX_ENTRIES = 1000
 # A .gitignore past this is not a real one; its first 256 KiB still count.
 GITIGNORE_LIMIT = 256 * 1024
-
-
-class WorkspaceError(Exception):
-    """The workspace folder cannot be used (missing, not a folder, unreadable)."""
 
 
 def hidden_segment(rel: str) -> str | None:

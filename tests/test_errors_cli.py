@@ -1,0 +1,71 @@
+"""One exception tree, and user-facing conditions never shown as "internal error".
+Run as a user runs skillchat (subprocesses)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+from helpers import session_options, skill_folder, skillchat
+from openai_server import ScriptedServer, reply
+
+import skillchat.errors as errors_module
+from skillchat.errors import SkillchatError
+
+PACKAGE = Path(__file__).resolve().parents[1] / "skillchat"
+
+
+def test_every_exception_class_lives_in_errors_and_under_the_base() -> None:
+    outside: list[str] = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b) for b in node.bases]
+                if any(b.endswith(("Error", "Exception", "Limit")) for b in bases):
+                    outside.append(f"{path.relative_to(PACKAGE)}: {node.name}")
+    assert not outside, f"exception classes outside skillchat/errors.py: {outside}"
+    classes = [c for _, c in inspect.getmembers(errors_module, inspect.isclass)]
+    assert all(issubclass(c, SkillchatError) for c in classes)
+    doc = errors_module.__doc__ or ""
+    assert all(c.__name__ in doc for c in classes), "the map in the docstring misses a class"
+
+
+@pytest.fixture()
+def small_limit(tmp_path: Path) -> tuple[Path, Path]:
+    skills = tmp_path / "skills"
+    skill_folder(skills, "calc", "name: calc\ndescription: Adds numbers.\n", "Body $ARGUMENTS\n")
+    config = tmp_path / "config.toml"
+    config.write_text("[skills]\nmax_skill_md_bytes = 20\n")
+    return skills, config
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_show_with_a_limit_inside_the_frontmatter(small_limit, json_out: bool) -> None:
+    skills, config = small_limit
+    extra = ["--json"] if json_out else []
+    done = skillchat(
+        "skills", "show", "calc", "--skills-dir", str(skills), "--config", str(config), *extra
+    )
+    assert done.returncode == 0, done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    if json_out:
+        doc = json.loads(done.stdout)
+        assert doc["frontmatter"]["description"] == "Adds numbers." and doc["truncated"] is True
+    else:
+        assert "description: Adds numbers." in done.stdout
+        assert "SKILL.md was cut at max_skill_md_bytes" in done.stderr
+
+
+def test_ask_invoking_a_skill_with_a_limit_inside_the_frontmatter(
+    server: ScriptedServer, small_limit
+) -> None:
+    skills, config = small_limit
+    server.script(reply("ok"))
+    done = skillchat("ask", *session_options(server, skills), "--config", str(config), "/calc 2+2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n" and "internal error" not in done.stderr
