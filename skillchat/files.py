@@ -5,20 +5,37 @@ through `read_contained`, which:
 
 1. rejects, before touching the disk: an empty path, NUL bytes, absolute paths
    (`/x`, `C:\\x`, `\\\\host\\x`) and any `..` segment, splitting on `/` and `\\`;
-2. resolves the real path (symlinks followed) and rejects it unless it lies inside
-   the real path of *that* container (a skill's own folder, never its siblings);
-3. opens only regular files (a FIFO, device or socket is refused after `stat`,
-   before any `open`; the open is non-blocking and re-checked with `fstat`);
-4. never reads more than the limit + 1 byte, so a 1 GB file costs `limit` bytes;
-5. refuses binary content (NUL bytes or invalid UTF-8) and strips a UTF-8 BOM.
+2. opens the container's root by walking its real path from `/` with `O_NOFOLLOW`,
+   then the relative path from that root descriptor, one `openat`-style open
+   (`dir_fd=`, `O_NOFOLLOW`) per folder, resolving symlinks itself: one that stays
+   inside is followed, one that leads out (or a root swapped for a link since it
+   was recorded) is PATH_TRAVERSAL. The walk *is* the containment check, so there
+   is no window between a check and an open to race (see `skillchat/fdwalk.py`);
+3. the container's own policy (the workspace refuses hidden and git-ignored
+   files) judges the path as asked and the path the walk really opened;
+4. on Linux, also checks where the kernel says the opened file is
+   (`/proc/self/fd/N`), which catches a folder moved out of the root mid-walk;
+5. opens only regular files: the last name is `lstat`-ed in its folder and a FIFO,
+   device or socket is refused before any `open`; the open is non-blocking and the
+   descriptor re-checked with `fstat`;
+6. refuses a regular file with more than one hard link (`st_nlink > 1`): every
+   name of a hard-linked file is equally real and the platform cannot say where
+   the other names are, so one may be outside the folder (or hidden); none is
+   served. Git checkouts and archives do not create hard links; a tool that
+   de-duplicates with them (some package caches) makes those files unreadable,
+   with a message that says why;
+7. never reads more than the limit + 1 byte, so a 1 GB file costs `limit` bytes;
+8. refuses binary content (NUL bytes or invalid UTF-8) and strips a UTF-8 BOM.
 
 Errors are `FileAccessError(code, message)` with the seeds' messages and the
-tool error codes of DESIGN §5, so the tools can pass them to the model as they are.
+tool error codes (NOT_FOUND, PATH_TRAVERSAL, PERMISSION_DENIED, UNSUPPORTED_FILE,
+INVALID_ARGUMENT, INTERNAL_ERROR), so the tools can pass them to the model as they are.
 """
 
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -28,15 +45,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillchat.errors import FileAccessError
+from skillchat.fdwalk import LIST_FLAGS, Walk, open_root, opened_inside, resolve
 from skillchat.skills.model import Skill
 
 # No configuration can raise a read above this: the memory bound of one tool call.
 HARD_CAP_BYTES = 32 * 1024 * 1024
 # get_skill lists a skill's files; a skill with a node_modules inside must not flood it.
 MAX_LISTED_FILES = 500
+# Past this many, a listing stops counting and says "N+" files.
+MAX_COUNTED_FILES = 20_000
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 @dataclass(frozen=True)
@@ -118,16 +139,13 @@ def normalise_relative_path(rel: object, container: Container) -> str:
     return "/".join(clean)
 
 
-def is_inside(real: str, root_real: str) -> bool:
-    """Whether the real path `real` lies strictly below the real path `root_real`."""
-    return real.startswith(root_real.rstrip(os.sep) + os.sep)
-
-
 def _os_error(exc: OSError, rel: str, container: Container) -> FileAccessError:
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
         return FileAccessError("NOT_FOUND", f"File '{rel}' not found in {container.label}")
     if exc.errno in (errno.EACCES, errno.EPERM):
         return FileAccessError("PERMISSION_DENIED", f"Cannot read file '{rel}': permission denied")
+    if exc.errno == errno.EISDIR:
+        return FileAccessError("UNSUPPORTED_FILE", f"Cannot read file '{rel}': it is a directory")
     if exc.errno == errno.ELOOP:
         return FileAccessError("UNSUPPORTED_FILE", f"Cannot read file '{rel}': symlink loop")
     return FileAccessError(
@@ -176,42 +194,71 @@ def _decode(data: bytes, truncated: bool, rel: str) -> str:
         raise binary from None
 
 
+def _open_regular(walk: Walk, name: str, before: os.stat_result, shown: str) -> int:
+    """Open the walk's last name: a regular file with a single link, non-blocking."""
+    if not stat.S_ISREG(before.st_mode):
+        raise FileAccessError(
+            "UNSUPPORTED_FILE", f"Cannot read file '{shown}': {_file_kind(before.st_mode)}"
+        )
+    fd = os.open(name, _OPEN_FLAGS | _NOFOLLOW, dir_fd=walk.here)
+    after = os.fstat(fd)
+    refusal = None
+    if not stat.S_ISREG(after.st_mode):  # swapped since the lstat
+        refusal = FileAccessError(
+            "UNSUPPORTED_FILE", f"Cannot read file '{shown}': {_file_kind(after.st_mode)}"
+        )
+    elif after.st_nlink > 1:
+        refusal = FileAccessError(
+            "PERMISSION_DENIED",
+            f"Cannot read file '{shown}': it has {after.st_nlink} hard links, and a "
+            "hard-linked file may be a second name for one outside the folder",
+        )
+    if refusal is not None:
+        os.close(fd)
+        raise refusal
+    return fd
+
+
+def _open_contained(container: Container, clean: str) -> int:
+    """Open `clean` by walking it from the pinned root; the container's policy is
+    applied to the path the walk really took."""
+    escape = functools.partial(traversal_error, container)
+    try:
+        root_fd = open_root(str(container.root), escape)
+    except OSError as exc:
+        raise _os_error(exc, clean, container) from None
+    try:
+        walk, name, before = resolve(root_fd, str(container.root), clean, escape)
+        try:
+            if container.allow is not None:
+                container.allow("/".join([*walk.names, name]))
+            fd = _open_regular(walk, name, before, clean)
+        finally:
+            walk.close()
+    except OSError as exc:
+        raise _os_error(exc, clean, container) from None
+    finally:
+        os.close(root_fd)
+    if not opened_inside(fd, str(container.root)):
+        os.close(fd)
+        raise traversal_error(container)
+    return fd
+
+
 def read_contained(container: Container, rel: object, *, limit: int, offset: int = 0) -> FileText:
     """Read `rel` inside `container` under every path rule, at most `limit` bytes of it
     from byte `offset` on (an offset inside a character starts at the next one)."""
     clean = normalise_relative_path(rel, container)
     limit = max(0, min(limit, HARD_CAP_BYTES))
-    root_real = os.path.realpath(container.root)
     if container.allow is not None:
         container.allow(clean)
-    real = os.path.realpath(os.path.join(root_real, *clean.split("/")))
-    if not is_inside(real, root_real):
-        raise traversal_error(container)
-    if container.allow is not None:
-        container.allow(os.path.relpath(real, root_real).replace(os.sep, "/"))
+    fd = _open_contained(container, clean)
     try:
-        before = os.stat(real)
-    except OSError as exc:
-        raise _os_error(exc, clean, container) from None
-    if not stat.S_ISREG(before.st_mode):
-        raise FileAccessError(
-            "UNSUPPORTED_FILE", f"Cannot read file '{clean}': {_file_kind(before.st_mode)}"
-        )
-    try:
-        fd = os.open(real, _OPEN_FLAGS | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as exc:
-        raise _os_error(exc, clean, container) from None
-    try:
-        after = os.fstat(fd)
-        # The path could have been swapped between stat and open: insist on the same file.
-        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(
-            after.st_mode
-        ):
-            raise traversal_error(container)
-        if offset and offset >= after.st_size:
+        size = os.fstat(fd).st_size
+        if offset and offset >= size:
             raise FileAccessError(
                 "INVALID_ARGUMENT",
-                f"offset {offset} is past the end of '{clean}' ({after.st_size:,} bytes)",
+                f"offset {offset} is past the end of '{clean}' ({size:,} bytes)",
             )
         if offset:
             os.lseek(fd, offset, os.SEEK_SET)
@@ -232,7 +279,7 @@ def read_contained(container: Container, rel: object, *, limit: int, offset: int
     return FileText(
         path=clean,
         text=text,
-        size=max(after.st_size, offset + len(data)),
+        size=max(size, offset + len(data)),
         truncated=truncated,
         sha256=hashlib.sha256(data).hexdigest(),
         offset=start,
@@ -257,24 +304,88 @@ def read_skill_md(skill: Skill, *, limit: int) -> FileText:
         raise
 
 
-def list_skill_files(skill: Skill, *, max_files: int = MAX_LISTED_FILES) -> list[str]:
-    """Relative paths of the regular files in a skill's folder, sorted, hidden ones skipped.
+@dataclass(frozen=True)
+class FileList:
+    """Some of a skill's files, and how many there were: `paths` is cut at the
+    listing limit, so `cut` says whether the reader sees all of them."""
 
-    Symlinked directories are not descended into (they may lead anywhere); a symlinked
-    file is listed only when its target stays inside the folder. Stops at `max_files`.
+    paths: list[str]
+    total: int  # files found (at most MAX_COUNTED_FILES: counting stops there)
+
+    @property
+    def cut(self) -> bool:
+        return self.total > len(self.paths)
+
+    def notice(self) -> str | None:
+        """One line saying the list is incomplete, or None when it is not."""
+        if not self.cut:
+            return None
+        total = f"{self.total:,}" + ("+" if self.total >= MAX_COUNTED_FILES else "")
+        return (
+            f"only the first {len(self.paths):,} of {total} files are listed (sorted by "
+            "path); any file can still be read by its path"
+        )
+
+
+def _is_listable(container: Container, rel: str) -> bool:
+    """Whether the symlink `rel` leads to a file a read would serve (the same walk)."""
+    try:
+        os.close(_open_contained(container, rel))
+    except FileAccessError:
+        return False
+    return True
+
+
+def _listed(fd: int, prefix: str, found: list[str], cap: int, container: Container) -> None:
+    """Add the regular files below the folder `fd` (named `prefix`) to `found`."""
+    with os.scandir(fd) as entries:
+        kinds = sorted(
+            (e.name, e.is_dir(follow_symlinks=False), e.is_file(follow_symlinks=False))
+            for e in entries
+            if not e.name.startswith(".")
+        )
+    for name, is_dir, is_file in kinds:
+        if len(found) >= cap:
+            return
+        rel = f"{prefix}{name}"
+        if is_dir:
+            try:
+                sub = os.open(name, LIST_FLAGS, dir_fd=fd)
+            except OSError:
+                continue
+            try:
+                _listed(sub, rel + "/", found, cap, container)
+            except OSError:
+                pass
+            finally:
+                os.close(sub)
+        elif is_file or _is_listable(container, rel):
+            found.append(rel)
+
+
+def list_skill_files(skill: Skill, *, max_files: int = MAX_LISTED_FILES) -> FileList:
+    """Relative paths of the regular files in a skill's folder, sorted, hidden ones
+    skipped, at most `max_files` of them (`FileList.total` says how many there were).
+
+    The folders are walked by descriptor from the pinned root, as reads are; symlinked
+    folders are not descended into (they may lead anywhere), and a symlinked file is
+    listed only when it leads to a regular file inside the folder.
     """
-    root_real = os.path.realpath(skill.root)
+    container = Container.for_skill(skill)
     found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root_real, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            if name.startswith("."):
-                continue
-            full = os.path.join(dirpath, name)
-            real = os.path.realpath(full)
-            if not is_inside(real, root_real) or not os.path.isfile(real):
-                continue
-            found.append(os.path.relpath(full, root_real).replace(os.sep, "/"))
-            if len(found) >= max_files:
-                return sorted(found)
-    return sorted(found)
+    try:
+        root_fd = open_root(str(skill.root), functools.partial(traversal_error, container))
+        try:
+            top = os.open(".", LIST_FLAGS, dir_fd=root_fd)
+        finally:
+            os.close(root_fd)
+    except (OSError, FileAccessError):
+        return FileList([], 0)
+    try:
+        _listed(top, "", found, max(max_files, MAX_COUNTED_FILES), container)
+    except OSError:
+        pass  # a folder gone mid-listing: list what was found
+    finally:
+        os.close(top)
+    found.sort()
+    return FileList(found[:max_files], len(found))

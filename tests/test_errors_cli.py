@@ -1,5 +1,5 @@
-"""One exception tree, and user-facing conditions never shown as "internal error".
-Run as a user runs skillchat (subprocesses)."""
+"""One exception tree, and user-facing conditions never shown as "internal error";
+a skill's cut file list says so. Run as a user runs skillchat (subprocesses)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 from helpers import session_options, skill_folder, skillchat
-from openai_server import ScriptedServer, reply
+from openai_server import ScriptedServer, call, reply
 
 import skillchat.errors as errors_module
 from skillchat.errors import SkillchatError
 
 PACKAGE = Path(__file__).resolve().parents[1] / "skillchat"
+MANY = 620  # more files than get_skill lists
 
 
 def test_every_exception_class_lives_in_errors_and_under_the_base() -> None:
@@ -69,3 +70,38 @@ def test_ask_invoking_a_skill_with_a_limit_inside_the_frontmatter(
     done = skillchat("ask", *session_options(server, skills), "--config", str(config), "/calc 2+2")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "ok\n" and "internal error" not in done.stderr
+
+
+@pytest.fixture()
+def crowded(tmp_path: Path) -> Path:
+    skills = tmp_path / "skills"
+    root = skill_folder(skills, "crowd", "name: crowd\ndescription: Many files.\n")
+    (root / "node_modules").mkdir()
+    for i in range(MANY):
+        (root / "node_modules" / f"f{i:04}.js").write_text("x")
+    return skills
+
+
+def test_get_skill_says_its_file_list_was_cut(server: ScriptedServer, crowded: Path) -> None:
+    server.script(reply(calls=[call("get_skill", {"skill_name": "crowd"})]), reply("done"))
+    done = skillchat("ask", *session_options(server, crowded), "--json", "go")
+    assert done.returncode == 0, done.stderr
+    [invoked] = json.loads(done.stdout)["tool_calls"]
+    result = json.loads(invoked["result"])
+    assert {"skill_name", "documentation", "frontmatter", "files", "truncated"} <= set(result)
+    assert len(result["files"]) == 500
+    notice = result["files_notice"]
+    assert f"first 500 of {MANY + 1} files" in notice
+    server.script(reply(calls=[call("get_skill", {"skill_name": "crowd"})]), reply("done"))
+    card = skillchat("ask", *session_options(server, crowded), "go")  # the card, on stderr
+    assert f"first 500 of {MANY + 1} files" in " ".join(card.stderr.split())
+
+
+def test_show_says_its_file_list_was_cut(crowded: Path) -> None:
+    done = skillchat("skills", "show", "crowd", "--skills-dir", str(crowded))
+    assert done.returncode == 0, done.stderr
+    assert f"first 500 of {MANY + 1} files" in done.stderr
+    doc = json.loads(
+        skillchat("skills", "show", "crowd", "--json", "--skills-dir", str(crowded)).stdout
+    )
+    assert len(doc["files"]) == 500 and doc["files_total"] == MANY + 1

@@ -335,11 +335,12 @@ def test_listing_skips_hidden_and_escaping_links(tmp_path: Path, skill: Skill) -
     (skill.root / "out").symlink_to("/etc/passwd")
     (skill.root / "in").symlink_to(skill.root / "SKILL.md")
     (skill.root / "dirlink").symlink_to(tmp_path)
-    files = list_skill_files(skill)
+    files = list_skill_files(skill).paths
     assert files == ["SKILL.md", "docs/advanced/deep.txt", "in", "references/REF.md"]
 
 
 def test_listing_is_capped(skill: Skill) -> None:
     for i in range(30):
         (skill.root / f"f{i:02}.txt").write_text("x")
-    assert len(list_skill_files(skill, max_files=10)) == 10
+    listing = list_skill_files(skill, max_files=10)
+    assert len(listing.paths) == 10 and listing.total == 33 and listing.cut

@@ -193,7 +193,8 @@ def show_cmd(
         frontmatter, body = split_skill_md(md.text)
     except FrontmatterError:  # cut inside the frontmatter, or edited since discovery
         frontmatter, body = json_safe(skill.frontmatter), md.text
-    files = list_skill_files(skill)
+    listing = list_skill_files(skill)
+    files = listing.paths
     trust = load_trust().state(skill)
     if json_out:
         doc = {
@@ -205,10 +206,13 @@ def show_cmd(
             "body": body,
             "truncated": md.truncated,
             "files": files,
+            "files_total": listing.total,
             "warnings": [_problem_json(p) for p in skill.warnings],
         }
         typer.echo(safe.json_text(doc, indent=2))
         return
+    if (cut := listing.notice()) is not None:
+        console.warn(cut)
     if not console.stdout_is_terminal():
         typer.echo(safe.clean(f"name: {skill.name}\npath: {skill.root}"))
         typer.echo(f"trust: {safe.one_line(trust.describe())}")

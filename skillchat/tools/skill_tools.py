@@ -166,7 +166,8 @@ class GetSkill(SkillTool):
         key = ContentKey(skill.name, md.path, md.sha256)
         if (holder := context.ledger.holder(key)) is not None:
             return _already(GetSkill, f"Skill '{skill.name}'", holder)
-        files = list_skill_files(skill)
+        listing = list_skill_files(skill)
+        files = listing.paths
         payload = {
             "skill_name": skill.name,
             "documentation": body,
@@ -175,6 +176,9 @@ class GetSkill(SkillTool):
             "truncated": md.truncated,
         }
         shown = ", ".join(files[:8]) + (f", … ({len(files)} files)" if len(files) > 8 else "")
+        if (cut := listing.notice()) is not None:  # a cut list says so, to model and user
+            payload["files_notice"] = cut
+            shown += f"\n{cut}"
         return ToolResult(
             to_json(payload),
             preview=f"files: {shown}",

@@ -26,13 +26,8 @@ from pathlib import Path
 
 from skillchat.config import Settings
 from skillchat.errors import ConfigError, FileAccessError, UsageError, WorkspaceError
-from skillchat.files import (
-    Container,
-    FileText,
-    is_inside,
-    normalise_relative_path,
-    read_contained,
-)
+from skillchat.fdwalk import is_inside
+from skillchat.files import Container, FileText, normalise_relative_path, read_contained
 from skillchat.workspace.ignore import GitIgnore, Rule, parse_rules
 
 LABEL = "workspace"
