@@ -195,3 +195,13 @@ def test_a_workspace_symlink_into_a_hidden_folder_is_refused(tmp_path: Path) -> 
     with pytest.raises(FileAccessError) as info:
         Workspace.open(root).read("docs/config", limit=1000)
     assert info.value.code == "PERMISSION_DENIED"
+
+
+def test_a_hard_linked_skill_md_is_not_discovered(tmp_path: Path) -> None:
+    outside = outside_folder(tmp_path)
+    (tmp_path / "skills" / "calc").mkdir(parents=True)
+    os.link(outside / "SKILL.md", tmp_path / "skills" / "calc" / "SKILL.md")
+    registry = discover([tmp_path / "skills"])
+    assert registry.skills == {}
+    [excluded] = registry.excluded
+    assert "2 hard links" in excluded.summary()

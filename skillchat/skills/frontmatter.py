@@ -17,6 +17,9 @@ must survive hostile files. Hence:
   a frontmatter has no need for them), nesting deeper than `MAX_DEPTH` (libyaml
   recurses in C and a 60,000-deep `[[[...` kills the process), and duplicate keys
   (PyYAML silently keeps the last one; js-yaml and strictyaml refuse them).
+* A SKILL.md that is not a regular file, or has more than one hard link (another
+  name for it may be outside the skill folder: the rule of every read, see
+  skillchat/files.py), is refused before a byte of it is read.
 * Every failure is a `FrontmatterError` carrying a one-line message and the line of
   the SKILL.md it points to, never a traceback.
 """
@@ -196,8 +199,14 @@ def _read_head(fd: int) -> tuple[bytes, tuple[int, int, int]]:
 
 def read_frontmatter_text(fd: int) -> str:
     """The frontmatter's YAML text from an open file descriptor (not closed here)."""
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         raise FrontmatterError("SKILL.md is not a regular file")
+    if st.st_nlink > 1:  # the same rule as every read (skillchat/files.py)
+        raise FrontmatterError(
+            f"SKILL.md has {st.st_nlink} hard links; a hard-linked file may be a second "
+            "name for one outside the skill folder, so it is not read"
+        )
     buf, (yaml_start, yaml_end, _) = _read_head(fd)
     return decode_yaml_bytes(buf, yaml_start, yaml_end)
 
