@@ -1,7 +1,7 @@
 """The layers of skillchat, lowest first; a module never imports a higher layer.
 
-    errors → config → skills → files → workspace → tools → prompt → engine → sandbox
-    → chats → session → ui → cli → __main__
+    errors → config → skills → fdwalk → files → workspace → tools → prompt → engine
+    → sandbox → chats → session → ui → cli → __main__
 
 `errors` may be imported by anyone (it is listed lowest). The package root
 `skillchat/__init__.py` holds only metadata (`__version__`) and imports nothing of
@@ -22,6 +22,7 @@ LAYERS = (
     "errors",
     "config",
     "skills",
+    "fdwalk",  # the descriptor walk under files.py, its only reader besides workspace
     "files",
     "workspace",
     "tools",
