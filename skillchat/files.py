@@ -383,8 +383,8 @@ def list_skill_files(skill: Skill, *, max_files: int = MAX_LISTED_FILES) -> File
         return FileList([], 0)
     try:
         _listed(top, "", found, max(max_files, MAX_COUNTED_FILES), container)
-    except OSError:
-        pass  # a folder gone mid-listing: list what was found
+    except (OSError, RecursionError):
+        pass  # a folder gone mid-listing, or nested past Python's stack: list what was found
     finally:
         os.close(top)
     found.sort()
