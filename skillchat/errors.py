@@ -11,6 +11,8 @@ user can act on ends as one line and an exit code, never a traceback.
     ├── UnknownChatError        no saved chat has that id (or the prefix is ambiguous)
     ├── TrustError              a skill folder that cannot be hashed, a trust store not saved
     ├── ProviderError           the model's provider failed (auth, network, 5xx...)
+    ├── MalformedChunk          a streamed chunk not shaped like a chat.completion.chunk;
+    │                           the backends turn it into a ProviderError naming the server
     ├── ToolRoundLimit          the model kept calling tools past max_tool_rounds
     └── ToolArgumentError       a tool call's arguments are unusable; the tools turn it
                                 into an error result for the model, so it never reaches
@@ -22,7 +24,8 @@ skill lookup), FrontmatterError in skills/frontmatter.py (discovery and validati
 turn it into a Problem; `skills show` and get_skill fall back to the frontmatter
 read at discovery), WorkspaceError in workspace/files.py (the session turns it into
 a ConfigError or UsageError naming where the workspace came from), StorageError and
-UnknownChatError in chats/, ProviderError in engine/backends and engine/retry,
+UnknownChatError in chats/, ProviderError in engine/backends and engine/retry (MalformedChunk in the
+openai backend's chunk checks, used by both backends),
 TrustError in skills/trust.py, ToolRoundLimit in engine/loop.py,
 ToolArgumentError in tools/.
 
@@ -108,3 +111,8 @@ class ToolRoundLimit(SkillchatError):
 
 class ToolArgumentError(SkillchatError):
     """Arguments the model sent that the tool cannot use (reported, never raised out)."""
+
+
+class MalformedChunk(SkillchatError):
+    """A chunk that parsed as JSON but is not shaped like a chat.completion.chunk
+    (`content: 12345`, `tool_calls: 5`); the backend reports it as a ProviderError."""

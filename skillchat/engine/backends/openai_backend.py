@@ -30,7 +30,7 @@ from skillchat.engine.events import Delta, ToolCallFragment, Usage
 from skillchat.engine.messages import clean_text
 from skillchat.engine.pricing import price
 from skillchat.engine.retry import parse_retry_after
-from skillchat.errors import ProviderError
+from skillchat.errors import MalformedChunk, ProviderError
 
 OPENAI_URL = "https://api.openai.com/v1"
 # Local servers ignore the key, but the SDK refuses to start without one.
@@ -50,10 +50,6 @@ def describe_base(url: str) -> str:
         netloc = f"{host}:{parts.port}" if parts.port else host
         return urlunsplit(parts._replace(netloc=netloc))
     return url
-
-
-class MalformedChunk(ValueError):
-    """A chunk that parsed as JSON but is not shaped like a chat.completion.chunk."""
 
 
 def _text(value: Any, field: str) -> str | None:
@@ -336,7 +332,7 @@ class OpenAIBackend:
                     delta = replace(delta, usage=usage)
                 if not is_empty(delta):
                     yield delta
-        except ValueError as exc:  # a chunk that is not JSON, or not a chunk
+        except (ValueError, MalformedChunk) as exc:  # a chunk that is not JSON, or not a chunk
             raise malformed(exc, self.where) from exc
         except (openai.OpenAIError, httpx.HTTPError) as exc:
             if deadline.expired:
