@@ -1,15 +1,20 @@
-"""The pure-Python .gitignore matcher, case by case, and the same cases checked
-against git itself (`git check-ignore`) so the expected answers are git's, not ours."""
+"""The .gitignore matcher (pathspec per file, git's precedence between files), case by
+case, and the same cases checked against git itself (`git check-ignore`) so the
+expected answers are git's, not ours: text cases, byte (Latin-1) cases and
+`.git/info/exclude`."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from skillchat.workspace.ignore import GitIgnore, parse_rule, parse_rules, translate
+from skillchat.workspace.ignore import NO_RULES, GitIgnore, parse_rules
+
+EXCLUDE = ".git/info/exclude"
 
 # (.gitignore files by folder, path, is_dir, ignored?)
 CASES: list[tuple[dict[str, str], str, bool, bool]] = [
@@ -60,17 +65,41 @@ CASES: list[tuple[dict[str, str], str, bool, bool]] = [
     ({"": "node_modules\n"}, "web/node_modules/lib/index.js", False, True),
     ({"": "a[b\n"}, "a[b", False, False),  # an unclosed class matches nothing
     ({"": "[]x]y\n"}, "]y", False, True),  # ']' first in a class is a member
+    ({"": "*.log\n!keep/\n"}, "keep/a.log", False, True),  # '!keep/' re-includes the folder
+    ({"": "**/\n"}, "top", False, False),  # '**/' is every folder, never a root file
+    ({"": "**/\n"}, "sub/f", False, True),
+    ({"": "a/**/\n"}, "a/f", False, False),
+    ({"": "a/**/\n"}, "a/b/f", False, True),
+    ({"": "/*\n!/src\n"}, "src/x.py", False, False),
+    ({"": "/*\n!/src\n"}, "docs/x.md", False, True),
+    ({"": "x\\\\y\n"}, "x\\y", False, True),  # an escaped backslash
+    ({"": "\ufeff*.bom\n"}, "a.bom", False, True),  # a UTF-8 BOM is not part of the line
+    ({EXCLUDE: "*.local\n"}, "cfg.local", False, True),
+    ({EXCLUDE: "*.local\n", "": "!keep.local\n"}, "keep.local", False, False),  # .gitignore first
+    ({EXCLUDE: "/top\n"}, "sub/top", False, False),  # anchored at the root
+    ({EXCLUDE: "!*.md\n", "": "*.md\n"}, "a.md", False, True),
 ]
 
 
 def matcher(files: dict[str, str]) -> GitIgnore:
-    rules = {folder: parse_rules(text) for folder, text in files.items()}
-    return GitIgnore(lambda folder: rules.get(folder, ()))
+    rules = {folder: parse_rules(text.encode()) for folder, text in files.items()}
+    return GitIgnore(lambda folder: rules.get(folder, NO_RULES), rules.get(EXCLUDE, NO_RULES))
 
 
 @pytest.mark.parametrize(("files", "path", "is_dir", "expected"), CASES)
 def test_matcher(files: dict[str, str], path: str, is_dir: bool, expected: bool) -> None:
     assert matcher(files).ignored(path, is_dir=is_dir) is expected
+
+
+def git_ignores(home: Path, repo: Path, path: bytes) -> bool:
+    """`git check-ignore` on `path` in `repo`, with no user or system config."""
+    done = subprocess.run(
+        [b"git", b"-C", os.fsencode(repo), b"check-ignore", b"-q", b"--", path],
+        capture_output=True,
+        env={"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(home), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode == 0
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -81,31 +110,61 @@ def test_every_case_agrees_with_git(tmp_path: Path) -> None:
         repo = tmp_path / str(n)
         subprocess.run(["git", "init", "-q", str(repo)], check=True)
         for folder, text in files.items():
-            (repo / folder).mkdir(parents=True, exist_ok=True)
-            (repo / folder / ".gitignore").write_bytes(text.encode())
+            file = repo / EXCLUDE if folder == EXCLUDE else repo / folder / ".gitignore"
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_bytes(text.encode())
         target = repo / path
         target.parent.mkdir(parents=True, exist_ok=True)
         if is_dir:
             target.mkdir()
         else:
             target.write_text("x")
-        done = subprocess.run(
-            ["git", "-C", str(repo), "check-ignore", "-q", "--", path],
-            capture_output=True,
-            env={"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-        )
-        assert done.returncode in (0, 1), done.stderr
-        if (done.returncode == 0) is not expected:
+        if git_ignores(tmp_path, repo, path.encode()) is not expected:
             disagreements.append((files, path, expected))
     assert disagreements == []
 
 
+# (.gitignore bytes, path bytes, ignored?): git matches bytes, so does the matcher.
+BYTE_CASES: list[tuple[bytes, bytes, bool]] = [
+    (b"caf\xe9\n", b"caf\xe9", True),  # a Latin-1 pattern, a Latin-1 name
+    (b"caf\xe9\n", "café".encode(), False),  # ... is not the UTF-8 name
+    (b"caf?\n", b"caf\xe9", True),
+    (b"caf?\n", "café".encode(), False),  # '?' is one byte: UTF-8 'é' is two
+    (b"caf??\n", "café".encode(), True),
+    ("café\n".encode(), "café".encode(), True),
+    (b"[\xe0-\xef]x\n", b"\xe9x", True),  # a class over bytes
+    (b"*\x85\n", b"a\x85", True),  # 0x85 is a byte, not a line break
+    (b"n\xb0*\n", b"n\xb0 1", True),
+]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), BYTE_CASES)
+def test_bytes_match_as_git_does(pattern: bytes, path: bytes, expected: bool) -> None:
+    rules = parse_rules(pattern)
+    assert (
+        GitIgnore(lambda folder: rules if folder == "" else NO_RULES).ignored(os.fsdecode(path))
+        is expected
+    )
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_every_byte_case_agrees_with_git(tmp_path: Path) -> None:
+    disagreements = []
+    for n, (pattern, path, expected) in enumerate(BYTE_CASES):
+        repo = tmp_path / str(n)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        (repo / ".gitignore").write_bytes(pattern)
+        (repo / os.fsdecode(path)).write_text("x")
+        if git_ignores(tmp_path, repo, path) is not expected:
+            disagreements.append((pattern, path, expected))
+    assert disagreements == []
+
+
 def test_blank_comment_and_slash_only_lines_are_no_rules() -> None:
-    assert parse_rules("\n# c\n/\n!\n   \n") == ()
-    assert parse_rule("!/x/").negated and parse_rule("!/x/").dir_only  # type: ignore[union-attr]
+    assert not matcher({"": "\n# c\n/\n!\n   \n"}).ignored("c")
+    assert matcher({"": "/x/\n!/x/\n"}).ignored("x/y") is False
 
 
 def test_classes_never_match_a_slash() -> None:
-    assert translate("[]x]") == "(?:(?!/)[\\]x])"
     assert not matcher({"": "/a[!b]c\n"}).ignored("a/c")
     assert matcher({"": "/a[!b]c\n"}).ignored("axc")

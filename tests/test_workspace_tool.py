@@ -14,6 +14,7 @@ from chat_helpers import make_chat, registry, sent, system_text, tool_messages, 
 from helpers import write_files
 from openai_server import ScriptedServer, call, reply
 
+from skillchat.errors import FileAccessError
 from skillchat.workspace.files import Workspace
 
 APP = "def main():\n    print('hi')\n"
@@ -321,6 +322,52 @@ def test_a_link_to_an_ignored_file_is_refused(server, ws) -> None:
     (ws.root / "plain.txt").symlink_to(ws.root / "secrets.txt")
     [result] = result_of(server, ws, read("plain.txt"))
     assert result["errors"][0].startswith("File 'secrets.txt' is ignored")
+
+
+def test_git_info_exclude_is_read(server, ws) -> None:
+    (ws.root / ".git" / "info").mkdir(parents=True)
+    (ws.root / ".git" / "info" / "exclude").write_text("*.local\n")
+    (ws.root / "db.local").write_text("x")
+    [result] = result_of(server, ws, read("db.local"))
+    assert result["errorCode"] == "PERMISSION_DENIED" and "is ignored" in result["errors"][0]
+
+
+def test_a_latin1_gitignore_matches_the_bytes_of_names(server, ws) -> None:
+    (ws.root / ".gitignore").write_bytes(b"caf\xe9\n")
+    (ws.root / os.fsdecode(b"caf\xe9")).write_text("latin-1 name")
+    (ws.root / "café").write_text("utf-8 name")
+    [utf8] = result_of(server, ws, read("café"))
+    assert utf8["success"] is True
+    with pytest.raises(FileAccessError, match="is ignored"):  # no JSON can name it
+        ws.read(os.fsdecode(b"caf\xe9"), limit=100)
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (lambda p: p.write_bytes(b"*.log\n\x00"), "it holds NUL bytes"),
+        (lambda p: os.mkfifo(p), "it is a FIFO, not a regular file"),
+        (lambda p: p.mkdir(), "it is a directory"),
+        (lambda p: p.symlink_to("/etc/hostname"), "it is a symbolic link"),
+        (lambda p: p.write_bytes(b"#" * (1024 * 1024 + 1)), "it is over 1,048,576 bytes"),
+    ],
+)
+def test_an_unreadable_gitignore_fails_closed(server, ws, make, why) -> None:
+    make(ws.root / "src" / ".gitignore")
+    inside, outside = result_of(server, ws, read("src/app.py"), read("README.md"))
+    assert inside == error(
+        "PERMISSION_DENIED",
+        f"File 'src/app.py' cannot be served: the workspace's 'src/.gitignore' cannot be "
+        f"read ({why}), so nothing in 'src/' is served until it can be",
+    )
+    assert outside["success"] is True  # only its own folder is closed
+
+
+def test_an_unreadable_root_gitignore_closes_the_workspace(server, ws) -> None:
+    os.mkfifo(ws.root / ".gitignore")
+    [result] = result_of(server, ws, read("README.md"))
+    assert result["errorCode"] == "PERMISSION_DENIED"
+    assert result["errors"][0].endswith("so nothing in the workspace is served until it can be")
 
 
 # ---------------------------------------------------------------- what the model is told

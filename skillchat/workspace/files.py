@@ -19,22 +19,20 @@ make the model tell the user a file is missing when it is only off limits.
 
 from __future__ import annotations
 
-import functools
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from skillchat.config import Settings
 from skillchat.errors import ConfigError, FileAccessError, UsageError, WorkspaceError
 from skillchat.fdwalk import is_inside
 from skillchat.files import Container, FileText, normalise_relative_path, read_contained
-from skillchat.workspace.ignore import GitIgnore, Rule, parse_rules
+from skillchat.workspace.ignore import IgnoreFileError
+from skillchat.workspace.walk import MAX_WALK_ENTRIES, Walker
 
 LABEL = "workspace"
 # Completion lists at most this many entries of one folder.
 MAX_ENTRIES = 1000
-# A .gitignore past this is not a real one; its first 256 KiB still count.
-GITIGNORE_LIMIT = 256 * 1024
 
 
 def hidden_segment(rel: str) -> str | None:
@@ -47,11 +45,6 @@ class Workspace:
     """A workspace folder, by its real path; `name` is what the model is told."""
 
     root: Path
-    _plain: Container = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        # The .gitignore files themselves are hidden: read them without the policy.
-        object.__setattr__(self, "_plain", Container(self.root, LABEL, LABEL))
 
     @classmethod
     def open(cls, path: str | Path) -> Workspace:
@@ -77,15 +70,13 @@ class Workspace:
         """The container every workspace read goes through, with the policy attached."""
         return Container(self.root, LABEL, LABEL, allow=self.check)
 
-    def _rules(self, folder: str) -> tuple[Rule, ...]:
-        rel = f"{folder}/.gitignore" if folder else ".gitignore"
-        try:
-            text = read_contained(self._plain, rel, limit=GITIGNORE_LIMIT).text
-        except FileAccessError:  # none there (or unreadable): no rules from it
-            return ()
-        return parse_rules(text)
+    def walker(
+        self, *, deadline: float | None = None, max_entries: int = MAX_WALK_ENTRIES
+    ) -> Walker:
+        """A walk of this workspace under its rules, for one tool call."""
+        return Walker(str(self.root), deadline=deadline, max_entries=max_entries)
 
-    def check(self, rel: str) -> None:
+    def check(self, rel: str, *, walker: Walker | None = None, is_dir: bool = False) -> None:
         """Refuse (FileAccessError) a hidden or git-ignored relative path."""
         if (segment := hidden_segment(rel)) is not None:
             raise FileAccessError(
@@ -93,7 +84,17 @@ class Workspace:
                 f"File '{rel}' is hidden ('{segment}' starts with '.'); hidden files and "
                 "folders of the workspace are not readable",
             )
-        if GitIgnore(self._rules).ignored(rel):
+        ignore = (walker or self.walker()).ignore
+        try:
+            ignored = ignore.ignored(rel, is_dir=is_dir)
+        except IgnoreFileError as exc:
+            folder = f"'{exc.folder}/'" if exc.folder else "the workspace"
+            raise FileAccessError(
+                "PERMISSION_DENIED",
+                f"File '{rel}' cannot be served: the workspace's '{exc.file}' cannot be read "
+                f"({exc.reason}), so nothing in {folder} is served until it can be",
+            ) from None
+        if ignored:
             raise FileAccessError(
                 "PERMISSION_DENIED",
                 f"File '{rel}' is ignored by the workspace's .gitignore; ignored files "
@@ -105,35 +106,14 @@ class Workspace:
         with a trailing '/': what `@path` completion offers. Hidden and ignored
         entries and links leading out are left out; a folder the rules refuse has
         none."""
+        walker = self.walker(max_entries=MAX_ENTRIES)
         try:
-            rel = normalise_relative_path(folder, self._plain) if folder.strip("/") else ""
+            rel = normalise_relative_path(folder, self.container) if folder.strip("/") else ""
             if rel:
-                self.check(rel)
-        except FileAccessError:
+                self.check(rel, walker=walker, is_dir=True)
+            return [e.name + ("/" if e.is_dir else "") for e in walker.folder(rel)]
+        except (FileAccessError, OSError):
             return []
-        root = str(self.root)
-        real = os.path.realpath(os.path.join(root, rel))
-        if real != root and not is_inside(real, root):
-            return []
-        rules = functools.cache(self._rules)  # one read of each .gitignore per listing
-        ignore = GitIgnore(rules)
-        names: list[str] = []
-        try:
-            with os.scandir(real) as found:
-                for entry in found:
-                    if len(names) >= MAX_ENTRIES:
-                        break
-                    if entry.name.startswith("."):
-                        continue
-                    if entry.is_symlink() and not is_inside(os.path.realpath(entry.path), root):
-                        continue
-                    is_dir = entry.is_dir()
-                    if ignore.ignored(f"{rel}/{entry.name}" if rel else entry.name, is_dir=is_dir):
-                        continue
-                    names.append(entry.name + ("/" if is_dir else ""))
-        except OSError:  # gone, not a folder, unreadable: nothing to offer
-            return []
-        return sorted(names)
 
     def read(self, rel: object, *, limit: int, offset: int = 0) -> FileText:
         """The text of `rel` under every rule, at most `limit` bytes of it from `offset`."""

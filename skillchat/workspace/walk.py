@@ -1,0 +1,278 @@
+"""Walking the workspace under its read rules, with every cost bounded.
+
+`list_files`, `search_files` and `@path` completion see exactly what `read_file`
+may read: no hidden entry (a name starting with '.'), nothing git ignores, no link
+leading out of the workspace or to a hidden or ignored file, regular files only.
+
+Folders are opened one at a time from their open parent (`skillchat/files.py`,
+`open_folder_at`, never through a link), so a folder swapped for a link mid-walk
+cannot lead outside. Links to folders are shown in a folder's listing but never
+followed by a walk: no loop, no file seen twice. Every walk stops, and says so, past
+`max_entries` entries seen or its deadline; a folder that cannot be opened, and a
+folder whose `.gitignore` cannot be read (nothing below it is served, see
+ignore.py), are skipped and named. A name that is not UTF-8 cannot be passed back
+to `read_file` as JSON text, so it is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from skillchat.files import is_inside, open_folder, open_folder_at, read_bytes_at
+from skillchat.workspace.ignore import (
+    MAX_IGNORE_FILE_BYTES,
+    NO_RULES,
+    GitIgnore,
+    IgnoreFileError,
+    Rules,
+    as_bytes_path,
+    parse_rules,
+)
+
+# Entries seen (files, folders, skipped ones) before a walk stops.
+MAX_WALK_ENTRIES = 200_000
+# Folders nested deeper than this are not entered (each level holds a descriptor).
+MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One visible entry: `rel` is its workspace path (a DocPath for files)."""
+
+    rel: str
+    is_dir: bool
+    size: int  # bytes; 0 for folders
+    dir_fd: int  # the open folder holding it: valid only while the walk is at it
+    name: str
+    is_link: bool
+
+
+@dataclass
+class WalkReport:
+    """What a walk could not cover, for the notice the tools add to a result."""
+
+    seen: int = 0
+    cut: str | None = None  # why the walk stopped early, if it did
+    unreadable: list[str] = field(default_factory=list)  # folders that could not be opened
+    blocked: list[str] = field(default_factory=list)  # rules files that could not be read
+    undecodable: int = 0  # names that are not UTF-8
+    too_deep: int = 0
+
+    def notes(self) -> list[str]:
+        """One sentence per thing the model should know about this walk."""
+        out = []
+        if self.cut:
+            out.append(self.cut)
+        if self.blocked:
+            out.append(
+                f"{_some(self.blocked)} cannot be read, so nothing in their folders is "
+                "served until they can be (ask the user to fix them)"
+            )
+        if self.unreadable:
+            out.append(f"folders that cannot be opened were skipped: {_some(self.unreadable)}")
+        if self.undecodable:
+            out.append(f"{self.undecodable} entries with names that are not UTF-8 were skipped")
+        if self.too_deep:
+            out.append(f"{self.too_deep} folders nested over {MAX_DEPTH} deep were skipped")
+        return out
+
+
+def _some(items: list[str], shown: int = 5) -> str:
+    names = ", ".join(f"'{item}'" for item in items[:shown])
+    return names + (f" and {len(items) - shown} more" if len(items) > shown else "")
+
+
+class Walker:
+    """Visible entries of one workspace, for one tool call (the rules read once each)."""
+
+    def __init__(
+        self,
+        root: str,
+        *,
+        max_entries: int = MAX_WALK_ENTRIES,
+        deadline: float | None = None,
+    ) -> None:
+        self.root = root
+        self._rules: dict[str, Rules] = {}
+        self.ignore = GitIgnore(self._cached_rules, folder_rules(root, ".git/info", "exclude"))
+        self.max_entries = max_entries
+        self.deadline = deadline
+        self.report = WalkReport()
+
+    def _cached_rules(self, folder: str) -> Rules:
+        """The rules of a folder, read once per walk."""
+        if folder not in self._rules:
+            self._rules[folder] = folder_rules(self.root, folder)
+        return self._rules[folder]
+
+    def _stop(self) -> bool:
+        if self.report.cut:
+            return True
+        if self.report.seen >= self.max_entries:
+            self.report.cut = (
+                f"stopped after {self.max_entries:,} entries: narrow it with path or glob"
+            )
+        elif self.deadline is not None and time.monotonic() > self.deadline:
+            self.report.cut = "stopped at the time limit: narrow it with path or glob"
+        return self.report.cut is not None
+
+    def folder(self, rel: str) -> Iterator[Entry]:
+        """The visible entries of the folder `rel` ('' for the root), sorted by name.
+
+        Raises OSError when the folder itself cannot be opened (the caller says why).
+        Whether the folder itself may be shown is the caller's check."""
+        fd = open_folder(self.root, rel)
+        try:
+            if self._enter(fd, rel):
+                yield from self._scan(fd, rel)
+        finally:
+            os.close(fd)
+
+    def files(self, rel: str) -> Iterator[Entry]:
+        """Every visible regular file below the folder `rel`, depth first, by name.
+        Raises OSError as `folder` does."""
+        fd = open_folder(self.root, rel)
+        try:
+            yield from self._files_in(fd, rel, 0)
+        finally:
+            os.close(fd)
+
+    def _enter(self, fd: int, rel: str) -> bool:
+        """Read the open folder's rules; False (and noted) when they block it."""
+        rules = self._rules[rel] = read_rules(fd)
+        if rules.error is not None:
+            self._blocked(f"{rel}/.gitignore" if rel else ".gitignore")
+            return False
+        return True
+
+    def _blocked(self, file: str) -> None:
+        if file not in self.report.blocked:
+            self.report.blocked.append(file)
+
+    def _files_in(self, fd: int, rel: str, depth: int) -> Iterator[Entry]:
+        if not self._enter(fd, rel):
+            return
+        for entry in self._scan(fd, rel):
+            if not entry.is_dir:
+                yield entry
+            elif entry.is_link:
+                continue  # never followed: no loop, no file seen twice
+            elif depth >= MAX_DEPTH:
+                self.report.too_deep += 1
+            else:
+                try:
+                    child = open_folder_at(fd, entry.name)
+                except OSError:
+                    self.report.unreadable.append(entry.rel)
+                    continue
+                try:
+                    yield from self._files_in(child, entry.rel, depth + 1)
+                finally:
+                    os.close(child)
+
+    def _scan(self, fd: int, rel: str) -> Iterator[Entry]:
+        """The visible entries of the open folder `fd`, sorted by name."""
+        if self._stop():
+            return
+        try:
+            with os.scandir(fd) as found:
+                names = []
+                for item in found:
+                    self.report.seen += 1
+                    if not item.name.startswith("."):
+                        names.append(item)
+                    if self._stop():
+                        break
+        except OSError:
+            self.report.unreadable.append(rel or ".")
+            return
+        prefix = as_bytes_path(rel).split("/") if rel else []
+        for item in sorted(names, key=lambda i: i.name):
+            entry = self._visible(fd, rel, prefix, item)
+            if entry is not None:
+                yield entry
+
+    def _visible(self, fd: int, rel: str, prefix: list[str], item: os.DirEntry) -> Entry | None:
+        try:
+            return self._judge(fd, rel, prefix, item)
+        except IgnoreFileError as exc:
+            self._blocked(exc.file)
+            return None
+
+    def _judge(self, fd: int, rel: str, prefix: list[str], item: os.DirEntry) -> Entry | None:
+        try:
+            item.name.encode("utf-8")
+        except UnicodeEncodeError:
+            self.report.undecodable += 1
+            return None
+        path = f"{rel}/{item.name}" if rel else item.name
+        try:
+            info = item.stat(follow_symlinks=False)
+        except OSError:
+            return None
+        link = stat.S_ISLNK(info.st_mode)
+        if link:
+            target = self._link_target(path)
+            if target is None:
+                return None
+            info, real_rel = target
+            if self.ignore.ignored(real_rel, is_dir=stat.S_ISDIR(info.st_mode)):
+                return None
+        is_dir = stat.S_ISDIR(info.st_mode)
+        if not is_dir and not stat.S_ISREG(info.st_mode):
+            return None  # FIFOs, sockets, devices: never read
+        if self.ignore.ignored_entry([*prefix, as_bytes_path(item.name)], is_dir):
+            return None
+        return Entry(path, is_dir, 0 if is_dir else info.st_size, fd, item.name, link)
+
+    def _link_target(self, path: str) -> tuple[os.stat_result, str] | None:
+        """A link's target when it stays inside, is not hidden, and exists."""
+        real = os.path.realpath(os.path.join(self.root, path))
+        if not is_inside(real, self.root):
+            return None
+        real_rel = os.path.relpath(real, self.root).replace(os.sep, "/")
+        if any(part.startswith(".") for part in real_rel.split("/")):
+            return None
+        try:
+            return os.stat(real), real_rel
+        except OSError:  # dangling, or a loop
+            return None
+
+
+def read_rules(dir_fd: int, name: str = ".gitignore") -> Rules:
+    """The rules of the rules file `name` in the open folder `dir_fd`: none when there
+    is no such file, fail-closed rules when it exists but cannot be read (ignore.py)."""
+    try:
+        data, _ = read_bytes_at(dir_fd, name, limit=MAX_IGNORE_FILE_BYTES)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return NO_RULES
+        if exc.errno == errno.ELOOP:
+            return Rules(error="it is a symbolic link")
+        return Rules(error=exc.strerror or type(exc).__name__)
+    if len(data) > MAX_IGNORE_FILE_BYTES:
+        return Rules(error=f"it is over {MAX_IGNORE_FILE_BYTES:,} bytes")
+    if b"\x00" in data:
+        return Rules(error="it holds NUL bytes")
+    return parse_rules(data)
+
+
+def folder_rules(root: str, folder: str, name: str = ".gitignore") -> Rules:
+    """The rules of `name` in the folder `folder` below `root`. A folder that is missing,
+    or reached through a link, has no rules of its own (the link's target is judged by
+    its real path); one that cannot be opened blocks what is below it."""
+    try:
+        fd = open_folder(root, folder)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            return NO_RULES
+        return Rules(error=f"its folder cannot be opened ({exc.strerror})")
+    try:
+        return read_rules(fd, name)
+    finally:
+        os.close(fd)
