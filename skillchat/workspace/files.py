@@ -19,6 +19,7 @@ make the model tell the user a file is missing when it is only off limits.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,10 +72,14 @@ class Workspace:
         return Container(self.root, LABEL, LABEL, allow=self.check)
 
     def walker(
-        self, *, deadline: float | None = None, max_entries: int = MAX_WALK_ENTRIES
+        self,
+        *,
+        deadline: float | None = None,
+        max_entries: int = MAX_WALK_ENTRIES,
+        sizes: bool = True,
     ) -> Walker:
         """A walk of this workspace under its rules, for one tool call."""
-        return Walker(str(self.root), deadline=deadline, max_entries=max_entries)
+        return Walker(str(self.root), deadline=deadline, max_entries=max_entries, sizes=sizes)
 
     def check(self, rel: str, *, walker: Walker | None = None, is_dir: bool = False) -> None:
         """Refuse (FileAccessError) a hidden or git-ignored relative path."""
@@ -115,9 +120,14 @@ class Workspace:
         except (FileAccessError, OSError):
             return []
 
-    def read(self, rel: object, *, limit: int, offset: int = 0) -> FileText:
-        """The text of `rel` under every rule, at most `limit` bytes of it from `offset`."""
-        return read_contained(self.container, rel, limit=limit, offset=offset)
+    def read(
+        self, rel: object, *, limit: int, offset: int = 0, walker: Walker | None = None
+    ) -> FileText:
+        """The text of `rel` under every rule, at most `limit` bytes of it from `offset`;
+        a walk passes its walker so each `.gitignore` is read once for all its reads."""
+        allow = self.check if walker is None else functools.partial(self.check, walker=walker)
+        container = Container(self.root, LABEL, LABEL, allow=allow)
+        return read_contained(container, rel, limit=limit, offset=offset)
 
     def relative(self, path: str | Path) -> str:
         """A user-typed path (absolute, `~`, or relative to the workspace) as the

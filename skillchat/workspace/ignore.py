@@ -193,6 +193,8 @@ class Rules:
     def verdict(self, rel: str, is_dir: bool) -> bool | None:
         """True (ignored), False (re-included by a `!` line) or None (no line matches)
         for `rel`, a Latin-1 path relative to the file's folder."""
+        if not self.rules:
+            return None
         name = rel.rsplit("/", 1)[-1]
         for rule in reversed(self.rules):
             if rule.dir_only and not is_dir:
@@ -215,7 +217,12 @@ def parse_rules(data: bytes) -> Rules:
 
 def as_bytes_path(rel: str) -> str:
     """A path as the file system names it, one character per byte (see the module)."""
-    return os.fsencode(rel).decode("latin-1")
+    return rel if rel.isascii() else os.fsencode(rel).decode("latin-1")
+
+
+# The rules files that apply in one folder: (depth of their folder, rules), root first,
+# only folders that have rules. A walk extends it folder by folder.
+Chain = tuple[tuple[int, Rules], ...]
 
 
 class GitIgnore:
@@ -223,29 +230,41 @@ class GitIgnore:
 
     `load(folder)` gives the `.gitignore` rules of `folder` (a '/'-joined path below
     the root, '' for the root; `NO_RULES` if there is none); `exclude` are the rules
-    of `.git/info/exclude`, relative to the root. Call `load` as often as you like:
-    cache it when a walk asks about many paths.
+    of `.git/info/exclude`, relative to the root. Cache `load` when a walk asks
+    about many paths.
     """
 
     def __init__(self, load: Callable[[str], Rules], exclude: Rules = NO_RULES) -> None:
         self._load = load
         self._exclude = exclude
 
-    def _rules(self, folder: str, name: str = ".gitignore") -> Rules:
-        rules = self._exclude if name != ".gitignore" else self._load(folder)
+    @staticmethod
+    def extend(chain: Chain, depth: int, folder: str, rules: Rules) -> Chain:
+        """`chain` with the rules of the folder `folder` at `depth` (raises
+        `IgnoreFileError` when they could not be read)."""
         if rules.error is not None:
-            raise IgnoreFileError(folder, name, rules.error)
-        return rules
+            raise IgnoreFileError(folder, ".gitignore", rules.error)
+        return (*chain, (depth, rules)) if rules.rules else chain
 
-    def ignored_entry(self, parts: Sequence[str], is_dir: bool) -> bool:
+    def chain(self, parts: Sequence[str]) -> Chain:
+        """The rules that apply in the folder `parts` (Latin-1 names), root first."""
+        if self._exclude.error is not None:
+            raise IgnoreFileError("", ".git/info/exclude", self._exclude.error)
+        chain: Chain = ()
+        for depth in range(len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            chain = self.extend(chain, depth, folder, self._load(folder))
+        return chain
+
+    def ignored_entry(self, chain: Chain, parts: Sequence[str], is_dir: bool) -> bool:
         """Whether the entry `parts` (Latin-1 names, see `as_bytes_path`) itself
-        matches, deepest `.gitignore` first; its folders are the caller's business."""
-        for depth in range(len(parts) - 1, -1, -1):
-            rules = self._rules("/".join(parts[:depth]))
+        matches, in a folder whose rules are `chain`: the deepest rules file first,
+        `.git/info/exclude` last. Its folders are the caller's business."""
+        for depth, rules in reversed(chain):
             verdict = rules.verdict("/".join(parts[depth:]), is_dir)
             if verdict is not None:
                 return verdict
-        return self._rules("", ".git/info/exclude").verdict("/".join(parts), is_dir) is True
+        return self._exclude.verdict("/".join(parts), is_dir) is True
 
     def ignored(self, rel: str, *, is_dir: bool = False) -> bool:
         """Whether git would ignore the '/'-separated path `rel` (a file unless `is_dir`).
@@ -255,6 +274,7 @@ class GitIgnore:
         """
         parts = [p for p in as_bytes_path(rel).split("/") if p]
         for end in range(1, len(parts) + 1):
-            if self.ignored_entry(parts[:end], is_dir or end < len(parts)):
+            chain = self.chain(parts[: end - 1])
+            if self.ignored_entry(chain, parts[:end], is_dir or end < len(parts)):
                 return True
         return False

@@ -27,6 +27,7 @@ from skillchat.files import is_inside, open_folder, open_folder_at, read_bytes_a
 from skillchat.workspace.ignore import (
     MAX_IGNORE_FILE_BYTES,
     NO_RULES,
+    Chain,
     GitIgnore,
     IgnoreFileError,
     Rules,
@@ -40,16 +41,26 @@ MAX_WALK_ENTRIES = 200_000
 MAX_DEPTH = 64
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Entry:
     """One visible entry: `rel` is its workspace path (a DocPath for files)."""
 
     rel: str
     is_dir: bool
-    size: int  # bytes; 0 for folders
+    size: int  # bytes; 0 for folders, -1 when the walk does not look (`sizes=False`)
     dir_fd: int  # the open folder holding it: valid only while the walk is at it
     name: str
     is_link: bool
+
+
+@dataclass(frozen=True)
+class _Here:
+    """An open folder of a walk, and the rules that apply to its entries."""
+
+    fd: int
+    rel: str
+    parts: tuple[str, ...]  # its path as Latin-1 names (ignore.py)
+    chain: Chain
 
 
 @dataclass
@@ -70,11 +81,11 @@ class WalkReport:
             out.append(self.cut)
         if self.blocked:
             out.append(
-                f"{_some(self.blocked)} cannot be read, so nothing in their folders is "
+                f"{some(self.blocked)} cannot be read, so nothing in their folders is "
                 "served until they can be (ask the user to fix them)"
             )
         if self.unreadable:
-            out.append(f"folders that cannot be opened were skipped: {_some(self.unreadable)}")
+            out.append(f"folders that cannot be opened were skipped: {some(self.unreadable)}")
         if self.undecodable:
             out.append(f"{self.undecodable} entries with names that are not UTF-8 were skipped")
         if self.too_deep:
@@ -82,7 +93,7 @@ class WalkReport:
         return out
 
 
-def _some(items: list[str], shown: int = 5) -> str:
+def some(items: list[str], shown: int = 5) -> str:
     names = ", ".join(f"'{item}'" for item in items[:shown])
     return names + (f" and {len(items) - shown} more" if len(items) > shown else "")
 
@@ -96,8 +107,10 @@ class Walker:
         *,
         max_entries: int = MAX_WALK_ENTRIES,
         deadline: float | None = None,
+        sizes: bool = True,
     ) -> None:
         self.root = root
+        self.sizes = sizes  # a stat per file; a search learns the size when it opens it
         self._rules: dict[str, Rules] = {}
         self.ignore = GitIgnore(self._cached_rules, folder_rules(root, ".git/info", "exclude"))
         self.max_entries = max_entries
@@ -128,8 +141,9 @@ class Walker:
         Whether the folder itself may be shown is the caller's check."""
         fd = open_folder(self.root, rel)
         try:
-            if self._enter(fd, rel):
-                yield from self._scan(fd, rel)
+            here = self._enter(fd, rel, None)
+            if here is not None:
+                yield from self._scan(here)
         finally:
             os.close(fd)
 
@@ -138,26 +152,33 @@ class Walker:
         Raises OSError as `folder` does."""
         fd = open_folder(self.root, rel)
         try:
-            yield from self._files_in(fd, rel, 0)
+            here = self._enter(fd, rel, None)
+            if here is not None:
+                yield from self._files_in(here, 0)
         finally:
             os.close(fd)
 
-    def _enter(self, fd: int, rel: str) -> bool:
-        """Read the open folder's rules; False (and noted) when they block it."""
+    def _enter(self, fd: int, rel: str, parent: _Here | None) -> _Here | None:
+        """The open folder with the rules that apply in it; None (and noted) when a
+        rules file on the way cannot be read."""
+        parts = tuple(as_bytes_path(rel).split("/")) if rel else ()
         rules = self._rules[rel] = read_rules(fd)
-        if rules.error is not None:
-            self._blocked(f"{rel}/.gitignore" if rel else ".gitignore")
-            return False
-        return True
+        try:
+            if parent is None:
+                chain = self.ignore.chain(parts)
+            else:
+                chain = GitIgnore.extend(parent.chain, len(parts), rel, rules)
+        except IgnoreFileError as exc:
+            self._blocked(exc.file)
+            return None
+        return _Here(fd, rel, parts, chain)
 
     def _blocked(self, file: str) -> None:
         if file not in self.report.blocked:
             self.report.blocked.append(file)
 
-    def _files_in(self, fd: int, rel: str, depth: int) -> Iterator[Entry]:
-        if not self._enter(fd, rel):
-            return
-        for entry in self._scan(fd, rel):
+    def _files_in(self, here: _Here, depth: int) -> Iterator[Entry]:
+        for entry in self._scan(here):
             if not entry.is_dir:
                 yield entry
             elif entry.is_link:
@@ -166,21 +187,23 @@ class Walker:
                 self.report.too_deep += 1
             else:
                 try:
-                    child = open_folder_at(fd, entry.name)
+                    child = open_folder_at(here.fd, entry.name)
                 except OSError:
                     self.report.unreadable.append(entry.rel)
                     continue
                 try:
-                    yield from self._files_in(child, entry.rel, depth + 1)
+                    inner = self._enter(child, entry.rel, here)
+                    if inner is not None:
+                        yield from self._files_in(inner, depth + 1)
                 finally:
                     os.close(child)
 
-    def _scan(self, fd: int, rel: str) -> Iterator[Entry]:
-        """The visible entries of the open folder `fd`, sorted by name."""
+    def _scan(self, here: _Here) -> Iterator[Entry]:
+        """The visible entries of an open folder, sorted by name."""
         if self._stop():
             return
         try:
-            with os.scandir(fd) as found:
+            with os.scandir(here.fd) as found:
                 names = []
                 for item in found:
                     self.report.seen += 1
@@ -189,46 +212,52 @@ class Walker:
                     if self._stop():
                         break
         except OSError:
-            self.report.unreadable.append(rel or ".")
+            self.report.unreadable.append(here.rel or ".")
             return
-        prefix = as_bytes_path(rel).split("/") if rel else []
         for item in sorted(names, key=lambda i: i.name):
-            entry = self._visible(fd, rel, prefix, item)
+            entry = self._visible(here, item)
             if entry is not None:
                 yield entry
 
-    def _visible(self, fd: int, rel: str, prefix: list[str], item: os.DirEntry) -> Entry | None:
+    def _visible(self, here: _Here, item: os.DirEntry) -> Entry | None:
         try:
-            return self._judge(fd, rel, prefix, item)
+            return self._judge(here, item)
         except IgnoreFileError as exc:
             self._blocked(exc.file)
             return None
 
-    def _judge(self, fd: int, rel: str, prefix: list[str], item: os.DirEntry) -> Entry | None:
+    def _judge(self, here: _Here, item: os.DirEntry) -> Entry | None:
         try:
             item.name.encode("utf-8")
         except UnicodeEncodeError:
             self.report.undecodable += 1
             return None
-        path = f"{rel}/{item.name}" if rel else item.name
-        try:
-            info = item.stat(follow_symlinks=False)
-        except OSError:
+        path = f"{here.rel}/{item.name}" if here.rel else item.name
+        size = -1
+        try:  # the kind comes with the name on most file systems: no stat for it
+            link = item.is_symlink()
+            is_dir = item.is_dir(follow_symlinks=False)
+            if not link and not is_dir and not item.is_file(follow_symlinks=False):
+                return None  # FIFOs, sockets, devices: never read
+            if self.sizes and not link and not is_dir:
+                size = item.stat(follow_symlinks=False).st_size
+        except OSError:  # gone since the folder was read
             return None
-        link = stat.S_ISLNK(info.st_mode)
         if link:
             target = self._link_target(path)
             if target is None:
                 return None
             info, real_rel = target
-            if self.ignore.ignored(real_rel, is_dir=stat.S_ISDIR(info.st_mode)):
+            is_dir = stat.S_ISDIR(info.st_mode)
+            if not is_dir and not stat.S_ISREG(info.st_mode):
                 return None
-        is_dir = stat.S_ISDIR(info.st_mode)
-        if not is_dir and not stat.S_ISREG(info.st_mode):
-            return None  # FIFOs, sockets, devices: never read
-        if self.ignore.ignored_entry([*prefix, as_bytes_path(item.name)], is_dir):
+            if self.ignore.ignored(real_rel, is_dir=is_dir):
+                return None
+            size = info.st_size
+        parts = (*here.parts, as_bytes_path(item.name))
+        if self.ignore.ignored_entry(here.chain, parts, is_dir):
             return None
-        return Entry(path, is_dir, 0 if is_dir else info.st_size, fd, item.name, link)
+        return Entry(path, is_dir, 0 if is_dir else size, here.fd, item.name, link)
 
     def _link_target(self, path: str) -> tuple[os.stat_result, str] | None:
         """A link's target when it stays inside, is not hidden, and exists."""
