@@ -120,3 +120,21 @@ def test_bad_workspaces(server, project, tmp_path) -> None:
     done = ask(server, "--attach", "notes.md", "hi")
     assert "--attach needs a workspace" in one_line_error(done, 2)
     assert server.completions == []
+
+
+def test_the_model_lists_and_searches_and_the_cards_show_query_and_hits(server, project) -> None:
+    server.script(
+        reply(calls=[call("list_files", {"glob": "*.py"})]),
+        reply(calls=[call("search_files", {"query": "Friday"})]),
+        reply("Friday, per notes.md."),
+    )
+    done = ask(server, "-w", str(project), "when do we ship?")
+    assert done.returncode == 0, done.stderr
+    listed, found = [json.loads(m["content"]) for m in tool_messages(server)]
+    assert [e["path"] for e in listed["entries"]] == ["src/app.py"]
+    [hit] = found["results"]
+    assert (hit["docPath"], hit["chunkPath"]) == ("notes.md", "notes.md#L1-L3")
+    assert "list_files" in done.stderr and 'glob="*.py"' in done.stderr
+    assert "search_files" in done.stderr and 'query="Friday"' in done.stderr
+    assert "1 matching file of 2 searched" in done.stderr
+    assert "notes.md#L1-L3" in done.stderr

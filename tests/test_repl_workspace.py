@@ -78,3 +78,29 @@ def test_a_bad_workspace_stops_before_the_prompt(repl, tmp_path) -> None:
     session = repl("--workspace", str(tmp_path / "nope"))
     assert session.wait() == 2
     assert "--workspace: workspace" in "".join(session.output)
+
+
+def test_files_and_grep_show_what_the_model_would_get(server, repl, project) -> None:
+    (project / ".gitignore").write_text("build/\n")
+    write_files(project, {"build/notes.md": "NOTES-BODY-7f3a\n"})
+    session = repl("--workspace", str(project))
+    session.prompt()
+    screen = session.run("/files")
+    assert "notes.md" in screen and "src/" in screen and ".env" not in screen
+    assert "build" not in screen.replace("/files", "")
+    screen = session.run("/files *.py")
+    assert "src/app.py" in screen and "notes.md" not in screen
+    screen = session.run("/grep NOTES-BODY")
+    assert "notes.md  notes.md#L1-L3" in screen and "3: NOTES-BODY-7f3a" in screen
+    assert "1 of 2 files match" in screen and "build/notes.md" not in screen
+    assert "error: PATH_TRAVERSAL: glob '../*' has a '..'" in session.run("/files ../*")
+    assert "/grep needs the text to find" in session.run("/grep")
+    assert session.quit() == 0
+    assert server.completions == []  # nothing went to the model
+
+
+def test_without_a_workspace_files_says_how_to_get_one(server, repl) -> None:
+    session = repl()
+    session.prompt()
+    assert "/files needs a workspace: --workspace DIR" in session.run("/files")
+    assert session.quit() == 0

@@ -373,10 +373,13 @@ def test_an_unreadable_root_gitignore_closes_the_workspace(server, ws) -> None:
 # ---------------------------------------------------------------- what the model is told
 
 
-def test_workspace_alone_sends_only_read_file_and_names_the_folder(server, ws) -> None:
+WORKSPACE_TOOLS = ["read_file", "list_files", "search_files"]
+
+
+def test_workspace_alone_sends_only_the_workspace_tools_and_names_the_folder(server, ws) -> None:
     result_of(server, ws, read("README.md"))
     body = server.completions[0].body
-    assert [t["function"]["name"] for t in body["tools"]] == ["read_file"]
+    assert [t["function"]["name"] for t in body["tools"]] == WORKSPACE_TOOLS
     prompt = system_text(server, 0)
     assert prompt is not None and "the folder 'project'" in prompt and "read_file" in prompt
     assert str(ws.root) not in json.dumps(body)  # the name, never the absolute path
@@ -387,7 +390,7 @@ def test_with_skills_read_file_comes_after_the_skill_tools(server, ws, tmp_path)
     server.script(reply("hi"))
     make_chat(server, reg, workspace=ws).send("hello")
     names = [t["function"]["name"] for t in server.completions[0].body["tools"]]
-    assert names == ["list_skills", "get_skill", "read_file_in_skill", "read_file"]
+    assert names == ["list_skills", "get_skill", "read_file_in_skill", *WORKSPACE_TOOLS]
 
 
 def test_without_a_workspace_read_file_is_an_unknown_tool(server, tmp_path) -> None:
@@ -411,10 +414,10 @@ def test_without_skills_the_skill_tools_are_unknown(server, ws) -> None:
     make_chat(server, registry(), workspace=ws).send("go")
     for message, name in zip(tool_messages(server), ("get_skill", "list_skills"), strict=True):
         assert json.loads(message["content"]) == {
-            "error": f"Unknown tool '{name}'. Available: read_file",
+            "error": f"Unknown tool '{name}'. Available: {', '.join(WORKSPACE_TOOLS)}",
             "error_code": "INVALID_ARGUMENT",
         }
-    assert [t["function"]["name"] for t in server.completions[0].body["tools"]] == ["read_file"]
+    assert [t["function"]["name"] for t in server.completions[0].body["tools"]] == WORKSPACE_TOOLS
 
 
 def test_errors_keep_the_chat_going(server, ws) -> None:

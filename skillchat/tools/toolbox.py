@@ -16,10 +16,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from skillchat.tools.base import Stored, Tool, ToolContext, ToolResult, loads_or_none
+from skillchat.tools.find_tools import ListFiles, SearchFiles
 from skillchat.tools.skill_tools import GetSkill, ListSkills, ReadFileInSkill
 from skillchat.tools.workspace_tools import ReadWorkspaceFile
 
-TOOLS: tuple[type[Tool], ...] = (ListSkills, GetSkill, ReadFileInSkill, ReadWorkspaceFile)
+TOOLS: tuple[type[Tool], ...] = (
+    ListSkills,
+    GetSkill,
+    ReadFileInSkill,
+    ReadWorkspaceFile,
+    ListFiles,
+    SearchFiles,
+)
 _BY_NAME: dict[str, type[Tool]] = {tool.name: tool for tool in TOOLS}
 
 

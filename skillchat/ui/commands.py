@@ -1,5 +1,5 @@
 """The REPL's built-in commands: `/help`, `/skills`, `/model`, `/new`, `/chats`,
-`/resume`, `/show`, `/attach`, `/reload`, `/trust`, `/exit`.
+`/resume`, `/show`, `/attach`, `/files`, `/grep`, `/reload`, `/trust`, `/exit`.
 
 A line whose first word is one of these runs it and never reaches the model; a
 skill with the same name is reached with `/skill NAME` (DESIGN §6), and the REPL
@@ -141,6 +141,42 @@ def _attach(repl: Repl, arg: str) -> None:
     )
 
 
+def _find(repl: Repl, tool: str, args: dict[str, str]) -> None:
+    """Run a workspace tool as the model would, and show what the model would get:
+    every entry or snippet, then the notices. Nothing joins the chat."""
+    from skillchat.ui.cards import human_size
+
+    if repl.chat.context.workspace is None:
+        raise UsageError(
+            f"/{'files' if tool == 'list_files' else 'grep'} needs a workspace: "
+            "--workspace DIR, or `workspace` in the config"
+        )
+    result = json.loads(repl.chat.toolbox.run(tool, json.dumps(args)).content)
+    if not result.get("success"):
+        raise UsageError(f"{result['errorCode']}: {result['errors'][0]}")
+    for entry in result.get("entries", []):
+        size = f"  {human_size(entry['sizeBytes'])}" if "sizeBytes" in entry else ""
+        _print(entry["path"], (size, "dim"))
+    for hit in result.get("results", []):
+        mark = "  (already in the chat)" if hit["alreadyInContext"] else ""
+        _print((hit["docPath"], "bold"), ("  " + hit["chunkPath"] + mark, "dim"))
+        _print(hit["snippet"])
+    if "results" in result:
+        _print((f"{result['filesMatched']} of {result['filesSearched']} files match", "dim"))
+    for notice in result["notices"]:
+        _print((notice, "yellow"))
+
+
+def _files(repl: Repl, arg: str) -> None:
+    _find(repl, "list_files", {"glob": arg} if arg else {})
+
+
+def _grep(repl: Repl, arg: str) -> None:
+    if not arg:
+        raise UsageError("/grep needs the text to find")
+    _find(repl, "search_files", {"query": arg})
+
+
 def _reload(repl: Repl, arg: str) -> None:
     before = set(repl.registry.skills)
     repl.reload_skills()
@@ -202,6 +238,8 @@ COMMANDS: dict[str, Command] = {
         Command(
             "attach", "PATH", "attach a workspace file to the next message (or @PATH)", _attach
         ),
+        Command("files", "[GLOB]", "list the workspace as the model sees it", _files),
+        Command("grep", "TEXT", "search the workspace as the model would", _grep),
         Command("reload", "", "rescan the skill directories", _reload),
         Command("trust", "[NAME]", "trust a project skill's allowed-tools (or list them)", _trust),
         Command("exit", "", "leave (or /quit, Ctrl-D)", _exit),

@@ -50,8 +50,12 @@ def resolve_folder(workspace: Workspace, walker: Walker, path: object) -> str:
     for name in dict.fromkeys((rel, real_rel)):
         if name:
             workspace.check(name, walker=walker, is_dir=os.path.isdir(real))
-    if not os.path.lexists(real):
-        raise FileAccessError("NOT_FOUND", f"Folder '{rel}' not found in the workspace")
+    try:
+        os.stat(real)  # a loop or a dangling link ends here, with its own message
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR:  # a name below a file: nothing there
+            exc.errno = errno.ENOENT
+        raise folder_error(exc, rel) from None
     return real_rel
 
 

@@ -62,7 +62,6 @@ class Hit:
     last: int
     matches: int  # matching lines in the file (at most MAX_MATCHES_PER_FILE)
     snippet: str
-    sha256: str  # of the bytes searched: the same key read_file's whole read has
 
     @property
     def chunk_path(self) -> str:
@@ -210,7 +209,7 @@ def search_files(
         if len(search.hits) >= MAX_HITS or used >= MAX_RESULT_CHARS:
             break
         first, last, snippet = _snippet(file.text, lines)
-        search.hits.append(Hit(file.path, first, last, len(lines), snippet, file.sha256))
+        search.hits.append(Hit(file.path, first, last, len(lines), snippet))
         used += len(snippet)
     search.notes = _notes(search, walker, run.too_large, run.refused, max_bytes)
     return search
