@@ -190,16 +190,19 @@ class Rules:
     rules: tuple[Rule, ...] = ()
     error: str | None = None
 
-    def verdict(self, rel: str, is_dir: bool) -> bool | None:
+    def verdict(self, parts: Sequence[str], is_dir: bool) -> bool | None:
         """True (ignored), False (re-included by a `!` line) or None (no line matches)
-        for `rel`, a Latin-1 path relative to the file's folder."""
-        if not self.rules:
-            return None
-        name = rel.rsplit("/", 1)[-1]
+        for the path `parts` (Latin-1 names) relative to the file's folder."""
+        rel = None  # joined only for a rule that needs the whole path
         for rule in reversed(self.rules):
             if rule.dir_only and not is_dir:
                 continue
-            if rule.regex.fullmatch(rel if rule.anchored else name):
+            if rule.anchored:
+                rel = "/".join(parts) if rel is None else rel
+                matched = rule.regex.fullmatch(rel)
+            else:
+                matched = rule.regex.fullmatch(parts[-1])
+            if matched:
                 return not rule.negated
         return None
 
@@ -261,10 +264,10 @@ class GitIgnore:
         matches, in a folder whose rules are `chain`: the deepest rules file first,
         `.git/info/exclude` last. Its folders are the caller's business."""
         for depth, rules in reversed(chain):
-            verdict = rules.verdict("/".join(parts[depth:]), is_dir)
+            verdict = rules.verdict(parts[depth:], is_dir)
             if verdict is not None:
                 return verdict
-        return self._exclude.verdict("/".join(parts), is_dir) is True
+        return self._exclude.verdict(parts, is_dir) is True
 
     def ignored(self, rel: str, *, is_dir: bool = False) -> bool:
         """Whether git would ignore the '/'-separated path `rel` (a file unless `is_dir`).

@@ -177,26 +177,44 @@ class Walker:
         if file not in self.report.blocked:
             self.report.blocked.append(file)
 
-    def _files_in(self, here: _Here, depth: int) -> Iterator[Entry]:
-        for entry in self._scan(here):
-            if not entry.is_dir:
-                yield entry
-            elif entry.is_link:
-                continue  # never followed: no loop, no file seen twice
-            elif depth >= MAX_DEPTH:
-                self.report.too_deep += 1
-            else:
-                try:
-                    child = open_folder_at(here.fd, entry.name)
-                except OSError:
-                    self.report.unreadable.append(entry.rel)
-                    continue
-                try:
-                    inner = self._enter(child, entry.rel, here)
+    def _files_in(self, top: _Here, depth: int) -> Iterator[Entry]:
+        """Depth first with an explicit stack (nested generators would cost a frame
+        per level on every file); each folder's descriptor is closed when done."""
+        stack = [(top, self._scan(top), depth)]
+        try:
+            while stack:
+                here, entries, depth = stack[-1]
+                entry = next(entries, None)
+                if entry is None:
+                    stack.pop()
+                    if here is not top:
+                        os.close(here.fd)
+                elif not entry.is_dir:
+                    yield entry
+                elif entry.is_link:
+                    continue  # never followed: no loop, no file seen twice
+                elif depth >= MAX_DEPTH:
+                    self.report.too_deep += 1
+                else:
+                    inner = self._open(here, entry)
                     if inner is not None:
-                        yield from self._files_in(inner, depth + 1)
-                finally:
-                    os.close(child)
+                        stack.append((inner, self._scan(inner), depth + 1))
+        finally:
+            for here, _, _ in stack:
+                if here is not top:
+                    os.close(here.fd)
+
+    def _open(self, here: _Here, entry: Entry) -> _Here | None:
+        """The sub-folder `entry` of `here`, opened without following a link."""
+        try:
+            child = open_folder_at(here.fd, entry.name)
+        except OSError:
+            self.report.unreadable.append(entry.rel)
+            return None
+        inner = self._enter(child, entry.rel, here)
+        if inner is None:
+            os.close(child)
+        return inner
 
     def _scan(self, here: _Here) -> Iterator[Entry]:
         """The visible entries of an open folder, sorted by name."""
@@ -209,7 +227,8 @@ class Walker:
                     self.report.seen += 1
                     if not item.name.startswith("."):
                         names.append(item)
-                    if self._stop():
+                    seen = self.report.seen  # the clock is read every 1,024 entries
+                    if (seen >= self.max_entries or seen % 1024 == 0) and self._stop():
                         break
         except OSError:
             self.report.unreadable.append(here.rel or ".")
@@ -227,11 +246,12 @@ class Walker:
             return None
 
     def _judge(self, here: _Here, item: os.DirEntry) -> Entry | None:
-        try:
-            item.name.encode("utf-8")
-        except UnicodeEncodeError:
-            self.report.undecodable += 1
-            return None
+        if not item.name.isascii():
+            try:
+                item.name.encode("utf-8")
+            except UnicodeEncodeError:
+                self.report.undecodable += 1
+                return None
         path = f"{here.rel}/{item.name}" if here.rel else item.name
         size = -1
         try:  # the kind comes with the name on most file systems: no stat for it
