@@ -8,9 +8,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from skillchat.workspace.ignore import NO_RULES, GitIgnore, parse_rules
 
@@ -168,3 +171,38 @@ def test_blank_comment_and_slash_only_lines_are_no_rules() -> None:
 def test_classes_never_match_a_slash() -> None:
     assert not matcher({"": "/a[!b]c\n"}).ignored("a/c")
     assert matcher({"": "/a[!b]c\n"}).ignored("axc")
+
+
+# Files only; their folders (x, x/y, "a x", ba, ba/a) are matched as folders on the way.
+TREE = ["a", "b", "ab", "a.b", "x/a", "x/ab", "x/y/b", "a x/b", "ba/a/ab", "ba/b", "ba/a/a.b"]
+PATTERN = st.lists(
+    st.sampled_from(["a", "b", "*", "?", "/", "**", "[ab]", "[!a]", ".", " ", "\\", "!"]),
+    min_size=1,
+    max_size=6,
+).map("".join)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(lines=st.lists(PATTERN, min_size=1, max_size=4))
+def test_random_patterns_agree_with_git(tmp_path: Path, lines: list[str]) -> None:
+    """Random .gitignore files over one tree: every path, asked of git at once."""
+    repo = Path(tempfile.mkdtemp(dir=tmp_path))
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    text = "\n".join(lines) + "\n"
+    (repo / ".gitignore").write_text(text)
+    for rel in TREE:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("x")
+    done = subprocess.run(
+        ["git", "-C", str(repo), "check-ignore", "--stdin"],
+        input="\n".join(TREE) + "\n",
+        capture_output=True,
+        text=True,
+        env={"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode in (0, 1), done.stderr
+    ours = matcher({"": text})
+    assert {p for p in TREE if ours.ignored(p)} == set(done.stdout.splitlines()), text
