@@ -9,7 +9,8 @@ it is for `git grep` and `rg`: dropping the page cache would time the disk, not 
 The workspace is generated under `benchmarks/.work/` (git-ignored): N Python-like
 files of 2-6 KB in nested folders, a `.gitignore` that drops a `build/` folder of
 2,000 more files, and a git repository with everything added, so `git grep` searches
-the same files. Each run spawns one process per tool, interleaved (ours, git grep,
+the same files; and a workspace whose one folder holds 100,000 empty files, listed
+beside `ls -l`. Each run spawns one process per tool, interleaved (ours, git grep,
 rg when installed), and reports medians and ratios. Our time is measured inside the
 process (the tool call alone, as the model waits for it), the others' as wall time
 of the whole process; the process start of ours is printed too, and the CPU time
@@ -32,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / ".work" / "search-workspace"
+BIG = ROOT / "benchmarks" / ".work" / "big-folder"  # one folder of 100,000 files
 SEARCH_TARGET = 1.0
 LIST_TARGET = 0.5
 NEEDLE = "apply_discount_twice("  # in about 1 file of 1,000
@@ -54,6 +56,8 @@ cpu_start = time.process_time()
 if sys.argv[2] == "search":
     found = search_files(ws, sys.argv[3], max_bytes=2_000_000)
     count = found.matched_files
+elif sys.argv[2] == "folder":
+    count = list_files(ws, path=sys.argv[3]).total
 else:
     count = list_files(ws, glob=sys.argv[3]).total
 done = time.perf_counter()
@@ -91,6 +95,18 @@ def make_workspace(count: int) -> Path:
     return WORK
 
 
+def make_big_folder() -> Path:
+    """A workspace whose folder `big` holds 100,000 empty files."""
+    folder = BIG / "big"
+    if not (BIG / ".bench-files").exists():
+        shutil.rmtree(BIG, ignore_errors=True)
+        folder.mkdir(parents=True)
+        for n in range(100_000):
+            os.close(os.open(folder / f"f{n:06d}", os.O_CREAT | os.O_WRONLY, 0o644))
+        (BIG / ".bench-files").write_text("100000")
+    return BIG
+
+
 def ours(workspace: Path, what: str, arg: str) -> tuple[float, float, int, float]:
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(workspace), what, arg],
@@ -123,6 +139,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     workspace = make_workspace(args.files)
+    big = make_big_folder()
     rg = shutil.which("rg")
     times: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
@@ -144,6 +161,9 @@ def main() -> None:
         note("(our process start+imports)", imports, 0, 0.0)
         note("git ls-files '*.py' (index)", *wall(["git", "ls-files", "*.py"], workspace))
         note("find -name '*.py' (a walk)", *wall(["find", ".", "-name", "*.py"], workspace))
+        call, _, count, cpu = ours(big, "folder", "big")
+        note("list_files path=big (100,000)", call, count, cpu)
+        note("ls -l big (100,000)", *wall(["ls", "-l", "big"], big))
         if rg:
             note("rg --files -g '*.py'", *wall([rg, "--files", "-g", "*.py"], workspace))
     load = os.getloadavg()[0]
@@ -161,6 +181,7 @@ def main() -> None:
         ("search_files", "rg -F -l"),
         ("list_files **/*.py", "find -name '*.py' (a walk)"),
         ("list_files **/*.py", "rg --files -g '*.py'"),
+        ("list_files path=big (100,000)", "ls -l big (100,000)"),
     ):
         if theirs in medians:
             print(
