@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from chat_helpers import make_chat, registry, tool_messages
+from chat_helpers import make_chat, registry, system_text, tool_messages
 from helpers import write_files
 from openai_server import ScriptedServer, call, reply
 
@@ -58,6 +58,11 @@ def error(code: str, message: str) -> dict:
 
 
 # ------------------------------------------------------------------- list_files
+
+
+def test_the_system_prompt_points_at_the_finding_tools(server, ws) -> None:
+    results(server, ws, listing())
+    assert "Find workspace files with list_files and search_files" in (system_text(server) or "")
 
 
 def test_a_folder_listing_is_sorted_sized_and_hides_what_read_file_refuses(server, ws) -> None:
