@@ -19,6 +19,7 @@ from skillchat.tools.base import (
     function_schema,
     string_arg,
 )
+from skillchat.tools.find_tools import SearchFiles
 from skillchat.tools.toolbox import TOOLS, Toolbox, stored_result
 from skillchat.workspace.files import Workspace
 
@@ -57,11 +58,12 @@ def test_a_chat_offers_only_what_it_has(tmp_path: Path) -> None:
         "read_file_in_skill",
     ]
     with_ws = box(tmp_path, skills=False, workspace=True)
-    assert with_ws.names() == ["read_file", "shout"]
-    assert [s["function"]["name"] for s in with_ws.schemas()] == ["read_file", "shout"]
-    assert with_ws.prompt_rules() == ["Use shout to upper-case words."]
+    workspace_tools = ["read_file", "list_files", "search_files", "shout"]
+    assert with_ws.names() == workspace_tools
+    assert [s["function"]["name"] for s in with_ws.schemas()] == workspace_tools
+    assert with_ws.prompt_rules() == [SearchFiles.prompt_rule, "Use shout to upper-case words."]
     prompt = system_prompt(None, tools=True, tool_rules=with_ws.prompt_rules())
-    assert prompt == "Use shout to upper-case words."
+    assert prompt == f"{SearchFiles.prompt_rule}\n\nUse shout to upper-case words."
 
 
 def test_a_tool_not_offered_is_unknown_and_the_list_is_the_offered_set(tmp_path: Path) -> None:

@@ -8,7 +8,12 @@ real-path containment, regular-files-only, binary and size rules as skill files.
 On top of them the workspace refuses, before touching the file:
 
 - hidden paths: any segment starting with '.' (`.env`, `.git/config`, `.ssh/...`);
-- paths the workspace's `.gitignore` files ignore (root and nested ones).
+- paths the workspace's `.gitignore` files (root and nested ones) and its
+  `.git/info/exclude` ignore, and everything below a `.gitignore` that cannot be
+  read (fail closed: ignore.py).
+
+`list_files` and `search_files` walk the same policy (walk.py, `Workspace.walker`),
+so the three tools never disagree about what the model may see.
 
 Both are checked on the path as asked and on its real path after symlinks, so a link
 named `notes.txt` pointing at `.env` is refused too. Both refusals are
