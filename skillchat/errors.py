@@ -11,6 +11,11 @@ user can act on ends as one line and an exit code, never a traceback.
     ├── UnknownChatError        no saved chat has that id (or the prefix is ambiguous)
     ├── TrustError              a skill folder that cannot be hashed, a trust store not saved
     ├── ProviderError           the model's provider failed (auth, network, 5xx...)
+    ├── IgnoreFileError         a .gitignore (or .git/info/exclude) that exists but cannot be
+    │                           read: its folder fails closed (workspace/)
+    ├── SearchFileTooLarge      internal to search_files: a file over the read limit, skipped
+    ├── RegexTimeout            internal to search_files: a regex past its time, reported
+    │                           to the model as INVALID_ARGUMENT
     ├── MalformedChunk          a streamed chunk not shaped like a chat.completion.chunk;
     │                           the backends turn it into a ProviderError naming the server
     ├── ToolRoundLimit          the model kept calling tools past max_tool_rounds
@@ -116,3 +121,27 @@ class ToolArgumentError(SkillchatError):
 class MalformedChunk(SkillchatError):
     """A chunk that parsed as JSON but is not shaped like a chat.completion.chunk
     (`content: 12345`, `tool_calls: 5`); the backend reports it as a ProviderError."""
+
+
+class IgnoreFileError(SkillchatError):
+    """A rules file that exists could not be read: nothing below `folder` is served."""
+
+    def __init__(self, folder: str, name: str, reason: str) -> None:
+        super().__init__(reason)
+        self.folder = folder  # '' for the root
+        self.name = name  # '.gitignore' or '.git/info/exclude'
+        self.reason = reason
+
+    @property
+    def file(self) -> str:
+        return f"{self.folder}/{self.name}" if self.folder else self.name
+
+
+class SearchFileTooLarge(SkillchatError):
+    """A file over the read limit while searching: what read_file would cut is not
+    searched (workspace/search.py counts it as skipped; never reaches the user)."""
+
+
+class RegexTimeout(SkillchatError):
+    """One file took longer than a search regex may (workspace/search.py turns it into
+    an INVALID_ARGUMENT result asking for a simpler pattern)."""

@@ -30,6 +30,7 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -145,3 +146,27 @@ def opened_inside(fd: int, root: str) -> bool:
         return is_inside(os.readlink(f"{_PROC_FD}/{fd}"), os.path.abspath(root))
     except OSError:
         return not os.path.isdir(_PROC_FD)
+
+
+# Folders are opened one name at a time from an open parent, never through a link
+# (LIST_FLAGS): a walk holding these descriptors cannot be led outside by a folder
+# swapped mid-way.
+
+
+def open_folder_at(dir_fd: int, name: str) -> int:
+    """A descriptor of the folder `name` in the open folder `dir_fd` (OSError if it is
+    not a folder, is a link, or cannot be opened). The caller closes it."""
+    return os.open(name, LIST_FLAGS, dir_fd=dir_fd)
+
+
+def open_folder(root: str | Path, rel: str) -> int:
+    """A descriptor of the folder `rel` ('' for `root` itself) below `root`, reached
+    one real folder at a time: a link on the way is refused (OSError ELOOP/ENOTDIR)."""
+    fd = os.open(os.path.realpath(root), LIST_FLAGS)
+    for part in [p for p in rel.split("/") if p]:
+        try:
+            child = open_folder_at(fd, part)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd

@@ -391,32 +391,6 @@ def list_skill_files(skill: Skill, *, max_files: int = MAX_LISTED_FILES) -> File
     return FileList(found[:max_files], len(found))
 
 
-# Folders are opened one name at a time from an open parent, never through a link:
-# a walk holding these descriptors cannot be led outside by a folder swapped mid-way.
-_DIR_FLAGS = (
-    os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-)
-
-
-def open_folder_at(dir_fd: int, name: str) -> int:
-    """A descriptor of the folder `name` in the open folder `dir_fd` (OSError if it is
-    not a folder, is a link, or cannot be opened). The caller closes it."""
-    return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-
-
-def open_folder(root: str | Path, rel: str) -> int:
-    """A descriptor of the folder `rel` ('' for `root` itself) below `root`, reached
-    one real folder at a time: a link on the way is refused (OSError ELOOP/ENOTDIR)."""
-    fd = os.open(os.path.realpath(root), _DIR_FLAGS)
-    for part in [p for p in rel.split("/") if p]:
-        try:
-            child = open_folder_at(fd, part)
-        finally:
-            os.close(fd)
-        fd = child
-    return fd
-
-
 def read_bytes_at(dir_fd: int, name: str, *, limit: int) -> tuple[bytes, int]:
     """At most `limit` + 1 bytes of the regular file `name` in the open folder `dir_fd`,
     and its size. Never follows a link, never opens a FIFO or device for reading (the

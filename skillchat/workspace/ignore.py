@@ -46,23 +46,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from skillchat.errors import IgnoreFileError
+
 # A rules file past this is not a real one; refusing it beats reading half of it.
 MAX_IGNORE_FILE_BYTES = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
-
-
-class IgnoreFileError(Exception):
-    """A rules file that exists could not be read: nothing below `folder` is served."""
-
-    def __init__(self, folder: str, name: str, reason: str) -> None:
-        super().__init__(reason)
-        self.folder = folder  # '' for the root
-        self.name = name  # '.gitignore' or '.git/info/exclude'
-        self.reason = reason
-
-    @property
-    def file(self) -> str:
-        return f"{self.folder}/{self.name}" if self.folder else self.name
 
 
 _POSIX_CLASSES = {

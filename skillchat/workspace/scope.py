@@ -21,7 +21,8 @@ import re
 from collections.abc import Callable
 
 from skillchat.errors import FileAccessError
-from skillchat.files import is_inside, normalise_relative_path, traversal_error
+from skillchat.fdwalk import is_inside
+from skillchat.files import normalise_relative_path, traversal_error
 from skillchat.workspace.files import Workspace
 from skillchat.workspace.ignore import as_bytes_path, parse_rule
 from skillchat.workspace.walk import Walker

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillchat.errors import FileAccessError
+from skillchat.errors import FileAccessError, RegexTimeout, SearchFileTooLarge
 from skillchat.files import FileText, read_bytes_at
 from skillchat.workspace.files import Workspace
 from skillchat.workspace.scope import compile_glob, folder_error, invalid, resolve_folder
@@ -81,14 +81,6 @@ class Search:
     truncated: bool = False
 
 
-class _TooLarge(Exception):
-    """A file over the limit: what read_file would cut is not searched."""
-
-
-class _Timeout(Exception):
-    """One file took longer than a regex may."""
-
-
 def _matcher(query: str, regex: bool) -> Callable[[str, float], list[int]]:
     """A function giving the offsets of the matches in a text (at most
     MAX_MATCHES_PER_FILE), within a number of seconds."""
@@ -117,7 +109,7 @@ def _matcher(query: str, regex: bool) -> Callable[[str, float], list[int]]:
                 if len(found) >= MAX_MATCHES_PER_FILE:
                     break
         except TimeoutError:
-            raise _Timeout from None
+            raise RegexTimeout from None
         return found
 
     return search
@@ -233,7 +225,7 @@ class _Run:
         try:
             if entry.is_link:  # a link is judged by read_file's rules, by its path
                 if entry.size > self.max_bytes:
-                    raise _TooLarge
+                    raise SearchFileTooLarge
                 text: str | None = self._read(entry.rel).text
             else:
                 text = _candidate(entry, self.max_bytes, needle)
@@ -242,7 +234,7 @@ class _Run:
                 return None
             file = self._read(entry.rel)
             offsets = self._matches(file.text, entry.rel)
-        except _TooLarge:
+        except SearchFileTooLarge:
             self.too_large.append(entry.rel)
             return None
         except (OSError, FileAccessError) as exc:  # binary, gone, unreadable
@@ -260,7 +252,7 @@ class _Run:
         remaining = self.deadline - time.monotonic()
         try:
             return self.matcher(text, max(0.01, min(REGEX_FILE_SECONDS, remaining)))
-        except _Timeout:
+        except RegexTimeout:
             if remaining < REGEX_FILE_SECONDS:
                 self.walker.report.cut = "stopped at the time limit: narrow it with path or glob"
                 return []
@@ -296,7 +288,7 @@ def _candidate(entry: Entry, max_bytes: int, needle: bytes | None) -> str | None
     `read_file`'s own rules, whose text and hash are the ones used."""
     data, size = read_bytes_at(entry.dir_fd, entry.name, limit=max_bytes)
     if size > max_bytes:
-        raise _TooLarge
+        raise SearchFileTooLarge
     if needle is not None and needle not in data:
         return None
     if b"\x00" in data:

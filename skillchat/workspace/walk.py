@@ -23,7 +23,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from skillchat.files import is_inside, open_folder, open_folder_at, read_bytes_at
+from skillchat.fdwalk import is_inside, open_folder, open_folder_at
+from skillchat.files import read_bytes_at
 from skillchat.workspace.ignore import (
     MAX_IGNORE_FILE_BYTES,
     NO_RULES,
