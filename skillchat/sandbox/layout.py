@@ -1,0 +1,235 @@
+"""What a sandboxed command sees: the bubblewrap arguments for one run (pure, no I/O
+beyond looking at which system folders exist).
+
+    /usr /bin /lib ...   the host's, read-only (symlinks kept as symlinks)
+    /etc                 a short allowlist of the host's files, read-only, plus a
+                         made-up passwd/group naming only root, `user` and nobody
+    /skills/<name>       every discovered skill folder, read-only
+    /workspace           the workspace, read-only unless writes were allowed
+    /scratch             the chat's scratch folder, writable (the working folder
+                         when there is no workspace)
+    /home/user           an empty home (a tmpfs: gone after the run)
+    /tmp                 an empty tmpfs
+    /proc /dev           new ones, for the sandbox's own pid namespace
+
+Nothing else of the host exists inside: not `/root`, not `/home`, not the data
+folder, not `/etc/shadow` or `/etc/ssh`. Hiding by absence matters because the
+tests and CI run as root, where file permissions hide nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SKILLS_MOUNT = "/skills"
+WORKSPACE_MOUNT = "/workspace"
+SCRATCH_MOUNT = "/scratch"
+HOME = "/home/user"
+SANDBOX_UID = 1000
+SANDBOX_USER = "user"
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+# Top-level system folders bound read-only when they exist (a symlink stays one).
+SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+# What of /etc a script needs: the dynamic linker, alternatives (Debian links
+# /usr/bin/awk through it), time zone, TLS roots, name resolution (for when the
+# network is allowed), MIME and locale tables. Never passwd/shadow/ssh/hostname.
+ETC_ALLOWLIST = (
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "pki",
+    "crypto-policies",
+    "resolv.conf",
+    "hosts",
+    "nsswitch.conf",
+    "gai.conf",
+    "host.conf",
+    "protocols",
+    "services",
+    "mime.types",
+    "locale.alias",
+    "os-release",
+    "debian_version",
+    "gitconfig",
+)
+# Only these variables reach a command (with these values, never the host's):
+# no API key or token can leak through the environment.
+BASE_ENV = {
+    "PATH": PATH,
+    "HOME": HOME,
+    "USER": SANDBOX_USER,
+    "LOGNAME": SANDBOX_USER,
+    "LANG": "C.UTF-8",
+    "TERM": "dumb",
+    "TMPDIR": "/tmp",
+    "PYTHONDONTWRITEBYTECODE": "1",  # skill folders are read-only anyway
+    "PYTHONUNBUFFERED": "1",  # so output streams to the card as it is printed
+    "DISABLE_TELEMETRY": "1",
+    "SKILLCHAT_SANDBOX": "1",
+    # Read-only workspaces appear owned by someone else; git would refuse them.
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "safe.directory",
+    "GIT_CONFIG_VALUE_0": "*",
+}
+_MOUNT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-run limits. Processes and memory are rlimits set inside the sandbox,
+    where the command's user is unprivileged, so they hold even when skillchat runs
+    as root (RLIMIT_NPROC is ignored for root)."""
+
+    timeout_s: float = 120.0
+    max_output_bytes: int = 32_000  # kept of each stream: what the model gets and is stored
+    stop_after_bytes: int = 20_000_000  # total output past which the run is stopped
+    max_processes: int = 256
+    memory_mb: int = 4096  # address space per process
+    max_file_mb: int = 1024
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """The folders one chat's sandbox shows, and what it may do."""
+
+    scratch: Path
+    skills: Mapping[str, Path] = field(default_factory=dict)  # name -> real folder
+    workspace: Path | None = None
+    writable_workspace: bool = False
+    network: bool = False
+    limits: Limits = field(default_factory=Limits)
+
+    def default_cwd(self) -> str:
+        """Where a command starts: the workspace if there is one, else the scratch."""
+        return WORKSPACE_MOUNT if self.workspace is not None else SCRATCH_MOUNT
+
+    def mountable_skills(self) -> dict[str, Path]:
+        """Skills that can be shown at /skills/<name>: a name usable as a folder name,
+        and a folder that is not `/` nor holds the user's home (a skill symlinked to
+        `~` must not expose it)."""
+        home = Path.home().resolve()
+        out = {}
+        for name, root in self.skills.items():
+            real = root.resolve()
+            if not _MOUNT_NAME.match(name) or real == Path("/") or home.is_relative_to(real):
+                continue
+            out[name] = real
+        return out
+
+
+def _passwd() -> str:
+    return (
+        "root:x:0:0:root:/root:/bin/sh\n"
+        f"{SANDBOX_USER}:x:{SANDBOX_UID}:{SANDBOX_UID}:{SANDBOX_USER}:{HOME}:/bin/sh\n"
+        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+    )
+
+
+def _group() -> str:
+    return f"root:x:0:\n{SANDBOX_USER}:x:{SANDBOX_UID}:\nnogroup:x:65534:\n"
+
+
+def etc_files() -> dict[str, str]:
+    """The made-up /etc files (path -> content), so `whoami`, `id` and Python's
+    `pwd` work without the host's user list."""
+    return {"/etc/passwd": _passwd(), "/etc/group": _group()}
+
+
+def bwrap_args(
+    spec: SandboxSpec,
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    data_fds: Mapping[str, int],
+    as_root: bool,
+    host_root: Path = Path("/"),
+) -> list[str]:
+    """The bubblewrap options for one run (everything before the command).
+
+    `data_fds` maps each of `etc_files()` to an open fd holding its content.
+    `as_root`: skillchat runs as root, so the caller maps the user namespace itself
+    (uid 0 for bubblewrap's setup, `SANDBOX_UID` -> nobody for the command) and the
+    command drops to `SANDBOX_UID` with setpriv; bubblewrap keeps only the two
+    capabilities that drop needs.
+    """
+    args = [
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+    ]
+    if not spec.network:
+        args.append("--unshare-net")
+    if as_root:
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--disable-userns"]
+    for name in SYSTEM_DIRS:
+        host = host_root / name
+        if host.is_symlink():
+            args += ["--symlink", os.readlink(host), f"/{name}"]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), f"/{name}"]
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC_ALLOWLIST:
+        if os.path.lexists(host_root / "etc" / name):
+            args += ["--ro-bind-try", str(host_root / "etc" / name), f"/etc/{name}"]
+    for path, fd in data_fds.items():
+        args += ["--perms", "0644", "--ro-bind-data", str(fd), path]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--perms", "1777", "--tmpfs", "/tmp"]
+    args += ["--perms", "0777" if as_root else "0700", "--tmpfs", HOME]
+    args += ["--perms", "0755", "--dir", SKILLS_MOUNT]
+    for name, root in sorted(spec.mountable_skills().items()):
+        args += ["--ro-bind", str(root), f"{SKILLS_MOUNT}/{name}"]
+    if spec.workspace is not None:
+        bind = "--bind" if spec.writable_workspace else "--ro-bind"
+        args += [bind, str(spec.workspace), WORKSPACE_MOUNT]
+    args += ["--bind", str(spec.scratch), SCRATCH_MOUNT]
+    args += ["--clearenv"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    args += ["--chdir", cwd]
+    return args
+
+
+def limit_prefix(limits: Limits, *, prlimit: str, setpriv: str | None) -> list[str]:
+    """The command's first programs inside the sandbox: drop to the sandbox user
+    (with `setpriv`, as root only), then set the rlimits, then the shell."""
+    prefix: list[str] = []
+    if setpriv is not None:
+        prefix += [
+            setpriv,
+            f"--reuid={SANDBOX_UID}",
+            f"--regid={SANDBOX_UID}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--",
+        ]
+    mem = limits.memory_mb * 1024 * 1024
+    size = limits.max_file_mb * 1024 * 1024
+    prefix += [
+        prlimit,
+        f"--nproc={limits.max_processes}",
+        f"--as={mem}",
+        f"--fsize={size}",
+        "--core=0",
+        "--",
+    ]
+    return prefix

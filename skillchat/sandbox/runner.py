@@ -1,0 +1,300 @@
+"""Run one shell command line in a fresh bubblewrap sandbox, and only there.
+
+Each run is its own sandbox: new user, pid, ipc, uts (and, unless allowed,
+network) namespaces. bubblewrap's pid 1 exits when the command does, and the
+kernel then kills every process left in the namespace, so a daemon a script
+starts dies with it; killing bubblewrap (timeout, output flood, Ctrl-C) does the
+same, through `--die-with-parent`.
+
+As root, bubblewrap's `--uid` would still map to root outside, where
+RLIMIT_NPROC does not apply and a fork bomb could take the machine. So skillchat
+writes the namespace's maps itself (`--userns-block-fd`): uid 0 inside is root for
+bubblewrap's own setup (it can bind folders under /root), and the command then
+drops to uid 1000 inside, which is nobody (65534) outside, with no capabilities.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skillchat.errors import SkillchatError
+from skillchat.sandbox.detect import Tools
+from skillchat.sandbox.layout import (
+    BASE_ENV,
+    SANDBOX_UID,
+    SandboxSpec,
+    bwrap_args,
+    etc_files,
+    limit_prefix,
+)
+from skillchat.sandbox.written import Snapshot
+
+NOBODY = 65534
+KILL_WAIT_S = 2.0
+OutputSink = Callable[[str, str], None]  # (stream name "stdout"|"stderr", text)
+
+
+class SandboxFailure(SkillchatError):
+    """bubblewrap could not set up the sandbox (the command never ran)."""
+
+
+@dataclass
+class Outcome:
+    """What a run gave: tails of both streams and how it ended."""
+
+    exit_code: int | None  # None when skillchat stopped it
+    stdout: str
+    stderr: str
+    truncated: bool
+    duration_ms: int
+    files_written: list[str] = field(default_factory=list)
+    stopped: str | None = None  # "timeout" | "output_limit" | "interrupted"
+
+
+class _Tail:
+    """The last `keep` bytes of a stream, and how many came in all."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.buf = bytearray()
+        self.total = 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        self.buf += data
+        if len(self.buf) > 2 * self.keep:
+            del self.buf[: len(self.buf) - self.keep]
+
+    def text(self) -> str:
+        return bytes(self.buf[-self.keep :]).decode("utf-8", errors="replace")
+
+
+def run_in_sandbox(
+    tools: Tools,
+    spec: SandboxSpec,
+    command: str,
+    *,
+    cwd: str | None = None,
+    timeout_s: float | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    on_output: OutputSink | None = None,
+) -> Outcome:
+    """Run `command` (one shell line) in the sandbox `spec` describes.
+
+    Raises SandboxFailure if the sandbox could not be started. A KeyboardInterrupt
+    while it runs kills the whole sandbox and is raised again.
+    """
+    as_root = os.geteuid() == 0
+    limits = spec.limits
+    timeout = limits.timeout_s if timeout_s is None else timeout_s
+    _prepare_scratch(spec.scratch, as_root)
+    watched = [spec.scratch] + (
+        [spec.workspace] if spec.writable_workspace and spec.workspace else []
+    )
+    before = Snapshot.take(watched)
+    env = {**BASE_ENV, **(extra_env or {})}
+    fds: dict[str, int] = {}
+    to_close: list[int] = []
+    try:
+        for path, content in etc_files().items():
+            fd = os.memfd_create("skillchat-etc", 0)
+            os.write(fd, content.encode())
+            os.lseek(fd, 0, os.SEEK_SET)
+            fds[path] = fd
+            to_close.append(fd)
+        info_r, info_w = os.pipe()
+        to_close += [info_r, info_w]
+        args = [tools.bwrap, "--info-fd", str(info_w)]
+        passed = [*fds.values(), info_w]
+        if as_root:
+            block_r, block_w = os.pipe()
+            to_close += [block_r, block_w]
+            passed.append(block_r)
+            args += ["--userns-block-fd", str(block_r)]
+        args += bwrap_args(
+            spec, cwd=cwd or spec.default_cwd(), env=env, data_fds=fds, as_root=as_root
+        )
+        prefix = limit_prefix(
+            limits, prlimit=tools.prlimit, setpriv=tools.setpriv if as_root else None
+        )
+        args += ["--", *prefix, tools.shell, "-c", command]
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=tuple(passed),
+            start_new_session=True,  # no controlling terminal, no Ctrl-C from the tty
+        )
+        sandbox = _Running(proc)
+        try:
+            for fd in passed:
+                os.close(fd)
+            to_close = [fd for fd in to_close if fd not in passed]
+            sandbox.init_pid = _child_pid(proc, info_r)
+            if as_root:
+                _map_user_namespace(sandbox.init_pid)
+                os.write(block_w, b"1")
+            outcome = _collect(
+                sandbox,
+                limits.max_output_bytes,
+                limits.stop_after_bytes,
+                start + timeout,
+                on_output,
+            )
+        except BaseException:
+            sandbox.kill()
+            raise
+    finally:
+        for fd in to_close:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    outcome.duration_ms = int((time.monotonic() - start) * 1000)
+    if outcome.exit_code is not None and outcome.exit_code != 0 and _setup_failed(outcome):
+        raise SandboxFailure(outcome.stderr.strip().splitlines()[-1])
+    outcome.files_written = Snapshot.take(watched).changed_since(before, _mounts(spec))
+    return outcome
+
+
+def _prepare_scratch(scratch: Path, as_root: bool) -> None:
+    """The scratch folder exists and the command's user (nobody, as root) can write it."""
+    scratch.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if as_root and scratch.stat().st_uid != NOBODY:
+        os.chown(scratch, NOBODY, NOBODY)
+
+
+def _child_pid(proc: subprocess.Popen[bytes], info_r: int) -> int:
+    """The pid of bubblewrap's child, the sandbox's pid 1, from `--info-fd`."""
+    data = b""
+    while True:
+        chunk = os.read(info_r, 4096)
+        if not chunk:
+            break
+        data += chunk
+        try:
+            return int(json.loads(data)["child-pid"])
+        except (ValueError, KeyError):
+            continue
+    proc.wait()
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    raise SandboxFailure(err.strip() or "bubblewrap exited before it started")
+
+
+def _map_user_namespace(pid: int) -> None:
+    """Write the maps of bubblewrap's new user namespace: root stays root for its
+    setup; the command's uid is nobody outside."""
+    mapping = f"0 0 1\n{SANDBOX_UID} {NOBODY} 1\n"
+    for name in ("uid_map", "gid_map"):
+        with open(f"/proc/{pid}/{name}", "w") as f:
+            f.write(mapping)
+
+
+class _Running:
+    """A started sandbox: bubblewrap, and the pid 1 of its namespace once known."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.init_pid: int | None = None
+
+    def kill(self) -> None:
+        """Kill bubblewrap and its pid 1, and wait (briefly) until the namespace is
+        empty: the kernel kills every other process in it when pid 1 dies."""
+        for pid in (self.proc.pid, self.init_pid):
+            if pid is not None:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+        self.proc.wait()
+        if self.init_pid is None:
+            return
+        deadline = time.monotonic() + KILL_WAIT_S
+        while time.monotonic() < deadline and _alive(self.init_pid):
+            time.sleep(0.005)
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie pid 1 has already emptied its namespace)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _collect(
+    sandbox: _Running,
+    keep: int,
+    stop_after: int,
+    deadline: float,
+    on_output: OutputSink | None,
+) -> Outcome:
+    """Read both streams until they close, the deadline passes or output floods."""
+    proc = sandbox.proc
+    assert proc.stdout is not None and proc.stderr is not None
+    tails = {"stdout": _Tail(keep), "stderr": _Tail(keep)}
+    decoders = {n: codecs.getincrementaldecoder("utf-8")(errors="replace") for n in tails}
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+    stopped: str | None = None
+    try:
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                stopped = "timeout"
+                break
+            for key, _ in sel.select(min(left, 0.5)):
+                data = os.read(key.fd, 65536)
+                if not data:
+                    sel.unregister(key.fileobj)
+                    continue
+                tails[key.data].add(data)
+                if on_output is not None:
+                    on_output(key.data, decoders[key.data].decode(data))
+            if tails["stdout"].total + tails["stderr"].total > stop_after:
+                stopped = "output_limit"
+                break
+    finally:
+        sel.close()
+    if stopped:
+        sandbox.kill()
+    try:
+        code = proc.wait(timeout=max(0.1, deadline - time.monotonic())) if not stopped else None
+    except subprocess.TimeoutExpired:
+        sandbox.kill()
+        code, stopped = None, "timeout"
+    proc.stdout.close()
+    proc.stderr.close()
+    truncated = any(t.total > t.keep for t in tails.values()) or stopped == "output_limit"
+    return Outcome(
+        exit_code=code,
+        stdout=tails["stdout"].text(),
+        stderr=tails["stderr"].text(),
+        truncated=truncated,
+        duration_ms=0,
+        stopped=stopped,
+    )
+
+
+def _setup_failed(outcome: Outcome) -> bool:
+    """bubblewrap's own errors ("bwrap: ...") end the run before the command starts."""
+    lines = outcome.stderr.strip().splitlines()
+    return bool(lines) and lines[-1].startswith("bwrap: ") and not outcome.stdout
+
+
+def _mounts(spec: SandboxSpec) -> dict[Path, str]:
+    """Host folder -> where the command sees it, to name written files as it does."""
+    out = {spec.scratch: "/scratch"}
+    if spec.workspace is not None:
+        out[spec.workspace] = "/workspace"
+    return out

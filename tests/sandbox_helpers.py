@@ -1,0 +1,36 @@
+"""The real sandbox for tests: skipped with a visible reason where bubblewrap cannot
+run, except under CI=true, where a missing sandbox fails the test instead."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from skillchat.sandbox.detect import SandboxStatus, probe
+
+
+def require_sandbox() -> SandboxStatus:
+    status = probe()
+    if not status.available:
+        message = f"no sandbox here: {status.reason} ({status.hint})"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return status
+
+
+def processes_with(marker: str) -> list[str]:
+    """Command lines of running processes that contain `marker` (the process table)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline and "pytest" not in cmdline:
+            found.append(cmdline)
+    return found
