@@ -94,6 +94,15 @@ class Settings:
     storage_path: str | None = None
     run_allowed_tools: str = "approve"
     workspace: str | None = None
+    # Running skill commands in the sandbox (skillchat/sandbox): offered when a
+    # sandbox works and `run_enabled`; `run_allow` runs without asking (`ask` never
+    # asks, so without it `ask` refuses); network and workspace writes widen it.
+    run_enabled: bool = True
+    run_allow: bool = False
+    run_allow_network: bool = False
+    run_allow_write: bool = False
+    run_timeout_s: float = 120.0
+    run_max_timeout_s: float = 600.0
     config_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[str, ...] = ()
@@ -138,6 +147,12 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("skills", "catalog_max_chars"): ("catalog_max_chars", (int,)),
     ("storage", "path"): ("storage_path", (str,)),
     ("run", "allowed_tools"): ("run_allowed_tools", (str,)),
+    ("run", "enabled"): ("run_enabled", (bool,)),
+    ("run", "allow"): ("run_allow", (bool,)),
+    ("run", "allow_network"): ("run_allow_network", (bool,)),
+    ("run", "allow_write"): ("run_allow_write", (bool,)),
+    ("run", "timeout_s"): ("run_timeout_s", (int, float)),
+    ("run", "max_timeout_s"): ("run_max_timeout_s", (int, float)),
 }
 _SECTIONS = {"skills", "storage", "run"}
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", list: "a list"}
@@ -246,6 +261,8 @@ def _check(settings: Settings) -> None:
     ):
         if getattr(settings, name) < 1:
             raise ConfigError(f"{where}: {name} must be at least 1")
+    if not 0 < settings.run_timeout_s <= settings.run_max_timeout_s:
+        raise ConfigError(f"{where}: run timeout_s must be > 0 and at most max_timeout_s")
     if settings.max_retries < 0 or settings.timeout <= 0 or settings.reply_timeout <= 0:
         raise ConfigError(f"{where}: max_retries must be >= 0, timeout and reply_timeout > 0")
     if settings.max_tokens is not None and settings.max_tokens < 1:

@@ -29,7 +29,10 @@ answering, then follow the instructions it returns.
 only for files its instructions point to (paths relative to the skill folder).
 - A tool result saying content is already in context means it is in the conversation \
 above: use that.
-- A user message that started with /<skill-name> has already loaded that skill for you.
+- A user message that started with /<skill-name> has already loaded that skill for you."""
+
+# Said only when run_command is not offered (its own rule says what it can run).
+SCRIPTS_CANNOT_RUN = """\
 - Skill scripts cannot be run here; read them as text when you need to know what they do."""
 
 RULES_NO_TOOLS = """\
@@ -107,15 +110,18 @@ def system_prompt(
     injected: InjectedSkill | None = None,
     workspace: str | None = None,
     tool_rules: Sequence[str] = (),
+    commands: bool = False,
 ) -> str | None:
     """The system message text, or None when there is nothing to say (no skills, no
     workspace, no tool rules). `workspace` is the workspace folder's name;
-    `tool_rules` are the lines the offered tools ask for (`Tool.prompt_rule`), last."""
+    `tool_rules` are the lines the offered tools ask for (`Tool.prompt_rule`), last;
+    `commands` says run_command is offered, so scripts can run."""
     if catalog is None and injected is None and workspace is None and not tool_rules:
         return None
     parts: list[str] = []
     if catalog is not None:
-        parts += [RULES_TOOLS if tools else RULES_NO_TOOLS, catalog.block]
+        rules = RULES_TOOLS if commands else f"{RULES_TOOLS}\n{SCRIPTS_CANNOT_RUN}"
+        parts += [rules if tools else RULES_NO_TOOLS, catalog.block]
         if catalog.cut:
             hidden = catalog.total - catalog.shown
             if tools:

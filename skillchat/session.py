@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from skillchat.config import Settings
     from skillchat.engine.backends.base import Backend
     from skillchat.engine.loop import Chat, View
+    from skillchat.sandbox.command_tool import Consent
     from skillchat.skills.registry import Registry
 
 
@@ -90,16 +91,23 @@ def recording_chat(
     view: View,
     store: ChatStore,
     transcript: Transcript | None,
+    consent: Consent | None = None,
     **options: Any,
 ) -> tuple[Chat, ChatRecorder]:
     """A loop `Chat` saving to `store` through the returned recorder: the
     transcript's chat resumed, or a new one (created with its first message).
-    `options` go to `Chat` as they are."""
+    With `consent`, the chat gets `run_command` when a sandbox works (its scratch
+    folder named after the chat). `options` go to `Chat` as they are."""
     from skillchat.chats.recorder import ChatRecorder
+    from skillchat.cli.running import command_tool
     from skillchat.engine.loop import Chat
 
     chat_id = transcript.chat.id if transcript else None
     recorder = ChatRecorder(store, settings.model, chat_id, notify=view.notice)
+    if consent is not None:
+        workspace = options.get("workspace")
+        tool = command_tool(settings, registry, workspace, lambda: recorder.chat_id, consent)
+        options["extra_tools"] = [tool] if tool is not None else []
     chat = Chat(settings, registry, backend, view, recorder=recorder, **options)
     if transcript is not None:
         chat.restore(transcript.messages, transcript.chat.activated_skills)

@@ -19,6 +19,8 @@ from chat_helpers import sent, system_text, tool_messages
 from helpers import closed_port, one_line_error, session_options, skillchat
 from openai_server import ScriptedServer, call, error, reply
 
+from skillchat.sandbox.detect import probe
+
 REPO = Path(__file__).resolve().parents[1]
 SKILLS = REPO / "skills"
 
@@ -54,10 +56,13 @@ def test_pipe_gets_only_the_answer(server: ScriptedServer) -> None:
     assert "get_skill" in done.stderr and 'skill_name="calculator"' in done.stderr
     assert "tokens: 20 in + 10 out = 30" in done.stderr
     body = server.completions[0].body
+    # run_command is offered wherever a sandbox works (without --allow-run it refuses)
+    offered = ["run_command"] if probe().available else []
     assert [t["function"]["name"] for t in body["tools"]] == [
         "list_skills",
         "get_skill",
         "read_file_in_skill",
+        *offered,
     ]
     assert '"name": "calculator"' in (system_text(server, 0) or "")
 

@@ -82,6 +82,20 @@ WorkspaceOpt = Annotated[
     ),
 ]
 
+AllowRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-run",
+        help="Run skill commands in the sandbox without asking (`ask` refuses them without it).",
+    ),
+]
+AllowNetworkOpt = Annotated[
+    bool, typer.Option("--allow-network", help="Give sandboxed commands the network.")
+]
+AllowWriteOpt = Annotated[
+    bool, typer.Option("--allow-write", help="Let sandboxed commands write to the workspace.")
+]
+
 
 def skill_dirs_override(dirs: list[Path] | None) -> tuple[str, ...] | None:
     """`--skills-dir` values as the settings override (None when not given)."""
@@ -115,6 +129,9 @@ def open_session(
     workspace: Path | None,
     reply_timeout: float | None = None,
     max_tokens: int | None = None,
+    allow_run: bool = False,
+    allow_network: bool = False,
+    allow_write: bool = False,
 ) -> tuple[Settings, Workspace | None]:
     """Settings and the open workspace (None when off) for a chat, the REPL or `ask`,
     from the session options they share. A bad workspace stops the command here,
@@ -132,5 +149,8 @@ def open_session(
         workspace=str(workspace) if workspace else None,
         reply_timeout=reply_timeout,
         max_tokens=max_tokens,
+        run_allow=True if allow_run else None,
+        run_allow_network=True if allow_network else None,
+        run_allow_write=True if allow_write else None,
     )
     return settings, workspace_from_settings(settings)

@@ -61,6 +61,7 @@ from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
 from skillchat.skills.registry import Registry
 from skillchat.tools.base import ToolContext, ToolResult
 from skillchat.tools.context import ContextLedger
+from skillchat.tools.run_command import RUN_COMMAND, CommandRunner
 from skillchat.tools.skill_tools import GET_SKILL, GetSkill
 from skillchat.tools.toolbox import Toolbox
 from skillchat.tools.workspace_tools import READ_WORKSPACE_FILE, ReadWorkspaceFile
@@ -158,6 +159,7 @@ class Chat:
         *,
         workspace: Workspace | None = None,
         recorder: Recorder | None = None,
+        commands: CommandRunner | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -165,7 +167,7 @@ class Chat:
         self.view: View = view or QuietView()
         self.recorder = recorder
         self.messages: list[dict[str, Any]] = []
-        self.context = ToolContext(settings, registry, workspace)
+        self.context = ToolContext(settings, registry, workspace, commands=commands)
         self.toolbox = Toolbox(self.context)
         self.window = ContextFit(self.context.ledger, lambda message: self.view.notice(message))
         self.attachments = (
@@ -226,6 +228,7 @@ class Chat:
             injected=injected,
             workspace=workspace,
             tool_rules=self.toolbox.prompt_rules() if self.tools_enabled else (),
+            commands=self.tools_enabled and RUN_COMMAND in self.toolbox.names(),
         )
         tools = self.schemas if self.tools_enabled else None
         limit = self.settings.max_tool_rounds

@@ -30,13 +30,16 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from skillchat.config import Settings
 from skillchat.errors import ToolArgumentError
 from skillchat.skills.registry import Registry
 from skillchat.tools.context import ContentKey, ContextLedger
 from skillchat.workspace.files import Workspace
+
+if TYPE_CHECKING:
+    from skillchat.tools.run_command import CommandRunner
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class ToolContext:
     workspace: Workspace | None = None
     ledger: ContextLedger = field(default_factory=ContextLedger)
     activated: list[str] = field(default_factory=list)
+    commands: CommandRunner | None = None  # run_command's sandbox, when one works
 
 
 def to_json(payload: dict[str, Any]) -> str:

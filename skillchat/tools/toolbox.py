@@ -17,6 +17,7 @@ from typing import Any
 
 from skillchat.tools.base import Stored, Tool, ToolContext, ToolResult, loads_or_none
 from skillchat.tools.find_tools import ListFiles, SearchFiles
+from skillchat.tools.run_command import RunCommand
 from skillchat.tools.skill_tools import GetSkill, ListSkills, ReadFileInSkill
 from skillchat.tools.workspace_tools import ReadWorkspaceFile
 
@@ -27,6 +28,7 @@ TOOLS: tuple[type[Tool], ...] = (
     ReadWorkspaceFile,
     ListFiles,
     SearchFiles,
+    RunCommand,
 )
 _BY_NAME: dict[str, type[Tool]] = {tool.name: tool for tool in TOOLS}
 

@@ -1,0 +1,70 @@
+"""The `run_command` tool for one chat of `ask` or the REPL: offered only when
+tools are on, running is not switched off and a sandbox works here.
+
+The scratch folder is `<data folder>/scratch/<chat id>`, next to the chat database,
+so what a chat's commands wrote stays with the chat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from skillchat.config import Settings
+    from skillchat.sandbox.command_tool import Consent, RunCommandTool
+    from skillchat.skills.registry import Registry
+    from skillchat.workspace.files import Workspace
+
+
+def command_tool(
+    settings: Settings,
+    registry: Registry,
+    workspace: Workspace | None,
+    chat_id: Callable[[], str | None],
+    consent: Consent,
+) -> RunCommandTool | None:
+    """The tool, or None when it is not offered (no sandbox: `skillchat doctor` says why)."""
+    if not settings.tools or not settings.run_enabled:
+        return None
+    from skillchat.sandbox.command_tool import RunCommandTool
+    from skillchat.sandbox.detect import probe
+    from skillchat.sandbox.layout import SandboxSpec
+
+    status = probe()
+    if not status.available:
+        return None
+    scratch_root = settings.database_path().parent / "scratch"
+
+    def spec() -> SandboxSpec:
+        return SandboxSpec(
+            scratch=scratch_root / (chat_id() or "unsaved"),
+            skills={name: skill.root for name, skill in registry.skills.items()},
+            workspace=workspace.root if workspace is not None else None,
+            writable_workspace=settings.run_allow_write,
+            network=settings.run_allow_network,
+        )
+
+    return RunCommandTool(
+        status,
+        spec,
+        consent,
+        default_timeout_s=settings.run_timeout_s,
+        max_timeout_s=settings.run_max_timeout_s,
+    )
+
+
+def flag_consent(settings: Settings) -> Consent:
+    """`ask` never prompts: `--allow-run` (or `[run] allow = true`) allows, else not."""
+    from skillchat.sandbox.command_tool import RunRequest, Verdict
+
+    def decide(request: RunRequest) -> Verdict:
+        if settings.run_allow:
+            return Verdict("approved")
+        return Verdict(
+            "refused",
+            "running commands needs the user's consent: skillchat ask --allow-run "
+            "(or `allow = true` under [run] in the config)",
+        )
+
+    return decide

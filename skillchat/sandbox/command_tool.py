@@ -1,0 +1,218 @@
+"""The `run_command` tool: one shell command line, run in the sandbox, with consent.
+
+    run_command(command, skill_name?, timeout_s?)
+        -> {"exit_code", "stdout", "stderr", "truncated", "duration_ms", "files_written"}
+         | {"error", "error_code"}   NOT_ALLOWED, NO_SANDBOX, TIMEOUT,
+                                     INVALID_ARGUMENT, INTERNAL_ERROR
+
+Who may run what is decided in two steps before anything starts:
+1. `policy(skill, command)`: the skill's `allowed-tools` and whether it is trusted
+   may pre-approve the command, refuse it (with a reason), or leave it to
+2. `consent(request)`: the REPL asks the user (yes / no / always for this skill);
+   `ask` answers from `--allow-run` without asking.
+The tool never raises: every failure is an error result the model can read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from skillchat.sandbox.detect import SandboxStatus
+from skillchat.sandbox.layout import SCRATCH_MOUNT, SKILLS_MOUNT, SandboxSpec
+from skillchat.sandbox.runner import Outcome, OutputSink, SandboxFailure, run_in_sandbox
+from skillchat.tools.skill_tools import ToolResult
+
+RUN_COMMAND = "run_command"
+MAX_COMMAND_CHARS = 20_000
+SCHEMA: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": RUN_COMMAND,
+        "description": "Run one shell command line (bash) in a sandbox, e.g. a script a "
+        f"skill's instructions call for: skill folders are read-only at {SKILLS_MOUNT}/<name>, "
+        f"the writable scratch folder is {SCRATCH_MOUNT}. The user may refuse.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "string",
+                    "description": "The command line, e.g. "
+                    f"'python3 {SKILLS_MOUNT}/pdf/scripts/fill.py form.pdf'.",
+                },
+                "skill_name": {
+                    "type": "string",
+                    "description": "The skill whose instructions call for this command.",
+                },
+                "timeout_s": {
+                    "type": "number",
+                    "description": "Optional time limit in seconds (default 120).",
+                },
+            },
+            "required": ["command"],
+        },
+    },
+}
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What the user is asked about: the command and how wide its sandbox is."""
+
+    command: str
+    skill_name: str | None
+    cwd: str
+    network: bool
+    writes: bool  # the workspace is writable (the scratch folder always is)
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The policy's answer for one command, before the user is asked."""
+
+    kind: Literal["approved", "ask", "refused"]
+    reason: str = ""
+
+
+Policy = Callable[[str | None, str], Verdict]  # (skill_name, command) -> verdict
+Consent = Callable[[RunRequest], Verdict]  # "approved", or "refused" with the reason
+
+
+def ask_everything(skill_name: str | None, command: str) -> Verdict:
+    """The policy until `allowed-tools` and trust decide: every command is asked."""
+    return Verdict("ask")
+
+
+class RunCommandTool:
+    """`run_command` for one chat: its sandbox layout, consent and output sink."""
+
+    name = RUN_COMMAND
+    schema = SCHEMA
+
+    def __init__(
+        self,
+        status: SandboxStatus,
+        spec: Callable[[], SandboxSpec],
+        consent: Consent,
+        *,
+        policy: Policy = ask_everything,
+        default_timeout_s: float = 120.0,
+        max_timeout_s: float = 600.0,
+    ) -> None:
+        self.status = status
+        self.spec = spec  # called per run: the scratch folder may depend on the chat id
+        self.consent = consent
+        self.policy = policy
+        self.default_timeout_s = default_timeout_s
+        self.max_timeout_s = max_timeout_s
+        self.on_output: OutputSink | None = None  # set by the front end to stream output
+
+    def run(self, raw_arguments: str) -> ToolResult:
+        try:
+            return self._run(raw_arguments)
+        except _Invalid as exc:
+            return _error("INVALID_ARGUMENT", f"Invalid arguments for run_command: {exc}")
+        except SandboxFailure as exc:
+            return _error("INTERNAL_ERROR", f"the sandbox could not start: {exc}")
+        except Exception as exc:  # a bug must not end the chat
+            return _error("INTERNAL_ERROR", f"run_command failed: {type(exc).__name__}: {exc}")
+
+    def _run(self, raw_arguments: str) -> ToolResult:
+        spec = self.spec()
+        command, skill, timeout = self._arguments(raw_arguments, spec)
+        if not self.status.available or self.status.tools is None:
+            return _error("NO_SANDBOX", f"no sandbox: {self.status.reason}")
+        request = RunRequest(
+            command,
+            skill,
+            spec.default_cwd(),
+            spec.network,
+            spec.writable_workspace and spec.workspace is not None,
+            timeout,
+        )
+        verdict = self.policy(skill, command)
+        if verdict.kind == "refused":
+            return _error("NOT_ALLOWED", f"not allowed: {verdict.reason}")
+        if verdict.kind == "ask":
+            answer = self.consent(request)
+            if answer.kind != "approved":
+                return _error("NOT_ALLOWED", f"not allowed: {answer.reason}")
+        extra = {"SKILL_DIR": f"{SKILLS_MOUNT}/{skill}"} if skill else {}
+        spec = replace(spec, limits=replace(spec.limits, timeout_s=timeout))
+        outcome = run_in_sandbox(
+            self.status.tools, spec, command, extra_env=extra, on_output=self.on_output
+        )
+        return outcome_result(outcome, timeout)
+
+    def _arguments(self, raw: str, spec: SandboxSpec) -> tuple[str, str | None, float]:
+        try:
+            args = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            raise _Invalid("arguments are not valid JSON") from None
+        if not isinstance(args, dict):
+            raise _Invalid("arguments must be a JSON object")
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise _Invalid("'command' must be a non-empty string")
+        if "\x00" in command:
+            raise _Invalid("'command' contains a NUL byte")
+        if len(command) > MAX_COMMAND_CHARS:
+            raise _Invalid(f"'command' is longer than {MAX_COMMAND_CHARS} characters")
+        skill = args.get("skill_name")
+        if skill is not None and (
+            not isinstance(skill, str) or skill not in spec.mountable_skills()
+        ):
+            known = ", ".join(sorted(spec.mountable_skills())) or "(none)"
+            raise _Invalid(f"unknown skill_name {skill!r}; skills: {known}")
+        timeout = args.get("timeout_s", self.default_timeout_s)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+            raise _Invalid("'timeout_s' must be a number of seconds")
+        if not math.isfinite(timeout) or timeout <= 0:
+            raise _Invalid("'timeout_s' must be a positive number of seconds")
+        return command, skill, float(min(timeout, self.max_timeout_s))
+
+
+class _Invalid(Exception):
+    pass
+
+
+def _error(code: str, message: str, **extra: Any) -> ToolResult:
+    payload = {"error": message, "error_code": code, **extra}
+    return ToolResult(
+        json.dumps(payload, ensure_ascii=False),
+        is_error=True,
+        error_code=code,
+        preview=message,
+    )
+
+
+def outcome_result(outcome: Outcome, timeout: float) -> ToolResult:
+    """The tool result for a finished (or stopped) run, and its card preview."""
+    payload: dict[str, Any] = {
+        "exit_code": outcome.exit_code,
+        "stdout": outcome.stdout,
+        "stderr": outcome.stderr,
+        "truncated": outcome.truncated,
+        "duration_ms": outcome.duration_ms,
+        "files_written": outcome.files_written,
+    }
+    tail = (outcome.stdout + outcome.stderr).rstrip("\n")
+    if outcome.stopped == "timeout":
+        message = f"the command timed out after {timeout:g} s; the sandbox was stopped"
+        return _error("TIMEOUT", message, **payload)
+    if outcome.stopped == "output_limit":
+        payload["error"] = "the command printed too much and was stopped; the output's tail is kept"
+    status = f"exit {outcome.exit_code}" if outcome.exit_code is not None else "stopped"
+    head = f"{status} · {outcome.duration_ms} ms"
+    if outcome.files_written:
+        head += " · wrote " + ", ".join(outcome.files_written[:5])
+    return ToolResult(
+        json.dumps(payload, ensure_ascii=False),
+        preview=head + ("\n" + tail if tail else ""),
+        size=len(outcome.stdout) + len(outcome.stderr),
+        truncated=outcome.truncated,
+    )

@@ -1,0 +1,215 @@
+"""`run_command` through `skillchat ask` and the real sandbox: consent by flag,
+bad arguments, and real skills' scripts asked for by a scripted model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import skillchat
+from openai_server import ScriptedServer, call, reply
+from sandbox_helpers import processes_with, require_sandbox
+
+from skillchat.sandbox.command_tool import RunCommandTool, Verdict
+from skillchat.sandbox.layout import SandboxSpec
+
+REPO = Path(__file__).resolve().parents[1]
+SKILLS = REPO / "skills"
+# shared/ sits beside the clone (CI), or further up (a worktree under /work/wt).
+REAL = next(
+    (p / "shared" / "real-skills-scripts" for p in REPO.parents if (p / "shared").is_dir()),
+    REPO.parent / "shared" / "real-skills-scripts",
+)
+ANTHROPIC = REAL / "anthropics-skills" / "skills"
+COPILOT = REAL / "github-awesome-copilot" / "skills"
+OPENAI_SYSTEM = REAL / "openai-skills" / "skills" / ".system"
+SUPERPOWERS = REAL / "obra-superpowers" / "skills"
+
+
+@pytest.fixture(autouse=True)
+def sandbox() -> None:
+    require_sandbox()
+
+
+def ask_run(
+    server: ScriptedServer, command: str, *flags: str, skill: str | None = None, **kw: Any
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """`ask --json` where the model runs `command` once, then answers "done"."""
+    args: dict[str, Any] = {"command": command}
+    if skill:
+        args["skill_name"] = skill
+    server.script(reply("", calls=[call("run_command", args)]), reply("done"))
+    dirs = kw.pop("skills_dirs", [SKILLS])
+    argv = ["ask", "--json", "--model", "openai/test-model", "--api-base", server.base_url]
+    for d in dirs:
+        argv += ["--skills-dir", str(d)]
+    done = skillchat(*argv, *flags, "go", stdin=subprocess.DEVNULL, timeout=120, **kw)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    runs = [c for c in report["tool_calls"] if c["name"] == "run_command"]
+    assert len(runs) == 1
+    return done, json.loads(runs[0]["result"])
+
+
+def test_the_conformance_skill_runs_its_script_and_the_marker_comes_back(
+    server: ScriptedServer,
+) -> None:
+    command = (
+        "cd /skills/skills-system-validation && "
+        "sh scripts/echo.sh \"$(grep -o 'SSV-SCRIPT-[0-9a-f]*' scripts/echo.sh)\""
+    )
+    done, result = ask_run(server, command, "--allow-run", skill="skills-system-validation")
+    assert result["exit_code"] == 0
+    assert result["stdout"] == "skills-system-validation: SSV-SCRIPT-91b2f4d0\n"
+    body = server.completions[0].body
+    assert "run_command" in [t["function"]["name"] for t in body["tools"]]
+    system = body["messages"][0]["content"]
+    assert "/skills/<skill-name>" in system and "cannot be run here" not in system
+    assert "run_command" in done.stderr  # the card
+
+
+def test_ask_without_allow_run_refuses_and_runs_nothing(server: ScriptedServer) -> None:
+    _, result = ask_run(server, "echo ran > /scratch/ran.txt")
+    assert result["error_code"] == "NOT_ALLOWED"
+    assert "--allow-run" in result["error"]
+    assert not list(Path.cwd().rglob("ran.txt"))
+
+
+def test_config_allow_and_scratch_is_kept_per_chat(
+    server: ScriptedServer, tmp_path: Path, isolated_env: Path
+) -> None:
+    (tmp_path / "c.toml").write_text("[run]\nallow = true\n")
+    _, result = ask_run(server, "echo kept > out.txt", "--config", str(tmp_path / "c.toml"))
+    assert result["exit_code"] == 0 and result["files_written"] == ["/scratch/out.txt"]
+    kept = list((isolated_env / ".local/share/skillchat/scratch").glob("*/out.txt"))
+    assert [p.read_text() for p in kept] == ["kept\n"]
+
+
+def tool(tmp_path: Path, consent: str = "approved", **spec: Any) -> RunCommandTool:
+    status = require_sandbox()
+    return RunCommandTool(
+        status,
+        lambda: SandboxSpec(
+            scratch=tmp_path / "scratch", skills={"calculator": SKILLS / "calculator"}, **spec
+        ),
+        lambda request: Verdict(consent, "the user said no"),  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"command": "echo a\\u0000b"}', "NUL byte"),
+        ('{"command": ""}', "non-empty string"),
+        ('{"command": "   "}', "non-empty string"),
+        ('{"command": 42}', "non-empty string"),
+        ('{"command": "true", "skill_name": "no-such-skill"}', "unknown skill_name"),
+        ('{"command": "true", "timeout_s": -1}', "positive number"),
+        ('{"command": "true", "timeout_s": "soon"}', "number of seconds"),
+        ("not json", "not valid JSON"),
+        ("[1]", "JSON object"),
+    ],
+)
+def test_bad_arguments_are_invalid(tmp_path: Path, arguments: str, expected: str) -> None:
+    result = tool(tmp_path).run(arguments)
+    payload = json.loads(result.content)
+    assert payload["error_code"] == "INVALID_ARGUMENT" and expected in payload["error"]
+    assert not (tmp_path / "scratch").exists()  # nothing ran
+
+
+def test_a_timeout_of_a_year_is_capped(tmp_path: Path) -> None:
+    t = tool(tmp_path)
+    t.max_timeout_s = 1.0
+    result = json.loads(t.run('{"command": "sleep 543210", "timeout_s": 31536000}').content)
+    assert result["error_code"] == "TIMEOUT" and "after 1 s" in result["error"]
+    assert processes_with("543210") == []
+
+
+def test_a_refusal_runs_nothing(tmp_path: Path) -> None:
+    result = json.loads(tool(tmp_path, "refused").run('{"command": "touch /scratch/x"}').content)
+    assert result == {"error": "not allowed: the user said no", "error_code": "NOT_ALLOWED"}
+    assert not (tmp_path / "scratch" / "x").exists()
+
+
+# ---------------------------------------------------------------- real skills
+
+
+def test_webapp_testing_with_server_and_its_leaked_server_dies(server: ScriptedServer) -> None:
+    command = (
+        "cd /scratch && python3 /skills/webapp-testing/scripts/with_server.py "
+        '--server "python3 -m http.server 8765 --bind 127.0.0.1" --port 8765 -- '
+        "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8765/').status)\""
+    )
+    _, result = ask_run(
+        server, command, "--allow-run", skill="webapp-testing", skills_dirs=[ANTHROPIC]
+    )
+    assert result.get("exit_code") == 0, result
+    assert "200" in result["stdout"]
+    assert processes_with("http.server 8765") == []  # orphaned by with_server, killed by us
+
+
+def test_code_tour_generates_and_validates_a_tour(server: ScriptedServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "README.md").write_text("# Demo\n\nSee `src/app.py`.\n")
+    (repo / "src" / "app.py").write_text("print('hi')\n")
+    command = (
+        "cp -r /workspace /scratch/repo && cd /scratch/repo && "
+        "python3 /skills/code-tour/scripts/generate_from_docs.py --persona new-joiner "
+        "--output .tours/skeleton.tour && "
+        "python3 /skills/code-tour/scripts/validate_tour.py .tours/skeleton.tour --repo-root ."
+    )
+    _, result = ask_run(
+        server,
+        command,
+        "--allow-run",
+        "--workspace",
+        str(repo),
+        skill="code-tour",
+        skills_dirs=[COPILOT],
+    )
+    assert result["exit_code"] == 0, result["stdout"] + result["stderr"]
+    assert "/scratch/repo/.tours/skeleton.tour" in result["files_written"]
+
+
+def test_openai_init_skill_mode_644_runs_with_python3(server: ScriptedServer) -> None:
+    assert not (OPENAI_SYSTEM / "skill-creator/scripts/init_skill.py").stat().st_mode & 0o111
+    command = "python3 /skills/skill-creator/scripts/init_skill.py my-new-skill --path /scratch"
+    _, result = ask_run(
+        server, command, "--allow-run", skill="skill-creator", skills_dirs=[OPENAI_SYSTEM]
+    )
+    assert result["exit_code"] == 0, result["stderr"]
+    assert "/scratch/my-new-skill/SKILL.md" in result["files_written"]
+
+
+def test_anthropic_skill_creator_runs_as_a_module_from_its_root(server: ScriptedServer) -> None:
+    make = (
+        "mkdir -p /scratch/ws/iteration-1/eval-1/with_skill/run-1 && "
+        'echo \'{"summary": {"pass_rate": 1.0, "passed": 1, "failed": 0, "total": 1}}\' '
+        "> /scratch/ws/iteration-1/eval-1/with_skill/run-1/grading.json && "
+    )
+    command = make + (
+        "cd /skills/skill-creator && "
+        "python3 -m scripts.aggregate_benchmark /scratch/ws/iteration-1 --skill-name demo"
+    )
+    _, result = ask_run(
+        server, command, "--allow-run", skill="skill-creator", skills_dirs=[ANTHROPIC]
+    )
+    assert result["exit_code"] == 0, result["stderr"]
+    assert "/scratch/ws/iteration-1/benchmark.json" in result["files_written"]
+
+
+def test_an_extensionless_bash_script_runs(server: ScriptedServer) -> None:
+    command = "/skills/subagent-driven-development/scripts/sdd-workspace"
+    _, result = ask_run(
+        server,
+        command,
+        "--allow-run",
+        skill="subagent-driven-development",
+        skills_dirs=[SUPERPOWERS],
+    )
+    assert result["exit_code"] == 2
+    assert "usage: sdd-workspace PLAN_FILE" in result["stdout"] + result["stderr"]
