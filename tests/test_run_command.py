@@ -213,3 +213,17 @@ def test_an_extensionless_bash_script_runs(server: ScriptedServer) -> None:
     )
     assert result["exit_code"] == 2
     assert "usage: sdd-workspace PLAN_FILE" in result["stdout"] + result["stderr"]
+
+
+def test_doctor_says_whether_the_sandbox_works_and_how_to_install_it(tmp_path: Path) -> None:
+    import os
+
+    works = skillchat("doctor")
+    assert works.returncode == 0 and works.stdout.startswith("sandbox: available: bubblewrap")
+    env = {**os.environ, "PATH": str(tmp_path)}  # no bwrap on this PATH
+    missing = skillchat("doctor", env=env)
+    assert missing.returncode == 1
+    assert "bubblewrap (bwrap) is not installed" in missing.stdout
+    assert "apt install bubblewrap" in missing.stdout and "dnf install bubblewrap" in missing.stdout
+    shown = skillchat("config", "show", env=env)
+    assert "sandbox: not available" in shown.stdout

@@ -16,8 +16,11 @@ from typing import Annotated
 import typer
 
 from skillchat import __version__
-from skillchat.cli import ask_cmd, chat_cmd, chats_cmd, config_cmd, skills_cmd
+from skillchat.cli import ask_cmd, chat_cmd, chats_cmd, config_cmd, doctor_cmd, skills_cmd
 from skillchat.cli.common import (
+    AllowNetworkOpt,
+    AllowRunOpt,
+    AllowWriteOpt,
     ApiBaseOpt,
     BackendOpt,
     ChatIdOpt,
@@ -44,6 +47,7 @@ app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(config_cmd.app, name="config")
 app.command("ask")(ask_cmd.ask)
 app.add_typer(chats_cmd.app, name="chats")
+app.command("doctor")(doctor_cmd.doctor)
 
 
 def _version(value: bool) -> None:
@@ -66,6 +70,9 @@ def root(
     reply_timeout: ReplyTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     config: ConfigOpt = None,
+    allow_run: AllowRunOpt = False,
+    allow_network: AllowNetworkOpt = False,
+    allow_write: AllowWriteOpt = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -85,6 +92,9 @@ def root(
         workspace,
         reply_timeout,
         max_tokens,
+        allow_run or None,
+        allow_network or None,
+        allow_write or None,
     )
     if ctx.invoked_subcommand is None:
         chat_cmd.chat(
@@ -100,6 +110,7 @@ def root(
             limits={"reply_timeout": reply_timeout, "max_tokens": max_tokens},
             config=config,
             debug=debug,
+            allow=(allow_run, allow_network, allow_write),
         )
     elif any(option is not None for option in session):
         raise UsageError(

@@ -32,6 +32,7 @@ def chat(
     limits: dict[str, Any],
     config: Path | None,
     debug: bool,
+    allow: tuple[bool, bool, bool] = (False, False, False),
 ) -> None:
     """Run the REPL until the user leaves; exit 1 if some messages could not be saved."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -49,6 +50,9 @@ def chat(
         skills_dir=skills_dir,
         workspace=workspace,
         **limits,
+        allow_run=allow[0],
+        allow_network=allow[1],
+        allow_write=allow[2],
     )
     from skillchat.session import chosen_transcript, load_registry, open_store
     from skillchat.ui.console import warn

@@ -104,12 +104,16 @@ def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
     settings = load(ctx, config)
     values = effective(settings)
     keys = {k: mask(os.environ[k]) for k in PROVIDER_KEYS if os.environ.get(k)}
+    from skillchat.cli.doctor_cmd import sandbox_line
+
+    works, sandbox = sandbox_line()
     if json_out:
         doc = {
             "config_file": str(settings.config_path) if settings.config_path else None,
             "settings": values,
             "sources": {k: settings.sources.get(k, "default") for k in values},
             "api_keys": keys,
+            "sandbox": {"available": works, "detail": sandbox.split(": ", 2)[-1]},
         }
         typer.echo(json_text(doc, indent=2))
         return
@@ -120,3 +124,4 @@ def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
         typer.echo(f"{key} = {shown}  [{settings.sources.get(key, 'default')}]")
     for key in PROVIDER_KEYS:
         typer.echo(f"{key}: {keys.get(key, 'not set')}")
+    typer.echo(sandbox)

@@ -168,7 +168,6 @@ def bwrap_args(
         "--unshare-pid",
         "--unshare-ipc",
         "--unshare-uts",
-        "--unshare-cgroup-try",
         "--die-with-parent",
         "--new-session",
         "--hostname",

@@ -31,6 +31,7 @@ from skillchat.errors import SkillchatError
 from skillchat.session import load_registry, recording_chat, resumed_settings
 from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
+from skillchat.ui.consent import ReplConsent, stream_output
 from skillchat.ui.console import error_line, keys_unechoed
 from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.path_completion import PathCompleter
@@ -67,6 +68,7 @@ class Repl:
     ) -> None:
         self.settings = settings
         self.workspace = workspace
+        self.consent = ReplConsent(settings)  # "always" answers last for the session's chat
         self.registry = registry
         self.store = store
         self.debug = debug
@@ -163,8 +165,11 @@ class Repl:
             self.view,
             self.store,
             transcript,
+            self.consent,
             workspace=self.workspace,
         )
+        if (runner := self.chat.extra_tools.get("run_command")) is not None:
+            runner.on_output = stream_output  # type: ignore[attr-defined]
         self.tokens = 0
         if transcript is not None:
             stored = self.store.load_messages(transcript.chat.id)
