@@ -1,5 +1,5 @@
 """Overhead of run_command over the bare command: `true` and `python3 -c pass`, run
-bare (subprocess, bash -c) and through the run_command tool (consent given, a
+bare (subprocess, bash -c, the sandbox's PATH) and through the run_command tool (consent given, a
 scratch folder, one skill mounted), medians of N runs side by side. Target: the
 sandbox adds at most 50 ms.
 
@@ -18,9 +18,10 @@ from pathlib import Path
 
 from skillchat.sandbox.command_tool import RunCommandTool, Verdict
 from skillchat.sandbox.detect import probe
-from skillchat.sandbox.layout import SandboxSpec
+from skillchat.sandbox.layout import PATH, SandboxSpec
 
 REPO = Path(__file__).resolve().parents[1]
+SHELL = "/usr/bin/bash"
 
 
 def median_ms(fn: object, n: int) -> float:
@@ -44,9 +45,10 @@ def main() -> None:
             lambda: SandboxSpec(scratch=Path(tmp) / "scratch", skills=skills),
             lambda request: Verdict("approved"),
         )
+        env = {"PATH": PATH}  # the same system python3 as inside, not this virtualenv's
         print(f"{'command':<22}{'bare ms':>10}{'sandboxed ms':>15}{'overhead ms':>14}")
         for command in ("true", "python3 -c pass"):
-            bare = median_ms(lambda c=command: subprocess.run(["/usr/bin/bash", "-c", c]), n)
+            bare = median_ms(lambda c=command: subprocess.run([SHELL, "-c", c], env=env), n)
             args = json.dumps({"command": command})
             boxed = median_ms(lambda a=args: tool.run(a), n)
             print(f"{command:<22}{bare:>10.1f}{boxed:>15.1f}{boxed - bare:>14.1f}")

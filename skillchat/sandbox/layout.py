@@ -35,33 +35,22 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 # Top-level system folders bound read-only when they exist (a symlink stays one).
 SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
-# What of /etc a script needs: the dynamic linker, alternatives (Debian links
-# /usr/bin/awk through it), time zone, TLS roots, name resolution (for when the
-# network is allowed), MIME and locale tables. Never passwd/shadow/ssh/hostname.
-ETC_ALLOWLIST = (
-    "alternatives",
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "localtime",
-    "timezone",
-    "ssl",
-    "ca-certificates",
-    "ca-certificates.conf",
-    "pki",
-    "crypto-policies",
+# What of /etc a script needs: the dynamic linker's cache, alternatives (Debian
+# links /usr/bin/awk through it), the time zone. Name resolution and TLS roots only
+# when the network is allowed (useless without it). Each bind costs bubblewrap about
+# a millisecond, so the list is short. Never passwd/shadow/ssh/hostname/ssl/private.
+ETC_ALWAYS = ("alternatives", "ld.so.cache", "localtime")
+ETC_NETWORK = (
     "resolv.conf",
     "hosts",
     "nsswitch.conf",
     "gai.conf",
-    "host.conf",
-    "protocols",
     "services",
-    "mime.types",
-    "locale.alias",
-    "os-release",
-    "debian_version",
-    "gitconfig",
+    "protocols",
+    "ssl/certs",
+    "ca-certificates",
+    "pki/tls/certs",
+    "crypto-policies",
 )
 # Only these variables reach a command (with these values, never the host's):
 # no API key or token can leak through the environment.
@@ -186,7 +175,7 @@ def bwrap_args(
         elif host.is_dir():
             args += ["--ro-bind", str(host), f"/{name}"]
     args += ["--perms", "0755", "--dir", "/etc"]
-    for name in ETC_ALLOWLIST:
+    for name in ETC_ALWAYS + (ETC_NETWORK if spec.network else ()):
         if os.path.lexists(host_root / "etc" / name):
             args += ["--ro-bind-try", str(host_root / "etc" / name), f"/etc/{name}"]
     for path, fd in data_fds.items():
