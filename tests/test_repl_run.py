@@ -1,0 +1,89 @@
+"""Consent in the interactive session, in a real terminal against the real sandbox:
+the question shows the command, yes / no / always behave, Ctrl-C at the question is
+no, and Ctrl-C during a run kills the sandbox while the chat goes on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from chat_helpers import tool_messages
+from helpers import session_options
+from openai_server import ScriptedServer, call, reply
+from pty_session import PtySession
+from sandbox_helpers import processes_with, require_sandbox
+
+REPO = Path(__file__).resolve().parents[1]
+QUESTION = "Run it? [y]es / [n]o / [a]lways for this skill:"
+
+
+@pytest.fixture
+def repl(server: ScriptedServer, pty_sessions: Callable[..., PtySession]) -> PtySession:
+    require_sandbox()
+    session = pty_sessions(*session_options(server, REPO / "skills"))
+    session.prompt()
+    return session
+
+
+def run_call(command: str) -> object:
+    return call("run_command", {"command": command, "skill_name": "calculator"})
+
+
+def results(server: ScriptedServer) -> list[dict[str, object]]:
+    return [json.loads(m["content"]) for m in tool_messages(server)]
+
+
+def test_no_then_always_then_no_more_questions(server: ScriptedServer, repl: PtySession) -> None:
+    server.script(
+        reply("", calls=[run_call("echo first-run")]),
+        reply("refused, fine"),
+        reply("", calls=[run_call("echo second-run")]),
+        reply("ran it"),
+        reply("", calls=[run_call("echo third-run")]),
+        reply("ran again"),
+    )
+    repl.line("one")
+    screen = repl.expect(QUESTION)
+    assert "$ echo first-run" in screen and "skill: calculator" in screen
+    assert "in /scratch · network: off · workspace writes: off" in screen
+    repl.line("n")
+    assert "refused, fine" in repl.prompt()
+    repl.line("two")
+    repl.expect(QUESTION)
+    repl.line("a")
+    screen = repl.prompt()
+    assert "second-run" in screen and "exit 0" in screen and "ran it" in screen
+    screen = repl.run("three")  # "always" for calculator: no question this time
+    assert QUESTION not in screen and "third-run" in screen
+    got = results(server)
+    assert got[0]["error_code"] == "NOT_ALLOWED"
+    assert [r.get("stdout") for r in got[1:]] == ["second-run\n", "third-run\n"]
+    assert repl.quit() == 0
+
+
+def test_ctrl_c_at_the_question_is_no_and_during_a_run_kills_it(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    server.script(
+        reply("", calls=[run_call("echo never")]),
+        reply("you said no"),
+        reply("", calls=[run_call("echo started-432198; sleep 432198")]),
+        reply("after the interrupt"),
+    )
+    repl.line("one")
+    repl.expect(QUESTION)
+    repl.interrupt()
+    assert "you said no" in repl.prompt()
+    assert results(server)[0]["error_code"] == "NOT_ALLOWED"
+    repl.line("two")
+    repl.expect(QUESTION)
+    repl.line("y")
+    repl.expect("started-432198")
+    repl.interrupt()
+    repl.expect("interrupted")
+    repl.prompt()
+    assert processes_with("432198") == []
+    assert "after the interrupt" in repl.run("go on")
+    assert repl.quit() == 0
