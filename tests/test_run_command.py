@@ -227,3 +227,19 @@ def test_doctor_says_whether_the_sandbox_works_and_how_to_install_it(tmp_path: P
     assert "apt install bubblewrap" in missing.stdout and "dnf install bubblewrap" in missing.stdout
     shown = skillchat("config", "show", env=env)
     assert "sandbox: not available" in shown.stdout
+
+
+def test_the_chat_keeps_the_run_and_chats_show_and_export_list_it(
+    server: ScriptedServer,
+) -> None:
+    done, _ = ask_run(server, "echo kept-output-7731; echo x > f.txt", "--allow-run")
+    chat_id = json.loads(done.stdout)["chat_id"]
+    shown = skillchat("chats", "show", chat_id)
+    assert shown.returncode == 0, shown.stderr
+    assert 'run_command(command="echo kept-output-7731; echo x > f.txt")' in shown.stdout
+    assert "← run_command: exit 0 · " in shown.stdout
+    assert "wrote /scratch/f.txt · kept-output-7731" in shown.stdout
+    exported = skillchat("chats", "export", chat_id, "--format", "json")
+    assert exported.returncode == 0, exported.stderr
+    tool_results = [m for m in json.loads(exported.stdout)["messages"] if m["role"] == "tool"]
+    assert json.loads(tool_results[-1]["content"])["stdout"] == "kept-output-7731\n"

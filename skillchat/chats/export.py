@@ -70,6 +70,25 @@ def _tool_names(messages: list[StoredMessage]) -> dict[str, str]:
     }
 
 
+def run_summary(content: str) -> str | None:
+    """`exit 0 · 12 ms · wrote /scratch/a.txt · <first output line>` for a stored
+    run_command result; None when it is not one (an error keeps its own text)."""
+    try:
+        result = json.loads(content)
+    except ValueError:
+        return None
+    if not isinstance(result, dict) or "exit_code" not in result:
+        return None
+    code = result["exit_code"]
+    parts = [f"exit {code}" if code is not None else "stopped", f"{result.get('duration_ms')} ms"]
+    if result.get("files_written"):
+        parts.append("wrote " + ", ".join(map(str, result["files_written"])))
+    output = (str(result.get("stdout") or "") + str(result.get("stderr") or "")).strip()
+    if output:
+        parts.append(output.splitlines()[-1])
+    return one_line(" · ".join(parts))
+
+
 def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str]]:
     """The `chats show` transcript as (style, text) lines; style '' is plain."""
     lines = [
@@ -87,7 +106,9 @@ def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str
         message = stored.message
         if message["role"] == "tool":
             tool = names.get(message.get("tool_call_id", ""), "tool")
-            lines.append(("dim", f"  ← {tool}: {one_line(text_of(message.get('content')))}"))
+            text = text_of(message.get("content"))
+            shown = (run_summary(text) if tool == "run_command" else None) or one_line(text)
+            lines.append(("dim", f"  ← {tool}: {shown}"))
             continue
         flag = " [interrupted]" if stored.interrupted else ""
         lines += [("", ""), ("bold cyan", f"{message['role']}{flag}")]
