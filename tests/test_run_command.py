@@ -243,3 +243,10 @@ def test_the_chat_keeps_the_run_and_chats_show_and_export_list_it(
     assert exported.returncode == 0, exported.stderr
     tool_results = [m for m in json.loads(exported.stdout)["messages"] if m["role"] == "tool"]
     assert json.loads(tool_results[-1]["content"])["stdout"] == "kept-output-7731\n"
+
+
+def test_escape_sequences_in_output_are_shown_not_obeyed(server: ScriptedServer) -> None:
+    done, result = ask_run(server, r"printf 'a\033[2Jb\033]0;pwned\007c\n'", "--allow-run")
+    assert result["stdout"] == "a\x1b[2Jb\x1b]0;pwned\x07c\n"  # the model gets the bytes
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr  # the screen does not
+    assert r"a\x1b[2Jb\x1b]0;pwned\x07c" in done.stderr

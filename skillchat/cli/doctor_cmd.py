@@ -8,11 +8,12 @@ from __future__ import annotations
 import typer
 
 
-def sandbox_line() -> tuple[bool, str]:
-    """(works, one line) about the sandbox, for `doctor` and `config show`."""
+def sandbox_line(*, refresh: bool = False) -> tuple[bool, str]:
+    """(works, one line) about the sandbox, for `doctor` (which tries it afresh)
+    and `config show`."""
     from skillchat.sandbox.detect import probe
 
-    status = probe()
+    status = probe(refresh=refresh)
     if status.available:
         return True, f"sandbox: available: {status.reason}"
     line = f"sandbox: not available: {status.reason}"
@@ -21,7 +22,7 @@ def sandbox_line() -> tuple[bool, str]:
 
 def doctor() -> None:
     """Check that skill commands can run in the sandbox (bubblewrap)."""
-    works, line = sandbox_line()
+    works, line = sandbox_line(refresh=True)
     typer.echo(line)
     if not works:
         typer.echo("without a sandbox skillchat offers no run_command; everything else works")

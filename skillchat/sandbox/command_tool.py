@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -180,6 +181,16 @@ class _Invalid(Exception):
     pass
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """`text` safe to print on a terminal: control characters (escape sequences,
+    carriage returns, bells) become `\\xNN`, so a command cannot move the cursor,
+    retitle the window or rewrite what the user already saw."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def _error(code: str, message: str, **extra: Any) -> ToolResult:
     payload = {"error": message, "error_code": code, **extra}
     return ToolResult(
@@ -200,7 +211,7 @@ def outcome_result(outcome: Outcome, timeout: float) -> ToolResult:
         "duration_ms": outcome.duration_ms,
         "files_written": outcome.files_written,
     }
-    tail = (outcome.stdout + outcome.stderr).rstrip("\n")
+    tail = visible((outcome.stdout + outcome.stderr).rstrip("\n"))
     if outcome.stopped == "timeout":
         message = f"the command timed out after {timeout:g} s; the sandbox was stopped"
         return _error("TIMEOUT", message, **payload)

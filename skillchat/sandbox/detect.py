@@ -2,13 +2,17 @@
 
 A sandbox that is merely installed may still be refused by the kernel (user
 namespaces off, an AppArmor rule, a container without them), so `probe` runs a
-real, trivial sandbox and keeps the answer for the life of the process. No
+real, trivial sandbox and keeps the answer for the life of the process. A working
+sandbox is also remembered in the user cache folder, keyed by the bwrap binary, the
+kernel and the user, so `ask` and the REPL do not pay the ~30 ms trial at every
+start; a failure is never cached (fixing it must show at once). No
 sandbox, no `run_command`: `skillchat doctor` and `config show` say why and how to
 get one.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -72,6 +76,10 @@ def probe(*, refresh: bool = False) -> SandboxStatus:
     if isinstance(found, SandboxStatus):
         _cached = found
         return found
+    key = _cache_key(found)
+    if not refresh and (known := _read_cache(key)) is not None:
+        _cached = SandboxStatus(True, known, "", found, known.split(" at ")[0])
+        return _cached
     from skillchat.sandbox.layout import SandboxSpec
     from skillchat.sandbox.runner import SandboxFailure, run_in_sandbox
 
@@ -101,7 +109,36 @@ def probe(*, refresh: bool = False) -> SandboxStatus:
     who = "as root: commands run as the unprivileged uid 65534" if os.geteuid() == 0 else ""
     detail = f"{version} at {found.bwrap}" + (f" ({who})" if who else "")
     _cached = SandboxStatus(True, detail, "", found, version)
+    _write_cache(key, detail)
     return _cached
+
+
+def _cache_file() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("skillchat", appauthor=False)) / "sandbox.json"
+
+
+def _cache_key(tools: Tools) -> str:
+    st = os.stat(tools.bwrap)
+    return f"{tools.bwrap}:{st.st_mtime_ns}:{st.st_size}:{os.uname().release}:{os.geteuid()}"
+
+
+def _read_cache(key: str) -> str | None:
+    try:
+        data = json.loads(_cache_file().read_text())
+    except (OSError, ValueError):
+        return None
+    return data.get("detail") if isinstance(data, dict) and data.get("key") == key else None
+
+
+def _write_cache(key: str, detail: str) -> None:
+    path = _cache_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"key": key, "detail": detail}))
+    except OSError:
+        pass  # no cache: the next start probes again
 
 
 def _version(bwrap: str) -> str:

@@ -12,7 +12,7 @@ import sys
 from rich.text import Text
 
 from skillchat.config import Settings
-from skillchat.sandbox.command_tool import RunRequest, Verdict
+from skillchat.sandbox.command_tool import RunRequest, Verdict, visible
 from skillchat.ui.console import out
 
 
@@ -29,7 +29,7 @@ class ReplConsent:
         console = out()
         card = Text("run_command wants to run\n", style="bold yellow")
         card.append("  $ ")
-        card.append(request.command)
+        card.append(visible(request.command))
         card.append(
             f"\n  skill: {request.skill_name or '(none)'} · in {request.cwd} · "
             f"network: {'ON' if request.network else 'off'} · "
@@ -56,4 +56,4 @@ class ReplConsent:
 
 def stream_output(stream: str, text: str) -> None:
     """A running command's output as it arrives, dimmed (stderr in red)."""
-    out().print(Text(text, style="red dim" if stream == "stderr" else "dim"), end="")
+    out().print(Text(visible(text), style="red dim" if stream == "stderr" else "dim"), end="")
