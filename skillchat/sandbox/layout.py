@@ -42,7 +42,6 @@ SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 ETC_ALWAYS = ("alternatives", "ld.so.cache", "localtime")
 ETC_NETWORK = (
     "resolv.conf",
-    "hosts",
     "nsswitch.conf",
     "gai.conf",
     "services",
@@ -129,10 +128,18 @@ def _group() -> str:
     return f"root:x:0:\n{SANDBOX_USER}:x:{SANDBOX_UID}:\nnogroup:x:65534:\n"
 
 
-def etc_files() -> dict[str, str]:
-    """The made-up /etc files (path -> content), so `whoami`, `id` and Python's
-    `pwd` work without the host's user list."""
-    return {"/etc/passwd": _passwd(), "/etc/group": _group()}
+_HOSTS = "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost ip6-loopback\n"
+
+
+def etc_files(network: bool) -> dict[str, str]:
+    """The made-up /etc files (path -> content): `whoami`, `id` and Python's `pwd`
+    work without the host's user list, and `localhost` resolves (scripts wait for
+    their servers on it) without the host's hosts file. With the network, the
+    host's nsswitch.conf is bound instead of this one."""
+    files = {"/etc/passwd": _passwd(), "/etc/group": _group(), "/etc/hosts": _HOSTS}
+    if not network:
+        files["/etc/nsswitch.conf"] = "passwd: files\ngroup: files\nhosts: files\n"
+    return files
 
 
 def bwrap_args(

@@ -106,7 +106,7 @@ def run_in_sandbox(
     fds: dict[str, int] = {}
     to_close: list[int] = []
     try:
-        for path, content in etc_files().items():
+        for path, content in etc_files(spec.network).items():
             fd = os.memfd_create("skillchat-etc", 0)
             os.write(fd, content.encode())
             os.lseek(fd, 0, os.SEEK_SET)
