@@ -216,3 +216,17 @@ def test_the_command_is_unprivileged_even_as_root(tools: Tools, tmp_path: Path) 
     assert lines[1].split()[1] == "0000000000000000"
     if os.geteuid() == 0:  # uid 1000 inside is nobody outside, so RLIMIT_NPROC holds
         assert lines[-1].split() == ["1000", "65534", "1"]
+
+
+def test_allowed_writes_reach_the_workspace_and_are_listed(tools: Tools, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "old.txt").write_text("old\n")
+    if os.geteuid() == 0:  # commands run as nobody: the folder must let nobody write
+        workspace.chmod(0o777)
+        (workspace / "old.txt").chmod(0o666)
+    spec = spec_for(tmp_path, workspace=workspace, writable_workspace=True)
+    out = run(tools, spec, "echo new > new.txt && echo more >> old.txt && echo s > /scratch/s")
+    assert out.exit_code == 0, out.stderr
+    assert out.files_written == ["/scratch/s", "/workspace/new.txt", "/workspace/old.txt"]
+    assert (workspace / "old.txt").read_text() == "old\nmore\n"
