@@ -19,6 +19,7 @@ import json
 import math
 import re
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -79,6 +80,7 @@ class Verdict:
     reason: str = ""
 
 
+Watch = Callable[[RunRequest], AbstractContextManager[OutputSink]]
 Policy = Callable[[str | None, str], Verdict]  # (skill_name, command) -> verdict
 Consent = Callable[[RunRequest], Verdict]  # "approved", or "refused" with the reason
 
@@ -110,7 +112,9 @@ class RunCommandTool:
         self.policy = policy
         self.default_timeout_s = default_timeout_s
         self.max_timeout_s = max_timeout_s
-        self.on_output: OutputSink | None = None  # set by the front end to stream output
+        # Set by the front end to show a run as it goes: entered around the run,
+        # it gives the sink the output streams to (the REPL's live card).
+        self.watch: Watch | None = None
 
     def run(self, raw_arguments: str) -> ToolResult:
         try:
@@ -144,9 +148,10 @@ class RunCommandTool:
                 return _error("NOT_ALLOWED", f"not allowed: {answer.reason}")
         extra = {"SKILL_DIR": f"{SKILLS_MOUNT}/{skill}"} if skill else {}
         spec = replace(spec, limits=replace(spec.limits, timeout_s=timeout))
-        outcome = run_in_sandbox(
-            self.status.tools, spec, command, extra_env=extra, on_output=self.on_output
-        )
+        with self.watch(request) if self.watch else nullcontext(None) as sink:
+            outcome = run_in_sandbox(
+                self.status.tools, spec, command, extra_env=extra, on_output=sink
+            )
         return outcome_result(outcome, timeout)
 
     def _arguments(self, raw: str, spec: SandboxSpec) -> tuple[str, str | None, float]:

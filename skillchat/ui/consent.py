@@ -1,18 +1,21 @@
 """The REPL's consent to run a command: shown in full, then yes / no / always.
 
 "Always" holds for that skill (or for commands without a skill) in this chat only.
-Ctrl-C or end of input at the question means no. While the command runs its output
-streams under the question, dimmed; the card with the exit code follows.
+Ctrl-C or end of input at the question means no. While the command runs, a live card
+shows the tail of its output; the tool card with the exit code follows.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rich.text import Text
 
 from skillchat.config import Settings
 from skillchat.sandbox.command_tool import RunRequest, Verdict, visible
+from skillchat.sandbox.runner import OutputSink
 from skillchat.ui.console import out
 
 
@@ -54,6 +57,32 @@ class ReplConsent:
         return Verdict("refused", "the user declined to run this command")
 
 
-def stream_output(stream: str, text: str) -> None:
-    """A running command's output as it arrives, dimmed (stderr in red)."""
-    out().print(Text(visible(text), style="red dim" if stream == "stderr" else "dim"), end="")
+TAIL_LINES = 8
+
+
+@contextmanager
+def live_card(request: RunRequest) -> Iterator[OutputSink]:
+    """While a command runs: a card with the command and the tail of its output,
+    redrawn as output arrives, and gone when the run ends (the tool card that
+    follows has the exit code, the duration and the tail)."""
+    from rich.live import Live
+    from rich.panel import Panel
+
+    tail: list[str] = [""]
+    title = Text("run_command · running", style="bold")
+
+    def card() -> Panel:
+        body = Text("$ " + visible(request.command) + "\n", style="bold")
+        body.append(visible("\n".join(tail[-TAIL_LINES:])), style="dim")
+        return Panel(body, title=title, title_align="left", border_style="yellow")
+
+    with Live(card(), console=out(), transient=True, auto_refresh=False) as live:
+
+        def sink(stream: str, text: str) -> None:
+            lines = text.split("\n")
+            tail[-1] += lines[0]
+            tail.extend(lines[1:])
+            del tail[: -TAIL_LINES - 1]
+            live.update(card(), refresh=True)
+
+        yield sink

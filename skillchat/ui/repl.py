@@ -31,7 +31,7 @@ from skillchat.errors import SkillchatError
 from skillchat.session import load_registry, recording_chat, resumed_settings
 from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
-from skillchat.ui.consent import ReplConsent, stream_output
+from skillchat.ui.consent import ReplConsent, live_card
 from skillchat.ui.console import error_line, keys_unechoed
 from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.path_completion import PathCompleter
@@ -169,7 +169,7 @@ class Repl:
             workspace=self.workspace,
         )
         if (runner := self.chat.extra_tools.get("run_command")) is not None:
-            runner.on_output = stream_output  # type: ignore[attr-defined]
+            runner.watch = live_card  # type: ignore[attr-defined]
         self.tokens = 0
         if transcript is not None:
             stored = self.store.load_messages(transcript.chat.id)
