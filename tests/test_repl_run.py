@@ -88,3 +88,28 @@ def test_ctrl_c_at_the_question_is_no_and_during_a_run_kills_it(
     assert processes_with("432198") == []
     assert "after the interrupt" in repl.run("go on")
     assert repl.quit() == 0
+
+
+def test_a_trusted_skills_allowed_tools_skip_the_question(
+    server: ScriptedServer, pty_sessions: Callable[..., PtySession], isolated_env: Path
+) -> None:
+    require_sandbox()
+    root = isolated_env / ".agents" / "skills"  # user-level: trusted
+    (root / "echoer").mkdir(parents=True)
+    (root / "echoer" / "SKILL.md").write_text(
+        "---\nname: echoer\ndescription: Echoes.\nallowed-tools: Bash(echo:*)\n---\nRun echo.\n"
+    )
+    echo = call("run_command", {"command": "echo pre-approved-run", "skill_name": "echoer"})
+    other = call("run_command", {"command": "pwd", "skill_name": "echoer"})
+    server.script(reply("", calls=[echo]), reply("ran"), reply("", calls=[other]), reply("no"))
+    session = pty_sessions(*session_options(server, root))
+    session.prompt()
+    screen = session.run("one")
+    assert QUESTION not in screen and "pre-approved: allowed by Bash(echo:*)" in screen
+    assert "pre-approved-run" in screen
+    session.line("two")
+    screen = session.expect(QUESTION)  # not in its allowed-tools: asked, saying why
+    assert "asking because: not in skill 'echoer' allowed-tools" in screen
+    session.line("n")
+    session.prompt()
+    assert session.quit() == 0

@@ -250,3 +250,37 @@ def test_escape_sequences_in_output_are_shown_not_obeyed(server: ScriptedServer)
     assert result["stdout"] == "a\x1b[2Jb\x1b]0;pwned\x07c\n"  # the model gets the bytes
     assert "\x1b" not in done.stderr and "\x07" not in done.stderr  # the screen does not
     assert r"a\x1b[2Jb\x1b]0;pwned\x07c" in done.stderr
+
+
+def _user_skill(home: Path, allowed: str) -> Path:
+    """A skill in the user-level folder ~/.agents/skills (trusted), declaring `allowed`."""
+    root = home / ".agents" / "skills"
+    folder = root / "echoer"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: echoer\ndescription: Echoes.\nallowed-tools: {allowed}\n---\nRun echo.\n"
+    )
+    return root
+
+
+def test_restrict_refuses_what_allowed_tools_do_not_list_even_with_allow_run(
+    server: ScriptedServer, tmp_path: Path, isolated_env: Path
+) -> None:
+    root = _user_skill(isolated_env, "Bash(echo:*)")
+    (tmp_path / "c.toml").write_text('[run]\nallowed_tools = "restrict"\n')
+    config = ("--config", str(tmp_path / "c.toml"))
+    _, refused = ask_run(server, "ls /", "--allow-run", *config, skill="echoer", skills_dirs=[root])
+    assert refused["error_code"] == "NOT_ALLOWED"
+    assert "restrict" in refused["error"] and "Bash(echo:*)" in refused["error"]
+    _, ran = ask_run(
+        server, "echo fine", "--allow-run", *config, skill="echoer", skills_dirs=[root]
+    )
+    assert ran["stdout"] == "fine\n"
+
+
+def test_ask_runs_nothing_without_allow_run_even_when_pre_approved(
+    server: ScriptedServer, isolated_env: Path
+) -> None:
+    root = _user_skill(isolated_env, "Bash(echo:*)")
+    _, result = ask_run(server, "echo hi", skill="echoer", skills_dirs=[root])
+    assert result["error_code"] == "NOT_ALLOWED" and "--allow-run" in result["error"]

@@ -8,11 +8,11 @@ so what a chat's commands wrote stays with the chat.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
-    from skillchat.sandbox.command_tool import Consent, RunCommandTool
+    from skillchat.sandbox.command_tool import Consent, Policy, RunCommandTool
     from skillchat.skills.registry import Registry
     from skillchat.workspace.files import Workspace
 
@@ -49,13 +49,38 @@ def command_tool(
         status,
         spec,
         consent,
+        policy=skill_policy(settings, registry),
         default_timeout_s=settings.run_timeout_s,
         max_timeout_s=settings.run_max_timeout_s,
     )
 
 
+def skill_policy(settings: Settings, registry: Registry) -> Policy:
+    """The skill's `allowed-tools` under `[run] allowed_tools`, with its trust read
+    afresh for each command (a `/trust` or an edited script counts at once)."""
+    from skillchat.sandbox.command_tool import Verdict
+    from skillchat.skills.allowed_tools import decide
+    from skillchat.skills.trust import TrustStore
+
+    kinds: dict[str, Literal["approved", "ask", "refused"]] = {
+        "pre-approved": "approved",
+        "ask": "ask",
+        "refused": "refused",
+    }
+
+    def policy(skill_name: str | None, command: str) -> Verdict:
+        skill = registry.skills.get(skill_name) if skill_name else None
+        trusted = skill is not None and TrustStore.load().is_trusted(skill)
+        verdict = decide(command, skill=skill, trusted=trusted, mode=settings.run_allowed_tools)
+        return Verdict(kinds[verdict.decision], verdict.reason)
+
+    return policy
+
+
 def flag_consent(settings: Settings) -> Consent:
-    """`ask` never prompts: `--allow-run` (or `[run] allow = true`) allows, else not."""
+    """`ask` never prompts: `--allow-run` (or `[run] allow = true`) allows, else not,
+    even a command the skill's `allowed-tools` pre-approve: `ask` runs nothing the
+    user did not allow on its command line or in the config."""
     from skillchat.sandbox.command_tool import RunRequest, Verdict
 
     def decide(request: RunRequest) -> Verdict:

@@ -7,9 +7,11 @@
 
 Who may run what is decided in two steps before anything starts:
 1. `policy(skill, command)`: the skill's `allowed-tools` and whether it is trusted
-   may pre-approve the command, refuse it (with a reason), or leave it to
-2. `consent(request)`: the REPL asks the user (yes / no / always for this skill);
-   `ask` answers from `--allow-run` without asking.
+   may pre-approve the command, refuse it (with a reason), or say to ask;
+2. `consent(request)` (the request carries that verdict): the REPL runs a
+   pre-approved command without a question and asks about the others (yes / no /
+   always for this skill); `ask` never asks, so it runs commands only with
+   `--allow-run`, pre-approved or not.
 The tool never raises: every failure is an error result the model can read.
 """
 
@@ -61,6 +63,14 @@ SCHEMA: dict[str, Any] = {
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """The policy's answer for one command, before the user is asked."""
+
+    kind: Literal["approved", "ask", "refused"]
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class RunRequest:
     """What the user is asked about: the command and how wide its sandbox is."""
 
@@ -70,14 +80,7 @@ class RunRequest:
     network: bool
     writes: bool  # the workspace is writable (the scratch folder always is)
     timeout_s: float
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The policy's answer for one command, before the user is asked."""
-
-    kind: Literal["approved", "ask", "refused"]
-    reason: str = ""
+    verdict: Verdict  # the policy's: "approved" (pre-approved) or "ask", with why
 
 
 Watch = Callable[[RunRequest], AbstractContextManager[OutputSink]]
@@ -131,6 +134,9 @@ class RunCommandTool:
         command, skill, timeout = self._arguments(raw_arguments, spec)
         if not self.status.available or self.status.tools is None:
             return _error("NO_SANDBOX", f"no sandbox: {self.status.reason}")
+        verdict = self.policy(skill, command)
+        if verdict.kind == "refused":
+            return _error("NOT_ALLOWED", f"not allowed: {verdict.reason}")
         request = RunRequest(
             command,
             skill,
@@ -138,14 +144,11 @@ class RunCommandTool:
             spec.network,
             spec.writable_workspace and spec.workspace is not None,
             timeout,
+            verdict,
         )
-        verdict = self.policy(skill, command)
-        if verdict.kind == "refused":
-            return _error("NOT_ALLOWED", f"not allowed: {verdict.reason}")
-        if verdict.kind == "ask":
-            answer = self.consent(request)
-            if answer.kind != "approved":
-                return _error("NOT_ALLOWED", f"not allowed: {answer.reason}")
+        answer = self.consent(request)
+        if answer.kind != "approved":
+            return _error("NOT_ALLOWED", f"not allowed: {answer.reason}")
         extra = {"SKILL_DIR": f"{SKILLS_MOUNT}/{skill}"} if skill else {}
         spec = replace(spec, limits=replace(spec.limits, timeout_s=timeout))
         with self.watch(request) if self.watch else nullcontext(None) as sink:

@@ -1,6 +1,8 @@
 """The REPL's consent to run a command: shown in full, then yes / no / always.
 
-"Always" holds for that skill (or for commands without a skill) in this chat only.
+A command the skill's `allowed-tools` pre-approve (trusted skills only) runs without
+the question, saying so. "Always" holds for that skill (or for commands without a
+skill) in this chat only.
 Ctrl-C or end of input at the question means no. While the command runs, a live card
 shows the tail of its output; the tool card with the exit code follows.
 """
@@ -27,6 +29,9 @@ class ReplConsent:
         self.always: set[str | None] = set()
 
     def __call__(self, request: RunRequest) -> Verdict:
+        if request.verdict.kind == "approved":  # allowed-tools of a trusted skill
+            out().print(Text(f"run_command pre-approved: {request.verdict.reason}", style="dim"))
+            return Verdict("approved")
         if self.settings.run_allow or request.skill_name in self.always:
             return Verdict("approved")
         console = out()
@@ -37,7 +42,7 @@ class ReplConsent:
             f"\n  skill: {request.skill_name or '(none)'} · in {request.cwd} · "
             f"network: {'ON' if request.network else 'off'} · "
             f"workspace writes: {'ON' if request.writes else 'off'} · "
-            f"timeout {request.timeout_s:g} s",
+            f"timeout {request.timeout_s:g} s\n  asking because: {request.verdict.reason}",
             style="dim",
         )
         console.print(card)
