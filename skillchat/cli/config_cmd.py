@@ -48,7 +48,15 @@ def starter_document() -> dict[str, Any]:
             "catalog_max_chars": d.catalog_max_chars,
         },
         "storage": {},
-        "run": {"allowed_tools": d.run_allowed_tools},
+        "run": {
+            "allowed_tools": d.run_allowed_tools,
+            "enabled": d.run_enabled,
+            "allow": d.run_allow,
+            "allow_network": d.run_allow_network,
+            "allow_write": d.run_allow_write,
+            "timeout_s": d.run_timeout_s,
+            "max_timeout_s": d.run_max_timeout_s,
+        },
     }
 
 
