@@ -284,3 +284,14 @@ def test_ask_runs_nothing_without_allow_run_even_when_pre_approved(
     root = _user_skill(isolated_env, "Bash(echo:*)")
     _, result = ask_run(server, "echo hi", skill="echoer", skills_dirs=[root])
     assert result["error_code"] == "NOT_ALLOWED" and "--allow-run" in result["error"]
+
+
+def test_the_card_says_when_the_sandbox_was_widened(server: ScriptedServer, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    flags = ("--allow-run", "--allow-network", "--allow-write", "--workspace", str(workspace))
+    done, result = ask_run(server, "true", *flags)
+    assert result["exit_code"] == 0
+    assert "exit 0 · " in done.stderr and "network ON · workspace writes ON" in done.stderr
+    narrow, plain = ask_run(server, "true", "--allow-run")
+    assert plain["exit_code"] == 0 and "ON" not in narrow.stderr

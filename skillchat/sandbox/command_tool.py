@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -155,7 +155,7 @@ class RunCommandTool:
             outcome = run_in_sandbox(
                 self.status.tools, spec, command, extra_env=extra, on_output=sink
             )
-        return outcome_result(outcome, timeout)
+        return outcome_result(outcome, timeout, widened=_widened(request))
 
     def _arguments(self, raw: str, spec: SandboxSpec) -> tuple[str, str | None, float]:
         try:
@@ -209,8 +209,16 @@ def _error(code: str, message: str, **extra: Any) -> ToolResult:
     )
 
 
-def outcome_result(outcome: Outcome, timeout: float) -> ToolResult:
-    """The tool result for a finished (or stopped) run, and its card preview."""
+def _widened(request: RunRequest) -> list[str]:
+    """What the user allowed beyond the default sandbox, for the card."""
+    return (["network ON"] if request.network else []) + (
+        ["workspace writes ON"] if request.writes else []
+    )
+
+
+def outcome_result(outcome: Outcome, timeout: float, widened: Sequence[str] = ()) -> ToolResult:
+    """The tool result for a finished (or stopped) run, and its card preview (which
+    says when the sandbox was widened: network, workspace writes)."""
     payload: dict[str, Any] = {
         "exit_code": outcome.exit_code,
         "stdout": outcome.stdout,
@@ -226,7 +234,7 @@ def outcome_result(outcome: Outcome, timeout: float) -> ToolResult:
     if outcome.stopped == "output_limit":
         payload["error"] = "the command printed too much and was stopped; the output's tail is kept"
     status = f"exit {outcome.exit_code}" if outcome.exit_code is not None else "stopped"
-    head = f"{status} · {outcome.duration_ms} ms"
+    head = " · ".join([status, f"{outcome.duration_ms} ms", *widened])
     if outcome.files_written:
         head += " · wrote " + ", ".join(outcome.files_written[:5])
     return ToolResult(
