@@ -16,9 +16,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from skillchat.sandbox.command_tool import RunCommandTool, Verdict
+from skillchat.config import Settings
+from skillchat.sandbox.command_tool import SandboxCommands, Verdict
 from skillchat.sandbox.detect import probe
 from skillchat.sandbox.layout import PATH, SandboxSpec
+from skillchat.skills.registry import Registry
+from skillchat.tools.base import ToolContext
+from skillchat.tools.run_command import RunCommand
 
 REPO = Path(__file__).resolve().parents[1]
 SHELL = "/usr/bin/bash"
@@ -40,17 +44,19 @@ def main() -> None:
         sys.exit(f"no sandbox: {status.reason}")
     with tempfile.TemporaryDirectory() as tmp:
         skills = {"calculator": REPO / "skills" / "calculator"}
-        tool = RunCommandTool(
+        runner = SandboxCommands(
             status,
             lambda: SandboxSpec(scratch=Path(tmp) / "scratch", skills=skills),
             lambda request: Verdict("approved"),
         )
+        context = ToolContext(Settings(), Registry(skills={}), commands=runner)
+        tool = RunCommand()
         env = {"PATH": PATH}  # the same system python3 as inside, not this virtualenv's
         print(f"{'command':<22}{'bare ms':>10}{'sandboxed ms':>15}{'overhead ms':>14}")
         for command in ("true", "python3 -c pass"):
             bare = median_ms(lambda c=command: subprocess.run([SHELL, "-c", c], env=env), n)
             args = json.dumps({"command": command})
-            boxed = median_ms(lambda a=args: tool.run(a), n)
+            boxed = median_ms(lambda a=args: tool.run(a, context), n)
             print(f"{command:<22}{bare:>10.1f}{boxed:>15.1f}{boxed - bare:>14.1f}")
 
 

@@ -99,15 +99,15 @@ def recording_chat(
     With `consent`, the chat gets `run_command` when a sandbox works (its scratch
     folder named after the chat). `options` go to `Chat` as they are."""
     from skillchat.chats.recorder import ChatRecorder
-    from skillchat.cli.running import command_tool
     from skillchat.engine.loop import Chat
+    from skillchat.sandbox.setup import command_runner
 
     chat_id = transcript.chat.id if transcript else None
     recorder = ChatRecorder(store, settings.model, chat_id, notify=view.notice)
     if consent is not None:
         workspace = options.get("workspace")
-        tool = command_tool(settings, registry, workspace, lambda: recorder.chat_id, consent)
-        options["extra_tools"] = [tool] if tool is not None else []
+        runner = command_runner(settings, registry, workspace, lambda: recorder.chat_id, consent)
+        options["commands"] = runner
     chat = Chat(settings, registry, backend, view, recorder=recorder, **options)
     if transcript is not None:
         chat.restore(transcript.messages, transcript.chat.activated_skills)

@@ -13,8 +13,12 @@ from helpers import skillchat
 from openai_server import ScriptedServer, call, reply
 from sandbox_helpers import processes_with, require_sandbox
 
-from skillchat.sandbox.command_tool import RunCommandTool, Verdict
+from skillchat.config import Settings
+from skillchat.sandbox.command_tool import SandboxCommands, Verdict
 from skillchat.sandbox.layout import SandboxSpec
+from skillchat.skills.registry import Registry
+from skillchat.tools.base import ToolContext, ToolResult
+from skillchat.tools.run_command import RunCommand
 
 REPO = Path(__file__).resolve().parents[1]
 SKILLS = REPO / "skills"
@@ -88,15 +92,26 @@ def test_config_allow_and_scratch_is_kept_per_chat(
     assert [p.read_text() for p in kept] == ["kept\n"]
 
 
-def tool(tmp_path: Path, consent: str = "approved", **spec: Any) -> RunCommandTool:
-    status = require_sandbox()
-    return RunCommandTool(
-        status,
-        lambda: SandboxSpec(
-            scratch=tmp_path / "scratch", skills={"calculator": SKILLS / "calculator"}, **spec
-        ),
-        lambda request: Verdict(consent, "the user said no"),  # type: ignore[arg-type]
-    )
+class Tool:
+    """run_command through the Tool contract, over a runner whose consent is fixed."""
+
+    def __init__(self, tmp_path: Path, consent: str = "approved") -> None:
+        spec = SandboxSpec(
+            scratch=tmp_path / "scratch", skills={"calculator": SKILLS / "calculator"}
+        )
+        self.runner = SandboxCommands(
+            require_sandbox(),
+            lambda: spec,
+            lambda request: Verdict(consent, "the user said no"),  # type: ignore[arg-type]
+        )
+        self.context = ToolContext(Settings(), Registry(skills={}), commands=self.runner)
+
+    def run(self, raw: str) -> ToolResult:
+        return RunCommand().run(raw, self.context)
+
+
+def tool(tmp_path: Path, consent: str = "approved") -> Tool:
+    return Tool(tmp_path, consent)
 
 
 @pytest.mark.parametrize(
@@ -122,7 +137,7 @@ def test_bad_arguments_are_invalid(tmp_path: Path, arguments: str, expected: str
 
 def test_a_timeout_of_a_year_is_capped(tmp_path: Path) -> None:
     t = tool(tmp_path)
-    t.max_timeout_s = 1.0
+    t.runner.max_timeout_s = 1.0
     result = json.loads(t.run('{"command": "sleep 543210", "timeout_s": 31536000}').content)
     assert result["error_code"] == "TIMEOUT" and "after 1 s" in result["error"]
     assert processes_with("543210") == []

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from skillchat.cli.common import (
+    AllowNetworkOpt,
+    AllowRunOpt,
+    AllowWriteOpt,
     ApiBaseOpt,
     BackendOpt,
     ChatIdOpt,
@@ -130,6 +133,9 @@ def ask(
     max_tokens: MaxTokensOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
+    allow_run: AllowRunOpt = False,
+    allow_network: AllowNetworkOpt = False,
+    allow_write: AllowWriteOpt = False,
 ) -> None:
     """Ask one question; the answer goes to stdout, tool cards and usage to stderr.
 
@@ -148,6 +154,9 @@ def ask(
         workspace=workspace,
         reply_timeout=reply_timeout,
         max_tokens=max_tokens,
+        allow_run=allow_run,
+        allow_network=allow_network,
+        allow_write=allow_write,
     )
     if attach and folder is None:
         raise UsageError(
@@ -155,6 +164,7 @@ def ask(
         )
     from skillchat.engine.backends.select import make_backend
     from skillchat.errors import StorageError
+    from skillchat.sandbox.setup import flag_consent
     from skillchat.session import (
         chosen_transcript,
         load_registry,
@@ -177,7 +187,14 @@ def ask(
     else:
         view = views.PipeView()
     chat, recorder = recording_chat(
-        settings, registry, model_backend, view, store, transcript, workspace=folder
+        settings,
+        registry,
+        model_backend,
+        view,
+        store,
+        transcript,
+        flag_consent(settings),
+        workspace=folder,
     )
     attach_all(chat, attach or [])
     try:

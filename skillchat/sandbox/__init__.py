@@ -6,6 +6,9 @@
                              on_output=print_tail)
 
 layout.py says what a command sees (mounts, environment, limits), runner.py starts
-and stops it, written.py lists the files it wrote. This layer sits above the engine
-and below chats: it knows nothing of models or consent.
+and stops it, written.py lists the files it wrote. command_tool.py is what a
+`run_command` call does (arguments, the allowed-tools policy, the user's consent,
+the result); setup.py builds it for a chat. This layer sits above the engine and
+below chats: the model-facing tool (tools/run_command.py) only sees the runner
+through the `ToolContext`.
 """

@@ -1,9 +1,11 @@
-"""The `run_command` tool: one shell command line, run in the sandbox, with consent.
+"""What runs a `run_command` call (skillchat/tools/run_command.py is the model's side):
+check the arguments, ask the policy and the user, run the command in the sandbox,
+and turn what happened into the result.
 
-    run_command(command, skill_name?, timeout_s?)
-        -> {"exit_code", "stdout", "stderr", "truncated", "duration_ms", "files_written"}
-         | {"error", "error_code"}   NOT_ALLOWED, NO_SANDBOX, TIMEOUT,
-                                     INVALID_ARGUMENT, INTERNAL_ERROR
+    result: {"exit_code", "stdout", "stderr", "truncated", "duration_ms", "files_written"}
+          | {"error", "error_code"}  NOT_ALLOWED, NO_SANDBOX, TIMEOUT, INTERNAL_ERROR
+    (INVALID_ARGUMENT comes from the Tool contract: bad arguments raise
+    ToolArgumentError)
 
 Who may run what is decided in two steps before anything starts:
 1. `policy(skill, command)`: the skill's `allowed-tools` and whether it is trusted
@@ -12,7 +14,7 @@ Who may run what is decided in two steps before anything starts:
    pre-approved command without a question and asks about the others (yes / no /
    always for this skill); `ask` never asks, so it runs commands only with
    `--allow-run`, pre-approved or not.
-The tool never raises: every failure is an error result the model can read.
+Nothing here raises to the loop but ToolArgumentError: every failure is a result.
 """
 
 from __future__ import annotations
@@ -26,40 +28,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from skillchat.sandbox.detect import SandboxStatus
-from skillchat.sandbox.layout import SCRATCH_MOUNT, SKILLS_MOUNT, SandboxSpec
+from skillchat.sandbox.layout import SKILLS_MOUNT, SandboxSpec
 from skillchat.sandbox.runner import Outcome, OutputSink, SandboxFailure, run_in_sandbox
-from skillchat.tools.skill_tools import ToolResult
+from skillchat.tools.base import ToolArgumentError, ToolResult
 
-RUN_COMMAND = "run_command"
 MAX_COMMAND_CHARS = 20_000
-SCHEMA: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": RUN_COMMAND,
-        "description": "Run one shell command line (bash) in a sandbox, e.g. a script a "
-        f"skill's instructions call for: skill folders are read-only at {SKILLS_MOUNT}/<name>, "
-        f"the writable scratch folder is {SCRATCH_MOUNT}. The user may refuse.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "command": {
-                    "type": "string",
-                    "description": "The command line, e.g. "
-                    f"'python3 {SKILLS_MOUNT}/pdf/scripts/fill.py form.pdf'.",
-                },
-                "skill_name": {
-                    "type": "string",
-                    "description": "The skill whose instructions call for this command.",
-                },
-                "timeout_s": {
-                    "type": "number",
-                    "description": "Optional time limit in seconds (default 120).",
-                },
-            },
-            "required": ["command"],
-        },
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -93,11 +66,8 @@ def ask_everything(skill_name: str | None, command: str) -> Verdict:
     return Verdict("ask")
 
 
-class RunCommandTool:
-    """`run_command` for one chat: its sandbox layout, consent and output sink."""
-
-    name = RUN_COMMAND
-    schema = SCHEMA
+class SandboxCommands:
+    """The `CommandRunner` of one chat: its sandbox layout, policy, consent, watch."""
 
     def __init__(
         self,
@@ -119,19 +89,18 @@ class RunCommandTool:
         # it gives the sink the output streams to (the REPL's live card).
         self.watch: Watch | None = None
 
-    def run(self, raw_arguments: str) -> ToolResult:
+    def run(self, args: dict[str, Any]) -> ToolResult:
+        """Run one call; raises ToolArgumentError for arguments it cannot use."""
+        spec = self.spec()
+        command, skill, timeout = self._arguments(args, spec)
         try:
-            return self._run(raw_arguments)
-        except _Invalid as exc:
-            return _error("INVALID_ARGUMENT", f"Invalid arguments for run_command: {exc}")
+            return self._run(spec, command, skill, timeout)
         except SandboxFailure as exc:
             return _error("INTERNAL_ERROR", f"the sandbox could not start: {exc}")
-        except Exception as exc:  # a bug must not end the chat
-            return _error("INTERNAL_ERROR", f"run_command failed: {type(exc).__name__}: {exc}")
 
-    def _run(self, raw_arguments: str) -> ToolResult:
-        spec = self.spec()
-        command, skill, timeout = self._arguments(raw_arguments, spec)
+    def _run(
+        self, spec: SandboxSpec, command: str, skill: str | None, timeout: float
+    ) -> ToolResult:
         if not self.status.available or self.status.tools is None:
             return _error("NO_SANDBOX", f"no sandbox: {self.status.reason}")
         verdict = self.policy(skill, command)
@@ -157,36 +126,26 @@ class RunCommandTool:
             )
         return outcome_result(outcome, timeout, widened=_widened(request))
 
-    def _arguments(self, raw: str, spec: SandboxSpec) -> tuple[str, str | None, float]:
-        try:
-            args = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            raise _Invalid("arguments are not valid JSON") from None
-        if not isinstance(args, dict):
-            raise _Invalid("arguments must be a JSON object")
+    def _arguments(self, args: dict[str, Any], spec: SandboxSpec) -> tuple[str, str | None, float]:
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
-            raise _Invalid("'command' must be a non-empty string")
+            raise ToolArgumentError("'command' must be a non-empty string")
         if "\x00" in command:
-            raise _Invalid("'command' contains a NUL byte")
+            raise ToolArgumentError("'command' contains a NUL byte")
         if len(command) > MAX_COMMAND_CHARS:
-            raise _Invalid(f"'command' is longer than {MAX_COMMAND_CHARS} characters")
+            raise ToolArgumentError(f"'command' is longer than {MAX_COMMAND_CHARS} characters")
         skill = args.get("skill_name")
         if skill is not None and (
             not isinstance(skill, str) or skill not in spec.mountable_skills()
         ):
             known = ", ".join(sorted(spec.mountable_skills())) or "(none)"
-            raise _Invalid(f"unknown skill_name {skill!r}; skills: {known}")
+            raise ToolArgumentError(f"unknown skill_name {skill!r}; skills: {known}")
         timeout = args.get("timeout_s", self.default_timeout_s)
         if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            raise _Invalid("'timeout_s' must be a number of seconds")
+            raise ToolArgumentError("'timeout_s' must be a number of seconds")
         if not math.isfinite(timeout) or timeout <= 0:
-            raise _Invalid("'timeout_s' must be a positive number of seconds")
+            raise ToolArgumentError("'timeout_s' must be a positive number of seconds")
         return command, skill, float(min(timeout, self.max_timeout_s))
-
-
-class _Invalid(Exception):
-    pass
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

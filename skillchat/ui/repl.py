@@ -28,6 +28,7 @@ from skillchat import __version__
 from skillchat.config import Settings, user_data_dir
 from skillchat.engine.backends.background import BackgroundBackend
 from skillchat.errors import SkillchatError
+from skillchat.sandbox.command_tool import SandboxCommands
 from skillchat.session import load_registry, recording_chat, resumed_settings
 from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
@@ -168,8 +169,8 @@ class Repl:
             self.consent,
             workspace=self.workspace,
         )
-        if (runner := self.chat.extra_tools.get("run_command")) is not None:
-            runner.watch = live_card  # type: ignore[attr-defined]
+        if isinstance(runner := self.chat.context.commands, SandboxCommands):
+            runner.watch = live_card
         self.tokens = 0
         if transcript is not None:
             stored = self.store.load_messages(transcript.chat.id)

@@ -1,5 +1,5 @@
-"""The `run_command` tool for one chat of `ask` or the REPL: offered only when
-tools are on, running is not switched off and a sandbox works here.
+"""The command runner of one chat of `ask` or the REPL (what `run_command` calls):
+there only when tools are on, running is not switched off and a sandbox works here.
 
 The scratch folder is `<data folder>/scratch/<chat id>`, next to the chat database,
 so what a chat's commands wrote stays with the chat.
@@ -12,22 +12,22 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
-    from skillchat.sandbox.command_tool import Consent, Policy, RunCommandTool
+    from skillchat.sandbox.command_tool import Consent, Policy, SandboxCommands
     from skillchat.skills.registry import Registry
     from skillchat.workspace.files import Workspace
 
 
-def command_tool(
+def command_runner(
     settings: Settings,
     registry: Registry,
     workspace: Workspace | None,
     chat_id: Callable[[], str | None],
     consent: Consent,
-) -> RunCommandTool | None:
-    """The tool, or None when it is not offered (no sandbox: `skillchat doctor` says why)."""
+) -> SandboxCommands | None:
+    """The runner, or None: then run_command is not offered (`skillchat doctor` says why)."""
     if not settings.tools or not settings.run_enabled:
         return None
-    from skillchat.sandbox.command_tool import RunCommandTool
+    from skillchat.sandbox.command_tool import SandboxCommands
     from skillchat.sandbox.detect import probe
     from skillchat.sandbox.layout import SandboxSpec
 
@@ -45,7 +45,7 @@ def command_tool(
             network=settings.run_allow_network,
         )
 
-    return RunCommandTool(
+    return SandboxCommands(
         status,
         spec,
         consent,
