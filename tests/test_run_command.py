@@ -264,7 +264,7 @@ def test_escape_sequences_in_output_are_shown_not_obeyed(server: ScriptedServer)
     done, result = ask_run(server, r"printf 'a\033[2Jb\033]0;pwned\007c\n'", "--allow-run")
     assert result["stdout"] == "a\x1b[2Jb\x1b]0;pwned\x07c\n"  # the model gets the bytes
     assert "\x1b" not in done.stderr and "\x07" not in done.stderr  # the screen does not
-    assert r"a\x1b[2Jb\x1b]0;pwned\x07c" in done.stderr
+    assert "a␛[2Jb␛]0;pwned␇c" in done.stderr  # made visible by ui/safe.py
 
 
 def _user_skill(home: Path, allowed: str) -> Path:

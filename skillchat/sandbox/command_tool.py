@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
@@ -148,16 +147,6 @@ class SandboxCommands:
         return command, skill, float(min(timeout, self.max_timeout_s))
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def visible(text: str) -> str:
-    """`text` safe to print on a terminal: control characters (escape sequences,
-    carriage returns, bells) become `\\xNN`, so a command cannot move the cursor,
-    retitle the window or rewrite what the user already saw."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
 def _error(code: str, message: str, **extra: Any) -> ToolResult:
     payload = {"error": message, "error_code": code, **extra}
     return ToolResult(
@@ -186,7 +175,7 @@ def outcome_result(outcome: Outcome, timeout: float, widened: Sequence[str] = ()
         "duration_ms": outcome.duration_ms,
         "files_written": outcome.files_written,
     }
-    tail = visible((outcome.stdout + outcome.stderr).rstrip("\n"))
+    tail = (outcome.stdout + outcome.stderr).rstrip("\n")  # cards neutralise it
     if outcome.stopped == "timeout":
         message = f"the command timed out after {timeout:g} s; the sandbox was stopped"
         return _error("TIMEOUT", message, **payload)

@@ -16,9 +16,10 @@ from contextlib import contextmanager
 from rich.text import Text
 
 from skillchat.config import Settings
-from skillchat.sandbox.command_tool import RunRequest, Verdict, visible
+from skillchat.sandbox.command_tool import RunRequest, Verdict
 from skillchat.sandbox.runner import OutputSink
 from skillchat.ui.console import out
+from skillchat.ui.safe import clean
 
 
 class ReplConsent:
@@ -30,19 +31,23 @@ class ReplConsent:
 
     def __call__(self, request: RunRequest) -> Verdict:
         if request.verdict.kind == "approved":  # allowed-tools of a trusted skill
-            out().print(Text(f"run_command pre-approved: {request.verdict.reason}", style="dim"))
+            out().print(
+                Text(clean(f"run_command pre-approved: {request.verdict.reason}"), style="dim")
+            )
             return Verdict("approved")
         if self.settings.run_allow or request.skill_name in self.always:
             return Verdict("approved")
         console = out()
         card = Text("run_command wants to run\n", style="bold yellow")
         card.append("  $ ")
-        card.append(visible(request.command))
+        card.append(clean(request.command))
         card.append(
-            f"\n  skill: {request.skill_name or '(none)'} · in {request.cwd} · "
-            f"network: {'ON' if request.network else 'off'} · "
-            f"workspace writes: {'ON' if request.writes else 'off'} · "
-            f"timeout {request.timeout_s:g} s\n  asking because: {request.verdict.reason}",
+            clean(
+                f"\n  skill: {request.skill_name or '(none)'} · in {request.cwd} · "
+                f"network: {'ON' if request.network else 'off'} · "
+                f"workspace writes: {'ON' if request.writes else 'off'} · "
+                f"timeout {request.timeout_s:g} s\n  asking because: {request.verdict.reason}"
+            ),
             style="dim",
         )
         console.print(card)
@@ -77,8 +82,8 @@ def live_card(request: RunRequest) -> Iterator[OutputSink]:
     title = Text("run_command · running", style="bold")
 
     def card() -> Panel:
-        body = Text("$ " + visible(request.command) + "\n", style="bold")
-        body.append(visible("\n".join(tail[-TAIL_LINES:])), style="dim")
+        body = Text("$ " + clean(request.command) + "\n", style="bold")
+        body.append(clean("\n".join(tail[-TAIL_LINES:])), style="dim")
         return Panel(body, title=title, title_align="left", border_style="yellow")
 
     with Live(card(), console=out(), transient=True, auto_refresh=False) as live:
