@@ -310,3 +310,18 @@ def test_the_card_says_when_the_sandbox_was_widened(server: ScriptedServer, tmp_
     assert "exit 0 · " in done.stderr and "network ON · workspace writes ON" in done.stderr
     narrow, plain = ask_run(server, "true", "--allow-run")
     assert plain["exit_code"] == 0 and "ON" not in narrow.stderr
+
+
+def test_scratch_folders_are_private_whatever_the_umask(
+    server: ScriptedServer, isolated_env: Path
+) -> None:
+    import os
+
+    old = os.umask(0)
+    try:
+        ask_run(server, "echo x > f", "--allow-run")
+    finally:
+        os.umask(old)
+    root = isolated_env / ".local/share/skillchat/scratch"
+    (chat,) = root.iterdir()
+    assert root.stat().st_mode & 0o777 == 0o700 and chat.stat().st_mode & 0o777 == 0o700

@@ -168,8 +168,13 @@ def run_in_sandbox(
 
 
 def _prepare_scratch(scratch: Path, as_root: bool) -> None:
-    """The scratch folder exists and the command's user (nobody, as root) can write it."""
-    scratch.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """The scratch folder exists, is private (0700, and so is the folder of all chats'
+    scratch folders, whatever the umask), and the command's user (nobody, as root)
+    can write it."""
+    for folder in (scratch.parent, scratch):
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if folder.stat().st_mode & 0o077:
+            folder.chmod(0o700)
     if as_root and scratch.stat().st_uid != NOBODY:
         os.chown(scratch, NOBODY, NOBODY)
 
