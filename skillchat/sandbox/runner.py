@@ -19,6 +19,7 @@ import codecs
 import contextlib
 import json
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -142,9 +143,10 @@ def run_in_sandbox(
             for fd in passed:
                 os.close(fd)
             to_close = [fd for fd in to_close if fd not in passed]
-            sandbox.init_pid = _child_pid(proc, info_r)
+            init_pid = _child_pid(proc, info_r)
+            sandbox.attach(init_pid)
             if as_root:
-                _map_user_namespace(sandbox.init_pid)
+                _map_user_namespace(init_pid)
                 os.write(block_w, b"1")
             outcome = _collect(
                 sandbox,
@@ -206,34 +208,34 @@ def _map_user_namespace(pid: int) -> None:
 
 
 class _Running:
-    """A started sandbox: bubblewrap, and the pid 1 of its namespace once known."""
+    """A started sandbox: bubblewrap, and a pidfd of its namespace's pid 1 once known
+    (a pidfd, not the pid: a pid that has exited may be reused by anyone)."""
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
-        self.init_pid: int | None = None
+        self.pidfd: int | None = None
+
+    def attach(self, init_pid: int) -> None:
+        with contextlib.suppress(OSError):  # already gone: nothing left to kill
+            self.pidfd = os.pidfd_open(init_pid)
 
     def kill(self) -> None:
         """Kill bubblewrap and its pid 1, and wait (briefly) until the namespace is
-        empty: the kernel kills every other process in it when pid 1 dies."""
-        for pid in (self.proc.pid, self.init_pid):
-            if pid is not None:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+        empty: the kernel kills every other process in it when pid 1 dies. Also run
+        after a normal exit: bubblewrap reports the command's exit before its pid 1
+        has finished, and a daemon the command left must not outlive the call."""
+        if self.proc.poll() is None:
+            self.proc.kill()
         self.proc.wait()
-        if self.init_pid is None:
+        if self.pidfd is None:
             return
-        deadline = time.monotonic() + KILL_WAIT_S
-        while time.monotonic() < deadline and _alive(self.init_pid):
-            time.sleep(0.005)
-
-
-def _alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie pid 1 has already emptied its namespace)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+        try:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            select.select([self.pidfd], [], [], KILL_WAIT_S)  # readable once it exited
+        finally:
+            os.close(self.pidfd)
+            self.pidfd = None
 
 
 def _collect(
@@ -271,13 +273,11 @@ def _collect(
                 break
     finally:
         sel.close()
-    if stopped:
-        sandbox.kill()
     try:
         code = proc.wait(timeout=max(0.1, deadline - time.monotonic())) if not stopped else None
     except subprocess.TimeoutExpired:
-        sandbox.kill()
         code, stopped = None, "timeout"
+    sandbox.kill()  # whatever the command left behind goes too
     proc.stdout.close()
     proc.stderr.close()
     truncated = any(t.total > t.keep for t in tails.values()) or stopped == "output_limit"
