@@ -16,6 +16,7 @@ user can act on ends as one line and an exit code, never a traceback.
     ├── SearchFileTooLarge      internal to search_files: a file over the read limit, skipped
     ├── RegexTimeout            internal to search_files: a regex past its time, reported
     │                           to the model as INVALID_ARGUMENT
+    ├── SandboxFailure          bubblewrap could not set up the sandbox (sandbox/)
     ├── MalformedChunk          a streamed chunk not shaped like a chat.completion.chunk;
     │                           the backends turn it into a ProviderError naming the server
     ├── ToolRoundLimit          the model kept calling tools past max_tool_rounds
@@ -145,3 +146,8 @@ class SearchFileTooLarge(SkillchatError):
 class RegexTimeout(SkillchatError):
     """One file took longer than a search regex may (workspace/search.py turns it into
     an INVALID_ARGUMENT result asking for a simpler pattern)."""
+
+
+class SandboxFailure(SkillchatError):
+    """bubblewrap could not set up the sandbox (the command never ran): run_command
+    answers INTERNAL_ERROR, `skillchat doctor` reports the sandbox as unusable."""

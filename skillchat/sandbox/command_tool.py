@@ -26,9 +26,10 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from skillchat.errors import SandboxFailure
 from skillchat.sandbox.detect import SandboxStatus
 from skillchat.sandbox.layout import SKILLS_MOUNT, SandboxSpec
-from skillchat.sandbox.runner import Outcome, OutputSink, SandboxFailure, run_in_sandbox
+from skillchat.sandbox.runner import Outcome, OutputSink, run_in_sandbox
 from skillchat.tools.base import ToolArgumentError, ToolResult
 
 MAX_COMMAND_CHARS = 20_000

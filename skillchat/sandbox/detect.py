@@ -80,8 +80,9 @@ def probe(*, refresh: bool = False) -> SandboxStatus:
     if not refresh and (known := _read_cache(key)) is not None:
         _cached = SandboxStatus(True, known, "", found, known.split(" at ")[0])
         return _cached
+    from skillchat.errors import SandboxFailure
     from skillchat.sandbox.layout import SandboxSpec
-    from skillchat.sandbox.runner import SandboxFailure, run_in_sandbox
+    from skillchat.sandbox.runner import run_in_sandbox
 
     version = _version(found.bwrap)
     with tempfile.TemporaryDirectory(prefix="skillchat-probe-") as tmp:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillchat.errors import SkillchatError
+from skillchat.errors import SandboxFailure
 from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.layout import (
     BASE_ENV,
@@ -43,10 +43,6 @@ from skillchat.sandbox.written import Snapshot
 NOBODY = 65534
 KILL_WAIT_S = 2.0
 OutputSink = Callable[[str, str], None]  # (stream name "stdout"|"stderr", text)
-
-
-class SandboxFailure(SkillchatError):
-    """bubblewrap could not set up the sandbox (the command never ran)."""
 
 
 @dataclass
