@@ -103,6 +103,9 @@ class Settings:
     run_allow_write: bool = False
     run_timeout_s: float = 120.0
     run_max_timeout_s: float = 600.0
+    gguf: str | None = None
+    chat_template: str | None = None
+    local_context_max: int = 8192
     config_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[str, ...] = ()
@@ -139,6 +142,9 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     (None, "max_tool_calls"): ("max_tool_calls", (int,)),
     (None, "max_retries"): ("max_retries", (int,)),
     (None, "workspace"): ("workspace", (str,)),
+    (None, "gguf"): ("gguf", (str,)),
+    (None, "chat_template"): ("chat_template", (str,)),
+    ("local", "context_max"): ("local_context_max", (int,)),
     ("skills", "enabled"): ("skills_enabled", (bool,)),
     ("skills", "directories"): ("skill_dirs", (list,)),
     ("skills", "max_skills"): ("max_skills", (int,)),
@@ -154,7 +160,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("run", "timeout_s"): ("run_timeout_s", (int, float)),
     ("run", "max_timeout_s"): ("run_max_timeout_s", (int, float)),
 }
-_SECTIONS = {"skills", "storage", "run"}
+_SECTIONS = {"skills", "storage", "run", "local"}
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", list: "a list"}
 
 
@@ -258,6 +264,7 @@ def _check(settings: Settings) -> None:
         "max_skill_md_bytes",
         "max_resource_bytes",
         "catalog_max_chars",
+        "local_context_max",
     ):
         if getattr(settings, name) < 1:
             raise ConfigError(f"{where}: {name} must be at least 1")

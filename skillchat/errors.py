@@ -20,9 +20,11 @@ user can act on ends as one line and an exit code, never a traceback.
     ├── MalformedChunk          a streamed chunk not shaped like a chat.completion.chunk;
     │                           the backends turn it into a ProviderError naming the server
     ├── ToolRoundLimit          the model kept calling tools past max_tool_rounds
-    └── ToolArgumentError       a tool call's arguments are unusable; the tools turn it
-                                into an error result for the model, so it never reaches
-                                the user
+    ├── ToolArgumentError       a tool call's arguments are unusable; the tools turn it
+    │                           into an error result for the model, so it never reaches
+    │                           the user
+    └── LocalModelError         a local model (--gguf, --local) cannot be found, read,
+                                downloaded or served, or its library is not installed
 
 Where they are raised: ConfigError in config.py and the CLI, UsageError in the CLI
 and the engine (an unknown `/skill`), FileAccessError in files.py (and the tools'
@@ -33,7 +35,7 @@ a ConfigError or UsageError naming where the workspace came from), StorageError 
 UnknownChatError in chats/, ProviderError in engine/backends and engine/retry (MalformedChunk in the
 openai backend's chunk checks, used by both backends),
 TrustError in skills/trust.py, ToolRoundLimit in engine/loop.py,
-ToolArgumentError in tools/.
+ToolArgumentError in tools/, LocalModelError in engine/local/.
 
 Anything else reaching the CLI is a bug, reported as "internal error: <class>".
 """
@@ -151,3 +153,9 @@ class RegexTimeout(SkillchatError):
 class SandboxFailure(SkillchatError):
     """bubblewrap could not set up the sandbox (the command never ran): run_command
     answers INTERNAL_ERROR, `skillchat doctor` reports the sandbox as unusable."""
+
+
+class LocalModelError(SkillchatError):
+    """A local model cannot be used: a missing or corrupt GGUF file, a failed or
+    unverified download, a server that did not start, or no `xllamacpp`
+    (skillchat/engine/local/)."""

@@ -16,7 +16,15 @@ from typing import Annotated
 import typer
 
 from skillchat import __version__
-from skillchat.cli import ask_cmd, chat_cmd, chats_cmd, config_cmd, doctor_cmd, skills_cmd
+from skillchat.cli import (
+    ask_cmd,
+    chat_cmd,
+    chats_cmd,
+    config_cmd,
+    doctor_cmd,
+    models_cmd,
+    skills_cmd,
+)
 from skillchat.cli.common import (
     AllowNetworkOpt,
     AllowRunOpt,
@@ -24,8 +32,11 @@ from skillchat.cli.common import (
     ApiBaseOpt,
     BackendOpt,
     ChatIdOpt,
+    ChatTemplateOpt,
     ConfigOpt,
     ContinueOpt,
+    GgufOpt,
+    LocalOpt,
     MaxTokensOpt,
     ModelOpt,
     NoToolsOpt,
@@ -48,6 +59,7 @@ app.add_typer(config_cmd.app, name="config")
 app.command("ask")(ask_cmd.ask)
 app.add_typer(chats_cmd.app, name="chats")
 app.command("doctor")(doctor_cmd.doctor)
+app.add_typer(models_cmd.app, name="models")
 
 
 def _version(value: bool) -> None:
@@ -69,6 +81,9 @@ def root(
     workspace: WorkspaceOpt = None,
     reply_timeout: ReplyTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
+    gguf: GgufOpt = None,
+    local: LocalOpt = False,
+    chat_template: ChatTemplateOpt = None,
     config: ConfigOpt = None,
     allow_run: AllowRunOpt = False,
     allow_network: AllowNetworkOpt = False,
@@ -95,6 +110,9 @@ def root(
         allow_run or None,
         allow_network or None,
         allow_write or None,
+        gguf,
+        local or None,
+        chat_template,
     )
     if ctx.invoked_subcommand is None:
         chat_cmd.chat(
@@ -111,6 +129,9 @@ def root(
             config=config,
             debug=debug,
             allow=(allow_run, allow_network, allow_write),
+            gguf=gguf,
+            local=local,
+            chat_template=chat_template,
         )
     elif any(option is not None for option in session):
         raise UsageError(

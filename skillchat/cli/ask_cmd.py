@@ -20,9 +20,12 @@ from skillchat.cli.common import (
     ApiBaseOpt,
     BackendOpt,
     ChatIdOpt,
+    ChatTemplateOpt,
     ConfigOpt,
     ContinueOpt,
+    GgufOpt,
     JsonOpt,
+    LocalOpt,
     MaxTokensOpt,
     ModelOpt,
     NoToolsOpt,
@@ -131,6 +134,9 @@ def ask(
     attach: AttachOpt = None,
     reply_timeout: ReplyTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
+    gguf: GgufOpt = None,
+    local: LocalOpt = False,
+    chat_template: ChatTemplateOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
     allow_run: AllowRunOpt = False,
@@ -157,6 +163,9 @@ def ask(
         allow_run=allow_run,
         allow_network=allow_network,
         allow_write=allow_write,
+        gguf=gguf,
+        local=local,
+        chat_template=chat_template,
     )
     if attach and folder is None:
         raise UsageError(

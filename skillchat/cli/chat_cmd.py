@@ -33,6 +33,9 @@ def chat(
     config: Path | None,
     debug: bool,
     allow: tuple[bool, bool, bool] = (False, False, False),
+    gguf: Path | None = None,
+    local: bool = False,
+    chat_template: Path | None = None,
 ) -> None:
     """Run the REPL until the user leaves; exit 1 if some messages could not be saved."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -53,6 +56,9 @@ def chat(
         allow_run=allow[0],
         allow_network=allow[1],
         allow_write=allow[2],
+        gguf=gguf,
+        local=local,
+        chat_template=chat_template,
     )
     from skillchat.session import chosen_transcript, load_registry, open_store
     from skillchat.ui.console import warn

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from skillchat.errors import UsageError
+
 if TYPE_CHECKING:
     from skillchat.config import Settings
     from skillchat.workspace.files import Workspace
@@ -81,6 +83,31 @@ WorkspaceOpt = Annotated[
         help="Project folder the model may read (read_file) and @path attaches from.",
     ),
 ]
+GgufOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--gguf",
+        metavar="FILE",
+        help="Run this GGUF model file locally (llama.cpp; pip install 'skillchat[local]').",
+        dir_okay=False,
+    ),
+]
+LocalOpt = Annotated[
+    bool,
+    typer.Option(
+        "--local",
+        help="Run the default local model, downloaded once into the cache (no API key).",
+    ),
+]
+ChatTemplateOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--chat-template",
+        metavar="FILE",
+        help="Jinja chat template for the local model (default: a tool-capable one).",
+        dir_okay=False,
+    ),
+]
 
 AllowRunOpt = Annotated[
     bool,
@@ -132,11 +159,18 @@ def open_session(
     allow_run: bool = False,
     allow_network: bool = False,
     allow_write: bool = False,
+    gguf: Path | None = None,
+    local: bool = False,
+    chat_template: Path | None = None,
 ) -> tuple[Settings, Workspace | None]:
     """Settings and the open workspace (None when off) for a chat, the REPL or `ask`,
     from the session options they share. A bad workspace stops the command here,
-    before any request or prompt."""
+    before any request or prompt. With a local model (`--gguf`, `--local`, or `gguf`
+    in the config) its server starts here, loading while the rest starts up."""
     from skillchat.workspace.files import workspace_from_settings
+
+    if gguf and local:
+        raise UsageError("--gguf and --local exclude each other: pick one")
 
     settings = load(
         ctx,
@@ -152,5 +186,18 @@ def open_session(
         run_allow=True if allow_run else None,
         run_allow_network=True if allow_network else None,
         run_allow_write=True if allow_write else None,
+        gguf=str(gguf) if gguf else None,
+        chat_template=str(chat_template) if chat_template else None,
     )
+    if local or settings.gguf:
+        from dataclasses import replace
+
+        from skillchat.engine.local.server import require_server, start_local
+
+        if local:
+            from skillchat.engine.local.hub import default_model
+
+            require_server()  # before a download of a model it could not run
+            settings = replace(settings, gguf=str(default_model()))
+        settings = start_local(settings)
     return settings, workspace_from_settings(settings)

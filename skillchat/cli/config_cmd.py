@@ -57,6 +57,7 @@ def starter_document() -> dict[str, Any]:
             "timeout_s": d.run_timeout_s,
             "max_timeout_s": d.run_max_timeout_s,
         },
+        "local": {"context_max": d.local_context_max},
     }
 
 

@@ -48,7 +48,14 @@ def choose_backend(model: str, backend: str = "auto", api_base: str | None = Non
 
 def make_backend(settings: Settings) -> Backend:
     """Build the backend for `settings`; raises ProviderError when it cannot work
-    at all (no API key and no local server), before any network call."""
+    at all (no API key and no local server), before any network call. With a local
+    model (`settings.gguf`) it waits for its server to load (engine/local/server.py)."""
+    if settings.gguf:
+        from dataclasses import replace
+
+        from skillchat.engine.local.server import local_api_base
+
+        settings = replace(settings, api_base=local_api_base(settings), backend="openai")
     if choose_backend(settings.model, settings.backend, settings.api_base) == "openai":
         from skillchat.engine.backends.openai_backend import OpenAIBackend
 

@@ -1,0 +1,224 @@
+"""An embedded local model: llama.cpp's server (from the `xllamacpp` wheel) in a child
+process of skillchat, spoken to through the openai backend like any local server.
+
+Why a child process and not the server in-process: a child is killed cleanly (its
+memory, threads and port go with it), its C++ logging cannot reach the terminal the
+REPL owns, and a crash in it is a one-line error, not a dead skillchat.
+
+Lifetime (one server per `ask` or REPL session, warm between turns):
+
+- `start_local` reads the file's header (engine/local/gguf.py), picks the context
+  size, template and threads, and starts the child at once, so it loads the model
+  while skillchat imports its model library and shows its prompt;
+- `make_backend` waits for it (`LocalServer.address`) before the first request;
+- it stops at exit (atexit: normal exit, Ctrl-D, Ctrl-C, an error), and when
+  skillchat dies any other way (`kill -9`, a crash) because the child watches its
+  stdin pipe, which the kernel closes with the dead parent (engine/local/serve.py).
+  The child runs in its own session, so the terminal's Ctrl-C does not reach it
+  mid-reply: skillchat stops the reply, the server stays warm.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.util
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO
+
+from skillchat.config import Settings
+from skillchat.engine.local.gguf import GgufInfo, read_gguf
+from skillchat.errors import LocalModelError
+
+INSTALL_HINT = "the local model needs llama.cpp's server: pip install 'skillchat[local]'"
+# Seconds a model may take to load before skillchat gives up (a few GB from a slow disk).
+LOAD_TIMEOUT = 300.0
+STOP_TIMEOUT = 5.0
+# Context used when the file does not say what it was trained for.
+FALLBACK_CONTEXT = 4096
+# Characters per token of chat JSON (~3.2 measured on English Markdown; 3 is safe).
+CHARS_PER_TOKEN = 3
+CHATML_TOOLS = Path(__file__).with_name("chatml_tools.jinja")
+
+
+@dataclass(frozen=True)
+class LocalPlan:
+    """How the server is started for one model file."""
+
+    model: Path
+    alias: str
+    ctx: int
+    max_tokens: int
+    template: str
+    threads: int
+
+
+def template_for(info: GgufInfo, chat_template: str | None) -> str:
+    """The Jinja chat template: the user's file when given; else the file's own when it
+    handles tools; else, for a ChatML model (`<|im_start|>`: SmolLM, Qwen, Hermes...),
+    a Qwen2.5-style tool template that llama.cpp parses as `<tool_call>` JSON; else
+    the file's own, with which llama.cpp's generic tool-call format still works."""
+    if chat_template:
+        try:
+            return Path(chat_template).expanduser().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+            message = f"{chat_template}: cannot read the chat template: {reason}"
+            raise LocalModelError(message) from None
+    own = info.chat_template or ""
+    if "tools" in own:
+        return own
+    if "<|im_start|>" in own or not own:
+        return CHATML_TOOLS.read_text(encoding="utf-8")
+    return own
+
+
+def require_server() -> None:
+    """LocalModelError with the install command when `xllamacpp` is not installed
+    (found without importing it: the import loads llama.cpp's library)."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise LocalModelError(INSTALL_HINT)
+
+
+def plan(settings: Settings, model: Path) -> LocalPlan:
+    """Read `model`'s header and size its server: the context is the trained one capped
+    by `[local] context_max`; a reply may fill at most a quarter of it."""
+    require_server()
+    info = read_gguf(model)
+    ctx = min(info.context_length or FALLBACK_CONTEXT, settings.local_context_max)
+    return LocalPlan(
+        model=model,
+        alias=model.stem,
+        ctx=ctx,
+        max_tokens=max(1, ctx // 4),
+        template=template_for(info, settings.chat_template),
+        threads=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2,
+    )
+
+
+def honest_settings(settings: Settings, local: LocalPlan) -> Settings:
+    """Settings that fit the local context: the model is the file, the backend openai,
+    and the transcript and catalog budgets (unless the user set them) share what the
+    reply leaves of the context (a half and a quarter; the rest is for the system
+    prompt and tool schemas)."""
+    room = (local.ctx - local.max_tokens) * CHARS_PER_TOKEN
+    changes: dict[str, object] = {"model": local.alias, "backend": "openai"}
+    sources = dict(settings.sources)
+    for name, share in (("context_max_chars", 2), ("catalog_max_chars", 4)):
+        if sources.get(name, "default") == "default":
+            changes[name] = max(1, min(getattr(settings, name), room // share))
+            sources[name] = "local"
+    return replace(settings, **changes, sources=sources)  # type: ignore[arg-type]
+
+
+class LocalServer:
+    """The child process serving one model; `address` waits until it listens."""
+
+    def __init__(self, local: LocalPlan) -> None:
+        self.plan = local
+        # The server's log, kept for the error line when it fails; closed by `stop`.
+        self._log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
+        env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "skillchat.engine.local.serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=env,
+            start_new_session=True,
+        )
+        assert self.process.stdin is not None
+        options = {
+            "model": str(local.model),
+            "alias": local.alias,
+            "ctx": local.ctx,
+            "max_tokens": local.max_tokens,
+            "template": local.template,
+            "threads": local.threads,
+        }
+        self.process.stdin.write(json.dumps(options).encode() + b"\n")
+        self.process.stdin.flush()
+        self._address: str | None = None
+        atexit.register(self.stop)
+
+    def address(self, timeout: float = LOAD_TIMEOUT) -> str:
+        """`http://127.0.0.1:PORT/v1` once the model is loaded; LocalModelError (the
+        server's own last error line) when it exits or takes longer than `timeout`."""
+        if self._address is not None:
+            return self._address
+        stdout = self.process.stdout
+        assert stdout is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(stdout, selectors.EVENT_READ)
+            if not selector.select(timeout):
+                self.stop()
+                raise LocalModelError(
+                    f"{self.plan.model}: the local server did not load it within {timeout:.0f}s"
+                )
+        line = stdout.readline().decode(errors="replace").strip()
+        if not line.startswith("http://127.0.0.1:"):
+            self.process.wait(STOP_TIMEOUT)
+            raise LocalModelError(f"{self.plan.model}: the local server failed: {self._why()}")
+        self._address = f"{line}/v1"
+        return self._address
+
+    def _why(self) -> str:
+        """The server's last error line (llama.cpp logs ` E ` lines), else its last line."""
+        self._log.seek(0)
+        lines = [ln.strip() for ln in self._log.read().decode(errors="replace").splitlines()]
+        lines = [ln for ln in lines if ln]
+        errors = [ln for ln in lines if " E " in ln or "error" in ln.lower()]
+        last = (errors or lines or ["it exited without a message"])[-1]
+        return "".join(c if c.isprintable() else "?" for c in last)[:300]
+
+    def stop(self) -> None:
+        """Close the pipe the child watches, then SIGTERM its process group, then
+        SIGKILL what is left after `STOP_TIMEOUT` seconds. Safe to call twice."""
+        process = self.process
+        if process.stdin is not None and not process.stdin.closed:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        if process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(STOP_TIMEOUT)
+            except ProcessLookupError:
+                pass
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        for stream in (process.stdout, self._log):
+            if stream is not None and not stream.closed:
+                stream.close()
+
+
+_servers: dict[Path, LocalServer] = {}
+
+
+def start_local(settings: Settings) -> Settings:
+    """Start the server for `settings.gguf` (once per process) and return the settings
+    the session uses with it. LocalModelError when the file or xllamacpp is missing."""
+    assert settings.gguf is not None
+    model = Path(settings.gguf).expanduser().resolve()
+    local = plan(settings, model)
+    if model not in _servers:
+        _servers[model] = LocalServer(local)
+    return honest_settings(replace(settings, gguf=str(model)), local)
+
+
+def local_api_base(settings: Settings) -> str:
+    """The address of the server `start_local` started for `settings.gguf`, waiting for
+    it to load (started here when it was not yet, e.g. a backend made afresh)."""
+    assert settings.gguf is not None
+    model = Path(settings.gguf).expanduser().resolve()
+    if model not in _servers:
+        _servers[model] = LocalServer(plan(settings, model))
+    return _servers[model].address()

