@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 from helpers import one_line_error, skillchat
 
+from skillchat.engine.local.hub import cache_dir
+
 REPO = Path(__file__).resolve().parents[1]
 SMOLLM2_VERSION = "0.1.2"  # as start-real-model.sh installs it
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -127,6 +129,25 @@ def test_calculator_skill_runs_with_a_local_model(smollm2: Path, config: Path) -
     assert done.stdout.strip()
 
 
+def test_a_reply_that_fills_its_share_of_the_context_ends_with_a_message(
+    smollm2: Path, tmp_path: Path
+) -> None:
+    """With a 512-token context a reply may fill 128 tokens: a long story is cut
+    there, and the user is told why, instead of the server running to its limit."""
+    small = tmp_path / "small.toml"
+    small.write_text("[local]\ncontext_max = 512\n")
+    empty = tmp_path / "no-skills"
+    empty.mkdir()
+    done = skillchat(
+        "ask", "--gguf", str(smollm2), "--config", str(small), "--no-tools",
+        "--skills-dir", str(empty), "Write a very long story about a dragon who learns to fly.",
+        timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "the reply was cut at the model's output limit" in done.stderr
+    assert "+ 128 out" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [(None, "no such model file"), (b"GGUF\x03\x00\x00\x00", "corrupt or truncated")],
@@ -205,6 +226,8 @@ class Hub(http.server.ThreadingHTTPServer):
         self.content, self.sha256 = content, sha256
         self.ranges: list[str | None] = []
         self.drop_after: int | None = None  # bytes sent before the first GET is cut
+        self.stall_after: int | None = None  # bytes sent before the first GET stalls
+        self.release = threading.Event()
         super().__init__(("127.0.0.1", 0), HubHandler)
 
     @property
@@ -244,6 +267,12 @@ class HubHandler(http.server.BaseHTTPRequestHandler):
         start = int(asked.split("=")[1].split("-")[0]) if asked else 0
         self._headers(start)
         body = memoryview(hub.content)[start:]
+        if hub.stall_after is not None and start == 0:
+            self.wfile.write(body[: hub.stall_after])
+            self.wfile.flush()
+            hub.release.wait(120)
+            self.close_connection = True
+            return
         if hub.drop_after is not None and start == 0:
             self.wfile.write(body[: hub.drop_after])
             self.wfile.flush()
@@ -259,6 +288,7 @@ def hub(smollm2: Path) -> Iterator[Hub]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server
+    server.release.set()
     server.shutdown()
     server.server_close()
 
@@ -283,7 +313,7 @@ def test_local_downloads_once_then_runs_offline_and_models_lists_it(hub: Hub, co
     assert "no local models cached" in skillchat("models").stdout
 
 
-def test_an_interrupted_download_resumes(hub: Hub, config: Path) -> None:
+def test_a_dropped_connection_resumes_in_the_same_run(hub: Hub, config: Path) -> None:
     """The connection drops after 30 MB: the client asks for the rest (a Range from
     where it stopped), and the file it assembles passes the SHA-256 check."""
     hub.drop_after = 30_000_000
@@ -291,7 +321,31 @@ def test_an_interrupted_download_resumes(hub: Hub, config: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert len(hub.ranges) == 2 and hub.ranges[0] is None, hub.ranges
     resumed_at = int(hub.ranges[1].removeprefix("bytes=").rstrip("-"))
-    assert 0 < resumed_at <= hub.drop_after  # whole chunks kept, not started afresh
+    assert 0 < resumed_at <= hub.drop_after  # what it had kept, not started afresh
+
+
+def test_a_killed_download_resumes_in_the_next_run(hub: Hub, config: Path) -> None:
+    hub.stall_after = 30_000_000
+    env = {**os.environ, "HF_ENDPOINT": hub.url}
+    first = subprocess.Popen(
+        [sys.executable, "-m", "skillchat", "ask", "--local", "--config", str(config), "hi"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    partial = cache_dir() / HUB_REPO.replace("/", "--") / f"{HUB_FILE}.part"
+
+    def kept() -> int:
+        return partial.stat().st_size if partial.exists() else 0
+
+    assert wait_for(lambda: kept() > 0, timeout=60)
+    first.kill()
+    first.wait()
+    assert "partial download" in skillchat("models").stdout
+    size, asked = kept(), len(hub.ranges)
+    hub.release.set()
+    done = local(hub.url, config, "Say hi")
+    assert done.returncode == 0, done.stderr
+    assert hub.ranges[asked:] == [f"bytes={size}-"], hub.ranges  # on from where it was
+    assert not partial.exists()
 
 
 def test_a_download_that_fails_verification_is_removed(hub: Hub, config: Path) -> None:

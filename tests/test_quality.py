@@ -1,5 +1,6 @@
 """Whole-project checks: lint and format stay clean, and the fast commands stay fast
-by never importing a model library (litellm costs seconds, openai a few hundred ms)."""
+by never importing a model library (litellm costs seconds, openai a few hundred ms)
+or the local model's (xllamacpp loads llama.cpp; huggingface_hub is the downloader)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ try:
     code = run(sys.argv[1:])
 except SystemExit as exc:
     code = exc.code
-heavy = sorted({m.split('.')[0] for m in sys.modules} & {'litellm', 'openai', 'httpx'})
+heavy = sorted({m.split('.')[0] for m in sys.modules}
+               & {'litellm', 'openai', 'httpx', 'xllamacpp', 'huggingface_hub'})
 print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
 """
 
@@ -36,6 +38,7 @@ print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
         ["skills", "validate", "{skills}"],
         ["config", "show"],
         ["config", "path"],
+        ["models"],
     ],
 )
 def test_fast_commands_never_import_model_libraries(argv: list[str]) -> None:

@@ -5,15 +5,17 @@ used instruct model trained for tool calling (Hermes-style `<tool_call>` JSON, w
 llama.cpp parses natively from its own template), Apache-2.0, a 32k trained context,
 and usable speed on two CPU cores; the 3B doubles the download and halves the speed.
 
-The download uses `huggingface_hub` (installed with litellm): a progress bar on
-stderr, resumed from the partial file when interrupted, its size checked by the hub
-client, and its SHA-256 checked here against the hub's (the blob's name in the cache
-is the LFS SHA-256). A file already in the cache is used without any network.
-`HF_ENDPOINT` points the client at a mirror.
+The cache is `<user cache>/skillchat/models/ORG--NAME/FILE`. A file there is used
+with no network at all (not even a metadata request). Otherwise huggingface_hub
+(installed with litellm) fetches it: its metadata (size, SHA-256, the CDN location),
+then the bytes into `FILE.part` with a progress bar on stderr. The `.part` file has a
+stable name, so a download cut by a dropped connection (the client retries) or by a
+killed skillchat (the next run) goes on from where it stopped, with an HTTP Range.
+The whole file's SHA-256 is checked against the hub's before it is renamed into
+place; a mismatch deletes it. `HF_ENDPOINT` points the client at a mirror.
 
-The cache is the hub's layout under `<user cache>/skillchat/models`
-(`models--ORG--NAME/blobs|snapshots`): `skillchat models` lists it by walking it,
-without importing huggingface_hub.
+(huggingface_hub's own cache is not used: since 2.x it downloads each time into a
+process-unique temporary file, so a killed download starts again from zero.)
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from skillchat.errors import LocalModelError
 
 DEFAULT_REPO = "Qwen/Qwen2.5-1.5B-Instruct-GGUF"
 DEFAULT_FILE = "qwen2.5-1.5b-instruct-q4_k_m.gguf"
+PARTIAL = ".part"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -38,47 +41,63 @@ def cache_dir() -> Path:
     return user_cache_path("skillchat") / "models"
 
 
-def _verify(path: Path) -> None:
-    """Compare the file's SHA-256 with its blob's name (the hub's LFS hash); on a
-    mismatch remove it, so the next run downloads it afresh."""
-    blob = path.resolve()
-    if not _SHA256.fullmatch(blob.name):
-        return  # not an LFS file: the hub gave a git hash, which the client checked
+def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with blob.open("rb") as stream:
+    with path.open("rb") as stream:
         while chunk := stream.read(1 << 20):
             digest.update(chunk)
-    if digest.hexdigest() != blob.name:
-        blob.unlink(missing_ok=True)
-        path.unlink(missing_ok=True)
+    return digest.hexdigest()
+
+
+def _fetch(repo: str, filename: str, target: Path) -> None:
+    """Download `repo`/`filename` to `target`, resuming `target.part`, verified."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.file_download import http_get
+
+    meta = get_hf_file_metadata(hf_hub_url(repo, filename))
+    expected = (meta.etag or "").lower()
+    if not _SHA256.fullmatch(expected) or meta.size is None:
+        raise LocalModelError(f"{repo}/{filename}: the hub gave no SHA-256 and size to check")
+    partial = target.with_name(target.name + PARTIAL)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with partial.open("ab") as stream:
+        done = stream.tell()
+        if done > meta.size:  # not a prefix of this file: start again
+            stream.truncate(0)
+            done = 0
+        if done < meta.size:
+            http_get(
+                meta.location,
+                stream,
+                resume_size=done,
+                expected_size=meta.size,
+                displayed_filename=filename,
+            )
+    if _sha256(partial) != expected:
+        partial.unlink()
         raise LocalModelError(
-            f"the download of {path.name} is corrupt (SHA-256 does not match the hub's); "
+            f"the download of {filename} is corrupt (SHA-256 does not match the hub's); "
             "it was removed: run the command again to fetch it afresh"
         )
+    partial.replace(target)
 
 
 def default_model() -> Path:
     """The default model's file: from the cache with no network, else downloaded."""
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
-
-    where = str(cache_dir())
+    target = cache_dir() / DEFAULT_REPO.replace("/", "--") / DEFAULT_FILE
+    if target.is_file():
+        return target
     try:
-        return Path(
-            hf_hub_download(DEFAULT_REPO, DEFAULT_FILE, cache_dir=where, local_files_only=True)
-        )
-    except LocalEntryNotFoundError:
-        pass
-    try:
-        path = Path(hf_hub_download(DEFAULT_REPO, DEFAULT_FILE, cache_dir=where))
+        _fetch(DEFAULT_REPO, DEFAULT_FILE, target)
+    except LocalModelError:
+        raise
     except Exception as exc:  # network, HTTP, disk: the client's own words, one line
         reason = " ".join(str(exc).split())[:300] or exc.__class__.__name__
         raise LocalModelError(
             f"could not download {DEFAULT_REPO}/{DEFAULT_FILE}: {reason} "
             "(run again to resume, or pass a file with --gguf)"
         ) from None
-    _verify(path)
-    return path
+    return target
 
 
 @dataclass(frozen=True)
@@ -93,20 +112,19 @@ class CachedModel:
 
 
 def cached_models() -> list[CachedModel]:
-    """What the cache holds, by walking the hub's layout (no import of the client)."""
+    """What the cache holds (a partial download included), by walking its folders."""
     root = cache_dir()
     found: list[CachedModel] = []
     if not root.is_dir():
         return found
-    for folder in sorted(root.glob("models--*")):
-        blobs = [b for b in (folder / "blobs").glob("*") if b.is_file()]
-        files = sorted({p.name for p in (folder / "snapshots").glob("*/*")})
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        files = sorted(p for p in folder.iterdir() if p.is_file())
         found.append(
             CachedModel(
-                name=folder.name.removeprefix("models--").replace("--", "/"),
-                size=sum(b.stat().st_size for b in blobs),
-                files=tuple(files),
-                partial=any(b.name.endswith(".incomplete") for b in blobs),
+                name=folder.name.replace("--", "/", 1),
+                size=sum(p.stat().st_size for p in files),
+                files=tuple(p.name for p in files if not p.name.endswith(PARTIAL)),
+                partial=any(p.name.endswith(PARTIAL) for p in files),
                 folder=folder,
             )
         )
