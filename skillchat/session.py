@@ -11,6 +11,9 @@ and a loop `Chat` that records every message.
 
 Settings themselves come from the command line (cli/common.py `open_session`), the
 workspace from `workspace_from_settings`; the UI picks the view and the backend.
+With a local model (`--gguf`, `--local`), `start_local_model` starts its server for
+the session: it loads while the rest starts up, stays warm between turns, and ends
+with the process, however it ends (engine/local/server.py).
 
 A database that cannot be opened (corrupt, another application's, a newer schema)
 stops the command with its one-line `StorageError` (exit 1) before any request is
@@ -82,6 +85,22 @@ def resumed_settings(settings: Settings, transcript: Transcript | None) -> Setti
     if transcript is None or settings.sources.get("model") == "flag":
         return settings
     return replace(settings, model=transcript.chat.model)
+
+
+def start_local_model(settings: Settings, *, default: bool) -> Settings:
+    """Start the local model's server for this session, and return the settings that
+    fit it (its context, its model name): the file of `settings.gguf`, or with
+    `default` the `--local` model, from the cache or downloaded first. One-line
+    LocalModelError when xllamacpp is missing (checked before any download), the
+    file is missing or corrupt, or the download fails."""
+    from skillchat.engine.local.server import require_server, start_local
+
+    if default:
+        from skillchat.engine.local.hub import default_model
+
+        require_server()
+        settings = replace(settings, gguf=str(default_model()))
+    return start_local(settings)
 
 
 def recording_chat(

@@ -190,14 +190,7 @@ def open_session(
         chat_template=str(chat_template) if chat_template else None,
     )
     if local or settings.gguf:
-        from dataclasses import replace
+        from skillchat.session import start_local_model
 
-        from skillchat.engine.local.server import require_server, start_local
-
-        if local:
-            from skillchat.engine.local.hub import default_model
-
-            require_server()  # before a download of a model it could not run
-            settings = replace(settings, gguf=str(default_model()))
-        settings = start_local(settings)
+        settings = start_local_model(settings, default=local)
     return settings, workspace_from_settings(settings)
