@@ -144,7 +144,7 @@ def test_a_reply_that_fills_its_share_of_the_context_ends_with_a_message(
         timeout=180,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "the reply was cut at the model's output limit" in done.stderr
+    assert "the reply was cut at max_tokens (128)" in done.stderr
     assert "+ 128 out" in done.stderr
 
 

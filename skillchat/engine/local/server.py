@@ -106,7 +106,8 @@ def plan(settings: Settings, model: Path) -> LocalPlan:
 
 def honest_settings(settings: Settings, local: LocalPlan) -> Settings:
     """Settings that fit the local context: the model is the file, the backend openai,
-    and the transcript and catalog budgets (unless the user set them) share what the
+    `max_tokens` is the reply's share, and the transcript and catalog budgets (unless
+    the user set them) share what the
     reply leaves of the context (a half and a quarter; the rest is for the system
     prompt and tool schemas)."""
     room = (local.ctx - local.max_tokens) * CHARS_PER_TOKEN
@@ -116,6 +117,9 @@ def honest_settings(settings: Settings, local: LocalPlan) -> Settings:
         if sources.get(name, "default") == "default":
             changes[name] = max(1, min(getattr(settings, name), room // share))
             sources[name] = "local"
+    if sources.get("max_tokens", "default") == "default":
+        changes["max_tokens"] = local.max_tokens  # sent with each request, too
+        sources["max_tokens"] = "local"
     return replace(settings, **changes, sources=sources)  # type: ignore[arg-type]
 
 
