@@ -44,6 +44,19 @@ Hostile and broken servers, as real ones misbehave:
     {"stall_after": N, ...reply}
         sends N events of the reply, then goes silent (the connection stays open).
 
+Concurrent conversations (`skillchat eval` runs several at once) cannot share one
+queue: which request comes first is a race. A *rule* picks the move by content
+instead, and is tried before the queue:
+
+    server.when("17%", reply(calls=[call("get_skill", {"skill_name": "calculator"})]),
+                reply("39.1"))
+
+A request whose first user message contains "17%" plays the rule's moves in turn
+within its own conversation: the first move when no assistant message follows that
+user message yet, the second after one, and so on (the last repeats). Rules are
+tried in the order given; a rule is the JSON-able `{"when": text, "then": [moves]}`
+(in a script file too).
+
 CLI: `python tests/openai_server.py --script moves.json [--loop]` prints the port on
 its first stdout line, then serves until killed; `GET /_requests` returns the log.
 """
@@ -223,7 +236,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(404, _api_error(f"Unknown path {self.path}", code="unknown_url"))
 
     def _complete(self, body: dict[str, Any]) -> None:
-        move, request_no = self.server.next_move()
+        move, request_no = self.server.next_move(body)
         if move is None:
             self._json(400, _api_error("openai_server: no scripted move left"))
             return
@@ -344,6 +357,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.shutdown(2)
 
 
+def _ruled_move(rules: list[Move], body: dict[str, Any]) -> Move | None:
+    """The move a rule gives this request: by its first user message, and by how
+    many assistant messages follow that message (the conversation's step)."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if not users:
+        return None
+    content = messages[users[0]].get("content")
+    text = content if isinstance(content, str) else json.dumps(content)
+    step = sum(1 for m in messages[users[0] :] if m.get("role") == "assistant")
+    for rule in rules:
+        if rule["when"] in text and rule["then"]:
+            return rule["then"][min(step, len(rule["then"]) - 1)]
+    return None
+
+
 class ScriptedServer(ThreadingHTTPServer):
     """The server: `script()` queues moves, `requests` logs what arrived.
 
@@ -358,13 +387,15 @@ class ScriptedServer(ThreadingHTTPServer):
         self, moves: list[Move] | None = None, *, port: int = 0, loop: bool = False
     ) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
-        self.moves: deque[Move] = deque(moves or [])
+        self.moves: deque[Move] = deque()
+        self.rules: list[Move] = []
         self.props: dict[str, Any] | None = None  # set: GET /props answers it, as llama.cpp
         self.loop = loop
         self.requests: list[Recorded] = []
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._completions = 0
+        self.script(*(moves or []))
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hanging up (timeouts, dropped keep-alives) are normal here, not noise."""
@@ -386,18 +417,28 @@ class ScriptedServer(ThreadingHTTPServer):
         return [r for r in self.requests if r.path.rstrip("/").endswith("/chat/completions")]
 
     def script(self, *moves: Move) -> ScriptedServer:
-        """Queue moves; each chat-completions request plays the next one."""
+        """Queue moves; each chat-completions request plays the next one. A rule
+        (`{"when", "then"}`) among them is added to the rules instead."""
         with self._lock:
-            self.moves.extend(moves)
+            for move in moves:
+                (self.rules if "when" in move else self.moves).append(move)
         return self
+
+    def when(self, text: str, *moves: Move) -> ScriptedServer:
+        """A rule: conversations whose first user message contains `text` play
+        `moves` in turn, whatever else is in flight (see the module docstring)."""
+        return self.script({"when": text, "then": list(moves)})
 
     def record(self, request: Recorded) -> None:
         with self._lock:
             self.requests.append(request)
 
-    def next_move(self) -> tuple[Move | None, int]:
+    def next_move(self, body: dict[str, Any] | None = None) -> tuple[Move | None, int]:
         with self._lock:
             self._completions += 1
+            ruled = _ruled_move(self.rules, body or {})
+            if ruled is not None:
+                return ruled, self._completions
             if not self.moves:
                 return None, self._completions
             move = self.moves.popleft()

@@ -202,3 +202,24 @@ def test_cli_mode_prints_port_and_serves_the_script(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=5)
+
+
+def test_rules_pick_the_move_by_the_conversation_not_the_queue(server: ScriptedServer) -> None:
+    """Two conversations interleaved: each gets its own rule's moves, step by step."""
+    server.when("tip", reply(calls=[call("get_skill", {"skill_name": "calculator"})]), reply("9"))
+    server.when("commit", reply("feat: x"))
+    server.script(reply("from the queue"))
+    c = client(server)
+
+    def text(messages: list[dict[str, object]]) -> str:
+        chunks = c.chat.completions.create(model="m", messages=messages, stream=True)  # type: ignore[arg-type]
+        return "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
+
+    tip = [{"role": "system", "content": "s"}, {"role": "user", "content": "a 15% tip on 60"}]
+    first = c.chat.completions.create(model="m", messages=tip)  # type: ignore[arg-type]
+    assert first.choices[0].message.tool_calls[0].function.name == "get_skill"  # type: ignore[index]
+    assert text([{"role": "user", "content": "a commit message"}]) == "feat: x"
+    tip += [{"role": "assistant", "content": "calling"}, {"role": "tool", "content": "{}"}]
+    assert text(tip) == "9"
+    assert text([*tip, {"role": "assistant", "content": "9"}]) == "9"  # the last repeats
+    assert text([{"role": "user", "content": "anything else"}]) == "from the queue"
