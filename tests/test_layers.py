@@ -1,7 +1,7 @@
 """The layers of skillchat, lowest first; a module never imports a higher layer.
 
     errors → config → skills → fdwalk → files → workspace → tools → prompt → engine
-    → sandbox → chats → session → ui → cli → __main__
+    → sandbox → chats → session → evals → ui → cli → __main__
 
 `errors` may be imported by anyone (it is listed lowest). The package root
 `skillchat/__init__.py` holds only metadata (`__version__`) and imports nothing of
@@ -31,6 +31,7 @@ LAYERS = (
     "sandbox",
     "chats",
     "session",
+    "evals",
     "ui",
     "cli",
     "__main__",

@@ -22,6 +22,7 @@ from skillchat.cli import (
     chats_cmd,
     config_cmd,
     doctor_cmd,
+    eval_cmd,
     models_cmd,
     skills_cmd,
 )
@@ -60,6 +61,7 @@ app.command("ask")(ask_cmd.ask)
 app.add_typer(chats_cmd.app, name="chats")
 app.command("doctor")(doctor_cmd.doctor)
 app.add_typer(models_cmd.app, name="models")
+app.command("eval")(eval_cmd.eval_cmd)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,196 @@
+"""`skillchat eval QUERIES`: does the model pick the right skill?
+
+Each query of the file goes through the real system prompt, catalog and loop, `--runs`
+times on each `--model`, at most `--jobs` at once; the report says per skill and model
+how often the skill triggered when it should and when it should not (evals/). Eval
+chats are not saved: they would bury the user's own chats under hundreds of
+throwaway ones, and the report keeps what matters of them.
+
+Exit codes: 0 when every run finished and every skill meets `--min-trigger-rate`;
+1 when one does not (or a run failed); 2 for a bad command line or query file;
+130 on Ctrl-C, after the report of the runs that finished.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from skillchat.cli.common import (
+    ApiBaseOpt,
+    BackendOpt,
+    ConfigOpt,
+    JsonOpt,
+    SkillsDirOpt,
+    load,
+    skill_dirs_override,
+)
+from skillchat.errors import UsageError
+
+if TYPE_CHECKING:
+    from skillchat.config import Settings
+    from skillchat.evals.queries import EvalQuery
+    from skillchat.evals.runner import Evaluation, RunOutcome
+    from skillchat.skills.registry import Registry
+
+QueriesArg = Annotated[
+    Path,
+    typer.Argument(
+        help="eval_queries.json (a list of {query, should_trigger}) or a skill's evals/evals.json.",
+        dir_okay=False,
+        show_default=False,
+    ),
+]
+ModelsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model", "-m", help="Model to evaluate; repeatable (default: the configured one)."
+    ),
+]
+RunsOpt = Annotated[int, typer.Option("--runs", min=1, help="Runs of each query on each model.")]
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Runs in flight at once.")]
+SkillOpt = Annotated[
+    str | None,
+    typer.Option("--skill", help='The skill an eval_queries.json without "skill" keys is about.'),
+]
+MinRateOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-trigger-rate",
+        min=0.0,
+        max=1.0,
+        metavar="R",
+        help="Exit 1 when a skill's trigger rate is under R (0 to 1).",
+    ),
+]
+
+
+def eval_cmd(
+    ctx: typer.Context,
+    queries_file: QueriesArg,
+    model: ModelsOpt = None,
+    runs: RunsOpt = 3,
+    jobs: JobsOpt = 4,
+    skill: SkillOpt = None,
+    min_trigger_rate: MinRateOpt = None,
+    api_base: ApiBaseOpt = None,
+    backend: BackendOpt = None,
+    skills_dir: SkillsDirOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Replay trigger queries through the real catalog and loop, and report per skill
+    and model how often each skill was activated when it should and should not be."""
+    from dataclasses import replace
+
+    from skillchat.evals.queries import load_queries
+
+    settings = load(
+        ctx,
+        config,
+        api_base=api_base,
+        backend=backend.value if backend else None,
+        skill_dirs=skill_dirs_override(skills_dir),
+    )
+    settings = replace(settings, tools=True)  # triggering is a get_skill call
+    queries = load_queries(queries_file, skill)
+    from skillchat.session import load_registry
+
+    registry = load_registry(settings)
+    _check_skills(queries, registry, queries_file.name)
+    models = list(dict.fromkeys(model or [settings.model]))
+    _check_backends(settings, models)
+    _evaluate(settings, registry, queries, models, runs, jobs, min_trigger_rate, json_out)
+
+
+def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> None:
+    """Every skill the file names is one skillchat found: a query about a skill the
+    model cannot see would only measure the typo."""
+    for query in queries:
+        if query.skill not in registry.skills:
+            raise UsageError(
+                f"{where}: entry {query.id}: no usable skill named '{query.skill}' in the "
+                "skills directories (skillchat skills list)"
+            )
+
+
+def _check_backends(settings: Settings, models: list[str]) -> None:
+    """Build each model's backend once now: a missing key stops eval before any run,
+    not as the same error in every run."""
+    from dataclasses import replace
+
+    from skillchat.engine.backends.select import make_backend
+
+    for name in models:
+        make_backend(replace(settings, model=name))
+
+
+def _evaluate(
+    settings: Settings,
+    registry: Registry,
+    queries: list[EvalQuery],
+    models: list[str],
+    runs: int,
+    jobs: int,
+    min_trigger_rate: float | None,
+    json_out: bool,
+) -> None:
+    from skillchat.evals.report import build_report
+    from skillchat.evals.runner import Evaluation, plan_runs, run_once
+    from skillchat.ui.console import err, out
+
+    plan = plan_runs(queries, models, runs)
+    evaluation = Evaluation(plan, jobs, lambda job: _redacted(run_once(job, settings, registry)))
+    interrupted = False
+    try:
+        if sys.stderr.isatty() and not json_out:
+            _run_with_progress(evaluation)
+        else:
+            evaluation.run()
+    except KeyboardInterrupt:
+        interrupted = True
+    report = build_report(
+        plan,
+        list(evaluation.outcomes),
+        runs=runs,
+        min_trigger_rate=min_trigger_rate,
+        interrupted=interrupted,
+    )
+    if json_out:
+        from skillchat.ui.safe import json_text
+
+        sys.stdout.write(json_text(report.as_json(), indent=2) + "\n")
+    else:
+        from skillchat.ui.eval_table import print_report
+
+        print_report(report, out())
+    if interrupted:
+        err().print("interrupted", style="yellow", markup=False, highlight=False)
+        raise typer.Exit(130)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _redacted(outcome: RunOutcome) -> RunOutcome:
+    """A run's error with any key or URL credential masked: a provider's error text
+    may echo them, and the report goes to the screen and to CI logs."""
+    from dataclasses import replace
+
+    from skillchat.ui.redact import redact
+
+    return replace(outcome, error=redact(outcome.error)) if outcome.error else outcome
+
+
+def _run_with_progress(evaluation: Evaluation) -> None:
+    """`evaluation.run()` with a progress bar on stderr (a terminal only)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from skillchat.ui.console import err
+
+    columns = (TextColumn("eval"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err(), transient=True) as progress:
+        task = progress.add_task("runs", total=len(evaluation.plan))
+        evaluation.run(on_outcome=lambda _: progress.advance(task))

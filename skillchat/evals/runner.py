@@ -1,0 +1,184 @@
+"""Replaying eval queries: each run is one fresh chat, as `ask` would start it, and
+what it did (skills activated, files read, tokens, cost, the catalog it saw).
+
+    plan = plan_runs(queries, models=["gpt-4.1-mini"], runs=3)
+    evaluation = Evaluation(plan, jobs=4, run=lambda job: run_once(job, settings, registry))
+    outcomes = evaluation.run(on_outcome=progress)  # Ctrl-C: evaluation.outcomes so far
+
+Every run builds its own backend and `Chat` (engine/loop.py): the real system prompt,
+catalog, tools and loop, with the same retries and timeouts as `ask`. Nothing is
+saved: the chat has a recorder that only adds up usage, so eval runs never appear in
+the user's chat list. A run is *triggered* when the skill's `get_skill` succeeded in
+it (the model's own call, or a `/name` the query starts with).
+
+Runs go out on worker threads, at most `jobs` at once, in passes (every query once,
+then every query again) so an interrupted evaluation still covers every query it
+can. The threads are daemons: on Ctrl-C the main thread stops handing out work and
+reports what finished; requests in flight are abandoned with the process.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from skillchat.config import Settings
+from skillchat.engine.backends.select import make_backend
+from skillchat.engine.events import Usage
+from skillchat.engine.loop import Chat, QuietView, ToolRecord
+from skillchat.engine.messages import add_usage
+from skillchat.errors import SkillchatError
+from skillchat.evals.queries import EvalQuery
+from skillchat.files import FileText
+from skillchat.prompt import Catalog, build_catalog
+from skillchat.skills.registry import Registry
+from skillchat.tools.skill_tools import GET_SKILL
+
+CatalogState = Literal["full", "shortened", "cut"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One planned run: a query, on a model, the `run`-th time (1-based)."""
+
+    query: EvalQuery
+    model: str
+    run: int
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What one run did. `error` is set when it did not finish (provider failure,
+    too many tool rounds): such a run counts toward no rate."""
+
+    job: Job
+    activated: tuple[str, ...]
+    files_read: tuple[str, ...]
+    usage: Usage | None
+    catalog: CatalogState
+    error: str | None = None
+
+    @property
+    def triggered(self) -> bool:
+        return self.job.query.skill in self.activated
+
+    @property
+    def correct(self) -> bool:
+        return self.error is None and self.triggered == self.job.query.should_trigger
+
+
+def plan_runs(queries: Sequence[EvalQuery], models: Sequence[str], runs: int) -> list[Job]:
+    """Every (query, model) `runs` times, in passes: the first pass covers all."""
+    return [Job(q, m, n) for n in range(1, runs + 1) for m in models for q in queries]
+
+
+def catalog_state(catalog: Catalog | None, registry: Registry, skill: str) -> CatalogState:
+    """How `skill` appears in the catalog the model is given: whole, with its
+    description shortened, or cut out (reachable only through list_skills). A skill
+    that is not visible cannot trigger from its description: that is the runner's
+    doing, and the report says so."""
+    if catalog is None:
+        return "cut"
+    shown = {
+        e.get("name"): e.get("description") for e in json.loads(catalog.block)["available_skills"]
+    }
+    if skill not in shown or not shown[skill]:
+        return "cut"
+    full = registry.skills[skill].description if skill in registry.skills else None
+    return "full" if shown[skill] == full else "shortened"
+
+
+class _Tally(QuietView):
+    """The run's view and recorder at once: keeps the files read and the usage of
+    every request, shows nothing, saves nothing."""
+
+    def __init__(self) -> None:
+        self.usage: Usage | None = None
+        self.files: list[str] = []
+
+    def tool(self, record: ToolRecord) -> None:
+        key = record.result.context_key
+        if key is not None and record.name != GET_SKILL:
+            read = f"{key.source}/{key.path}"
+            if read not in self.files:
+                self.files.append(read)
+
+    def message(
+        self, message: dict[str, Any], *, interrupted: bool = False, usage: Usage | None = None
+    ) -> None:
+        self.usage = add_usage(self.usage, usage)
+
+    def attached(self, workspace: str, files: Sequence[FileText]) -> None:
+        pass
+
+
+def run_once(job: Job, settings: Settings, registry: Registry) -> RunOutcome:
+    """Run `job` in a fresh chat on its own backend (`settings` with the job's
+    model); a SkillchatError becomes the outcome's `error`, never raised."""
+    settings = replace(settings, model=job.model)
+    tally = _Tally()
+    chat: Chat | None = None
+    error: str | None = None
+    try:
+        chat = Chat(settings, registry, make_backend(settings), tally, recorder=tally)
+        chat.send(job.query.query)
+    except SkillchatError as exc:
+        error = str(exc)
+    if chat is not None:
+        activated, catalog = tuple(chat.activated), chat.catalog
+    else:
+        activated, catalog = (), build_catalog(registry, settings.catalog_max_chars)
+    state = catalog_state(catalog, registry, job.query.skill)
+    return RunOutcome(job, activated, tuple(tally.files), tally.usage, state, error)
+
+
+class Evaluation:
+    """Runs `plan` on up to `jobs` daemon threads; `outcomes` holds the finished
+    runs in the order they finished (read it after a Ctrl-C for a partial report)."""
+
+    def __init__(self, plan: Sequence[Job], jobs: int, run: Callable[[Job], RunOutcome]) -> None:
+        self.plan = list(plan)
+        self.jobs = max(1, min(jobs, len(self.plan) or 1))
+        self._run = run
+        self.outcomes: list[RunOutcome] = []
+        self._todo: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[RunOutcome | BaseException] = queue.SimpleQueue()
+        self._stop = threading.Event()
+
+    def run(self, on_outcome: Callable[[RunOutcome], None] | None = None) -> list[RunOutcome]:
+        """Every planned run's outcome. A KeyboardInterrupt stops handing out runs
+        and propagates; `outcomes` keeps what had finished."""
+        for job in self.plan:
+            self._todo.put(job)
+        for n in range(self.jobs):
+            threading.Thread(target=self._work, name=f"eval-{n}", daemon=True).start()
+        try:
+            while len(self.outcomes) < len(self.plan):
+                try:
+                    done = self._done.get(timeout=0.2)  # short: Ctrl-C is seen at once
+                except queue.Empty:
+                    continue
+                if isinstance(done, BaseException):
+                    raise done
+                self.outcomes.append(done)
+                if on_outcome is not None:
+                    on_outcome(done)
+        finally:
+            self._stop.set()
+        return self.outcomes
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            try:
+                job = self._todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                self._done.put(self._run(job))
+            except BaseException as exc:  # a bug: the main thread raises it
+                self._done.put(exc)
+                return

@@ -1,0 +1,412 @@
+"""`skillchat eval` as a user runs it: a subprocess against the scripted server, whose
+rules answer each query by its content (runs go out in parallel, so no queue order
+holds), and the engine's parts where a test needs to see inside a run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import one_line_error, skill_folder, skillchat, write_files
+from openai_server import ScriptedServer, call, error, reply
+
+from skillchat.errors import UsageError
+from skillchat.evals.queries import EvalQuery, load_queries
+from skillchat.evals.runner import Evaluation, Job, RunOutcome, catalog_state, plan_runs
+from skillchat.prompt import Catalog
+from skillchat.skills.registry import discover
+
+REPO = Path(__file__).resolve().parents[1]
+SKILLS = REPO / "skills"
+EXAMPLE = REPO / "examples" / "eval_queries.json"
+
+
+def activates(skill: str, answer: str = "done", **usage: int) -> list[dict[str, Any]]:
+    """The moves of a model that loads `skill`, then answers."""
+    first = reply(calls=[call("get_skill", {"skill_name": skill})], usage=usage or None)
+    return [first, reply(answer, usage=usage or None)]
+
+
+def queries_file(tmp_path: Path, entries: list[dict[str, Any]] | Any) -> Path:
+    path = tmp_path / "eval_queries.json"
+    path.write_text(json.dumps(entries), encoding="utf-8")
+    return path
+
+
+def run_eval(server: ScriptedServer, queries: Path, *args: str, **options: Any) -> Any:
+    argv = ["eval", str(queries), "--model", "openai/test-model", "--api-base", server.base_url]
+    if "--skills-dir" not in args:
+        argv += ["--skills-dir", str(SKILLS)]
+    return skillchat(*argv, *args, stdin=subprocess.DEVNULL, **options)
+
+
+QUERIES = [
+    {"skill": "calculator", "query": "17% of 230?", "should_trigger": True},
+    {"skill": "calculator", "query": "split the tip", "should_trigger": True},
+    {"skill": "calculator", "query": "who proved it?", "should_trigger": False},
+    {"skill": "commit-message", "query": "a commit message please", "should_trigger": True},
+    {"skill": "commit-message", "query": "undo my last commit", "should_trigger": False},
+]
+
+
+def script_models_moves(server: ScriptedServer) -> None:
+    """calculator: triggers on one of two queries; commit-message: also fires on the
+    should-not query; the tip query loads commit-message instead of calculator."""
+    server.when("17%", *activates("calculator", "39.1", prompt_tokens=100, completion_tokens=20))
+    server.when("split the tip", *activates("commit-message"))
+    server.when("a commit message", *activates("commit-message"))
+    server.when("undo my last", *activates("commit-message"))
+    server.when("", reply("an answer with no skill"))
+
+
+def test_json_report_per_skill_with_failed_queries_and_what_was_activated(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    script_models_moves(server)
+    done = run_eval(server, queries_file(tmp_path, QUERIES), "--runs", "2", "--json")
+    assert done.returncode == 0, done.stderr  # misses, but no minimum was asked for
+    report = json.loads(done.stdout)
+    assert report["ok"] is True and report["finished_runs"] == report["planned_runs"] == 10
+    calc, commit = report["skills"]
+    assert (calc["skill"], calc["model"]) == ("calculator", "openai/test-model")
+    assert calc["trigger_rate"] == 0.5 and calc["triggered_runs"] == 2
+    assert calc["should_trigger_runs"] == 4
+    assert calc["false_trigger_rate"] == 0.0 and calc["should_not_trigger_runs"] == 2
+    assert calc["catalog"] == "full" and calc["errors"] == 0
+    [missed] = calc["failed"]
+    assert missed["query"] == "split the tip" and missed["wrong_runs"] == 2
+    assert missed["activated_instead"] == ["commit-message"]
+    assert commit["trigger_rate"] == 1.0 and commit["false_trigger_rate"] == 1.0
+    assert [f["query"] for f in commit["failed"]] == ["undo my last commit"]
+    # 17%: two requests of 120 tokens; the tip query: two of the default 15
+    assert calc["mean_tokens"] == pytest.approx((240 * 2 + 30 * 2 + 15 * 2) / 6)
+    runs = {q["query"]: q["runs"] for q in report["queries"]}
+    assert [r["activated"] for r in runs["17% of 230?"]] == [["calculator"], ["calculator"]]
+    assert runs["who proved it?"][0] == {
+        "run": 1,
+        "triggered": False,
+        "correct": True,
+        "activated": [],
+        "files_read": [],
+        "tokens": 15,
+        "cost": None,
+        "catalog": "full",
+        "error": None,
+    }
+    assert len(server.completions) == 2 * (2 + 2 + 1 + 2 + 2)
+
+
+def test_exit_code_follows_min_trigger_rate(server: ScriptedServer, tmp_path: Path) -> None:
+    script_models_moves(server)
+    path = queries_file(tmp_path, QUERIES)
+    met = run_eval(server, path, "--runs", "1", "--min-trigger-rate", "0.5", "--json")
+    assert met.returncode == 0, met.stderr
+    assert json.loads(met.stdout)["ok"] is True
+    missed = run_eval(server, path, "--runs", "1", "--min-trigger-rate", "0.75")
+    assert missed.returncode == 1, missed.stderr
+    assert "under --min-trigger-rate 75%: calculator on openai/test-model" in missed.stdout
+    bad = run_eval(server, path, "--min-trigger-rate", "1.5")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_the_real_prompt_and_tools_go_out_and_nothing_is_saved(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.when("", *activates("calculator"))
+    path = queries_file(tmp_path, QUERIES[:1])
+    done = run_eval(server, path, "--runs", "1")
+    assert done.returncode == 0, done.stderr
+    body = server.completions[0].body
+    system = body["messages"][0]["content"]
+    assert '"name": "calculator"' in system and '"name": "commit-message"' in system
+    assert body["messages"][1] == {"role": "user", "content": "17% of 230?"}
+    assert "get_skill" in [t["function"]["name"] for t in body["tools"]]
+    listed = skillchat("chats", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == []
+
+
+def test_files_read_are_recorded(server: ScriptedServer, tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    folder = skill_folder(skills, "pdf", "name: pdf\ndescription: Fill PDF forms.\n")
+    write_files(folder, {"references/forms.md": "# Forms\n"})
+    server.when(
+        "fill",
+        reply(calls=[call("get_skill", {"skill_name": "pdf"})]),
+        reply(
+            calls=[
+                call(
+                    "read_file_in_skill", {"skill_name": "pdf", "file_path": "references/forms.md"}
+                )
+            ]
+        ),
+        reply("filled"),
+    )
+    entries = [{"query": "fill my form", "should_trigger": True}]
+    done = run_eval(
+        server,
+        queries_file(tmp_path, entries),
+        "--skill",
+        "pdf",
+        "--skills-dir",
+        str(skills),
+        "--runs",
+        "1",
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    [run] = json.loads(done.stdout)["queries"][0]["runs"]
+    assert run["activated"] == ["pdf"] and run["files_read"] == ["pdf/references/forms.md"]
+
+
+def test_a_failed_run_is_reported_and_counts_toward_no_rate(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.when("17%", error(401))
+    server.when("", reply("no skill"))
+    done = run_eval(server, queries_file(tmp_path, QUERIES[:3]), "--runs", "1", "--json")
+    assert done.returncode == 1, done.stderr
+    calc = json.loads(done.stdout)["skills"][0]
+    assert calc["errors"] == 1 and calc["should_trigger_runs"] == 1
+    assert "authentication failed (401)" in calc["failed"][0]["errors"][0]
+
+
+def test_a_skill_cut_from_the_catalog_is_said(server: ScriptedServer, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[skills]\ncatalog_max_chars = 400\n")
+    server.when("", reply("no skill"))
+    entries = [{"skill": "skills-system-validation", "query": "validate", "should_trigger": True}]
+    path = queries_file(tmp_path, entries)
+    done = run_eval(server, path, "--runs", "1", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert "left out of the catalog" in done.stdout and "list_skills" in done.stdout
+    done = run_eval(server, path, "--runs", "1", "--config", str(config), "--json")
+    assert json.loads(done.stdout)["skills"][0]["catalog"] == "cut"
+
+
+def test_catalog_state_tells_whole_shortened_and_cut() -> None:
+    registry = discover([SKILLS])
+    full = registry.skills["calculator"].description
+    entries = [
+        {"name": "calculator", "description": full},
+        {"name": "commit-message", "description": "Write commit messages."},
+    ]
+    catalog = Catalog(json.dumps({"available_skills": entries}), 2, 3, 1000)
+    assert catalog_state(catalog, registry, "calculator") == "full"
+    assert catalog_state(catalog, registry, "commit-message") == "shortened"
+    assert catalog_state(catalog, registry, "skills-system-validation") == "cut"
+    assert catalog_state(None, registry, "calculator") == "cut"
+
+
+def test_hostile_query_and_skill_text_is_neutralised_on_the_table(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.when("", reply("no skill"))
+    entries = [
+        {"skill": "calculator", "query": "\x1b]52;c;aGk=\x07 \x1b[2J sum", "should_trigger": True}
+    ]
+    done = run_eval(server, queries_file(tmp_path, entries), "--runs", "1")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "␛]52;c;aGk=␇ ␛[2J sum" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({"queries": []}, "expected a list of {query, should_trigger} objects"),
+        ([{"query": "x"}], 'entry 1: "should_trigger" must be true or false'),
+        ([{"query": "x", "should_trigger": "yes"}], '"should_trigger" must be true or false'),
+        ([{"should_trigger": True}], 'entry 1: "query" is missing'),
+        ([{"query": "x", "should_trigger": True}], 'no skill named: add "skill"'),
+        ([{"query": "x", "should_trigger": True, "skill": "nope"}], "no usable skill named 'nope'"),
+        ([], "no queries in it"),
+        ({"skill_name": "calculator", "evals": [{"id": 1}]}, 'evals[0]: "prompt" is missing'),
+        ({"evals": []}, '"skill_name" is missing'),
+        ({"skill_name": "calculator", "evals": {}}, '"evals" must be a list'),
+    ],
+)
+def test_a_bad_query_file_is_one_line_naming_the_field(
+    tmp_path: Path, document: Any, message: str
+) -> None:
+    path = queries_file(tmp_path, document)
+    done = skillchat("eval", str(path), "--skills-dir", str(SKILLS), "--model", "openai/m")
+    assert message in one_line_error(done, 2)
+
+
+def test_unreadable_query_files(tmp_path: Path) -> None:
+    (tmp_path / "broken.json").write_text("[{")
+    done = skillchat("eval", str(tmp_path / "broken.json"), "--skills-dir", str(SKILLS))
+    assert "broken.json: not JSON" in one_line_error(done, 2)
+    done = skillchat("eval", str(tmp_path / "missing.json"), "--skills-dir", str(SKILLS))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_task_evals_of_a_skill_folder(server: ScriptedServer, tmp_path: Path) -> None:
+    """skill-creator's evals/evals.json: every prompt should trigger the skill."""
+    document = {
+        "skill_name": "calculator",
+        "evals": [
+            {
+                "id": 7,
+                "prompt": "compound 5% over 3 years on 1000",
+                "expected_output": "1157.63",
+                "files": [],
+                "expectations": ["uses the formula"],
+            },
+            {"id": 8, "prompt": "what is 2+2", "expectations": []},
+        ],
+    }
+    path = tmp_path / "evals.json"
+    path.write_text(json.dumps(document))
+    server.when("compound", *activates("calculator"))
+    server.when("", reply("4"))
+    done = run_eval(server, path, "--runs", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    [calc] = json.loads(done.stdout)["skills"]
+    assert calc["trigger_rate"] == 0.5 and calc["should_not_trigger_runs"] == 0
+    assert calc["failed"][0]["id"] == "8"
+
+
+def test_eval_queries_in_a_skill_folder_name_their_skill(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path, "pdf", "name: pdf\ndescription: PDFs.\n")
+    path = write_files(
+        folder, {"evals/eval_queries.json": '[{"query": "q", "should_trigger": false}]'}
+    )
+    assert load_queries(path / "evals" / "eval_queries.json") == [EvalQuery("pdf", "q", False, "1")]
+    with pytest.raises(UsageError, match="no skill named"):
+        load_queries(queries_file(tmp_path, [{"query": "q", "should_trigger": True}]))
+
+
+def test_the_shipped_example_loads_for_the_bundled_skills() -> None:
+    queries = load_queries(EXAMPLE)
+    registry = discover([SKILLS])
+    assert {q.skill for q in queries} == set(registry.skills)
+    assert any(q.should_trigger for q in queries) and any(not q.should_trigger for q in queries)
+
+
+# ------------------------------------------------------------------ parallel runs
+
+
+def _outcome(job: Job) -> RunOutcome:
+    return RunOutcome(job, (), (), None, "full")
+
+
+def test_runs_go_out_together_up_to_jobs() -> None:
+    """Three runs can only pass a three-party barrier if they are in flight at once."""
+    plan = plan_runs([EvalQuery("s", f"q{n}", True, str(n)) for n in range(6)], ["m"], 1)
+    barrier = threading.Barrier(3, timeout=30)
+
+    def run(job: Job) -> RunOutcome:
+        barrier.wait()
+        return _outcome(job)
+
+    outcomes = Evaluation(plan, 3, run).run()
+    assert sorted(o.job.query.id for o in outcomes) == [str(n) for n in range(6)]
+
+
+def test_never_more_than_jobs_in_flight() -> None:
+    plan = plan_runs([EvalQuery("s", f"q{n}", True, str(n)) for n in range(8)], ["a", "b"], 2)
+    lock, state = threading.Lock(), {"now": 0, "most": 0}
+
+    def run(job: Job) -> RunOutcome:
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        with lock:
+            state["now"] -= 1
+        return _outcome(job)
+
+    assert len(Evaluation(plan, 2, run).run()) == 32
+    assert state["most"] <= 2
+
+
+def test_runs_are_planned_in_passes() -> None:
+    queries = [EvalQuery("s", "a", True, "1"), EvalQuery("s", "b", False, "2")]
+    plan = plan_runs(queries, ["m1", "m2"], 2)
+    assert [(j.run, j.model, j.query.query) for j in plan[:4]] == [
+        (1, "m1", "a"),
+        (1, "m1", "b"),
+        (1, "m2", "a"),
+        (1, "m2", "b"),
+    ]
+    assert len(plan) == 8
+
+
+# ------------------------------------------------------------------ Ctrl-C
+
+
+def _wait_for(condition: Any, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("json_out", [True, False])
+def test_ctrl_c_prints_the_partial_report(
+    server: ScriptedServer, tmp_path: Path, json_out: bool
+) -> None:
+    server.when("17%", *activates("calculator"))
+    server.when("split the tip", *activates("calculator"))
+    server.when("who proved", reply("never sent back", delay=120))  # held until SIGINT
+    path = queries_file(tmp_path, QUERIES[:3])
+    argv = [
+        "eval",
+        str(path),
+        "--model",
+        "openai/test-model",
+        "--api-base",
+        server.base_url,
+        "--skills-dir",
+        str(SKILLS),
+        "--runs",
+        "1",
+        "--jobs",
+        "1",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillchat", *argv, *(["--json"] if json_out else [])],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        # one job at a time, in file order: the third query's request means the
+        # first two runs are finished
+        _wait_for(lambda: any("who proved" in json.dumps(r.body) for r in server.completions))
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    if json_out:
+        report = json.loads(out)
+        assert report["interrupted"] is True and report["ok"] is True
+        assert (report["finished_runs"], report["planned_runs"]) == (2, 3)
+        assert report["skills"][0]["trigger_rate"] == 1.0
+        assert report["skills"][0]["should_not_trigger_runs"] == 0
+    else:
+        assert "interrupted: 2 of 3 runs finished" in out
+
+
+def test_a_key_echoed_in_a_provider_error_is_masked(server: ScriptedServer, tmp_path: Path) -> None:
+    key = "sk-evaltest-0123456789abcdefghij"
+    server.when("17%", error(400, message=f"bad request for key {key}"))
+    path = queries_file(tmp_path, QUERIES[:1])
+    env = {**os.environ, "OPENAI_API_KEY": key}
+    for extra in ([], ["--json"]):
+        done = run_eval(server, path, "--runs", "1", *extra, env=env)
+        assert done.returncode == 1, done.stderr
+        assert "bad request for key" in done.stdout
+        assert key not in done.stdout + done.stderr
