@@ -410,3 +410,43 @@ def test_a_key_echoed_in_a_provider_error_is_masked(server: ScriptedServer, tmp_
         assert done.returncode == 1, done.stderr
         assert "bad request for key" in done.stdout
         assert key not in done.stdout + done.stderr
+
+
+def test_on_a_terminal_ctrl_c_leaves_the_table_of_what_finished(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Any
+) -> None:
+    """In a pty: a progress bar while runs go out, then (Ctrl-C) the table of the runs
+    that finished and no bar left on the screen, as pyte draws it."""
+    import pyte
+
+    server.when("17%", *activates("calculator"))
+    server.when("split the tip", *activates("commit-message"))
+    server.when("who proved", reply("never sent back", delay=120))
+    path = queries_file(tmp_path, QUERIES[:3])
+    session = pty_sessions(
+        "eval",
+        str(path),
+        "--model",
+        "openai/test-model",
+        "--api-base",
+        server.base_url,
+        "--skills-dir",
+        str(SKILLS),
+        "--runs",
+        "1",
+        "--jobs",
+        "1",
+    )
+    session.expect("eval")  # the progress bar
+    _wait_for(lambda: any("who proved" in json.dumps(r.body) for r in server.completions))
+    session.interrupt()
+    assert session.wait() == 130
+    screen = pyte.Screen(120, 60)
+    pyte.Stream(screen).feed("".join(session.output))
+    lines = [line.rstrip() for line in screen.display]
+    text = "\n".join(lines)
+    assert "model: openai/test-model" in text
+    assert any("calculator" in line and "50% 1/2" in line for line in lines), text
+    assert "activated instead: commit-message" in text
+    assert "interrupted: 2 of 3 runs finished" in text
+    assert not any(line.startswith("eval ") for line in lines), text  # the bar is gone
