@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 from helpers import one_line_error, skill_folder, skillchat, write_files
 from openai_server import ScriptedServer, call, error, reply
 
+from skillchat.config import Settings
 from skillchat.errors import UsageError
 from skillchat.evals.queries import EvalQuery, load_queries
 from skillchat.evals.runner import Evaluation, Job, RunOutcome, catalog_state, plan_runs
@@ -450,3 +452,59 @@ def test_on_a_terminal_ctrl_c_leaves_the_table_of_what_finished(
     assert "activated instead: commit-message" in text
     assert "interrupted: 2 of 3 runs finished" in text
     assert not any(line.startswith("eval ") for line in lines), text  # the bar is gone
+
+
+# ------------------------------------------------------------------ a real model
+
+HAS_MAX_TOKENS = "max_tokens" in {f.name for f in fields(Settings)}
+
+
+@pytest.mark.skipif(
+    not HAS_MAX_TOKENS,
+    reason="without max_tokens (engineer `engine`) a reply of the 135M model runs until "
+    "its context is full: minutes per run",
+)
+def test_against_a_real_model_every_run_is_recorded(real_model: Any, tmp_path: Path) -> None:
+    """The real llama.cpp server rarely triggers anything on its own: what is checked
+    is that each run is recorded (tokens, activations, no lost run), not a rate. A
+    `/calculator` query activates the skill whatever the model does."""
+    config = tmp_path / "config.toml"
+    config.write_text("max_tokens = 48\nmax_retries = 0\n")
+    entries = [
+        {"skill": "calculator", "query": "/calculator what is 2+2", "should_trigger": True},
+        {"skill": "calculator", "query": "Say hi", "should_trigger": False},
+    ]
+    done = skillchat(
+        "eval",
+        str(queries_file(tmp_path, entries)),
+        "--model",
+        real_model.model,
+        "--api-base",
+        real_model.base_url,
+        "--skills-dir",
+        str(SKILLS),
+        "--config",
+        str(config),
+        "--runs",
+        "2",
+        "--jobs",
+        "2",
+        "--json",
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    report = json.loads(done.stdout)
+    assert report["finished_runs"] == report["planned_runs"] == 4
+    assert report["interrupted"] is False
+    invoked, plain = report["queries"]
+    for run in invoked["runs"] + plain["runs"]:
+        assert run["error"] is None or isinstance(run["error"], str)
+        assert set(run["activated"]) <= {"calculator", "commit-message", "skills-system-validation"}
+        assert run["catalog"] == "full"
+    for run in invoked["runs"]:
+        assert run["activated"][0] == "calculator" and run["triggered"] is True
+        if run["error"] is None:
+            assert run["tokens"] > 0 and run["cost"] is None  # a local server has no price
+    [calc] = report["skills"]
+    assert calc["should_trigger_runs"] + calc["should_not_trigger_runs"] + calc["errors"] == 4
