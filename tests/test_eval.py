@@ -508,3 +508,24 @@ def test_against_a_real_model_every_run_is_recorded(real_model: Any, tmp_path: P
             assert run["tokens"] > 0 and run["cost"] is None  # a local server has no price
     [calc] = report["skills"]
     assert calc["should_trigger_runs"] + calc["should_not_trigger_runs"] + calc["errors"] == 4
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_run_command_is_offered_but_refused_without_allow_run(
+    server: ScriptedServer, tmp_path: Path, allow: bool
+) -> None:
+    server.when(
+        "17%",
+        reply(calls=[call("run_command", {"command": "echo ran-it", "skill_name": "calculator"})]),
+        reply("done"),
+    )
+    path = queries_file(tmp_path, QUERIES[:1])
+    done = run_eval(server, path, "--runs", "1", "--json", *(["--allow-run"] if allow else []))
+    assert done.returncode == 0, done.stderr
+    first, second = server.completions
+    assert "run_command" in [t["function"]["name"] for t in first.body["tools"]]
+    result = second.body["messages"][-1]["content"]
+    if allow:
+        assert "ran-it" in result and "NOT_ALLOWED" not in result
+    else:
+        assert "NOT_ALLOWED" in result and "skillchat eval --allow-run" in result

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from skillchat.cli.common import (
+    AllowRunOpt,
     ApiBaseOpt,
     BackendOpt,
     ConfigOpt,
@@ -81,12 +82,14 @@ def eval_cmd(
     skills_dir: SkillsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
+    allow_run: AllowRunOpt = False,
 ) -> None:
     """Replay trigger queries through the real catalog and loop, and report per skill
     and model how often each skill was activated when it should and should not be."""
     from dataclasses import replace
 
     from skillchat.evals.queries import load_queries
+    from skillchat.evals.runner import Evaluation, plan_runs, run_once
 
     settings = load(
         ctx,
@@ -103,7 +106,11 @@ def eval_cmd(
     _check_skills(queries, registry, queries_file.name)
     models = list(dict.fromkeys(model or [settings.model]))
     _check_backends(settings, models)
-    _evaluate(settings, registry, queries, models, runs, jobs, min_trigger_rate, json_out)
+    plan = plan_runs(queries, models, runs)
+    evaluation = Evaluation(
+        plan, jobs, lambda job: _redacted(run_once(job, settings, registry, allow_run))
+    )
+    _evaluate(evaluation, runs, min_trigger_rate, json_out)
 
 
 def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> None:
@@ -129,21 +136,13 @@ def _check_backends(settings: Settings, models: list[str]) -> None:
 
 
 def _evaluate(
-    settings: Settings,
-    registry: Registry,
-    queries: list[EvalQuery],
-    models: list[str],
-    runs: int,
-    jobs: int,
-    min_trigger_rate: float | None,
-    json_out: bool,
+    evaluation: Evaluation, runs: int, min_trigger_rate: float | None, json_out: bool
 ) -> None:
+    """Run it (a progress bar on a terminal), print the report, exit as it says."""
     from skillchat.evals.report import build_report
-    from skillchat.evals.runner import Evaluation, plan_runs, run_once
     from skillchat.ui.console import err, out
 
-    plan = plan_runs(queries, models, runs)
-    evaluation = Evaluation(plan, jobs, lambda job: _redacted(run_once(job, settings, registry)))
+    plan = evaluation.plan
     interrupted = False
     try:
         if sys.stderr.isatty() and not json_out:

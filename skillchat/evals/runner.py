@@ -2,7 +2,7 @@
 what it did (skills activated, files read, tokens, cost, the catalog it saw).
 
     plan = plan_runs(queries, models=["gpt-4.1-mini"], runs=3)
-    evaluation = Evaluation(plan, jobs=4, run=lambda job: run_once(job, settings, registry))
+    evaluation = Evaluation(plan, jobs=4, run=lambda job: run_once(job, settings, registry, False))
     outcomes = evaluation.run(on_outcome=progress)  # Ctrl-C: evaluation.outcomes so far
 
 Every run builds its own backend and `Chat` (engine/loop.py): the real system prompt,
@@ -35,6 +35,8 @@ from skillchat.errors import SkillchatError
 from skillchat.evals.queries import EvalQuery
 from skillchat.files import FileText
 from skillchat.prompt import Catalog, build_catalog
+from skillchat.sandbox.command_tool import Consent, RunRequest, Verdict
+from skillchat.sandbox.setup import command_runner
 from skillchat.skills.registry import Registry
 from skillchat.tools.skill_tools import GET_SKILL
 
@@ -116,15 +118,31 @@ class _Tally(QuietView):
         pass
 
 
-def run_once(job: Job, settings: Settings, registry: Registry) -> RunOutcome:
+def eval_consent(allow_run: bool) -> Consent:
+    """Commands in eval run only with `--allow-run` on its command line: not on the
+    config's `[run] allow`, not on a skill's `allowed-tools` pre-approval. Eval
+    replays queries nobody reads as they run, so nobody could have said yes."""
+
+    def decide(request: RunRequest) -> Verdict:
+        if allow_run:
+            return Verdict("approved")
+        return Verdict("refused", "commands are not run in eval: skillchat eval --allow-run")
+
+    return decide
+
+
+def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) -> RunOutcome:
     """Run `job` in a fresh chat on its own backend (`settings` with the job's
-    model); a SkillchatError becomes the outcome's `error`, never raised."""
+    model), with `run_command` offered as `ask` offers it but answering NOT_ALLOWED
+    unless `allow_run`; a SkillchatError becomes the outcome's `error`, never raised."""
     settings = replace(settings, model=job.model)
     tally = _Tally()
     chat: Chat | None = None
     error: str | None = None
     try:
-        chat = Chat(settings, registry, make_backend(settings), tally, recorder=tally)
+        commands = command_runner(settings, registry, None, lambda: None, eval_consent(allow_run))
+        backend = make_backend(settings)
+        chat = Chat(settings, registry, backend, tally, recorder=tally, commands=commands)
         chat.send(job.query.query)
     except SkillchatError as exc:
         error = str(exc)
