@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ import pytest
 from helpers import one_line_error, skill_folder, skillchat, write_files
 from openai_server import ScriptedServer, call, error, reply
 
-from skillchat.config import Settings
 from skillchat.errors import UsageError
 from skillchat.evals.queries import EvalQuery, load_queries
 from skillchat.evals.runner import Evaluation, Job, RunOutcome, catalog_state, plan_runs
@@ -456,14 +454,7 @@ def test_on_a_terminal_ctrl_c_leaves_the_table_of_what_finished(
 
 # ------------------------------------------------------------------ a real model
 
-HAS_MAX_TOKENS = "max_tokens" in {f.name for f in fields(Settings)}
 
-
-@pytest.mark.skipif(
-    not HAS_MAX_TOKENS,
-    reason="without max_tokens (engineer `engine`) a reply of the 135M model runs until "
-    "its context is full: minutes per run",
-)
 def test_against_a_real_model_every_run_is_recorded(real_model: Any, tmp_path: Path) -> None:
     """The real llama.cpp server rarely triggers anything on its own: what is checked
     is that each run is recorded (tokens, activations, no lost run), not a rate. A

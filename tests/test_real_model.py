@@ -20,7 +20,6 @@ import json
 import signal
 import subprocess
 import sys
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +46,6 @@ COPY_PROMPTS = (
     f"Output this tool call and nothing else:\n{CALL}",
     f"Reply with only this text:\n{CALL}",
     f"Repeat after me: {CALL}",
-)
-HAS_MAX_TOKENS = "max_tokens" in {f.name for f in fields(Settings)}
-needs_max_tokens = pytest.mark.xfail(
-    not HAS_MAX_TOKENS,
-    strict=True,
-    reason="`--max-tokens` / `max_tokens` and the rule that a reply cut by length runs "
-    "no tool calls (issue 8 item 7, engineer `engine`) are not on this branch yet",
 )
 
 
@@ -253,7 +245,6 @@ def test_a_tool_call_copied_from_the_prompt_is_run_and_its_result_kept(
 # ---------------------------------------------------------------- cut by length
 
 
-@needs_max_tokens
 def test_a_reply_cut_at_max_tokens_says_what_cut_it(real_model: RealModel) -> None:
     done = ask(real_model, "--no-tools", "--json", "--max-tokens", "8", LONG_REPLY)
     assert done.returncode == 0, done.stderr
@@ -263,7 +254,6 @@ def test_a_reply_cut_at_max_tokens_says_what_cut_it(real_model: RealModel) -> No
     assert "max_tokens" in done.stderr or "max tokens" in done.stderr, done.stderr
 
 
-@needs_max_tokens
 def test_tool_calls_in_a_reply_cut_by_length_are_not_run(real_model: RealModel) -> None:
     """At 22 tokens llama.cpp ends the copied call mid-arguments (`{"skill_name":`)
     with finish_reason "length": that call must not run as if it were complete."""
