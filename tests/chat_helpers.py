@@ -73,6 +73,9 @@ class RecordingView:
     def __init__(self) -> None:
         self.events: list[tuple[str, Any]] = []
 
+    def waiting(self, tools: bool) -> None:
+        self.events.append(("waiting", tools))
+
     def text(self, chunk: str) -> None:
         self.events.append(("text", chunk))
 

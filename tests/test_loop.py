@@ -66,10 +66,11 @@ def test_parallel_calls_run_in_order_and_results_go_back(server, skills, backend
     assert [m["tool_call_id"] for m in results] == ids
     assert json.loads(results[0]["content"])["documentation"] == CALC_BODY
     assert results[1]["content"] == "1 km = 1000 m\n"
-    # The user saw the narration, both cards, then the answer.
+    # The user saw the wait, the narration, both cards, the wait, then the answer.
     kinds = [k for k, _ in view.events]
     collapsed = [k for i, k in enumerate(kinds) if i == 0 or k != kinds[i - 1] or k == "tool"]
-    assert collapsed == ["text", "end", "tool", "tool", "text", "end"]
+    assert collapsed == ["waiting", "text", "end", "tool", "tool", "waiting", "text", "end"]
+    assert view.of("waiting") == [True, True]  # tools offered: the text may be narration
     assert [v for k, v in view.events if k == "end"] == ["narration", "answer"]
     assert [r.name for r in view.of("tool")] == ["get_skill", "read_file_in_skill"]
     assert result.usage is not None and result.usage.total_tokens == 30

@@ -26,7 +26,8 @@ from skillchat.files import FileText
 
 @contextmanager
 def sigint_deferred() -> Iterator[None]:
-    """Hold Ctrl-C until the block ends.
+    """Hold Ctrl-C (and SIGTERM, which `ask` turns into the same interruption)
+    until the block ends.
 
     A KeyboardInterrupt inside a write rolls it back while the loop keeps the
     message; the store would then refuse the tool results answering it. Writes are
@@ -36,13 +37,19 @@ def sigint_deferred() -> Iterator[None]:
         yield
         return
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda signum, _: caught.append(signum)) for sig in held}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-        if caught and callable(previous):
-            previous(signal.SIGINT, None)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(caught):
+            handler = previous[sig]
+            if callable(handler):
+                handler(sig, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(sig)
 
 
 class ChatRecorder:

@@ -8,7 +8,10 @@ inside `ask`, once the command line is known to be valid. Errors are raised as
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -120,6 +123,28 @@ def attach_all(chat: Chat, paths: list[str]) -> None:
             raise UsageError(f"--attach {path}: {exc.message}") from None
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the main thread is: the reply in flight ends as a
+    Ctrl-C would end it (what arrived is written out and saved, marked
+    interrupted), and `ask` exits 143 as a process ended by SIGTERM would."""
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """While the block runs, SIGTERM (`kill`, `timeout`, a closing CI job) raises
+    `Terminated` instead of ending the process where it stands, which would lose
+    a reply held until its end (a pipe holds it) and leave the chat unsaved."""
+
+    def terminated(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def ask(
     ctx: typer.Context,
     prompt: PromptArg = None,
@@ -207,11 +232,12 @@ def ask(
     )
     attach_all(chat, attach or [])
     try:
-        with keys_unechoed():
+        with keys_unechoed(), sigterm_interrupts():
             result = chat.send(text)
-    except KeyboardInterrupt:  # what was shown stays shown (the view flushed it)
-        err().print("interrupted", style="yellow", markup=False, highlight=False)
-        raise typer.Exit(130) from None
+    except KeyboardInterrupt as stop:  # what was shown stays shown (the view flushed it)
+        how = "terminated" if isinstance(stop, Terminated) else "interrupted"
+        err().print(how, style="yellow", markup=False, highlight=False)
+        raise typer.Exit(143 if how == "terminated" else 130) from None
     if json_out:
         from skillchat.ui.safe import json_text
 

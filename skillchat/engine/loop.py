@@ -99,6 +99,11 @@ class TurnResult:
 class View(Protocol):
     """Where the loop reports what happens; every method must return quickly."""
 
+    def waiting(self, tools: bool) -> None:
+        """A request is out and nothing of its reply has arrived yet; `tools` says
+        whether the reply may call tools (so whether its text may turn out to be
+        narration rather than the answer)."""
+
     def text(self, chunk: str) -> None:
         """A piece of the reply's text, as it arrives."""
 
@@ -114,6 +119,9 @@ class View(Protocol):
 
 class QuietView:
     """A view that shows nothing (tests, `--json` without cards)."""
+
+    def waiting(self, tools: bool) -> None:
+        pass
 
     def text(self, chunk: str) -> None:
         pass
@@ -281,6 +289,7 @@ class Chat:
         assembler = Assembler()
         how: TextEnd = "failed"
         try:
+            self.view.waiting(tools is not None)
             deltas = stream_with_retries(
                 lambda: self.backend.stream(messages, tools),
                 max_retries=self.settings.max_retries,

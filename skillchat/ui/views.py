@@ -1,25 +1,28 @@
 """How a chat's replies reach the user: the `View`s of engine/loop.py.
 
 - `TerminalView` (stdout is a terminal): the reply rendered as Markdown while it
-  streams. Finished blocks are printed once, for good; only the block still being
-  written lives in a Rich `Live`, so a long answer neither flickers nor costs a
-  re-parse of everything per chunk, and scrolling back shows it whole.
-- `PipeView` (stdout is a file or pipe): stdout gets only the answer, raw. Each
-  reply is held until it ends, because only then is it known to be the answer and
-  not narration before tool calls (which goes to stderr with the cards).
+  streams (ui/markdown_stream.py): finished blocks are printed once, for good; only
+  the last screenful of the block still being written is live, so scrolling back
+  shows every block once and the cost per chunk does not grow with the answer.
+- `PipeView` (stdout is a file or pipe): stdout gets only the answer, raw. A reply
+  that may call tools is held until it ends: only then is it known to be the
+  answer and not narration before tool calls (which goes to stderr with the cards);
+  the protocol sends tool calls after the text, so no earlier moment is honest. A
+  reply to a request without tools can only be the answer: it is written as it
+  streams. Held text is flushed to stdout if the reply is cut (Ctrl-C, SIGTERM).
 - `CardsView` (`--json`): cards and notices on stderr, the text only in the JSON.
 - `ReplView` (the interactive session): the terminal view with numbered cards,
   whose records it keeps for `/show N`.
 
-Cards, notices and diagnostics always go to stderr (ui/console.py). The model's
-text reaches the terminal only through ui/safe.py: control characters visible,
-Markdown links printed with their target (in a pipe too: an answer saved to a file
-is read on a terminal later).
+Every view shows the waiting line (ui/waiting.py) on a terminal's stderr from the
+moment a request leaves until its first text. Cards, notices and diagnostics
+always go to stderr (ui/console.py). The model's text reaches the terminal only
+through ui/safe.py: control characters visible, Markdown links printed with their
+target (in a pipe too: an answer saved to a file is read on a terminal later).
 """
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
 import time
@@ -30,33 +33,27 @@ from skillchat.engine.loop import TextEnd, ToolRecord
 from skillchat.ui import safe
 from skillchat.ui.cards import tool_card
 from skillchat.ui.console import err, out, warn
+from skillchat.ui.markdown_stream import BlockSplitter, LiveTail, finished_piece
+from skillchat.ui.waiting import WaitingLine
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
     from rich.live import Live
-
-_FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
-
-
-def stable_prefix(text: str) -> int:
-    """Length of the part of `text` made of finished Markdown blocks: up to the last
-    blank line that is not inside a fenced code block (0 when there is none)."""
-    end = text.rfind("\n\n")
-    while end > 0:
-        if len(_FENCE.findall(text, 0, end)) % 2 == 0:
-            return end + 2
-        end = text.rfind("\n\n", 0, end)
-    return 0
 
 
 class CardsView:
     """Cards and notices on stderr; the reply text is not shown (`--json`)."""
 
+    def __init__(self) -> None:
+        self.waiting_line = WaitingLine()
+
+    def waiting(self, tools: bool) -> None:
+        self.waiting_line.start()
+
     def text(self, chunk: str) -> None:
-        pass
+        self.waiting_line.stop()
 
     def end_text(self, how: TextEnd) -> None:
-        pass
+        self.waiting_line.stop()
 
     def tool(self, record: ToolRecord) -> None:
         err().print(tool_card(record))
@@ -69,12 +66,37 @@ class PipeView(CardsView):
     """Only the answer on stdout, as plain text."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._held: list[str] = []
+        self._streaming = False  # this reply cannot call tools: written as it comes
+        self._wrote = ""  # the last character written while streaming
+        self._cr = ""  # a trailing "\r" kept back: it may be half of "\r\n"
+
+    def waiting(self, tools: bool) -> None:
+        super().waiting(tools)
+        self._streaming = not tools
 
     def text(self, chunk: str) -> None:
-        self._held.append(chunk)
+        self.waiting_line.stop()
+        if not self._streaming:
+            self._held.append(chunk)
+            return
+        chunk, self._cr = self._cr + chunk, ""
+        if chunk.endswith("\r"):
+            chunk, self._cr = chunk[:-1], "\r"
+        if chunk:
+            sys.stdout.write(safe.clean(chunk))
+            sys.stdout.flush()
+            self._wrote = chunk[-1]
 
     def end_text(self, how: TextEnd) -> None:
+        self.waiting_line.stop()
+        if self._streaming:
+            if self._cr or self._wrote:
+                sys.stdout.write(safe.clean(self._cr) + ("" if self._wrote == "\n" else "\n"))
+                sys.stdout.flush()
+            self._wrote = self._cr = ""
+            return
         text, self._held = "".join(self._held), []
         if not text:
             return
@@ -85,18 +107,26 @@ class PipeView(CardsView):
 
 
 class TerminalView(CardsView):
-    """The reply as Markdown, streamed."""
+    """The reply as Markdown, streamed: finished blocks printed once, the open
+    block's last screenful live (ui/markdown_stream.py)."""
 
-    REDRAW_EVERY = 0.1  # seconds: a re-parse of the live tail per chunk would be wasted
+    REDRAW_EVERY = 0.1  # seconds: the live tail is redrawn at most this often
 
     def __init__(self, *, preload: bool = True) -> None:
-        self._text = ""
-        self._done = 0  # chars of _text already printed for good
-        self._drawn = 0.0
-        self._live: Live | None = None
+        super().__init__()
         self._preloaded = False
+        self._begin()
         if preload:
             self.preload()
+
+    def _begin(self) -> None:
+        """A new reply: nothing open, nothing printed."""
+        self._splitter = BlockSplitter()
+        self._tail = LiveTail(self._splitter)
+        self._partial: list[str] = []  # the line being written, in pieces
+        self._blank = False  # the next piece printed wants a blank line above it
+        self._drawn = 0.0
+        self._live: Live | None = None
 
     def preload(self) -> None:
         """Import rich.markdown (~80 ms) in a daemon thread, once: `ask` does it while
@@ -105,32 +135,51 @@ class TerminalView(CardsView):
             self._preloaded = True
             threading.Thread(target=import_module, args=("rich.markdown",), daemon=True).start()
 
-    def _tail(self) -> RenderableType:
-        return safe.markdown(self._text[self._done :])
-
     def text(self, chunk: str) -> None:
         if self._live is None:
             from rich.live import Live
 
-            self._live = Live(console=out(), auto_refresh=False, vertical_overflow="visible")
+            self.waiting_line.stop()
+            self._live = Live(
+                self._tail,
+                console=out(),
+                auto_refresh=False,
+                transient=True,  # the tail goes; each block is printed once, whole
+                vertical_overflow="crop",  # a guard: the tail already fits the screen
+            )
             self._live.start()
-        self._text += chunk
-        split = stable_prefix(self._text)
+        if "\n" in chunk:
+            first, *lines, last = chunk.split("\n")
+            lines = ["".join(self._partial) + first, *lines]
+            self._partial = [last] if last else []
+            self._tail.partial = last
+            for line in lines:
+                finished = self._splitter.feed(line + "\n")
+                if finished:
+                    self._print(finished)
+        else:
+            self._partial.append(chunk)
         now = time.monotonic()
-        if split > self._done:  # print the finished blocks for good; the live tail shrinks
-            finished, self._done = self._text[self._done : split], split
-            self._live.update(self._tail(), refresh=True)  # the tail first, or it lingers
-            self._live.console.print(safe.markdown(finished))
-            self._drawn = now
-        elif now - self._drawn >= self.REDRAW_EVERY:
-            self._live.update(self._tail(), refresh=True)
+        if now - self._drawn >= self.REDRAW_EVERY:
+            self._tail.partial = "".join(self._partial)
+            self._live.refresh()
             self._drawn = now
 
+    def _print(self, source: str) -> None:
+        """Print a finished piece for good (above the live tail, if one is shown)."""
+        piece, self._blank = finished_piece(self._splitter.preamble() + source, self._blank)
+        self._tail.blank_first = self._blank
+        if piece is not None:
+            out().print(piece)
+
     def end_text(self, how: TextEnd) -> None:
+        self.waiting_line.stop()
         if self._live is not None:
-            self._live.update(self._tail())
+            rest = self._splitter.rest() + "".join(self._partial)
             self._live.stop()
-        self._live, self._text, self._done, self._drawn = None, "", 0, 0.0
+            if rest.strip():
+                self._print(rest)
+        self._begin()
 
 
 class ReplView(TerminalView):

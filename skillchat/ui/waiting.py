@@ -1,0 +1,70 @@
+"""The dim line on stderr while a request is out and nothing of its reply has come.
+
+Without it, the seconds between Enter and the first token (a cold local model can
+take a minute) look like a hang. It is a transient Rich `Live` on the stderr
+console: it shows only when stderr is a terminal, redraws itself from a thread
+(the main thread is blocked reading the response), says how long it has waited
+once that is long enough to matter, and erases itself when the first text
+arrives or the request ends, leaving nothing in the scrollback. Warnings printed
+meanwhile (retries) appear above it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from skillchat.ui.console import err
+
+if TYPE_CHECKING:
+    from rich.live import Live
+    from rich.text import Text
+
+FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+LABEL = "waiting for the model"
+SECONDS_AFTER = 3.0  # before this, a count would only flicker
+
+
+class _Line:
+    """Redrawn ~10 times a second: the frame and the seconds follow the clock."""
+
+    def __init__(self) -> None:
+        self.since = time.monotonic()
+
+    def __rich__(self) -> Text:
+        from rich.text import Text
+
+        waited = time.monotonic() - self.since
+        line = f"{FRAMES[int(waited * 10) % len(FRAMES)]} {LABEL}"
+        if waited >= SECONDS_AFTER:
+            line += f" · {waited:.0f}s"
+        return Text(line, style="dim")
+
+
+class WaitingLine:
+    """`start()` when a request leaves, `stop()` at its first text or its end;
+    both idempotent and cheap, so a view may call `stop()` on every chunk."""
+
+    def __init__(self) -> None:
+        self._live: Live | None = None
+
+    def start(self) -> None:
+        console = err()
+        if self._live is not None or not console.is_terminal:
+            return
+        from rich.live import Live
+
+        self._live = Live(
+            _Line(),
+            console=console,
+            transient=True,
+            refresh_per_second=10,
+            redirect_stdout=False,  # stdout is the answer's: never routed to stderr
+            redirect_stderr=False,
+        )
+        self._live.start()
+
+    def stop(self) -> None:
+        if self._live is not None:
+            live, self._live = self._live, None
+            live.stop()

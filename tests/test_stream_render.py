@@ -1,0 +1,260 @@
+"""What a terminal really shows while a reply streams, and what it keeps.
+
+`skillchat ask` runs in a pseudo-terminal; everything it writes is played through
+`pyte`, a terminal emulator, whose history keeps the lines that scrolled off the
+top, as a terminal's scrollback does. A block taller than the screen must be in
+that scrollback once (a live region taller than the screen used to leave a copy
+per redraw). The waiting line must show before the first token and be gone after.
+A piped `ask` killed with SIGTERM must still write out what it had received.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pyte
+import pytest
+from helpers import session_options
+from openai_server import ScriptedServer, call, reply
+
+from skillchat.ui import safe
+from skillchat.ui.markdown_stream import BlockSplitter, finished_piece
+
+REPO = Path(__file__).resolve().parents[1]
+SKILLS = REPO / "skills"
+CORPUS = REPO.parents[1] / "shared" / "real-skills"  # as tests/test_real_corpus.py finds it
+ROWS, COLUMNS = 24, 100
+
+
+class Terminal:
+    """`skillchat ARGS` on a ROWSxCOLUMNS pty, its output fed to a pyte screen with
+    a scrollback."""
+
+    def __init__(self, *args: str) -> None:
+        self.screen = pyte.HistoryScreen(COLUMNS, ROWS, history=100_000, ratio=0.5)
+        self.stream = pyte.ByteStream(self.screen)
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "skillchat", *args],
+            env={**os.environ, "TERM": "xterm-256color"},
+            dimensions=(ROWS, COLUMNS),
+            timeout=30,
+        )
+
+    def read(self, timeout: float = 0.05) -> bool:
+        """Feed what is there to the screen; False at the end of the output."""
+        try:
+            data = self.child.read_nonblocking(65536, timeout=timeout)
+        except pexpect.TIMEOUT:
+            return True
+        except pexpect.EOF:
+            return False
+        self.stream.feed(data)
+        return True
+
+    def until(self, seen: str, deadline: float = 30) -> None:
+        """Read until the screen shows `seen`."""
+        end = time.monotonic() + deadline
+        while seen not in "\n".join(self.screen.display):
+            assert time.monotonic() < end, f"{seen!r} never shown:\n" + self.text()
+            assert self.read(), f"ended before {seen!r} was shown:\n" + self.text()
+
+    def finish(self) -> int:
+        while self.read(timeout=1):
+            pass
+        self.child.close()
+        return self.child.exitstatus
+
+    def lines(self) -> list[str]:
+        """The scrollback, then the screen, each line without trailing blanks."""
+        history = [
+            "".join(line[x].data for x in range(COLUMNS)) for line in self.screen.history.top
+        ]
+        return [line.rstrip() for line in [*history, *self.screen.display]]
+
+    def text(self) -> str:
+        return "\n".join(self.lines())
+
+
+def ask_on_terminal(server: ScriptedServer, *args: str) -> Terminal:
+    return Terminal("ask", *session_options(server, SKILLS), *args)
+
+
+CODE = "```python\n" + "".join(f"value_{n:03d} = {n}  # line {n}\n" for n in range(80)) + "```\n"
+LIST = "".join(f"- item number {n:03d} of the list\n" for n in range(60))
+
+
+@pytest.mark.parametrize(
+    ("block", "unique"),
+    [(CODE, "value_042 = 42  # line 42"), (LIST, "item number 042 of the list")],
+    ids=["code-80-lines", "list-60-items"],
+)
+def test_a_block_taller_than_the_screen_is_in_the_scrollback_once(
+    server: ScriptedServer, block: str, unique: str
+) -> None:
+    answer = f"Here it is:\n\n{block}\nThat is all.\n"
+    server.script(reply(answer, chunks=len(answer) // 8, chunk_delay=0.002))
+    terminal = ask_on_terminal(server, "show me")
+    assert terminal.finish() == 0, terminal.text()
+    lines = terminal.lines()
+    assert sum(unique in line for line in lines) == 1, terminal.text()
+    # Every line of the block is there, in order, once; the text around it too.
+    numbers = [line for line in lines if "value_0" in line or "item number" in line]
+    assert len(numbers) == block.count("\n") - (2 if block is CODE else 0)
+    assert sum("That is all." in line for line in lines) == 1
+    assert sum("Here it is:" in line for line in lines) == 1
+
+
+def test_the_waiting_line_shows_until_the_first_token_then_goes(server: ScriptedServer) -> None:
+    server.script(reply("The answer is 42.", delay=3.5))
+    terminal = ask_on_terminal(server, "hi")
+    terminal.until("waiting for the model")
+    terminal.until("waiting for the model · 3s")  # the seconds, once there are a few
+    terminal.until("The answer is 42.")
+    assert terminal.finish() == 0
+    shown = terminal.text()
+    assert "waiting for the model" not in shown, shown  # erased, not left in the scrollback
+    assert shown.count("The answer is 42.") == 1
+
+
+def test_the_waiting_line_comes_back_for_each_request(server: ScriptedServer) -> None:
+    server.script(
+        reply("Let me look.", calls=[call("list_skills")]),
+        reply("Found them.", delay=1),
+    )
+    terminal = ask_on_terminal(server, "which skills?")
+    terminal.until("list_skills")  # the card of the first round
+    terminal.until("waiting for the model")  # the second request is out
+    terminal.until("Found them.")
+    assert terminal.finish() == 0
+    assert "waiting for the model" not in terminal.text()
+
+
+def read_pty(fd: int, screen: pyte.Screen, stream: pyte.ByteStream) -> None:
+    while select.select([fd], [], [], 0.05)[0]:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # the child closed its end
+            return
+        if not data:
+            return
+        stream.feed(data)
+
+
+@pytest.mark.parametrize("tools", [True, False], ids=["held", "streamed"])
+def test_sigterm_on_a_pipe_writes_what_arrived(server: ScriptedServer, tools: bool) -> None:
+    """stdout is a pipe, stderr a terminal (its waiting line tells when the text
+    began to arrive). A reply that may call tools is held until it ends; SIGTERM
+    mid-reply must still write it out, and exit 143."""
+    server.script(reply("word " * 200, chunks=200, chunk_delay=0.02, delay=1))
+    master, slave = pty.openpty()
+    screen = pyte.Screen(COLUMNS, ROWS)
+    stream = pyte.ByteStream(screen)
+    argv = [sys.executable, "-m", "skillchat", "ask", *session_options(server, SKILLS)]
+    argv += [] if tools else ["--no-tools"]
+    proc = subprocess.Popen(
+        [*argv, "count"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env={**os.environ, "TERM": "xterm-256color"},
+    )
+    os.close(slave)
+    try:
+        deadline = time.monotonic() + 30
+        shown = False
+        while time.monotonic() < deadline:  # the waiting line appears, then goes
+            read_pty(master, screen, stream)
+            waiting = "waiting for the model" in "\n".join(screen.display)
+            if shown and not waiting:
+                break
+            shown = shown or waiting
+        else:
+            raise AssertionError("the waiting line never came and went")
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+        read_pty(master, screen, stream)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143
+    assert "terminated" in "\n".join(screen.display)
+    assert out.startswith(b"word word") and out.count(b"word") < 200, out[-200:]
+
+
+def render(text: str, parts: list[str]) -> tuple[str, str]:
+    """`text` rendered whole, and rendered as the terminal view prints it: the
+    pieces the splitter lets go, spaced, fed the line cuts of `parts`."""
+
+    def console() -> object:
+        from rich.console import Console
+
+        return Console(file=io.StringIO(), width=80, color_system=None)
+
+    whole = console()
+    whole.print(safe.markdown(text))
+    pieces = console()
+    splitter, blank = BlockSplitter(), False
+    for source in [splitter.feed(line) for line in parts] + [splitter.rest()]:
+        if source:
+            piece, blank = finished_piece(splitter.preamble() + source, blank)
+            if piece is not None:
+                pieces.print(piece)
+    return whole.file.getvalue(), pieces.file.getvalue()
+
+
+SAMPLE = """# Title
+
+A paragraph
+on two lines, with a [reference link][docs] defined at the end.
+
+```python
+x = 1
+
+y = 2
+```
+Right after the fence.
+
+- a
+- b
+
+- c, the list goes on (loose)
+
+  still item c
+
+1. one
+2. two
+
+---
+
+> quoted
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+[docs]: https://example.com/docs
+"""
+
+
+def test_pieces_render_as_the_whole_answer() -> None:
+    """Spacing between blocks, lists with blank lines, fences with blank lines, a
+    rule, a table and a reference link defined after its use all come out as the
+    whole answer renders; and the corpus of real skills (500 Markdown files) too."""
+    texts = [SAMPLE, (REPO / "README.md").read_text()]
+    texts += [p.read_text() for p in sorted(CORPUS.rglob("*.md"))]  # absent: SAMPLE only
+    for text in texts:
+        whole, pieces = render(text, text.splitlines(keepends=True))
+        assert whole == pieces
+    whole, _ = render(SAMPLE, [])
+    assert "reference link (https://example.com/docs)" in whole
