@@ -75,6 +75,9 @@ class StopAfter:
         self.tools: list[ToolRecord] = []
         self.notices: list[str] = []
 
+    def waiting(self, tools: bool) -> None:
+        pass
+
     def text(self, chunk: str) -> None:
         self.shown += chunk
         if len(self.shown) >= self.chars:
