@@ -30,10 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillchat.config import Settings
-from skillchat.errors import ConfigError, FileAccessError, UsageError, WorkspaceError
+from skillchat.errors import (
+    ConfigError,
+    FileAccessError,
+    IgnoreFileError,
+    UsageError,
+    WorkspaceError,
+)
 from skillchat.fdwalk import is_inside
 from skillchat.files import Container, FileText, normalise_relative_path, read_contained
-from skillchat.workspace.ignore import IgnoreFileError
 from skillchat.workspace.walk import MAX_WALK_ENTRIES, Walker
 
 LABEL = "workspace"

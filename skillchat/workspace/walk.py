@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from skillchat.errors import IgnoreFileError
 from skillchat.fdwalk import is_inside, open_folder, open_folder_at
 from skillchat.files import read_bytes_at
 from skillchat.workspace.ignore import (
@@ -30,7 +31,6 @@ from skillchat.workspace.ignore import (
     NO_RULES,
     Chain,
     GitIgnore,
-    IgnoreFileError,
     Rules,
     as_bytes_path,
     parse_rules,
