@@ -6,6 +6,8 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,3 +69,14 @@ def session_options(server: ScriptedServer, skills_dir: Path | str) -> list[str]
         "--skills-dir",
         str(skills_dir),
     ]
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30) -> bool:
+    """Poll `condition` until it holds or `timeout` seconds pass; its last answer.
+    The tests wait on a state this way, never with a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()

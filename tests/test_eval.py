@@ -10,12 +10,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import one_line_error, skill_folder, skillchat, write_files
+from helpers import one_line_error, skill_folder, skillchat, wait_for, write_files
 from openai_server import ScriptedServer, call, error, reply
 
 from skillchat.errors import UsageError
@@ -344,22 +343,15 @@ def test_runs_are_planned_in_passes() -> None:
 # ------------------------------------------------------------------ Ctrl-C
 
 
-def _wait_for(condition: Any, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.02)
+def held_request_arrived(server: ScriptedServer) -> bool:
+    """One job at a time, in file order: the third query's request (held by the
+    server) means the first two runs are finished."""
+    return any("who proved" in json.dumps(r.body) for r in server.completions)
 
 
-@pytest.mark.parametrize("json_out", [True, False])
-def test_ctrl_c_prints_the_partial_report(
-    server: ScriptedServer, tmp_path: Path, json_out: bool
-) -> None:
-    server.when("17%", *activates("calculator"))
-    server.when("split the tip", *activates("calculator"))
-    server.when("who proved", reply("never sent back", delay=120))  # held until SIGINT
-    path = queries_file(tmp_path, QUERIES[:3])
-    argv = [
+def three_queries_argv(path: Path, server: ScriptedServer) -> list[str]:
+    """`eval` of `path`, one run of each query, one job at a time."""
+    return [
         "eval",
         str(path),
         "--model",
@@ -373,6 +365,17 @@ def test_ctrl_c_prints_the_partial_report(
         "--jobs",
         "1",
     ]
+
+
+@pytest.mark.parametrize("json_out", [True, False])
+def test_ctrl_c_prints_the_partial_report(
+    server: ScriptedServer, tmp_path: Path, json_out: bool
+) -> None:
+    server.when("17%", *activates("calculator"))
+    server.when("split the tip", *activates("calculator"))
+    server.when("who proved", reply("never sent back", delay=120))  # held until SIGINT
+    path = queries_file(tmp_path, QUERIES[:3])
+    argv = three_queries_argv(path, server)
     proc = subprocess.Popen(
         [sys.executable, "-m", "skillchat", *argv, *(["--json"] if json_out else [])],
         stdout=subprocess.PIPE,
@@ -381,9 +384,7 @@ def test_ctrl_c_prints_the_partial_report(
         text=True,
     )
     try:
-        # one job at a time, in file order: the third query's request means the
-        # first two runs are finished
-        _wait_for(lambda: any("who proved" in json.dumps(r.body) for r in server.completions))
+        assert wait_for(lambda: held_request_arrived(server)), "timed out waiting"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     finally:
@@ -423,22 +424,9 @@ def test_on_a_terminal_ctrl_c_leaves_the_table_of_what_finished(
     server.when("split the tip", *activates("commit-message"))
     server.when("who proved", reply("never sent back", delay=120))
     path = queries_file(tmp_path, QUERIES[:3])
-    session = pty_sessions(
-        "eval",
-        str(path),
-        "--model",
-        "openai/test-model",
-        "--api-base",
-        server.base_url,
-        "--skills-dir",
-        str(SKILLS),
-        "--runs",
-        "1",
-        "--jobs",
-        "1",
-    )
+    session = pty_sessions(*three_queries_argv(path, server))
     session.expect("eval")  # the progress bar
-    _wait_for(lambda: any("who proved" in json.dumps(r.body) for r in server.completions))
+    assert wait_for(lambda: held_request_arrived(server)), "timed out waiting"
     session.interrupt()
     assert session.wait() == 130
     screen = pyte.Screen(120, 60)

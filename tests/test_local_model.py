@@ -18,12 +18,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import one_line_error, skillchat
+from helpers import one_line_error, skillchat, wait_for
 
 from skillchat.engine.local.hub import cache_dir
 
@@ -95,15 +94,6 @@ def servers() -> list[int]:
         if ours and state != "Z":
             pids.append(int(entry.name))
     return pids
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 30) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 # --- --gguf ---------------------------------------------------------------------------
