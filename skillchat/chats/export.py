@@ -3,7 +3,8 @@
 Pure functions of a `Chat` and its `StoredMessage`s, so the CLI stays thin and the
 formats can be tested without a database. `show` summarises each tool call and
 result in one line (a transcript is for reading, and tool results can be long);
-the exports keep everything that was stored.
+the exports keep everything that was stored. A compaction is marked where it
+happened (its summary labelled as one), the messages it replaced shown above it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from skillchat.chats.messages import COMPACTION
 from skillchat.chats.store import AttachedFile, Chat, StoredMessage
 
 SUMMARY_CHARS = 100
@@ -89,6 +91,32 @@ def run_summary(content: str) -> str | None:
     return one_line(" · ".join(parts))
 
 
+def compaction_line(message: dict[str, Any]) -> str | None:
+    """`compacted here: 42 earlier messages → the model's summary below (skills
+    re-attached: pdf)` for the first message of a compaction, else None. What it
+    replaced stays above it: show and export keep the whole history."""
+    info = message.get(COMPACTION)
+    if not isinstance(info, dict):
+        return None
+    before = info.get("messages_before", "?")
+    kept = info.get("kept", 0)
+    line = (
+        f"compacted here: the chat's {before} messages became the model's summary below "
+        f"(the last {kept} of them kept as they were); the resumed chat starts here"
+    )
+    skills = info.get("skills")
+    if isinstance(skills, list) and skills:
+        line += f"; skills re-attached: {', '.join(map(str, skills))}"
+    return line
+
+
+def _label(message: dict[str, Any]) -> str:
+    """The role, or what a compaction's message is."""
+    if message.get(COMPACTION) == "assistant":
+        return "summary"
+    return str(message["role"])
+
+
 def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str]]:
     """The `chats show` transcript as (style, text) lines; style '' is plain."""
     lines = [
@@ -104,6 +132,9 @@ def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str
     names = _tool_names(messages)
     for stored in messages:
         message = stored.message
+        if (compacted := compaction_line(message)) is not None:
+            lines += [("", ""), ("bold magenta", f"── {compacted} ──")]
+            continue
         if message["role"] == "tool":
             tool = names.get(message.get("tool_call_id", ""), "tool")
             text = text_of(message.get("content"))
@@ -111,7 +142,7 @@ def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str
             lines.append(("dim", f"  ← {tool}: {shown}"))
             continue
         flag = " [interrupted]" if stored.interrupted else ""
-        lines += [("", ""), ("bold cyan", f"{message['role']}{flag}")]
+        lines += [("", ""), ("bold cyan", f"{_label(message)}{flag}")]
         text = text_of(message.get("content"))
         lines += [("", f"  {line}") for line in text.splitlines()]
         for call in message.get("tool_calls") or []:
@@ -143,13 +174,16 @@ def to_markdown(chat: Chat, messages: list[StoredMessage]) -> str:
     names = _tool_names(messages)
     for stored in messages:
         message = stored.message
+        if (compacted := compaction_line(message)) is not None:
+            blocks += ["---", f"*{compacted.capitalize()}.*"]
+            continue
         text = text_of(message.get("content"))
         if message["role"] == "tool":
             tool = names.get(message.get("tool_call_id", ""), "tool")
             blocks += [f"**Tool result** (`{tool}`):", _fence(text)]
             continue
         flag = " (interrupted)" if stored.interrupted else ""
-        blocks.append(f"## {message['role'].capitalize()}{flag}")
+        blocks.append(f"## {_label(message).capitalize()}{flag}")
         if text:
             blocks.append(text)
         for call in message.get("tool_calls") or []:

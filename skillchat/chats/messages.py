@@ -10,6 +10,7 @@ Kept apart from the SQL so each rule can be read (and tested) on its own:
   contents become stubs, so a resumed chat reads the current version.
 - `to_columns` / `from_columns`: the OpenAI dict <-> table row, lossless: keys without
   a column of their own (and non-text content) travel in the `extra` JSON.
+- `live`: the messages a compacted chat goes on with (the whole history stays stored).
 - `ready_to_send`: a stored transcript as a provider accepts it after a crash.
 """
 
@@ -24,6 +25,10 @@ NO_RESULT = "ERROR: no result was saved for this tool call (the session ended fi
 ROLES = ("user", "assistant", "tool")
 TITLE_CHARS = 80
 COLUMNS = ("role", "content", "tool_calls", "tool_call_id", "name")
+# The `extra` key of a compaction's messages (engine/compaction.py): on the first, a
+# dict with `kept`, how many messages before it the compacted chat keeps; on the
+# rest, their role.
+COMPACTION = "compaction"
 
 
 def make_title(text: str) -> str:
@@ -91,6 +96,35 @@ def from_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     if row["extra"] is not None:
         message.update(json.loads(row["extra"]))
     return message
+
+
+def live(stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored messages a resumed chat goes on with, `COMPACTION` flags removed.
+
+    A compaction is stored after the messages it keeps, so the chat is replayed in
+    order: each compaction's messages replace all that came before it but its
+    `kept` last, exactly as the loop replaced them in memory.
+    """
+    messages: list[dict[str, Any]] = []
+    i = 0
+    while i < len(stored):
+        info = stored[i].get(COMPACTION)
+        if not isinstance(info, dict):
+            messages.append(_unflagged(stored[i]))
+            i += 1
+            continue
+        end = i + 1
+        while end < len(stored) and isinstance(stored[end].get(COMPACTION), str):
+            end += 1
+        kept = info.get("kept")
+        tail = messages[-kept:] if isinstance(kept, int) and kept > 0 else []
+        messages = [_unflagged(m) for m in stored[i:end]] + tail
+        i = end
+    return messages
+
+
+def _unflagged(message: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in message.items() if k != COMPACTION}
 
 
 def ready_to_send(stored: list[dict[str, Any]]) -> list[dict[str, Any]]:

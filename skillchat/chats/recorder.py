@@ -65,7 +65,8 @@ class ChatRecorder:
         self.store = store
         self.model = model
         self.chat_id = chat_id
-        self.unsaved: list[tuple[dict[str, Any], bool, Any]] = []
+        # (message, interrupted, usage), or (messages of a compaction, kept, info)
+        self.unsaved: list[tuple[Any, Any, Any]] = []
         # (workspace, path, sha256, size) of attached files, written after the messages
         self.unsaved_files: list[tuple[str, str, str, int]] = []
         self.failure: str | None = None  # why the last write failed; None once it works
@@ -83,6 +84,11 @@ class ChatRecorder:
         self.unsaved.append((dict(message), interrupted, usage))
         self.flush()
 
+    def compacted(self, messages: list[dict[str, Any]], kept: int, info: dict[str, Any]) -> None:
+        """Save a compaction (chats/store.py `append_compaction`), in order with the rest."""
+        self.unsaved.append(([dict(m) for m in messages], kept, info))
+        self.flush()
+
     def attached(self, workspace: str, files: Sequence[FileText]) -> None:
         """Record which files were attached: path and content hash, never content."""
         self.unsaved_files += [(workspace, f.path, f.sha256, f.size) for f in files]
@@ -95,10 +101,13 @@ class ChatRecorder:
                 if self.chat_id is None and self.unsaved:
                     self.chat_id = self.store.create_chat(self.model).id
                 while self.unsaved:
-                    message, interrupted, usage = self.unsaved[0]
-                    self.store.append_message(
-                        self.chat_id, message, interrupted=interrupted, usage=usage
-                    )
+                    message, flag, more = self.unsaved[0]
+                    if isinstance(message, list):
+                        self.store.append_compaction(self.chat_id, message, flag, more)
+                    else:
+                        self.store.append_message(
+                            self.chat_id, message, interrupted=flag, usage=more
+                        )
                     del self.unsaved[0]
                 while self.unsaved_files and self.chat_id is not None:
                     workspace, path, sha256, size = self.unsaved_files[0]

@@ -39,9 +39,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from skillchat.chats.messages import (
+    COMPACTION,
     check_message,
     dumps,
     from_columns,
+    live,
     make_title,
     ready_to_send,
     to_columns,
@@ -222,34 +224,64 @@ class ChatStore:
         message that breaks these rules, UnknownChatError for an unknown chat.
         """
         check_message(message)
+        with self._write() as conn:
+            return self._insert(conn, chat_id, message, interrupted, usage)
+
+    def append_compaction(
+        self, chat_id: str, messages: list[Mapping[str, Any]], kept: int, info: Mapping[str, Any]
+    ) -> None:
+        """Store a compaction in one transaction: `messages` (the summary exchange and
+        the re-attached skills) replace all but the last `kept` messages before them.
+
+        Nothing stored is changed or dropped: each message is flagged in its `extra`
+        JSON (`COMPACTION`; the first carries `kept` and `info`), and `load_transcript`
+        rebuilds the compacted chat from the flags (`messages.live`), while `chats
+        show` and the exports still have the whole history.
+        """
+        flagged = [{**messages[0], COMPACTION: {**info, "kept": kept}}]
+        flagged += [{**m, COMPACTION: m["role"]} for m in messages[1:]]
+        for message in flagged:
+            check_message(message)
+        with self._write() as conn:
+            for message in flagged:
+                self._insert(conn, chat_id, message, False, None)
+
+    def _insert(
+        self,
+        conn: sqlite3.Connection,
+        chat_id: str,
+        message: Mapping[str, Any],
+        interrupted: bool,
+        usage: Mapping[str, Any] | Any | None,
+    ) -> StoredMessage:
+        """One message into the open write transaction (see `append_message`)."""
         message = dict(message)
         if dataclasses.is_dataclass(usage) and not isinstance(usage, type):
             usage = dataclasses.asdict(usage)
         usage_json = dumps(dict(usage)) if usage is not None else None
         stamp = now()
-        with self._write() as conn:
-            seq = self._require(conn, chat_id)
-            activated = None
-            if message["role"] == "tool":
-                tool, arguments = self._answered_call(conn, chat_id, message["tool_call_id"])
-                stored = stored_result(tool, arguments, message.get("content"))
-                message["content"], activated = stored.content, stored.activated
-            conn.execute(
-                "INSERT INTO messages (chat_id, seq, role, content, tool_calls, tool_call_id,"
-                " name, extra, interrupted, usage, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (chat_id, seq, *to_columns(message), int(interrupted), usage_json, stamp),
-            )
-            content = message.get("content")
-            title = None
-            if message["role"] == "user" and isinstance(content, str) and content.strip():
-                title = make_title(content)
-            conn.execute(
-                "UPDATE chats SET message_count = message_count + 1, updated_at = ?,"
-                " title = coalesce(title, ?) WHERE id = ?",
-                (stamp, title, chat_id),
-            )
-            if activated:
-                self._activate(conn, chat_id, activated, stamp)
+        seq = self._require(conn, chat_id)
+        activated = None
+        if message["role"] == "tool":
+            tool, arguments = self._answered_call(conn, chat_id, message["tool_call_id"])
+            stored = stored_result(tool, arguments, message.get("content"))
+            message["content"], activated = stored.content, stored.activated
+        conn.execute(
+            "INSERT INTO messages (chat_id, seq, role, content, tool_calls, tool_call_id,"
+            " name, extra, interrupted, usage, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (chat_id, seq, *to_columns(message), int(interrupted), usage_json, stamp),
+        )
+        content = message.get("content")
+        title = None
+        if message["role"] == "user" and isinstance(content, str) and content.strip():
+            title = make_title(content)
+        conn.execute(
+            "UPDATE chats SET message_count = message_count + 1, updated_at = ?,"
+            " title = coalesce(title, ?) WHERE id = ?",
+            (stamp, title, chat_id),
+        )
+        if activated:
+            self._activate(conn, chat_id, activated, stamp)
         return StoredMessage(seq, message, interrupted, usage, stamp)
 
     def _answered_call(
@@ -397,7 +429,9 @@ class ChatStore:
 
     def load_transcript(self, chat_id: str) -> Transcript:
         """The chat (with its activated skills) and its messages, ready to send back to
-        a model: see `messages.ready_to_send` for what a crash may have left to mend."""
+        a model: the compacted chat when it was compacted (`messages.live`), and see
+        `messages.ready_to_send` for what a crash may have left to mend."""
         chat = self.get_chat(chat_id)
-        messages = ready_to_send([stored.message for stored in self.load_messages(chat.id)])
+        stored = [stored.message for stored in self.load_messages(chat.id)]
+        messages = ready_to_send(live(stored))
         return Transcript(chat, messages)
