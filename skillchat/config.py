@@ -78,6 +78,11 @@ class Settings:
     tools: bool = True
     max_tool_rounds: int = 20
     context_max_chars: int = 300_000
+    # Compaction (engine/compaction.py): automatically when the chat, old tool results
+    # elided, still passes the context budget; the activated skills' instructions put
+    # back after the summary take at most this many tokens (and a quarter of the budget).
+    auto_compact: bool = True
+    compact_skills_tokens: int = 5_000
     timeout: float = 60.0
     # 20 minutes: a reasoning model may think for several minutes before its first
     # token, and a local model on a CPU at ~5 tokens/s needs ~15 min for 4,000 tokens.
@@ -136,6 +141,8 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     (None, "tools"): ("tools", (bool,)),
     (None, "max_tool_rounds"): ("max_tool_rounds", (int,)),
     (None, "context_max_chars"): ("context_max_chars", (int,)),
+    (None, "auto_compact"): ("auto_compact", (bool,)),
+    (None, "compact_skills_tokens"): ("compact_skills_tokens", (int,)),
     (None, "timeout"): ("timeout", (int, float)),
     (None, "reply_timeout"): ("reply_timeout", (int, float)),
     (None, "max_tokens"): ("max_tokens", (int,)),
@@ -260,6 +267,7 @@ def _check(settings: Settings) -> None:
         "max_tool_rounds",
         "max_tool_calls",
         "context_max_chars",
+        "compact_skills_tokens",
         "max_skills",
         "max_skill_md_bytes",
         "max_resource_bytes",

@@ -105,7 +105,8 @@ def test_max_tokens_is_sent_and_named_when_it_cut_the_reply(server, skills, back
 
 def test_a_long_chat_sends_only_the_turns_that_fit(server, skills) -> None:
     """A resumed 500-turn chat with tool rounds: every request stays in the budget,
-    starts at a user message and carries no orphan tool message; the chat keeps all."""
+    starts at a user message and carries no orphan tool message; the chat keeps all.
+    (Step 3, the last resort: without compaction, which test_compaction.py covers.)"""
     history = []
     for n in range(500):
         history += [
@@ -126,7 +127,7 @@ def test_a_long_chat_sends_only_the_turns_that_fit(server, skills) -> None:
         ]
     server.script(reply("fine"), reply("still fine"))
     view = RecordingView()
-    chat = make_chat(server, skills, view, context_max_chars=20_000)
+    chat = make_chat(server, skills, view, context_max_chars=20_000, auto_compact=False)
     chat.restore(history, [])
     chat.send("one more")
     chat.send("and another")

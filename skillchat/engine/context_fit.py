@@ -14,6 +14,8 @@ In order, each request:
    stay in the chat and the store.
 
 The user is told once for each step, and again only when step 3 leaves out more.
+Before step 3, the loop compacts the chat when `auto_compact` is on (older turns
+become the model's summary: engine/compaction.py), so step 3 is the last resort.
 """
 
 from __future__ import annotations
@@ -71,6 +73,12 @@ class ContextFit:
                 f"the model read more in one round than the context budget ({budget:,} characters) "
                 f"holds: {len(unsent)} result(s) not sent; it was told to read less at once"
             )
+
+    def fits(self, system: str | None, messages: list[dict[str, Any]], budget: int) -> bool:
+        """True when the request would carry every message (step 3 leaves none out):
+        when it would not, compaction (engine/compaction.py) can do better."""
+        room = budget - _system_size(system)
+        return len(recent_turns(messages, room, self.sizes)) == len(messages)
 
     def outgoing(
         self, system: str | None, messages: list[dict[str, Any]], budget: int

@@ -12,7 +12,8 @@
 2. Stream a reply from the backend (retried while nothing of it was shown); its text
    goes to the view as it arrives, its tool calls are assembled from deltas. The
    request carries what fits in `context_max_chars` (old tool results elided, then
-   the oldest turns left out); the reply is bounded in time (`reply_timeout`, in the
+   older turns compacted into a summary, engine/compaction.py, then the oldest
+   turns left out); the reply is bounded in time (`reply_timeout`, in the
    backend), silence (`timeout`) and size (MAX_REPLY_CHARS), and a failure mid-reply
    keeps the text shown, marked.
 3. No tool calls: that is the answer. A reply cut at its output limit runs none of
@@ -36,6 +37,7 @@ from skillchat.config import Settings
 from skillchat.engine.assemble import Assembler
 from skillchat.engine.attachments import Attachments, inline
 from skillchat.engine.backends.base import Backend
+from skillchat.engine.compaction import Compactor, Outcome
 from skillchat.engine.context_fit import ContextFit
 from skillchat.engine.context_window import context_budget
 from skillchat.engine.events import Reply, ToolCall, Usage
@@ -46,9 +48,11 @@ from skillchat.engine.messages import (
     clean_arguments,
     clean_text,
     clean_value,
+    cut_notice,
     new_call_id,
     too_deep,
 )
+from skillchat.engine.recorder import Recorder
 from skillchat.engine.retry import stream_with_retries
 from skillchat.errors import (
     FileAccessError,
@@ -136,20 +140,6 @@ class QuietView:
         pass
 
 
-class Recorder(Protocol):
-    """Where complete messages go as they join the transcript (a saved chat)."""
-
-    def message(
-        self, message: dict[str, Any], *, interrupted: bool = False, usage: Usage | None = None
-    ) -> None:
-        """`message` is complete; `interrupted` marks a reply cut by Ctrl-C, `usage`
-        is an assistant message's own request."""
-
-    def attached(self, workspace: str, files: Sequence[FileText]) -> None:
-        """`files` of the workspace (its real path) were attached, in the messages
-        just recorded."""
-
-
 def _cleaned(result: ToolResult) -> ToolResult:
     """`result` with lone surrogates (a name the model sent, echoed) made printable."""
     return replace(result, content=clean_text(result.content), preview=clean_text(result.preview))
@@ -228,25 +218,20 @@ class Chat:
             injected = self._inject(invocation)
         if result.attached:
             result.tool_calls += self._attached(result.attached)
-        workspace = self.context.workspace.name if self.context.workspace else None
-        system = system_prompt(
-            self.catalog,
-            tools=self.tools_enabled,
-            activated=self.activated,
-            injected=injected,
-            workspace=workspace,
-            tool_rules=self.toolbox.prompt_rules() if self.tools_enabled else (),
-            commands=self.tools_enabled and RUN_COMMAND in self.toolbox.names(),
-        )
+        system = self._system(injected)
         tools = self.schemas if self.tools_enabled else None
         limit = self.settings.max_tool_rounds
+        may_compact = self.settings.auto_compact
         for round_no in range(limit + 1):
             self.window.fit(system, self.messages, self._budget())
+            if may_compact and not self.window.fits(system, self.messages, self._budget()):
+                may_compact = False  # once a turn: a failed summary is not asked again
+                self.compact(system, auto=True)
             reply = self._request(system, tools)
             result.requests += 1
             result.usage = add_usage(result.usage, reply.usage)
             if reply.finish_reason == "length":
-                self.view.notice(self._cut_notice(reply))
+                self.view.notice(cut_notice(reply, self.settings.max_tokens))
                 reply.tool_calls = []  # possibly cut mid-JSON: never run as if complete
             if not reply.tool_calls:
                 self._keep(assistant_message(reply.text, []), usage=reply.usage)
@@ -262,20 +247,35 @@ class Chat:
             result.tool_calls += self._run_tools(reply)
         raise AssertionError("unreachable: the loop returns or raises")
 
-    def _cut_notice(self, reply: Reply) -> str:
-        """What cut a reply at `finish_reason: "length"`, as far as skillchat can tell:
-        its own max_tokens when the reply used them all, else the server's limit."""
-        dropped = len(reply.tool_calls)
-        calls = f"; its {dropped} tool call(s) were not run" if dropped else ""
-        limit = self.settings.max_tokens
-        used = reply.usage.completion_tokens if reply.usage else None
-        if limit is not None and (used is None or used >= limit):
-            return f"the reply was cut at max_tokens ({limit:,}){calls}: raise --max-tokens"
-        why = f"after {used:,} tokens " if used else ""
-        mine = f"under max_tokens ({limit:,})" if limit else "no max_tokens was sent"
-        return (
-            f"the reply was cut {why}by the server's output limit or context window ({mine}){calls}"
+    def _system(self, injected: InjectedSkill | None = None) -> str | None:
+        """This message's system prompt (`injected`: a `/name` body with tools off)."""
+        workspace = self.context.workspace.name if self.context.workspace else None
+        return system_prompt(
+            self.catalog,
+            tools=self.tools_enabled,
+            activated=self.activated,
+            injected=injected,
+            workspace=workspace,
+            tool_rules=self.toolbox.prompt_rules() if self.tools_enabled else (),
+            commands=self.tools_enabled and RUN_COMMAND in self.toolbox.names(),
         )
+
+    def compact(self, system: str | None = None, *, auto: bool = False) -> Outcome | None:
+        """Replace the older turns by the model's summary and re-attach the activated
+        skills (engine/compaction.py); None, said to the view, when nothing changed.
+        Ctrl-C during the summary request leaves the chat as it was."""
+        compactor = Compactor(self.settings, self.backend, self.context, self.view.notice)
+        outcome = compactor.compact(
+            self.messages,
+            system if auto else self._system(),
+            self._budget(),
+            tools=self.tools_enabled,
+            saver=self.recorder,
+            auto=auto,
+        )
+        if outcome is not None:
+            self.window.left_out = 0
+        return outcome
 
     def _budget(self) -> int:
         """The request's character budget: `context_max_chars`, or the model's window

@@ -9,7 +9,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from skillchat.engine.events import ToolCall, Usage
+from skillchat.engine.events import Reply, ToolCall, Usage
 
 
 def new_call_id() -> str:
@@ -121,6 +121,19 @@ def assistant_message(text: str, calls: list[ToolCall]) -> dict[str, Any]:
             for c in calls
         ]
     return message
+
+
+def cut_notice(reply: Reply, max_tokens: int | None) -> str:
+    """What cut a reply at `finish_reason: "length"`, as far as skillchat can tell:
+    its own max_tokens when the reply used them all, else the server's limit."""
+    dropped = len(reply.tool_calls)
+    calls = f"; its {dropped} tool call(s) were not run" if dropped else ""
+    used = reply.usage.completion_tokens if reply.usage else None
+    if max_tokens is not None and (used is None or used >= max_tokens):
+        return f"the reply was cut at max_tokens ({max_tokens:,}){calls}: raise --max-tokens"
+    why = f"after {used:,} tokens " if used else ""
+    mine = f"under max_tokens ({max_tokens:,})" if max_tokens else "no max_tokens was sent"
+    return f"the reply was cut {why}by the server's output limit or context window ({mine}){calls}"
 
 
 def message_size(message: dict[str, Any]) -> int:

@@ -117,6 +117,9 @@ class _Tally(QuietView):
     def attached(self, workspace: str, files: Sequence[FileText]) -> None:
         pass
 
+    def compacted(self, messages: list[dict[str, Any]], kept: int, info: dict[str, Any]) -> None:
+        pass
+
 
 def eval_consent(allow_run: bool) -> Consent:
     """Commands in eval run only with `--allow-run` on its command line: not on the

@@ -1,5 +1,5 @@
 """The REPL's built-in commands: `/help`, `/skills`, `/model`, `/new`, `/chats`,
-`/resume`, `/show`, `/attach`, `/files`, `/grep`, `/reload`, `/trust`, `/exit`.
+`/resume`, `/show`, `/attach`, `/files`, `/grep`, `/compact`, `/reload`, `/trust`, `/exit`.
 
 A line whose first word is one of these runs it and never reaches the model; a
 skill with the same name is reached with `/skill NAME` (DESIGN §6), and the REPL
@@ -221,6 +221,17 @@ def _trust(repl: Repl, arg: str) -> None:
         _print(("✓ ", "green"), line)
 
 
+def _compact(repl: Repl, arg: str) -> None:
+    """Summarise the older turns now (engine/compaction.py); the loop's notices say
+    what happened, or why nothing did."""
+    if arg:
+        raise UsageError("/compact takes no arguments")
+    from skillchat.ui.console import keys_unechoed
+
+    with keys_unechoed():  # as while a reply streams: Ctrl-C stops it, nothing echoed
+        repl.chat.compact()
+
+
 def _exit(repl: Repl, arg: str) -> bool:
     return True
 
@@ -240,6 +251,7 @@ COMMANDS: dict[str, Command] = {
         ),
         Command("files", "[GLOB]", "list the workspace as the model sees it", _files),
         Command("grep", "TEXT", "search the workspace as the model would", _grep),
+        Command("compact", "", "replace older turns by a summary, skills kept", _compact),
         Command("reload", "", "rescan the skill directories", _reload),
         Command("trust", "[NAME]", "trust a project skill's allowed-tools (or list them)", _trust),
         Command("exit", "", "leave (or /quit, Ctrl-D)", _exit),
