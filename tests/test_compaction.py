@@ -73,6 +73,8 @@ def test_compact_summarises_older_turns_and_puts_the_skills_back(server, skills)
     assert [m["role"] for m in request["messages"]] == ["system", "user"]
     asked = request["messages"][1]["content"]
     assert "user: first question" in asked and "[assistant called get_skill" in asked
+    assert "[result of get_skill]: (the skill's instructions)" in asked  # put back, not summed
+    assert "CSV-BODY-MARKER" not in asked
     assert "second question" in asked
     assert "third question" not in asked  # kept verbatim: the last two turns
 
@@ -181,7 +183,7 @@ def test_a_small_window_compacts_by_itself_and_the_saved_chat_resumes_compacted(
     for n in ("second", "third"):
         assert "compacted" not in ask(server, root, "-c", n + padding)
     said = ask(server, root, "-c", "fourth" + padding)
-    assert "the chat neared its context budget: compacted 9 messages" in said
+    assert "the chat passed its context budget: compacted 9 messages" in said
     assert "skills re-attached: pdf" in said
     assert len(summary_requests(server)) == 1
     fourth = sent(server)
@@ -205,6 +207,8 @@ def test_a_small_window_compacts_by_itself_and_the_saved_chat_resumes_compacted(
     assert shown.returncode == 0, shown.stderr
     assert "compacted here: the chat's 9 messages became the model's summary below" in shown.stdout
     assert shown.stdout.index("alpha") < shown.stdout.index("compacted here")
+    markdown = skillchat("chats", "export", chat.id, "--format", "md").stdout
+    assert "*Compacted here: the chat's 9 messages" in markdown and "## Summary" in markdown
     exported = skillchat("chats", "export", chat.id, "--format", "json")
     flags = [m.get("compaction") for m in json.loads(exported.stdout)["messages"]]
     assert flags.count(None) == len(flags) - 3  # the mark, the summary, the skill result

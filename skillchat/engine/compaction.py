@@ -90,7 +90,7 @@ class Outcome:
     left: list[str] = field(default_factory=list)  # activated, not re-attached
 
     def notice(self, auto: bool) -> str:
-        how = "the chat neared its context budget: compacted" if auto else "compacted"
+        how = "the chat passed its context budget: compacted" if auto else "compacted"
         line = (
             f"{how} {self.messages_before} messages (~{self.tokens_before:,} tokens) → "
             f"{self.messages_after} (~{self.tokens_after:,} tokens), older turns replaced "
@@ -127,7 +127,7 @@ def kept_from(messages: list[dict[str, Any]], budget: int) -> int:
     starts = [i for i, m in enumerate(messages) if m.get("role") == "user"]
     if len(starts) <= 1:
         return 0
-    start = starts[-KEEP_TURNS] if len(starts) >= KEEP_TURNS else starts[0]
+    start = starts[max(0, len(starts) - KEEP_TURNS)]
     if sum(message_size(m) for m in messages[start:]) > budget // 2:
         start = starts[-1]
     return start
@@ -152,6 +152,8 @@ def transcript(older: list[dict[str, Any]], limit: int) -> str:
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         if message["role"] == "tool":
             tool = names.get(message.get("tool_call_id", ""), "tool")
+            if tool == GET_SKILL:  # instructions: put back after the summary, not summarised
+                text = "(the skill's instructions)"
             cut = text[:RESULT_CHARS] + ("…" if len(text) > RESULT_CHARS else "")
             blocks.append(f"[result of {tool}]: {cut}")
             continue
