@@ -157,7 +157,7 @@ def test_nothing_to_compact_in_a_short_chat(server, skills) -> None:
     chat.send("a")
     chat.send("b")
     assert chat.compact() is None
-    assert view.of("notice")[-1] == "nothing to compact: the chat is its last 2 turns"
+    assert view.of("notice")[-1] == "nothing to compact: the chat has no turns before its last 2"
     assert len(server.completions) == 2
 
 

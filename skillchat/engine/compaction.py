@@ -221,7 +221,7 @@ class Compactor:
         older = messages[:start]
         if not older or _only_a_summary(older):
             self.notice(
-                f"nothing to compact: the chat is its last {KEEP_TURNS} turns"
+                f"nothing to compact: the chat has no turns before its last {KEEP_TURNS}"
                 if not auto
                 else "the chat passed its context budget and has nothing older to compact"
             )
