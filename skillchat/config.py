@@ -92,7 +92,9 @@ class Settings:
     max_retries: int = 3
     skills_enabled: bool = True
     skill_dirs: tuple[str, ...] = field(default_factory=lambda: tuple(default_skill_dirs()))
-    max_skills: int = 200
+    # A bound on discovery (time, memory), not on the prompt: build_catalog fits any
+    # number of skills into catalog_max_chars. 1,000 holds a large real library.
+    max_skills: int = 1000
     max_skill_md_bytes: int = 200_000
     max_resource_bytes: int = 2_000_000
     catalog_max_chars: int = 30_000

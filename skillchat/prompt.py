@@ -1,17 +1,21 @@
-"""The system prompt (DESIGN §4): skill-use rules, the catalog, the activated skills,
+"""The system prompt: skill-use rules, the catalog, the activated skills,
 and the workspace when there is one (its folder name only: the absolute path would
 tell the provider the user's home layout and is no use with relative-path tools).
 
 The catalog is one JSON block of names and descriptions, sorted, no paths: small,
 stable across turns (so providers can cache the prompt prefix), and unambiguous to
-parse. When it would pass `catalog_max_chars` it is cut at a whole entry and the
-model is pointed at `list_skills`; the caller warns the user (`Catalog.warning`).
-With no skills and no workspace the model gets no system prompt.
+parse. It always fits `catalog_max_chars`, fairly: every skill keeps its name, and
+descriptions are shortened to one common length before any is dropped (see
+`build_catalog`); the model is then pointed at `search_skills` (whole descriptions)
+and, if even the names were cut, at `list_skills`. The caller warns the user
+(`Catalog.warning`). With no skills and no workspace the model gets no system prompt.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,52 +39,181 @@ above: use that.
 SCRIPTS_CANNOT_RUN = """\
 - Skill scripts cannot be run here; read them as text when you need to know what they do."""
 
+# Said when the catalog had to be shortened to fit its budget.
+SEARCH_RULE = """\
+Descriptions in this list ending in "…" are shortened (or left out, when only names \
+fit): call search_skills with words from the request to read the whole descriptions \
+of the skills that match before deciding a skill does not apply."""
+
 RULES_NO_TOOLS = """\
 The user has Agent Skills: folders of instructions for specific tasks, listed below \
 by name and description. You cannot load them yourself; when one would help, tell the \
 user to start a message with /<skill-name> to use it."""
 
 
+# A description cut shorter than this says too little to choose a skill by: past
+# that point the catalog lists names only (the model can still search_skills).
+MIN_DESCRIPTION = 24
+ELLIPSIS = "…"
+
+
 @dataclass(frozen=True)
 class Catalog:
-    """The `available_skills` block, and how many skills it could hold."""
+    """The `available_skills` block, and what fitting it into `max_chars` cost.
+
+    `shown` skills are in the block out of `total`; `cap` is the common length every
+    longer description was shortened to (None: all whole), `shortened` how many were;
+    `described` is False when only names fit.
+    """
 
     block: str
     shown: int
     total: int
     max_chars: int
+    shortened: int = 0
+    cap: int | None = None
+    described: bool = True
 
     @property
     def cut(self) -> bool:
         return self.shown < self.total
 
+    @property
+    def incomplete(self) -> bool:
+        """The model sees less than every whole description: search_skills helps."""
+        return self.cut or self.shortened > 0 or not self.described
+
     def warning(self) -> str | None:
-        """The line that tells the user the model does not see every skill up front."""
-        if not self.cut:
-            return None
-        return (
-            f"the skill catalog is cut to {self.shown} of {self.total} skills "
-            f"(catalog_max_chars = {self.max_chars}); the model can call list_skills "
-            "for the rest"
-        )
+        """The line that tells the user the model does not see every skill whole."""
+        budget = f"catalog_max_chars = {self.max_chars}"
+        if self.cut:
+            return (
+                f"the skill catalog is cut to {self.shown} of {self.total} skills, names "
+                f"only ({budget}); the model can call list_skills and search_skills for "
+                "the rest"
+            )
+        if not self.described:
+            return (
+                f"the skill catalog lists all {self.total} skills by name only ({budget}); "
+                "the model can call search_skills for their descriptions"
+            )
+        if self.shortened:
+            return (
+                f"{self.shortened} of {self.total} skill descriptions shortened to "
+                f"{self.cap} characters to fit the catalog ({budget}); the model can call "
+                "search_skills to read them whole"
+            )
+        return None
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+# One encoder, made once: `json.dumps(..., ensure_ascii=False)` builds a new one per
+# call, which is most of the catalog's cost for thousands of skills.
+_string = json.JSONEncoder(ensure_ascii=False).encode
+
+
+class _Cuttable:
+    """A description with its sentence ends found once, so the search for the common
+    length can cut it at many lengths cheaply."""
+
+    __slots__ = ("ends", "plain", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+        # Nothing JSON escapes: its JSON length is its length plus the quotes.
+        self.plain = len(_string(text)) == len(text) + 2
+
+    def _end(self, cap: int) -> tuple[int, bool]:
+        """Where `cut(cap)` ends in the text, and whether it adds "…"."""
+        text = self.text
+        if len(text) <= cap:
+            return len(text), False
+        room = cap - len(ELLIPSIS)
+        i = bisect_right(self.ends, room)
+        if i and self.ends[i - 1] >= cap // 2:
+            return self.ends[i - 1], False
+        space = text.rfind(" ", 0, room + 1)
+        end = space if space >= cap // 2 else room
+        while end and text[end - 1].isspace():
+            end -= 1
+        return end, True
+
+    def cut(self, cap: int) -> str:
+        """At most `cap` characters: whole if it fits, else up to the last sentence
+        end in the second half of the cap, else at a word, and marked with "…"."""
+        end, ellipsis = self._end(cap)
+        return self.text[:end] + ELLIPSIS if ellipsis else self.text[:end]
+
+    def json_size(self, cap: int) -> int:
+        """The length of `cut(cap)` as a JSON string."""
+        if self.plain:
+            end, ellipsis = self._end(cap)
+            return end + ellipsis + 2
+        return len(_string(self.cut(cap)))
+
+
+def shorten(text: str, cap: int) -> str:
+    """`text` in at most `cap` characters (see `_Cuttable.cut`)."""
+    return _Cuttable(text).cut(cap)
+
+
+def _entry(name: str, description: str | None) -> str:
+    """`{"name": ..., "description": ...}` as json.dumps writes it, built directly."""
+    if description is None:
+        return '{"name": ' + _string(name) + "}"
+    return '{"name": ' + _string(name) + ', "description": ' + _string(description) + "}"
+
+
+def _size(entries: Sequence[str]) -> int:
+    return len(_OPEN) + len(_CLOSE) + sum(map(len, entries)) + 2 * max(0, len(entries) - 1)
 
 
 def build_catalog(registry: Registry, max_chars: int) -> Catalog | None:
-    """The block for `registry`, cut at a whole entry to fit `max_chars`; None if no skills."""
+    """The block for `registry` within `max_chars`; None if there are no skills.
+
+    Fair to every skill, in this order: all descriptions whole if they fit; else
+    every description longer than a common cap is shortened to it (the largest cap
+    that fits, found by bisection on sizes, without building the block each time),
+    so no skill keeps a long description while another loses its own; else names
+    only; else names cut at a whole entry. Deterministic and stable across turns,
+    so providers can cache the prompt.
+    """
     names = registry.names()
     if not names:
         return None
-    entries: list[str] = []
+    descriptions = [registry.skills[name].description for name in names]
+    whole = [_entry(n, d) for n, d in zip(names, descriptions, strict=True)]
+    if _size(whole) <= max_chars:
+        return Catalog(_block(whole), len(names), len(names), max_chars)
+    bare = [_entry(n, None) for n in names]
+    # An entry with a description is the bare one plus `, "description": <json>`.
+    fixed = _size(bare) + len(names) * len(', "description": ')
+    if fixed + len(names) * (MIN_DESCRIPTION + 2) <= max_chars:
+        cuttable = [_Cuttable(d) for d in descriptions]
+        low, high, cap = MIN_DESCRIPTION, max(map(len, descriptions)), None
+        while low <= high:  # the largest cap whose catalog fits
+            mid = (low + high) // 2
+            if fixed + sum(c.json_size(mid) for c in cuttable) <= max_chars:
+                cap, low = mid, mid + 1
+            else:
+                high = mid - 1
+        if cap is not None:
+            entries = [_entry(n, c.cut(cap)) for n, c in zip(names, cuttable, strict=True)]
+            shortened = sum(len(d) > cap for d in descriptions)
+            return Catalog(_block(entries), len(names), len(names), max_chars, shortened, cap)
+    shown: list[str] = []
     size = len(_OPEN) + len(_CLOSE)
-    for name in names:
-        skill = registry.skills[name]
-        entry = json.dumps({"name": name, "description": skill.description}, ensure_ascii=False)
-        cost = len(entry) + (2 if entries else 0)  # ", " between entries
-        if size + cost > max_chars:
+    for entry in bare:  # names only, cut at a whole entry
+        size += len(entry) + (2 if shown else 0)
+        if size > max_chars:
             break
-        entries.append(entry)
-        size += cost
-    return Catalog(_OPEN + ", ".join(entries) + _CLOSE, len(entries), len(names), max_chars)
+        shown.append(entry)
+    return Catalog(_block(shown), len(shown), len(names), max_chars, len(names), 0, False)
+
+
+def _block(entries: Sequence[str]) -> str:
+    return _OPEN + ", ".join(entries) + _CLOSE
 
 
 WORKSPACE_TOOLS = """\
@@ -131,6 +264,8 @@ def system_prompt(
                 )
             else:
                 parts.append(f"This list is cut: {hidden} more skills are not shown.")
+        if catalog.incomplete and tools:
+            parts.append(SEARCH_RULE)
     if activated:
         parts.append(
             "Skills activated in this chat (call get_skill again if their instructions "

@@ -25,7 +25,7 @@ def write(path: Path, text: str) -> Path:
 def test_defaults_without_any_file(isolated_env: Path) -> None:
     s = load_settings()
     assert s.config_path is None
-    assert s.skills_enabled is True and s.max_tool_rounds == 20 and s.max_skills == 200
+    assert s.skills_enabled is True and s.max_tool_rounds == 20 and s.max_skills == 1000
     assert s.max_skill_md_bytes == 200_000 and s.max_resource_bytes == 2_000_000
     assert s.skill_dirs[:3] == ("./skills", "./.agents/skills", "./.claude/skills")
     assert s.skill_dirs[-1] == str(isolated_env / ".config" / "skillchat" / "skills")
@@ -111,7 +111,7 @@ def test_config_init_writes_a_loadable_starter_and_refuses_to_overwrite(
     target = isolated_env / ".config/skillchat/config.toml"
     assert done.returncode == 0 and str(target) in done.stdout
     doc = tomllib.loads(target.read_text())
-    assert doc["skills"]["max_skills"] == 200 and doc["model"] == Settings().model
+    assert doc["skills"]["max_skills"] == 1000 and doc["model"] == Settings().model
     assert doc["run"]["allowed_tools"] == "approve"
     assert load_settings().config_path == target
     # Left unset, so the context budget still follows the model's window.

@@ -178,17 +178,26 @@ def test_a_failed_run_is_reported_and_counts_toward_no_rate(
     assert "authentication failed (401)" in calc["failed"][0]["errors"][0]
 
 
-def test_a_skill_cut_from_the_catalog_is_said(server: ScriptedServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("budget", "state", "said"),
+    [
+        (400, "shortened", "description was shortened in the catalog"),
+        (60, "cut", "left out of the catalog"),
+    ],
+)
+def test_a_skill_shortened_or_cut_in_the_catalog_is_said(
+    server: ScriptedServer, tmp_path: Path, budget: int, state: str, said: str
+) -> None:
     config = tmp_path / "config.toml"
-    config.write_text("[skills]\ncatalog_max_chars = 400\n")
+    config.write_text(f"[skills]\ncatalog_max_chars = {budget}\n")
     server.when("", reply("no skill"))
     entries = [{"skill": "skills-system-validation", "query": "validate", "should_trigger": True}]
     path = queries_file(tmp_path, entries)
     done = run_eval(server, path, "--runs", "1", "--config", str(config))
     assert done.returncode == 0, done.stderr
-    assert "left out of the catalog" in done.stdout and "list_skills" in done.stdout
+    assert said in " ".join(done.stdout.split())
     done = run_eval(server, path, "--runs", "1", "--config", str(config), "--json")
-    assert json.loads(done.stdout)["skills"][0]["catalog"] == "cut"
+    assert json.loads(done.stdout)["skills"][0]["catalog"] == state
 
 
 def test_catalog_state_tells_whole_shortened_and_cut() -> None:
@@ -197,11 +206,14 @@ def test_catalog_state_tells_whole_shortened_and_cut() -> None:
     entries = [
         {"name": "calculator", "description": full},
         {"name": "commit-message", "description": "Write commit messages."},
+        {"name": "skills-system-validation"},  # names only: shortened to nothing
     ]
-    catalog = Catalog(json.dumps({"available_skills": entries}), 2, 3, 1000)
+    catalog = Catalog(json.dumps({"available_skills": entries}), 3, 3, 1000)
     assert catalog_state(catalog, registry, "calculator") == "full"
     assert catalog_state(catalog, registry, "commit-message") == "shortened"
-    assert catalog_state(catalog, registry, "skills-system-validation") == "cut"
+    assert catalog_state(catalog, registry, "skills-system-validation") == "shortened"
+    cut = Catalog(json.dumps({"available_skills": entries[:1]}), 1, 3, 1000)
+    assert catalog_state(cut, registry, "commit-message") == "cut"
     assert catalog_state(None, registry, "calculator") == "cut"
 
 

@@ -50,16 +50,17 @@ def test_no_skills_no_prompt() -> None:
     assert system_prompt(None, tools=False, activated=[]) is None
 
 
-def test_catalog_cut_at_a_whole_entry_within_the_budget(tmp_path: Path) -> None:
+def test_names_cut_at_a_whole_entry_only_when_names_alone_do_not_fit(tmp_path: Path) -> None:
     reg = registry_of(tmp_path, {f"skill-{i:02d}": "d" * 50 for i in range(40)})
     full = build_catalog(reg, 1_000_000)
     assert full is not None and not full.cut and full.warning() is None
-    budget = len(full.block) // 3
+    names_only = len('{"available_skills": []}') + 40 * len('{"name": "skill-00"}') + 39 * 2
+    budget = names_only // 2
     cut = build_catalog(reg, budget)
-    assert cut is not None and cut.cut
+    assert cut is not None and cut.cut and not cut.described
     assert len(cut.block) <= budget
     shown = json.loads(cut.block)["available_skills"]
-    assert [s["name"] for s in shown] == [f"skill-{i:02d}" for i in range(cut.shown)]
+    assert shown == [{"name": f"skill-{i:02d}"} for i in range(cut.shown)]
     assert 0 < cut.shown < 40 and cut.total == 40
     warning = cut.warning()
     assert warning is not None
@@ -68,6 +69,7 @@ def test_catalog_cut_at_a_whole_entry_within_the_budget(tmp_path: Path) -> None:
     assert prompt is not None
     assert catalog_json(prompt) == json.loads(cut.block)
     assert f"{40 - cut.shown} more skills" in prompt and "Call list_skills" in prompt
+    assert "search_skills" in prompt
 
 
 def test_budget_smaller_than_one_entry_leaves_an_empty_list(tmp_path: Path) -> None:

@@ -187,10 +187,11 @@ class Chat:
         transcript and what the ledger knows is in context stay."""
         self.registry = registry
         self.context.registry = registry
+        self.catalog = build_catalog(registry, self.settings.catalog_max_chars)
+        self.context.catalog_incomplete = self.catalog is not None and self.catalog.incomplete
         # The toolbox offers only what this chat has (no skills, no skill tools).
         self.schemas = self.toolbox.schemas()
         self.tools_enabled = self.settings.tools and bool(self.schemas)
-        self.catalog = build_catalog(registry, self.settings.catalog_max_chars)
         if self.catalog is not None and (warning := self.catalog.warning()):
             self.view.notice(warning)
 

@@ -80,15 +80,15 @@ def plan_runs(queries: Sequence[EvalQuery], models: Sequence[str], runs: int) ->
 
 def catalog_state(catalog: Catalog | None, registry: Registry, skill: str) -> CatalogState:
     """How `skill` appears in the catalog the model is given: whole, with its
-    description shortened, or cut out (reachable only through list_skills). A skill
-    that is not visible cannot trigger from its description: that is the runner's
-    doing, and the report says so."""
+    description shortened (or left out, when only names fit), or cut out (reachable
+    only through list_skills). A skill whose description the model did not see
+    whole may not trigger from it: that is the runner's doing, and the report says so."""
     if catalog is None:
         return "cut"
     shown = {
         e.get("name"): e.get("description") for e in json.loads(catalog.block)["available_skills"]
     }
-    if skill not in shown or not shown[skill]:
+    if skill not in shown:
         return "cut"
     full = registry.skills[skill].description if skill in registry.skills else None
     return "full" if shown[skill] == full else "shortened"

@@ -81,7 +81,7 @@ def _scan(directory: Path) -> tuple[list[tuple[str, Skill | Excluded]], Problem 
     return [(path, item) for path, item in loaded if item is not None], None
 
 
-def discover(directories: Sequence[Path | str], *, max_skills: int = 200) -> Registry:
+def discover(directories: Sequence[Path | str], *, max_skills: int = 1000) -> Registry:
     """Scan `directories` (highest precedence first) and return the registry.
 
     Never raises for anything found on disk: every skill folder ends up either in

@@ -79,6 +79,8 @@ class ToolContext:
     ledger: ContextLedger = field(default_factory=ContextLedger)
     activated: list[str] = field(default_factory=list)
     commands: CommandRunner | None = None  # run_command's sandbox, when one works
+    # The catalog shortened descriptions or cut names: search_skills is offered.
+    catalog_incomplete: bool = False
 
 
 def to_json(payload: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 from skillchat.tools.base import Stored, Tool, ToolContext, ToolResult, loads_or_none
 from skillchat.tools.find_tools import ListFiles, SearchFiles
 from skillchat.tools.run_command import RunCommand
+from skillchat.tools.search_skills import SearchSkills
 from skillchat.tools.skill_tools import GetSkill, ListSkills, ReadFileInSkill
 from skillchat.tools.workspace_tools import ReadWorkspaceFile
 
@@ -25,6 +26,7 @@ TOOLS: tuple[type[Tool], ...] = (
     ListSkills,
     GetSkill,
     ReadFileInSkill,
+    SearchSkills,
     ReadWorkspaceFile,
     ListFiles,
     SearchFiles,
