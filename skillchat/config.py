@@ -95,6 +95,9 @@ class Settings:
     # A bound on discovery (time, memory), not on the prompt: build_catalog fits any
     # number of skills into catalog_max_chars. 1,000 holds a large real library.
     max_skills: int = 1000
+    # Skill names left out wherever they are found (`/skills disable` adds to it
+    # for one session).
+    skills_disabled: tuple[str, ...] = ()
     max_skill_md_bytes: int = 200_000
     max_resource_bytes: int = 2_000_000
     catalog_max_chars: int = 30_000
@@ -157,6 +160,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("skills", "enabled"): ("skills_enabled", (bool,)),
     ("skills", "directories"): ("skill_dirs", (list,)),
     ("skills", "max_skills"): ("max_skills", (int,)),
+    ("skills", "disabled"): ("skills_disabled", (list,)),
     ("skills", "max_skill_md_bytes"): ("max_skill_md_bytes", (int,)),
     ("skills", "max_resource_bytes"): ("max_resource_bytes", (int,)),
     ("skills", "catalog_max_chars"): ("catalog_max_chars", (int,)),
@@ -170,6 +174,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("run", "max_timeout_s"): ("run_max_timeout_s", (int, float)),
 }
 _SECTIONS = {"skills", "storage", "run", "local"}
+_STRING_LISTS = {"skill_dirs", "skills_disabled"}
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", list: "a list"}
 
 
@@ -241,16 +246,16 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
                 continue
             name, types = spec
             ok = isinstance(value, types) and not (bool not in types and isinstance(value, bool))
-            if ok and name == "skill_dirs":
+            if ok and name in _STRING_LISTS:
                 ok = all(isinstance(v, str) for v in value)
             if not ok:
                 line = _line_of(text, section, key)
                 where = f"{path}:{line}" if line else str(path)
                 want = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
-                if name == "skill_dirs":
+                if name in _STRING_LISTS:
                     want = "a list of strings"
                 raise ConfigError(f"{where}: '{dotted}' must be {want}")
-            values[name] = tuple(value) if name == "skill_dirs" else value
+            values[name] = tuple(value) if name in _STRING_LISTS else value
     return values, warnings
 
 

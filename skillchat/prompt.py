@@ -179,10 +179,10 @@ def build_catalog(registry: Registry, max_chars: int) -> Catalog | None:
     only; else names cut at a whole entry. Deterministic and stable across turns,
     so providers can cache the prompt.
     """
-    names = registry.names()
+    names = registry.model_names()  # a skill hidden from the model is not listed
     if not names:
         return None
-    descriptions = [registry.skills[name].description for name in names]
+    descriptions = [registry.skills[name].model_description for name in names]
     whole = [_entry(n, d) for n, d in zip(names, descriptions, strict=True)]
     if _size(whole) <= max_chars:
         return Catalog(_block(whole), len(names), len(names), max_chars)

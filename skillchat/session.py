@@ -49,7 +49,11 @@ def load_registry(settings: Settings) -> Registry:
 
     if not settings.skills_enabled:
         return Registry(skills={})
-    return discover(settings.resolved_skill_dirs(), max_skills=settings.max_skills)
+    return discover(
+        settings.resolved_skill_dirs(),
+        max_skills=settings.max_skills,
+        disabled=settings.skills_disabled,
+    )
 
 
 def open_store(settings: Settings) -> ChatStore:

@@ -144,21 +144,21 @@ def test_show_file_symlink_escape_is_refused(tmp_path: Path) -> None:
 def test_validate_reports_every_problem_with_file_and_line(tmp_path: Path) -> None:
     skill_folder(tmp_path, "good", "name: good\ndescription: Fine.\n")
     skill_folder(tmp_path, "bad", "name: Bad--Name\ndescription: ''\n")
-    skill_folder(tmp_path, "odd", "name: odd\ndescription: Odd.\nargument-hint: x\n")
+    skill_folder(tmp_path, "odd", "name: odd\ndescription: Odd.\nx-custom: x\n")
     done = skillchat("skills", "validate", str(tmp_path))
     assert done.returncode == 1
     bad_md = tmp_path / "bad" / "SKILL.md"
     assert f"{bad_md}:2: error: name 'Bad--Name'" in done.stdout
     assert f"{bad_md}:3: error: description" in done.stdout
-    assert "odd/SKILL.md:4: warning: unknown key 'argument-hint'" in done.stdout
+    assert "odd/SKILL.md:4: warning: unknown key 'x-custom'" in done.stdout
     assert "3 checked (load mode): 2 ok, 1 with errors" in done.stderr
 
 
 def test_validate_strict_makes_unknown_keys_errors(tmp_path: Path) -> None:
-    skill = skill_folder(tmp_path, "odd", "name: odd\ndescription: Odd.\nargument-hint: x\n")
+    skill = skill_folder(tmp_path, "odd", "name: odd\ndescription: Odd.\nx-custom: x\n")
     assert skillchat("skills", "validate", str(skill)).returncode == 0
     strict = skillchat("skills", "validate", "--strict", str(skill / "SKILL.md"))
-    assert strict.returncode == 1 and "error: unknown key 'argument-hint'" in strict.stdout
+    assert strict.returncode == 1 and "error: unknown key 'x-custom'" in strict.stdout
 
 
 def test_validate_dot_and_json(tmp_path: Path) -> None:

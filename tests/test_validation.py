@@ -199,7 +199,7 @@ def test_description_length_is_measured_without_surrounding_whitespace() -> None
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
-        ({"argument-hint": "[file]"}, "unknown key 'argument-hint'"),
+        ({"x-custom": "[file]"}, "unknown key 'x-custom'"),
         ({"compatibility": "c" * 501}, "compatibility is 501 characters (max 500)"),
         ({"compatibility": ["linux"]}, "compatibility must be a string, got list"),
         ({"license": ["MIT"]}, "license must be a string, got list"),

@@ -43,6 +43,7 @@ def starter_document() -> dict[str, Any]:
             "enabled": d.skills_enabled,
             "directories": list(d.skill_dirs),
             "max_skills": d.max_skills,
+            "disabled": list(d.skills_disabled),
             "max_skill_md_bytes": d.max_skill_md_bytes,
             "max_resource_bytes": d.max_resource_bytes,
             "catalog_max_chars": d.catalog_max_chars,

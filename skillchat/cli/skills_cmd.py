@@ -61,8 +61,19 @@ def _skill_json(s: Skill, trust: TrustState) -> dict[str, Any]:
         "path": str(s.root),
         "source_dir": str(s.source_dir),
         "trust": trust.value,
+        "model_invocable": s.model_invocable,
+        "user_invocable": s.user_invocable,
         "warnings": [_problem_json(p) for p in s.warnings],
     }
+
+
+def _invocation_note(s: Skill) -> str:
+    """What other clients' keys change about who may start the skill ("" if nothing)."""
+    if not s.model_invocable:
+        return "user only: not shown to the model"
+    if not s.user_invocable:
+        return "model only: no /name"
+    return ""
 
 
 def _excluded_json(e: Excluded) -> dict[str, Any]:
@@ -129,7 +140,10 @@ def list_cmd(
     for s in skills:
         state = trust[s.name]
         shown = (state.describe(), "green" if state.trusted else "yellow")
-        table.add_row(safe.text(s.name), safe.line(shown), safe.text(safe.one_line(s.description)))
+        description = safe.one_line(s.description)
+        if note := _invocation_note(s):
+            description = f"({note}) {description}"
+        table.add_row(safe.text(s.name), safe.line(shown), safe.text(description))
     out = console.out()
     if skills:
         out.print(table)
@@ -262,6 +276,8 @@ def _show_rich(
     meta.add_column(overflow="fold")
     meta.add_row("path", safe.text(str(skill.root)))
     meta.add_row("trust", safe.text(trust.describe()))
+    if note := _invocation_note(skill):
+        meta.add_row("invocation", safe.text(note))
     for key, value in frontmatter.items():
         meta.add_row(safe.text(str(key)), safe.text(_scalar(value)))
     meta.add_row("files", safe.text("\n".join(files) or "(none)"))
@@ -331,7 +347,7 @@ def _print_reports(reports: list[Any], strict: bool) -> None:
             name = safe.one_line(report.name or "-")
             out.print(safe.line(mark, " ", (name, "bold"), f"  {report.path}"))
         for p in report.problems:
-            style = "red" if p.severity == "error" else "yellow"
+            style = {"error": "red", "warning": "yellow"}.get(p.severity, "dim")
             shown = safe.one_line(str(p))
             out.print(safe.text(f"  {shown}" if terminal else shown, style), soft_wrap=True)
     errors = sum(len(r.errors) for r in reports)

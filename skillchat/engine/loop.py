@@ -194,6 +194,9 @@ class Chat:
         self.tools_enabled = self.settings.tools and bool(self.schemas)
         if self.catalog is not None and (warning := self.catalog.warning()):
             self.view.notice(warning)
+        if left := registry.left_out():
+            many = f"{len(left)} skills" if len(left) > 1 else "1 skill"
+            self.view.notice(f"{many} left out: `skillchat skills list` says why")
 
     def restore(self, messages: list[dict[str, Any]], activated: Sequence[str]) -> None:
         """Go on with a saved chat: its transcript and activated skills. The ledger
@@ -207,6 +210,12 @@ class Chat:
         """Answer one user message, running tool rounds until the model answers."""
         result = TurnResult(answer="")
         invocation = parse_invocation(text, self.registry.skills)
+        if invocation and not self.registry.skills[invocation.skill].user_invocable:
+            self.view.notice(
+                f"/{invocation.skill} is not for direct use (user-invocable: false in its "
+                "SKILL.md): the message is sent as written"
+            )
+            invocation = None
         result.attached = self.attachments.take(text) if self.attachments else []
         content = invocation.message if invocation else text
         if result.attached and not self.tools_enabled:

@@ -90,7 +90,7 @@ def catalog_state(catalog: Catalog | None, registry: Registry, skill: str) -> Ca
     }
     if skill not in shown:
         return "cut"
-    full = registry.skills[skill].description if skill in registry.skills else None
+    full = registry.skills[skill].model_description if skill in registry.skills else None
     return "full" if shown[skill] == full else "shortened"
 
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-Severity = Literal["error", "warning"]
+# A note is information, not a fault: counted in neither errors nor warnings.
+Severity = Literal["error", "warning", "note"]
 
 
 @dataclass(frozen=True)
@@ -39,14 +40,37 @@ class Skill:
     source_dir: Path
     frontmatter: dict[str, Any] = field(hash=False, compare=False)
     warnings: tuple[Problem, ...] = ()
+    # Codex's agents/openai.yaml `policy.allow_implicit_invocation` (True when absent).
+    implicit: bool = True
 
     @property
     def allowed_tools(self) -> str | None:
         value = self.frontmatter.get("allowed-tools")
         return value if isinstance(value, str) else None
 
+    @property
+    def model_invocable(self) -> bool:
+        """The model may see and load it: not `disable-model-invocation: true` (Claude
+        Code) nor `allow_implicit_invocation: false` (Codex). `/name` still works."""
+        return self.frontmatter.get("disable-model-invocation") is not True and self.implicit
 
-ExclusionReason = Literal["invalid", "shadowed", "over-limit"]
+    @property
+    def user_invocable(self) -> bool:
+        """The user may call it as `/name`: not `user-invocable: false` (Claude Code)."""
+        return self.frontmatter.get("user-invocable") is not False
+
+    @property
+    def model_description(self) -> str:
+        """What the model is told of it: the description, then Claude Code's
+        `when_to_use` when there is one (it says when to pick the skill, which is
+        what the catalog is for)."""
+        when = self.frontmatter.get("when_to_use")
+        if isinstance(when, str) and when.strip():
+            return f"{self.description} When to use: {' '.join(when.split())}"
+        return self.description
+
+
+ExclusionReason = Literal["invalid", "shadowed", "over-limit", "disabled"]
 
 
 @dataclass(frozen=True)
@@ -64,5 +88,7 @@ class Excluded:
             return f"name '{self.name}' already taken by {self.shadowed_by}"
         if self.reason == "over-limit":
             return "over the max_skills limit"
+        if self.reason == "disabled":
+            return "disabled ([skills] disabled, or /skills disable)"
         errors = [p.message for p in self.problems if p.severity == "error"]
         return "; ".join(errors) or "invalid"

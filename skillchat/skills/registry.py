@@ -15,17 +15,23 @@ Rules, in order:
 4. Only *usable* skills claim a name: the first one wins, later ones with the same
    (NFKC) name are `Excluded("shadowed")`. An invalid skill shadows nothing, so a
    broken project-level copy does not hide a working user-level one.
-5. Past `max_skills` usable skills, the rest are `Excluded("over-limit")`.
+5. A skill named in `disabled` (`[skills] disabled`, `/skills disable`) is
+   `Excluded("disabled")`, every folder of that name: the user turned the name off.
+6. Past `max_skills` usable skills, the rest are `Excluded("over-limit")`.
+
+Codex's `agents/openai.yaml` beside a SKILL.md is read here too (skills/vendor.py),
+as what it says decides whether the model may see the skill.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.validation import SkillDir, inspect_skill, list_skill_dirs
+from skillchat.skills.vendor import read_codex_policy
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,15 @@ class Registry:
     def names(self) -> list[str]:
         return sorted(self.skills)
 
+    def model_names(self) -> list[str]:
+        """The skills the model may see and load (not hidden from it by their author)."""
+        return [name for name in sorted(self.skills) if self.skills[name].model_invocable]
+
+    def left_out(self) -> list[Excluded]:
+        """Skills the user may expect but does not get: invalid or over `max_skills`.
+        Shadowed and disabled ones are left out by the user's own setup."""
+        return [e for e in self.excluded if e.reason in ("invalid", "over-limit")]
+
 
 def _load_one(found: SkillDir, source_dir: Path) -> Skill | Excluded | None:
     """Inspect one candidate folder: a Skill, an invalid Excluded, or None (no SKILL.md)."""
@@ -56,6 +71,8 @@ def _load_one(found: SkillDir, source_dir: Path) -> Skill | Excluded | None:
     if not inspection.ok or inspection.name is None or inspection.description is None:
         return Excluded(Path(found.path), "invalid", inspection.name, inspection.problems)
     root = Path(found.real)
+    implicit, warning = read_codex_policy(found.real)
+    warnings = inspection.problems if warning is None else (*inspection.problems, warning)
     return Skill(
         name=inspection.name,
         description=inspection.description,
@@ -63,7 +80,8 @@ def _load_one(found: SkillDir, source_dir: Path) -> Skill | Excluded | None:
         skill_md=root / inspection.filename,
         source_dir=source_dir,
         frontmatter=inspection.frontmatter,
-        warnings=inspection.problems,
+        warnings=warnings,
+        implicit=implicit,
     )
 
 
@@ -81,7 +99,9 @@ def _scan(directory: Path) -> tuple[list[tuple[str, Skill | Excluded]], Problem 
     return [(path, item) for path, item in loaded if item is not None], None
 
 
-def discover(directories: Sequence[Path | str], *, max_skills: int = 1000) -> Registry:
+def discover(
+    directories: Sequence[Path | str], *, max_skills: int = 1000, disabled: Collection[str] = ()
+) -> Registry:
     """Scan `directories` (highest precedence first) and return the registry.
 
     Never raises for anything found on disk: every skill folder ends up either in
@@ -99,6 +119,8 @@ def discover(directories: Sequence[Path | str], *, max_skills: int = 1000) -> Re
         for path, item in items:
             if isinstance(item, Excluded):
                 excluded.append(item)
+            elif item.name in disabled:
+                excluded.append(Excluded(Path(path), "disabled", item.name))
             elif item.name in usable:
                 winner = Path(listed_at[item.name])
                 excluded.append(Excluded(Path(path), "shadowed", item.name, shadowed_by=winner))

@@ -32,6 +32,7 @@ from skillchat.skills.frontmatter import (
     type_name,
 )
 from skillchat.skills.model import Problem, Severity
+from skillchat.skills.vendor import VENDOR_KEYS
 
 SPEC_KEYS = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
@@ -229,8 +230,14 @@ def _normalise_allowed_tools(data: Mapping[Any, Any], f: _Findings) -> str | Non
 
 
 def _check_unknown_keys(data: Mapping[Any, Any], f: _Findings) -> None:
+    """A key outside the spec is odd (an error in strict mode); one another client
+    honours is only a note when loading, saying who honours it."""
     for key in data:
-        if key not in SPEC_KEYS:
+        if key in SPEC_KEYS:
+            continue
+        if key in VENDOR_KEYS and not f.strict:
+            f.add("note", f"{key}: {VENDOR_KEYS[key]}", key)
+        else:
             f.odd(f"unknown key {shown(key)}", key if isinstance(key, str) else None)
 
 

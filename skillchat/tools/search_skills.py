@@ -42,7 +42,7 @@ def _score(skill: Skill, query: set[str], phrase: str) -> int:
     """How well `skill` matches: 0 is no match at all."""
     if skill.name == phrase:
         return 100
-    name_words, description_words = _words(skill.name), _words(skill.description)
+    name_words, description_words = _words(skill.name), _words(skill.model_description)
     score = 3 * len(query & name_words) + len(query & description_words)
     # A query word that starts a longer word ("deploy" in "deployment") still counts.
     rest = query - name_words - description_words
@@ -75,9 +75,9 @@ class SearchSkills(Tool):
         ranked = sorted(
             (-score, skill.name, skill)
             for skill in context.registry.skills.values()
-            if (score := _score(skill, words, phrase)) > 0
+            if skill.model_invocable and (score := _score(skill, words, phrase)) > 0
         )
-        matches = [{"name": s.name, "description": s.description} for _, _, s in ranked]
+        matches = [{"name": s.name, "description": s.model_description} for _, _, s in ranked]
         payload: dict[str, Any] = {
             "query": query,
             "matches": matches[:MAX_MATCHES],

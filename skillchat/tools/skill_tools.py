@@ -70,13 +70,24 @@ def _already(tool: type[Tool], what: str, holder: str) -> ToolResult:
     return tool.error("ALREADY_IN_CONTEXT", message)
 
 
-def lookup(context: ToolContext, skill_name: str) -> Skill:
-    """The named skill, or a FileAccessError with the seeds' message."""
+def lookup(context: ToolContext, skill_name: str, *, by_model: bool = True) -> Skill:
+    """The named skill, or a FileAccessError with the seeds' message.
+
+    A skill its author hid from the model (`disable-model-invocation`, Codex's
+    `allow_implicit_invocation: false`) is the user's to start: the model may use
+    it only once the user's `/name` activated it in this chat.
+    """
     if "/" in skill_name or "\\" in skill_name or ".." in skill_name:
         raise FileAccessError("INVALID_ARGUMENT", _invalid_name_message(skill_name))
     skill = context.registry.get(skill_name)
     if skill is None:
         raise FileAccessError("NOT_FOUND", f"Skill '{skill_name}' not found in skills folder")
+    if by_model and not skill.model_invocable and skill.name not in context.activated:
+        raise FileAccessError(
+            "USER_ONLY",
+            f"Skill '{skill.name}' can only be started by the user (/{skill.name}); "
+            "its author turned off model invocation",
+        )
     return skill
 
 
@@ -109,7 +120,7 @@ class ListSkills(SkillTool):
         return ToolResult(to_json({"error": message}), True, code, preview=message)
 
     def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
-        names = context.registry.names()
+        names = context.registry.model_names()
         dirs = context.registry.directories
         if not names and dirs and not any(d.is_dir() for d in dirs):
             where = ", ".join(str(d) for d in dirs)
@@ -142,7 +153,8 @@ class GetSkill(SkillTool):
         Raises FileAccessError with get_skill's message; the loop uses it alone to put
         a body in the system prompt when tools are off.
         """
-        skill = lookup(context, skill_name)
+        # `arguments` is set on the user's `/name` path only.
+        skill = lookup(context, skill_name, by_model=arguments is None)
         md = read_skill_md(skill, limit=context.settings.max_skill_md_bytes)
         try:
             frontmatter, body = split_skill_md(md.text)

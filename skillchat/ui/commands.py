@@ -55,15 +55,55 @@ def _help(repl: Repl, arg: str) -> None:
 
 
 def _skills(repl: Repl, arg: str) -> None:
+    """`/skills`: the list; `/skills disable NAME` / `enable NAME`: for this session."""
+    action, _, name = arg.partition(" ")
+    if action in ("disable", "enable"):
+        _toggle(repl, action, name.strip())
+        return
+    if arg:
+        raise UsageError("usage: /skills [disable NAME | enable NAME]")
     names = repl.registry.names()
     if not names:
         _print(("no skills found", "yellow"), " (skill directories: see `skillchat config show`)")
     active = set(repl.chat.activated)
     for name in names:
+        skill = repl.registry.skills[name]
         mark = ("● ", "green") if name in active else "  "
         shadowed = " (use /skill " + name + ")" if name in COMMANDS else ""
-        description = one_line(repl.registry.skills[name].description)
-        _print(mark, (name, "bold"), shadowed, ("  " + description, "dim"))
+        note = " (user only)" if not skill.model_invocable else ""
+        note += " (model only)" if not skill.user_invocable else ""
+        _print(
+            mark,
+            (name, "bold"),
+            shadowed,
+            (note, "yellow"),
+            ("  " + one_line(skill.description), "dim"),
+        )
+    for name in repl.settings.skills_disabled:
+        _print("  ", (name, "bold"), ("  disabled", "yellow"))
+
+
+def _toggle(repl: Repl, action: str, name: str) -> None:
+    """Disable or enable a skill name until the session ends; the catalog changes
+    from the next message. The config file is not touched: `[skills] disabled`
+    keeps a choice (said once, with the file)."""
+    disabled = list(repl.settings.skills_disabled)
+    if not name:
+        raise UsageError(f"usage: /skills {action} NAME")
+    if action == "disable":
+        if name not in repl.registry.skills:
+            raise UsageError(f"no usable skill named '{name}' (see /skills)")
+        disabled.append(name)
+    elif name in disabled:
+        disabled.remove(name)
+    else:
+        raise UsageError(f"'{name}' is not disabled (see /skills)")
+    repl.use_disabled(tuple(disabled))
+    where = repl.settings.config_path or "the config file"
+    _print(
+        (f"{name} {action}d for this session", "bold"),
+        (f"; to keep it, edit [skills] disabled in {where}", "dim"),
+    )
 
 
 def _model(repl: Repl, arg: str) -> None:
@@ -240,7 +280,12 @@ COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
         Command("help", "", "this list", _help),
-        Command("skills", "", "the skills the model can use (● activated in this chat)", _skills),
+        Command(
+            "skills",
+            "[disable|enable NAME]",
+            "the skills (● activated in this chat); disable or enable one for this session",
+            _skills,
+        ),
         Command("model", "[NAME]", "show the model, or switch to NAME", _model),
         Command("new", "", "start a new chat", _new),
         Command("chats", "", f"the {CHATS_SHOWN} most recent saved chats", _chats),

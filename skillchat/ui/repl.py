@@ -201,6 +201,11 @@ class Repl:
         self.settings = replace(self.settings, model=model)
         self.backend = BackgroundBackend(self.settings)
 
+    def use_disabled(self, names: tuple[str, ...]) -> None:
+        """`/skills disable|enable`: these names left out from the next message on."""
+        self.settings = replace(self.settings, skills_disabled=names)
+        self.reload_skills()
+
     def reload_skills(self) -> None:
         """`/reload`: scan the skill directories again; the chat keeps its transcript."""
         self.registry = load_registry(self.settings)
@@ -223,7 +228,10 @@ class Repl:
         return one_line(" · ".join(parts))
 
     def _skill_pairs(self) -> list[tuple[str, str]]:
-        return [(name, self.registry.skills[name].description) for name in self.registry.names()]
+        skills = self.registry.skills
+        return [
+            (n, skills[n].description) for n in self.registry.names() if skills[n].user_invocable
+        ]
 
     def _chat_pairs(self) -> list[tuple[str, str]]:
         return [(c.id, c.title or "") for c in self.store.list_chats(limit=commands.CHATS_SHOWN)]

@@ -1,0 +1,88 @@
+"""What other skills clients add to the Agent Skills format, and how skillchat reads it.
+
+Frontmatter keys outside the spec that skillchat honours (see `Skill` in model.py):
+
+- `disable-model-invocation: true` (Claude Code): the model is not told of the skill
+  and cannot load it; the user's `/name` still works.
+- `user-invocable: false` (Claude Code): no `/name` and no completion; the model
+  still sees it.
+- `when_to_use` (Claude Code): appended to the description the model sees.
+
+Codex keeps its per-skill settings beside SKILL.md, in `agents/openai.yaml`; its
+`policy.allow_implicit_invocation: false` means what `disable-model-invocation`
+means. That file is read at discovery, so it must be cheap and safe: opened without
+following symlinks, a regular file of at most `MAX_OPENAI_YAML` bytes, parsed with
+PyYAML's safe loader. A bad one is a warning on the skill, never a crash.
+
+`skills validate` notes these keys (and the other clients' keys it knows) as honoured
+by some clients only, so an author knows what another client will ignore.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import yaml
+
+from skillchat.skills.model import Problem
+
+MAX_OPENAI_YAML = 64 * 1024
+_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+# Keys some clients honour and the spec does not define: what validate says of each.
+VENDOR_KEYS: dict[str, str] = {
+    "disable-model-invocation": "honoured by Claude Code and skillchat; other clients "
+    "ignore it and let the model use the skill",
+    "user-invocable": "honoured by Claude Code and skillchat; other clients ignore it",
+    "when_to_use": "honoured by Claude Code and skillchat (added to the description); "
+    "other clients ignore it: put what matters in the description",
+    "argument-hint": "shown by Claude Code only",
+    "model": "honoured by Claude Code only",
+    "context": "honoured by Claude Code only",
+    "agent": "honoured by Claude Code only",
+    "hooks": "honoured by Claude Code only",
+}
+
+
+def read_codex_policy(root: str) -> tuple[bool, Problem | None]:
+    """(allow implicit invocation, a warning) from `root/agents/openai.yaml`.
+
+    True with no warning when there is no such file, the common case: one failed
+    open. `root` is the skill folder's real path.
+    """
+    path = os.path.join(root, "agents", "openai.yaml")
+    try:
+        folder = os.open(os.path.join(root, "agents"), _FLAGS | os.O_DIRECTORY)
+    except OSError:
+        return True, None
+    try:
+        fd = os.open("openai.yaml", _FLAGS, dir_fd=folder)
+    except OSError:
+        return True, None
+    finally:
+        os.close(folder)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_OPENAI_YAML:
+            return True, _warning(path, f"not a regular file of at most {MAX_OPENAI_YAML} bytes")
+        data = yaml.load(os.read(fd, MAX_OPENAI_YAML + 1), Loader=_LOADER)
+    except (OSError, yaml.YAMLError, ValueError, RecursionError) as exc:
+        return True, _warning(path, f"cannot be read ({type(exc).__name__}); its policy is ignored")
+    finally:
+        os.close(fd)
+    policy = data.get("policy") if isinstance(data, dict) else None
+    value = policy.get("allow_implicit_invocation") if isinstance(policy, dict) else None
+    if value is None:
+        return True, None
+    if not isinstance(value, bool):
+        return True, _warning(path, "policy.allow_implicit_invocation is not true or false")
+    return value, None
+
+
+def _warning(path: str, message: str) -> Problem:
+    return Problem(Path(path), f"agents/openai.yaml {message}", "warning")
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
