@@ -36,6 +36,8 @@ print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
         ["skills", "list", "--json"],
         ["skills", "show", "calculator"],
         ["skills", "validate", "{skills}"],
+        ["skills", "cost"],
+        ["skills", "stats"],
         ["config", "show"],
         ["config", "path"],
         ["models"],

@@ -1,0 +1,119 @@
+"""`skillchat skills cost` and `skillchat skills stats`: what the skills spend, and
+how they were used (skillchat/evals/cost.py and usage.py do the counting).
+
+Same three forms as the other `skills` commands: a Rich table on a terminal, tab-
+separated lines on a pipe (one skill a line, the totals on stderr), `--json`. Both
+are fast-path commands: no model library is imported.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt
+from skillchat.cli.skills_cmd import app, settings_and_registry
+from skillchat.ui import console, safe
+
+
+@app.command("cost")
+def cost_cmd(
+    ctx: typer.Context,
+    config: ConfigOpt = None,
+    skills_dir: SkillsDirOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Tokens each skill costs: in the catalog, and when activated (body + files it
+    points to); the fixed overhead and the total of every request.
+
+    Counted with tiktoken's cl100k_base: exact for GPT-4, an estimate for others.
+    """
+    from skillchat.evals.cost import load_counter, skill_costs
+
+    settings, registry = settings_and_registry(ctx, config, skills_dir)
+    report = skill_costs(settings, registry, load_counter())
+    if json_out:
+        typer.echo(safe.json_text(report.as_json(), indent=2))
+        return
+    tokenizer = (
+        f"tokens: {report.counter.name} (exact for GPT-4; an estimate for other models)"
+        if report.counter.exact
+        else f"tokens: {report.counter.name}: tiktoken could not load"
+    )
+    summary = [
+        f"every request with skills: {report.total:,} tokens = overhead {report.overhead:,} "
+        f"(rules {report.rules:,}, tool schemas {report.schemas:,}) + catalog "
+        f"{report.catalog:,} ({len(registry.model_names())} skills)",
+        tokenizer,
+    ]
+    if report.catalog_warning:
+        summary.insert(1, report.catalog_warning)
+    if not console.stdout_is_terminal():
+        for s in report.skills:
+            fields = [s.name, s.catalog, s.body, s.files, "shortened" if s.shortened else ""]
+            typer.echo("\t".join(safe.one_line(str(f)) for f in fields))
+        for line in summary:
+            console.err().print(line, markup=False, highlight=False)
+        return
+    from rich.table import Table
+
+    table = Table(expand=False)
+    table.add_column("skill", style="bold cyan", no_wrap=True)
+    for label in ("catalog", "body", "files", "activation"):
+        table.add_column(label, justify="right")
+    table.add_column("")
+    for s in report.skills:
+        note = "shortened" if s.shortened else ("" if s.in_catalog else "not in catalog")
+        numbers = [f"{n:,}" for n in (s.catalog, s.body, s.files, s.activation)]
+        table.add_row(safe.text(s.name), *numbers, safe.text(s.error or note, "yellow"))
+    console.out().print(table)
+    for line in summary:
+        console.out().print(safe.text(line, "dim"))
+
+
+@app.command("stats")
+def stats_cmd(
+    ctx: typer.Context,
+    config: ConfigOpt = None,
+    skills_dir: SkillsDirOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """How each skill was used in the saved chats: activations by the model and by
+    /name, files read, commands run, last used; and the skills never used."""
+    from skillchat.evals.usage import skill_usage
+
+    settings, registry = settings_and_registry(ctx, config, skills_dir)
+    path = settings.database_path()
+    names = registry.names()
+    usage, chats = skill_usage(path, names) if path.exists() else ([], 0)
+    never = [u.name for u in usage if u.name in registry.skills and u.last_used is None]
+    used = [u for u in usage if u.last_used is not None]
+    if json_out:
+        doc = {
+            "database": str(path),
+            "chats": chats,
+            "skills": [u.as_json() for u in used],
+            "never_used": never if path.exists() else names,
+        }
+        typer.echo(safe.json_text(doc, indent=2))
+        return
+    if not path.exists():
+        console.err().print(f"no chats yet ({path})", markup=False, highlight=False)
+        return
+    footer = f"{chats} chats; never used: {', '.join(never) or 'none'}"
+    if not console.stdout_is_terminal():
+        for u in used:
+            fields = [u.name, u.by_model, u.by_user, u.files_read, u.commands, u.last_used]
+            typer.echo("\t".join(safe.one_line(str(f)) for f in fields))
+        console.err().print(footer, markup=False, highlight=False)
+        return
+    from rich.table import Table
+
+    table = Table(expand=False)
+    table.add_column("skill", style="bold cyan", no_wrap=True)
+    for label in ("by model", "by /name", "files read", "commands", "last used"):
+        table.add_column(label, justify="right")
+    for u in used:
+        numbers = [str(n) for n in (u.by_model, u.by_user, u.files_read, u.commands)]
+        table.add_row(safe.text(u.name), *numbers, safe.text(u.last_used or ""))
+    console.out().print(table)
+    console.out().print(safe.text(footer, "dim"))
