@@ -116,6 +116,12 @@ class Settings:
     gguf: str | None = None
     chat_template: str | None = None
     local_context_max: int = 8192
+    # The model's context window in tokens, when the user knows it better than the
+    # server's /props or LiteLLM's map (a named model's `context_window`).
+    context_window: int | None = None
+    # `[models.NAME]` tables: a name for a model with its server and limits, chosen
+    # with `--model NAME` (see `apply_named_model`).
+    named_models: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
     config_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[str, ...] = ()
@@ -156,6 +162,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     (None, "workspace"): ("workspace", (str,)),
     (None, "gguf"): ("gguf", (str,)),
     (None, "chat_template"): ("chat_template", (str,)),
+    (None, "context_window"): ("context_window", (int,)),
     ("local", "context_max"): ("local_context_max", (int,)),
     ("skills", "enabled"): ("skills_enabled", (bool,)),
     ("skills", "directories"): ("skill_dirs", (list,)),
@@ -233,6 +240,8 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
 
     values: dict[str, Any] = {}
     warnings: list[str] = []
+    if "models" in data:
+        values["named_models"] = _named_models(path, text, data.pop("models"))
     for top_key, top_value in data.items():
         if top_key in _SECTIONS and isinstance(top_value, dict):
             items = [(top_key, k, v) for k, v in top_value.items()]
@@ -257,6 +266,69 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
                 raise ConfigError(f"{where}: '{dotted}' must be {want}")
             values[name] = tuple(value) if name in _STRING_LISTS else value
     return values, warnings
+
+
+# What a `[models.NAME]` table may set: the settings of one model and its server.
+MODEL_KEYS: dict[str, tuple[str, tuple[type, ...]]] = {
+    "model": ("model", (str,)),
+    "api_base": ("api_base", (str,)),
+    "backend": ("backend", (str,)),
+    "max_tokens": ("max_tokens", (int,)),
+    "context_window": ("context_window", (int,)),
+}
+
+
+def _named_models(path: Path, text: str, tables: Any) -> dict[str, dict[str, Any]]:
+    """`[models.NAME]` tables, checked: each needs `model`, known keys of the right
+    type, and never an API key (keys live in environment variables)."""
+    if not isinstance(tables, dict):
+        raise ConfigError(f"{path}: 'models' must be tables: [models.NAME]")
+    named: dict[str, dict[str, Any]] = {}
+    for name, table in tables.items():
+        section = f"models.{name}"
+        line = _line_of(text, section, "model") or _line_of(text, section, "api_key")
+        where = f"{path}:{line}" if line else str(path)
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: 'models.{name}' must be a table: [models.{name}]")
+        if "api_key" in table:
+            raise ConfigError(
+                f"{where}: [models.{name}] api_key is not read from a config file: set the "
+                "key in its environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY...)"
+            )
+        entry: dict[str, Any] = {}
+        for key, value in table.items():
+            spec = MODEL_KEYS.get(key)
+            key_line = _line_of(text, section, key)
+            at = f"{path}:{key_line}" if key_line else str(path)
+            if spec is None:
+                known = ", ".join(MODEL_KEYS)
+                raise ConfigError(f"{at}: unknown key '{key}' in [models.{name}] ({known})")
+            field_name, types = spec
+            if not isinstance(value, types) or isinstance(value, bool):
+                want = _TYPE_NAMES.get(types[0], types[0].__name__)
+                raise ConfigError(f"{at}: [models.{name}] {key} must be {want}")
+            entry[field_name] = value
+        if "model" not in entry:
+            raise ConfigError(f"{where}: [models.{name}] needs a 'model'")
+        named[name] = entry
+    return named
+
+
+def apply_named_model(values: dict[str, Any], sources: dict[str, str]) -> None:
+    """`--model NAME` (or `model = "NAME"`) naming a `[models.NAME]` table: its
+    settings apply, except where a flag or the environment set one (the command
+    line wins over the table). A name is looked up once: a table's own `model` is
+    the provider's id, never another name."""
+    named = values.get("named_models") or {}
+    entry = named.get(values.get("model", ""))
+    if entry is None:
+        return
+    name = values["model"]
+    for field_name, value in entry.items():
+        if sources.get(field_name) in ("flag", "env") and field_name != "model":
+            continue
+        values[field_name] = value
+        sources[field_name] = f"models.{name}"
 
 
 def _check(settings: Settings) -> None:
@@ -289,6 +361,8 @@ def _check(settings: Settings) -> None:
         raise ConfigError(f"{where}: max_retries must be >= 0, timeout and reply_timeout > 0")
     if settings.max_tokens is not None and settings.max_tokens < 1:
         raise ConfigError(f"{where}: max_tokens must be at least 1")
+    if settings.context_window is not None and settings.context_window < 1:
+        raise ConfigError(f"{where}: context_window must be at least 1")
 
 
 def load_settings(config: str | Path | None = None, **overrides: Any) -> Settings:
@@ -313,6 +387,7 @@ def load_settings(config: str | Path | None = None, **overrides: Any) -> Setting
         if value is not None:
             values[name] = tuple(value) if name == "skill_dirs" else value
             sources[name] = "flag"
+    apply_named_model(values, sources)
     settings = replace(
         Settings(), **values, config_path=config_path, sources=sources, warnings=tuple(warnings)
     )

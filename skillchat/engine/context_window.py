@@ -6,7 +6,9 @@ the server's limit and is refused (HTTP 400) before anything is trimmed. So when
 the model's window is known, the budget follows it, unless the user set
 `context_max_chars` themselves (their number always wins).
 
-Where a window comes from, cheapest first for the backend that asks:
+Where a window comes from: the user's `context_window` (a named model's,
+`[models.NAME] context_window`) beats everything; else, cheapest first for the
+backend that asks:
 
 - the server: llama.cpp's `GET /props` (beside `/v1`) reports the context each
   request may fill, `default_generation_settings.n_ctx` (the slot's share when the
@@ -78,15 +80,15 @@ def context_budget(
     settings: Settings, window: Callable[[], int | None], messages: Sequence[dict[str, Any]]
 ) -> int:
     """The character budget the loop trims `messages` to: the user's
-    `context_max_chars` when they set it, else the budget of the window `window()`
-    returns when it is known, else the default.
+    `context_max_chars` when they set it, else the budget of the window the user
+    stated (`context_window`, a named model's) or `window()` returns, else the default.
 
     The window is not looked up for a chat still under `LOOKUP_FLOOR` characters,
     which fits any window it could come from: a one-shot `ask` never pays for the
     lookup (a GET, or parsing litellm's map, ~30 ms) before its first request."""
     if user_set(settings, "context_max_chars") or _at_most(messages, LOOKUP_FLOOR):
         return settings.context_max_chars
-    tokens = window()
+    tokens = settings.context_window or window()
     if tokens is None:
         return settings.context_max_chars
     return budget_for_window(tokens, settings.context_max_chars)

@@ -93,6 +93,10 @@ class LiteLLMBackend:
         self._reply_timeout = settings.reply_timeout
         self._max_tokens = settings.max_tokens
         provider = _provider(settings.model, self._api_base)
+        if provider is None and self._api_base:
+            # A server's own id (`Qwen/Qwen2.5-7B-Instruct` on vLLM or LM Studio): sent
+            # as is to that OpenAI-compatible server, not placed by litellm's guessing.
+            self.model, provider = f"openai/{settings.model}", "openai"
         if provider is None:
             raise ProviderError(
                 f"litellm does not know which provider serves '{settings.model}': write it as "

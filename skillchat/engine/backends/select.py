@@ -28,20 +28,32 @@ OPENAI_NAME_PREFIXES = (
 )
 
 
+# LiteLLM's provider prefixes most used with an api_base (a proxy, a gateway, a local
+# server by its LiteLLM name): with an api_base, a model whose first segment is none
+# of these is the server's own id (`Qwen/Qwen2.5-7B-Instruct`), not a provider's.
+LITELLM_PROVIDERS = frozenset(
+    {"anthropic", "azure", "azure_ai", "bedrock", "cohere", "deepseek", "fireworks_ai"}
+    | {"gemini", "groq", "hosted_vllm", "huggingface", "litellm_proxy", "lm_studio"}
+    | {"mistral", "ollama", "ollama_chat", "openrouter", "perplexity", "together_ai"}
+    | {"vertex_ai", "xai", "llamafile", "nvidia_nim", "cerebras", "deepinfra", "watsonx"}
+)
+
+
 def choose_backend(model: str, backend: str = "auto", api_base: str | None = None) -> str:
     """`openai` or `litellm`: the configured one, or for `auto` by the model's name.
 
     `auto` picks `openai` for `openai/...` and OpenAI's own model names, and also
-    for a bare name (no provider prefix) sent to an `api_base`: that is a local
-    OpenAI-compatible server (`--model llama3 --api-base http://localhost:11434/v1`),
-    which litellm would refuse for want of a provider prefix.
+    for any name sent to an `api_base` that does not start with a LiteLLM provider:
+    that is a local OpenAI-compatible server (`--model llama3` or `--model
+    Qwen/Qwen2.5-7B-Instruct` with `--api-base http://localhost:8000/v1`), which
+    litellm would refuse, or send elsewhere, by guessing a provider from the name.
     """
     if backend != "auto":
         return backend
     name = model.lower()
     if name.startswith("openai/") or name.startswith(OPENAI_NAME_PREFIXES):
         return "openai"
-    if api_base and "/" not in name:
+    if api_base and name.split("/", 1)[0] not in LITELLM_PROVIDERS:
         return "openai"
     return "litellm"
 
