@@ -39,7 +39,14 @@ SKILLCHAT = Path(sys.executable).parent / "skillchat"
 
 
 def commands(base_url: str, llm: str | None) -> dict[str, list[str]]:
-    ask = [str(SKILLCHAT), "ask", "--api-base", base_url, "--skills-dir", str(REPO / "skills")]
+    ask = [
+        str(SKILLCHAT),
+        "ask",
+        "--api-base",
+        base_url,
+        "--skills-dir",
+        str(REPO / "skillchat" / "bundled_skills"),
+    ]
     found = {
         "skillchat (openai)": [*ask, "--model", "openai/test-model", "hi"],
         "llm": [llm, "-m", "bench", "hi"] if llm else [],

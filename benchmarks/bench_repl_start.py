@@ -40,7 +40,7 @@ BARE_PROMPT = "from prompt_toolkit import PromptSession; PromptSession().prompt(
 
 def commands(base_url: str) -> dict[str, list[str]]:
     skillchat = ["-m", "skillchat", "--api-base", base_url, "--model", "openai/test-model"]
-    skillchat += ["--skills-dir", str(REPO / "skills")]
+    skillchat += ["--skills-dir", str(REPO / "skillchat" / "bundled_skills")]
     return {
         "python -c print (floor)": ["-c", "print('❯')"],
         "bare prompt-toolkit prompt": ["-c", BARE_PROMPT],

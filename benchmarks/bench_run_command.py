@@ -43,7 +43,7 @@ def main() -> None:
     if not status.available:
         sys.exit(f"no sandbox: {status.reason}")
     with tempfile.TemporaryDirectory() as tmp:
-        skills = {"calculator": REPO / "skills" / "calculator"}
+        skills = {"calculator": REPO / "skillchat" / "bundled_skills" / "calculator"}
         runner = SandboxCommands(
             status,
             lambda: SandboxSpec(scratch=Path(tmp) / "scratch", skills=skills),

@@ -99,7 +99,13 @@ def main() -> None:
         home = Path(tmp)
         env = environment(home, server.base_url)
         ask = [str(SKILLCHAT), "ask", "--api-base", server.base_url]
-        ask += ["--skills-dir", str(REPO / "skills"), "--model", "openai/test-model", "go"]
+        ask += [
+            "--skills-dir",
+            str(REPO / "skillchat" / "bundled_skills"),
+            "--model",
+            "openai/test-model",
+            "go",
+        ]
         commands = {"skillchat (pty)": (ask, False), "skillchat (piped)": (ask, True)}
         if args.llm:
             commands["llm (pty)"] = ([args.llm, "-m", "bench", "go"], False)

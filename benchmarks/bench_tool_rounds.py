@@ -72,7 +72,7 @@ def bare_replay(port: int, bodies: list[Any]) -> float:
 
 def session(rounds: int, backend: str) -> tuple[float, float, int]:
     """(skillchat wall, bare replay wall, requests) for one session."""
-    registry = discover([REPO / "skills"])
+    registry = discover([REPO / "skillchat" / "bundled_skills"])
     with ScriptedServer(moves(rounds)) as server:
         settings = Settings(
             model="openai/test-model",

@@ -34,6 +34,10 @@ PROVIDER_KEY_ENV = {
     "openrouter": "OPENROUTER_API_KEY",
     "deepseek": "DEEPSEEK_API_KEY",
 }
+# The skills that ship inside the package (calculator, commit-message,
+# skills-system-validation): package data, so they are there after `pipx install`
+# or `uv tool install`, whatever folder skillchat runs from.
+BUNDLED_SKILLS = Path(__file__).resolve().parent / "bundled_skills"
 # Environment variables that override single keys (flag > environment > file > default).
 ENV_KEYS = {
     "SKILLCHAT_MODEL": "model",
@@ -98,6 +102,8 @@ class Settings:
     # Skill names left out wherever they are found (`/skills disable` adds to it
     # for one session).
     skills_disabled: tuple[str, ...] = ()
+    # The skills installed with skillchat (BUNDLED_SKILLS), found from any folder.
+    skills_bundled: bool = True
     max_skill_md_bytes: int = 200_000
     max_resource_bytes: int = 2_000_000
     catalog_max_chars: int = 30_000
@@ -127,9 +133,14 @@ class Settings:
     warnings: tuple[str, ...] = ()
 
     def resolved_skill_dirs(self, cwd: Path | None = None) -> list[Path]:
-        """Skill directories as absolute paths: `~` expanded, relative to the cwd."""
+        """Skill directories as absolute paths: `~` expanded, relative to the cwd;
+        the bundled skills last (lowest precedence) unless `[skills] bundled = false`
+        or `--skills-dir` named the directories of this one command."""
         base = cwd or Path.cwd()
-        return [base / Path(d).expanduser() for d in self.skill_dirs]
+        dirs = [base / Path(d).expanduser() for d in self.skill_dirs]
+        if self.skills_bundled and self.sources.get("skill_dirs") != "flag":
+            dirs.append(BUNDLED_SKILLS)
+        return dirs
 
     def resolved_workspace(self, cwd: Path | None = None) -> Path | None:
         """The workspace folder (`~` expanded, relative to the cwd), or None when off."""
@@ -168,6 +179,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("skills", "directories"): ("skill_dirs", (list,)),
     ("skills", "max_skills"): ("max_skills", (int,)),
     ("skills", "disabled"): ("skills_disabled", (list,)),
+    ("skills", "bundled"): ("skills_bundled", (bool,)),
     ("skills", "max_skill_md_bytes"): ("max_skill_md_bytes", (int,)),
     ("skills", "max_resource_bytes"): ("max_resource_bytes", (int,)),
     ("skills", "catalog_max_chars"): ("catalog_max_chars", (int,)),

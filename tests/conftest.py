@@ -32,7 +32,7 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parents[1]
-BUNDLED_SKILLS = REPO / "skills"
+BUNDLED_SKILLS = REPO / "skillchat" / "bundled_skills"
 REAL_SKILLS = REPO.parent / "shared" / "real-skills"
 
 # The environment the run started with, before any test points HOME into a temp dir:

@@ -22,7 +22,7 @@ from openai_server import ScriptedServer, call, error, reply
 from skillchat.sandbox.detect import probe
 
 REPO = Path(__file__).resolve().parents[1]
-SKILLS = REPO / "skills"
+SKILLS = REPO / "skillchat" / "bundled_skills"
 
 
 def ask(

@@ -24,7 +24,7 @@ from skillchat.prompt import Catalog
 from skillchat.skills.registry import discover
 
 REPO = Path(__file__).resolve().parents[1]
-SKILLS = REPO / "skills"
+SKILLS = REPO / "skillchat" / "bundled_skills"
 EXAMPLE = REPO / "examples" / "eval_queries.json"
 
 

@@ -111,7 +111,8 @@ def test_ask_streams_an_answer_and_leaves_no_server(smollm2: Path, config: Path)
 def test_calculator_skill_runs_with_a_local_model(smollm2: Path, config: Path) -> None:
     done = skillchat(
         "ask", "--gguf", str(smollm2), "--config", str(config),
-        "--skills-dir", str(REPO / "skills"), "/calculator what is 17% of 230",
+        "--skills-dir", str(REPO / "skillchat" / "bundled_skills"),
+        "/calculator what is 17% of 230",
         timeout=180,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -44,9 +44,9 @@ print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
     ],
 )
 def test_fast_commands_never_import_model_libraries(argv: list[str]) -> None:
-    argv = [a.replace("{skills}", str(REPO / "skills")) for a in argv]
+    argv = [a.replace("{skills}", str(REPO / "skillchat" / "bundled_skills")) for a in argv]
     if argv[0] == "skills" and argv[1] != "validate":
-        argv += ["--skills-dir", str(REPO / "skills")]
+        argv += ["--skills-dir", str(REPO / "skillchat" / "bundled_skills")]
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=60
     )

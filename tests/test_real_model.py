@@ -221,7 +221,7 @@ def test_a_long_chat_is_trimmed_to_the_servers_window_before_it_is_refused(
 def test_a_tool_call_copied_from_the_prompt_is_run_and_its_result_kept(
     real_model: RealModel,
 ) -> None:
-    registry = discover([REPO / "skills"])
+    registry = discover([REPO / "skillchat" / "bundled_skills"])
     settings = settings_for(real_model, max_tool_rounds=1)
     backend = make_backend(settings)
     for prompt in COPY_PROMPTS:
@@ -260,7 +260,7 @@ def test_a_reply_cut_at_max_tokens_says_what_cut_it(real_model: RealModel) -> No
 def test_tool_calls_in_a_reply_cut_by_length_are_not_run(real_model: RealModel) -> None:
     """At 22 tokens llama.cpp ends the copied call mid-arguments (`{"skill_name":`)
     with finish_reason "length": that call must not run as if it were complete."""
-    skills = str(REPO / "skills")
+    skills = str(REPO / "skillchat" / "bundled_skills")
     done = ask(real_model, "--skills-dir", skills, "--json", "--max-tokens", "22", COPY_PROMPTS[0])
     assert done.returncode in (0, 1), done.stderr
     assert "Traceback" not in done.stderr

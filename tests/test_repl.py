@@ -27,7 +27,7 @@ MARKER = "CALCULATOR-BODY-MARKER-91d2"
 def skills(tmp_path: Path) -> Path:
     """The bundled skills, one with a long file, and a skill named like a built-in."""
     root = tmp_path / "skills"
-    shutil.copytree(REPO / "skills" / "calculator", root / "calculator")
+    shutil.copytree(REPO / "skillchat" / "bundled_skills" / "calculator", root / "calculator")
     with (root / "calculator" / "SKILL.md").open("a") as f:
         f.write(f"\n{MARKER}\n")
     long = "\n".join(f"line {n} of the long file" for n in range(1, 31))

@@ -22,7 +22,7 @@ QUESTION = "Run it? [y]es / [n]o / [a]lways for this skill:"
 @pytest.fixture
 def repl(server: ScriptedServer, pty_sessions: Callable[..., PtySession]) -> PtySession:
     require_sandbox()
-    session = pty_sessions(*session_options(server, REPO / "skills"))
+    session = pty_sessions(*session_options(server, REPO / "skillchat" / "bundled_skills"))
     session.prompt()
     return session
 

@@ -21,7 +21,7 @@ from skillchat.tools.base import ToolContext, ToolResult
 from skillchat.tools.run_command import RunCommand
 
 REPO = Path(__file__).resolve().parents[1]
-SKILLS = REPO / "skills"
+SKILLS = REPO / "skillchat" / "bundled_skills"
 # shared/ sits beside the clone (CI), or further up (a worktree under /work/wt).
 REAL = next(
     (p / "shared" / "real-skills-scripts" for p in REPO.parents if (p / "shared").is_dir()),

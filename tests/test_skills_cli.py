@@ -10,7 +10,7 @@ import pytest
 from helpers import skill_folder, skillchat
 
 REPO = Path(__file__).resolve().parents[1]
-BUNDLED = REPO / "skills"
+BUNDLED = REPO / "skillchat" / "bundled_skills"
 
 
 @pytest.fixture()
@@ -55,7 +55,30 @@ def test_list_uses_default_directories_relative_to_cwd(tmp_path: Path) -> None:
     skill_folder(tmp_path / ".claude" / "skills", "gamma", "name: gamma\ndescription: G.\n")
     skill_folder(tmp_path / "skills", "delta", "name: delta\ndescription: D.\n")
     done = skillchat("skills", "list", cwd=tmp_path)
-    assert done.stdout.splitlines() == ["delta\tD.\tuntrusted", "gamma\tG.\tuntrusted"]
+    lines = done.stdout.splitlines()
+    assert "delta\tD.\tuntrusted" in lines and "gamma\tG.\tuntrusted" in lines
+    names = [line.split("\t")[0] for line in lines]  # sorted, the bundled ones included
+    assert names == sorted(
+        ["delta", "gamma", "calculator", "commit-message", "skills-system-validation"]
+    )
+
+
+def test_bundled_skills_come_last_and_can_be_turned_off(tmp_path: Path) -> None:
+    skill_folder(tmp_path / "skills", "calculator", "name: calculator\ndescription: Mine.\n")
+    done = skillchat("skills", "list", "--json", cwd=tmp_path)
+    doc = json.loads(done.stdout)
+    calc = next(s for s in doc["skills"] if s["name"] == "calculator")
+    assert calc["description"] == "Mine." and calc["bundled"] is False  # the user's wins
+    [shadowed] = [e for e in doc["excluded"] if e["reason"] == "shadowed"]
+    assert shadowed["path"].endswith("bundled_skills/calculator")
+    assert {s["name"] for s in doc["skills"] if s["bundled"]} == {
+        "commit-message",
+        "skills-system-validation",
+    }
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[skills]\nbundled = false\n")
+    done = skillchat("skills", "list", "--config", str(cfg), cwd=tmp_path)
+    assert done.stdout.splitlines() == ["calculator\tMine.\tuntrusted"]
 
 
 def test_list_with_skills_disabled_in_config(tmp_path: Path) -> None:

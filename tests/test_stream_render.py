@@ -30,7 +30,7 @@ from skillchat.ui import safe
 from skillchat.ui.markdown_stream import BlockSplitter, finished_piece
 
 REPO = Path(__file__).resolve().parents[1]
-SKILLS = REPO / "skills"
+SKILLS = REPO / "skillchat" / "bundled_skills"
 CORPUS = REPO.parents[1] / "shared" / "real-skills"  # as tests/test_real_corpus.py finds it
 ROWS, COLUMNS = 24, 100
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, load, skill_dirs_override
+from skillchat.config import BUNDLED_SKILLS
 from skillchat.errors import SkillchatError
 from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.registry import Registry
@@ -61,6 +62,7 @@ def _skill_json(s: Skill, trust: TrustState) -> dict[str, Any]:
         "path": str(s.root),
         "source_dir": str(s.source_dir),
         "trust": trust.value,
+        "bundled": s.source_dir == BUNDLED_SKILLS,
         "model_invocable": s.model_invocable,
         "user_invocable": s.user_invocable,
         "warnings": [_problem_json(p) for p in s.warnings],
@@ -68,12 +70,14 @@ def _skill_json(s: Skill, trust: TrustState) -> dict[str, Any]:
 
 
 def _invocation_note(s: Skill) -> str:
-    """What other clients' keys change about who may start the skill ("" if nothing)."""
+    """Where the skill comes from when it ships with skillchat, and what other
+    clients' keys change about who may start it ("" if nothing)."""
+    notes = ["bundled"] if s.source_dir == BUNDLED_SKILLS else []
     if not s.model_invocable:
-        return "user only: not shown to the model"
+        notes.append("user only: not shown to the model")
     if not s.user_invocable:
-        return "model only: no /name"
-    return ""
+        notes.append("model only: no /name")
+    return "; ".join(notes)
 
 
 def _excluded_json(e: Excluded) -> dict[str, Any]:

@@ -1,0 +1,90 @@
+"""skillchat as a user installs it: a real wheel in a fresh venv, run from a folder
+outside the repository, finds its bundled skills and uses them.
+
+The wheel is built from a copy of the sources (so no `build/` lands in the repo) with
+`pip wheel --no-build-isolation --no-index`: nothing is downloaded, setuptools and
+wheel come from the test extras. The fresh venv gets that wheel only (`--no-deps`);
+its dependencies (litellm, openai, rich...) are the test environment's, reached
+through one `.pth` line, so CI does not download them a second time. A `.pth` line
+adds a folder to `sys.path` without running the `.pth` files inside it, so the
+test environment's editable skillchat stays out: the code that runs is the wheel's,
+and a bundled file missing from the package data fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+from chat_helpers import sent
+from openai_server import ScriptedServer, reply
+
+REPO = Path(__file__).resolve().parents[1]
+BUNDLED = ["calculator", "commit-message", "skills-system-validation"]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `skillchat` script of a fresh venv holding the wheel built from this tree."""
+    root = tmp_path_factory.mktemp("install")
+    source = root / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, source / name)
+    shutil.copytree(REPO / "skillchat", source / "skillchat",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    wheels = root / "wheels"
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+    subprocess.run([*build, "--no-index", "-q", "-w", str(wheels), str(source)],
+                   check=True, capture_output=True, timeout=300)  # fmt: skip
+    [wheel] = wheels.glob("skillchat-*.whl")
+    env_dir = root / "venv"
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps"]
+    subprocess.run([*install, "--no-index", "-q", str(wheel)],
+                   check=True, capture_output=True, timeout=300)  # fmt: skip
+    ask = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    where = subprocess.run([str(python), "-c", ask], check=True, capture_output=True, text=True)
+    purelib = Path(where.stdout.strip())
+    (purelib / "test_env_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return env_dir / "bin" / "skillchat"
+
+
+def run(script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([str(script), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def test_the_installed_wheel_lists_its_bundled_skills(installed: Path, tmp_path: Path) -> None:
+    done = run(installed, "skills", "list", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    skills = json.loads(done.stdout)["skills"]
+    assert [s["name"] for s in skills] == BUNDLED and all(s["bundled"] for s in skills)
+    venv_dir = installed.parent.parent
+    assert all(Path(s["path"]).is_relative_to(venv_dir) for s in skills)  # not the repo's
+    piped = run(installed, "skills", "list", cwd=tmp_path)
+    assert [line.split("\t")[0] for line in piped.stdout.splitlines()] == BUNDLED
+    shown = run(installed, "skills", "show", "skills-system-validation", "--file",
+                "references/REFERENCE.md", cwd=tmp_path)  # fmt: skip
+    assert shown.returncode == 0 and shown.stdout.strip(), shown.stderr
+
+
+def test_the_installed_wheel_answers_with_a_bundled_skill(
+    installed: Path, tmp_path: Path, server: ScriptedServer
+) -> None:
+    server.script(reply("17% of 230 is 39.1"))
+    args = ["ask", "--model", "openai/test-model", "--api-base", server.base_url]
+    done = run(installed, *args, "/calculator what is 17% of 230", cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == "17% of 230 is 39.1", done.stderr
+    activated = json.loads(sent(server)[-1]["content"])
+    assert activated["skill_name"] == "calculator"
+    assert activated["documentation"].startswith("# Calculator")
