@@ -40,7 +40,11 @@ def closed_port() -> int:
 
 def skillchat(*args: str, timeout: float = 60, **options: Any) -> subprocess.CompletedProcess[str]:
     """`python -m skillchat ARGS` to the end, its output captured as text; `options`
-    (cwd, env, input, stdin) go to `subprocess.run` as they are."""
+    (cwd, env, input, stdin) go to `subprocess.run` as they are. Without `input` or
+    `stdin`, stdin is /dev/null: whatever the test runner's own stdin is (a pipe, in
+    some CI), `ask` must not read it."""
+    if "input" not in options and "stdin" not in options:
+        options["stdin"] = subprocess.DEVNULL
     return subprocess.run(
         [sys.executable, "-m", "skillchat", *args],
         capture_output=True,

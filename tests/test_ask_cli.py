@@ -242,3 +242,36 @@ def test_an_unknown_backend_is_a_usage_error() -> None:
     )
     assert done.returncode == 2 and "'nope' is not one of" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_stdin_and_a_prompt_together(server: ScriptedServer, tmp_path: Path) -> None:
+    diff = "diff --git a/x b/x\n+print('```')\n"
+    server.script(reply("feat: add x"), reply("plain"))
+    done = ask(server, "/commit-message write one", stdin=diff)
+    assert done.returncode == 0 and done.stdout == "feat: add x\n", done.stderr
+    [call] = [m for m in sent(server, 0) if m["role"] == "tool"]
+    documentation = json.loads(call["content"])["documentation"]
+    assert documentation.startswith("# Commit messages")  # /name still works on the prompt
+    user = next(m for m in sent(server, 0) if m["role"] == "user")["content"]
+    assert user == "write one\n\n````\n" + diff.rstrip("\n") + "\n````"  # fence outruns ```
+    file = tmp_path / "notes.txt"
+    file.write_text("")
+    with file.open() as empty:  # an empty file on stdin: the prompt alone
+        done = skillchat("ask", "--model", "openai/test-model", "--api-base", server.base_url,
+                         "--skills-dir", str(SKILLS), "hello", stdin=empty)  # fmt: skip
+    assert sent(server)[-1] == {"role": "user", "content": "hello"}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"x" * 1_000_001, "stdin is over 1,000,000 bytes"),
+        (b"\x00\x01binary", "stdin is binary"),
+        (b"caf\xe9", "stdin is not UTF-8 text (byte 3)"),
+    ],
+)
+def test_bad_stdin_is_a_usage_error(server: ScriptedServer, data: bytes, message: str) -> None:
+    argv = [sys.executable, "-m", "skillchat", "ask", "--api-base", server.base_url, "hi"]
+    done = subprocess.run(argv, input=data, capture_output=True, timeout=60)
+    assert done.returncode == 2 and message in done.stderr.decode()
+    assert server.completions == []

@@ -8,7 +8,10 @@ inside `ask`, once the command line is known to be valid. Errors are raised as
 
 from __future__ import annotations
 
+import os
+import re
 import signal
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -59,12 +62,50 @@ AttachOpt = Annotated[
 ]
 
 
+# The most stdin `ask` takes: a big diff or log fits; more would not fit a context.
+MAX_STDIN_BYTES = 1_000_000
+
+
+def _stdin_piped() -> bool:
+    """stdin is a pipe or a file (`git diff | ...`, `< notes.md`), not a terminal and
+    not /dev/null or another device: only then is there text to read."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def _read_stdin() -> str:
+    """All of stdin as UTF-8 text, within MAX_STDIN_BYTES; UsageError otherwise."""
+    data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    if len(data) > MAX_STDIN_BYTES:
+        raise UsageError(f"stdin is over {MAX_STDIN_BYTES:,} bytes: pass a smaller part")
+    if b"\0" in data:
+        raise UsageError("stdin is binary (it holds NUL bytes): pipe text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"stdin is not UTF-8 text (byte {exc.start})") from None
+
+
+def _fenced(text: str) -> str:
+    """`text` as a Markdown code block whose fence no backtick run inside can close."""
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}\n{text.rstrip(chr(10))}\n{fence}"
+
+
 def read_prompt(prompt: str | None) -> str:
-    """The prompt from the argument, or from stdin for '-' or a piped stdin."""
+    """The prompt: the argument; stdin for '-' or when only stdin is given; and with
+    both (`git diff | skillchat ask "/commit-message write one"`), the argument then
+    the piped text as a fenced block, as `llm` does."""
     if prompt == "-" or (prompt is None and not sys.stdin.isatty()):
-        prompt = sys.stdin.read()
+        prompt = _read_stdin()
     elif prompt is None:
         raise UsageError("no prompt: skillchat ask 'QUESTION' (or pipe it on stdin)")
+    elif _stdin_piped() and (piped := _read_stdin()).strip():
+        prompt = f"{prompt}\n\n{_fenced(piped)}"
     if not prompt.strip():
         raise UsageError("the prompt is empty")
     return prompt
