@@ -254,6 +254,11 @@ def ask(
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
     settings = resumed_settings(settings, transcript)
     registry = load_registry(settings)
+    from skillchat.engine.invocation import unknown_name
+
+    if mistake := unknown_name(text, registry):
+        # Refused, not sent as text: a script's typo would pay for a wrong answer.
+        raise UsageError(f"{mistake} (nothing was sent)")
     model_backend = make_backend(settings)
     if json_out:
         view: views.CardsView = views.CardsView()

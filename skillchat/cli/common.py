@@ -125,8 +125,15 @@ AllowWriteOpt = Annotated[
 
 
 def skill_dirs_override(dirs: list[Path] | None) -> tuple[str, ...] | None:
-    """`--skills-dir` values as the settings override (None when not given)."""
-    return tuple(str(d) for d in dirs) if dirs else None
+    """`--skills-dir` values as the settings override (None when not given). A
+    directory that does not exist is a usage error: named on the command line, it
+    is a typo, not an optional place like the configured ones."""
+    if not dirs:
+        return None
+    for d in dirs:
+        if not d.expanduser().exists():  # one that exists but cannot be listed is reported
+            raise UsageError(f"--skills-dir {d}: no such directory")
+    return tuple(str(d) for d in dirs)
 
 
 def load(ctx: typer.Context, config: Path | None, **overrides: object) -> Settings:

@@ -129,6 +129,9 @@ def list_cmd(
         console.warn(f"{problem.path}: {problem.message}")
     footer = _left_out_line(registry)
     if not console.stdout_is_terminal():
+        if not skills:  # said on stderr: stdout stays empty for scripts
+            dirs = ", ".join(str(d) for d in registry.directories) or "no directories"
+            console.err().print(f"no skills found (searched: {dirs})", markup=False)
         for s in skills:
             description = safe.one_line(s.description)
             typer.echo(f"{safe.one_line(s.name)}\t{description}\t{trust[s.name].value}")

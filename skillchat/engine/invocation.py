@@ -10,11 +10,13 @@ a skill explicitly.
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 from skillchat.errors import UsageError
+from skillchat.skills.registry import Registry
 
 _PREFIX = re.compile(r"/(\S+)(?:\s+|$)", re.UNICODE)
 SKILL_COMMAND = "skill"
@@ -49,3 +51,28 @@ def parse_invocation(text: str, skills: Container[str]) -> Invocation | None:
     rest = rest.strip()
     # An empty message is refused by some providers; "/pdf" alone still says something.
     return Invocation(name, rest, rest or text.strip())
+
+
+def unknown_name(text: str, registry: Registry, commands: Iterable[str] = ()) -> str | None:
+    """Why a `/name` at the start of `text` that is no usable skill (nor one of
+    `commands`) looks like a mistake, or None when it reads as plain text.
+
+    It is a mistake when the name is a skill that was left out (invalid, disabled,
+    over `max_skills`: the user wrote it on purpose) or a near miss of a skill or a
+    command (`/calculatr`, `/hlep`). Anything else (`/etc/hosts`, `/s`) is text.
+    """
+    match = _PREFIX.match(text)
+    if match is None:
+        return None
+    name = match.group(1)
+    commands = list(commands)
+    if name in registry.skills or name in commands or name == SKILL_COMMAND:
+        return None
+    for left in registry.excluded:
+        if left.name == name and left.reason != "shadowed":
+            return f"/{name}: the skill '{name}' is left out: {left.summary()}"
+    usable = [n for n, s in registry.skills.items() if s.user_invocable]
+    near = difflib.get_close_matches(name, [*usable, *commands], n=1, cutoff=0.75)
+    if near:
+        return f"/{name} is not a skill or a command: did you mean /{near[0]}?"
+    return None

@@ -37,6 +37,8 @@ from skillchat.skills.vendor import VENDOR_KEYS
 SPEC_KEYS = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
 )
+# The project skill folders discovery reads, relative to a project's root.
+PROJECT_SKILL_DIRS = ("skills", ".agents/skills", ".claude/skills")
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
 MAX_COMPATIBILITY_CHARS = 500
@@ -364,6 +366,10 @@ def _validate_folder(folder: Path, *, strict: bool, missing_ok: bool) -> list[Sk
         found = inspect_skill(child.path, dir_name=child.name, shown_dir=child.path, strict=strict)
         if found is not None:
             reports.append(_report(found, Path(child.path)))
+    if not reports:  # a project's root (`validate .`): its skills folders, if any
+        for sub in PROJECT_SKILL_DIRS:
+            if os.path.isdir(folder / sub):
+                reports += _validate_folder(folder / sub, strict=strict, missing_ok=True)
     if not reports and not missing_ok:
         return [_path_problem(folder, "no skills found: no SKILL.md here or in a subfolder")]
     return reports
@@ -380,7 +386,9 @@ def validate_paths(
     * a skill folder (holds a SKILL.md, or skill.md): one report;
     * a folder of skills, such as a skills directory or `.`: one report per
       non-hidden immediate subfolder holding a SKILL.md, exactly the folders
-      discovery would load (nested skills below that are not looked at);
+      discovery would load (nested skills below that are not looked at); a folder
+      with none, such as a repository's root, is checked through the project skill
+      folders it holds (`skills/`, `.agents/skills/`, `.claude/skills/`);
     * a SKILL.md (or skill.md) file: the report of its folder.
 
     `strict=False` applies discovery's rules: a report with no errors is a skill

@@ -27,6 +27,7 @@ from prompt_toolkit.completion import merge_completers
 from skillchat import __version__
 from skillchat.config import Settings, user_data_dir
 from skillchat.engine.backends.background import BackgroundBackend
+from skillchat.engine.invocation import unknown_name
 from skillchat.errors import SkillchatError
 from skillchat.sandbox.command_tool import SandboxCommands
 from skillchat.session import load_registry, recording_chat, resumed_settings
@@ -120,6 +121,10 @@ class Repl:
             if found is not None:
                 command, arg = found
                 return bool(command.run(self, arg))
+            if mistake := unknown_name(text, self.registry, commands.COMMANDS):
+                # Not sent: a typo would cost a request and an answer to the wrong text.
+                _line(f"{mistake} (not sent; Up brings the line back)", "yellow")
+                return False
             self.send(text)
         except KeyboardInterrupt:  # a reply (or a command) stopped; what was shown stays
             _line("⏹ interrupted", "yellow")
