@@ -25,7 +25,9 @@ def project(tmp_path: Path) -> Path:
 
 
 def ask(server: ScriptedServer, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    options = session_options(server, "no-skills-here")
+    empty = Path.home() / "no-skills"  # the test's own home (conftest)
+    empty.mkdir(exist_ok=True)
+    options = session_options(server, empty)
     return skillchat("ask", *options, *args, stdin=subprocess.DEVNULL, cwd=cwd)
 
 

@@ -27,6 +27,9 @@ from chat_helpers import sent
 from openai_server import ScriptedServer, reply
 
 REPO = Path(__file__).resolve().parents[1]
+# Without PYTHONPATH: a source tree on it (a developer's, with its egg-info) would
+# make pip see skillchat as installed already, and the wheel's code not run.
+CLEAN = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 BUNDLED = ["calculator", "commit-message", "skills-system-validation"]
 
 
@@ -42,14 +45,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
     wheels = root / "wheels"
     build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
-    subprocess.run([*build, "--no-index", "-q", "-w", str(wheels), str(source)],
+    subprocess.run([*build, "--no-index", "-q", "-w", str(wheels), str(source)], env=CLEAN,
                    check=True, capture_output=True, timeout=300)  # fmt: skip
     [wheel] = wheels.glob("skillchat-*.whl")
     env_dir = root / "venv"
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
     install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps"]
-    subprocess.run([*install, "--no-index", "-q", str(wheel)],
+    subprocess.run([*install, "--no-index", "-q", str(wheel)], env=CLEAN,
                    check=True, capture_output=True, timeout=300)  # fmt: skip
     ask = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     where = subprocess.run([str(python), "-c", ask], check=True, capture_output=True, text=True)
@@ -59,8 +62,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run(script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run([str(script), *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([str(script), *args], cwd=cwd, env=CLEAN, capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
 
 

@@ -30,6 +30,8 @@ def project(tmp_path: Path) -> Path:
 def repl(
     server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
 ) -> Callable[..., PtySession]:
+    (tmp_path / "no-skills").mkdir(exist_ok=True)
+
     def start(*args: str) -> PtySession:
         return pty_sessions(*session_options(server, tmp_path / "no-skills"), *args)
 
