@@ -72,7 +72,8 @@ def _table(chats: list[ChatSummary]) -> str:
             local_time(c.updated_at),
             _cut(one_line(c.model), MODEL_WIDTH),
             str(c.message_count),
-            one_line(c.title or ""),
+            # One message and no answer: its only turn failed (resume it and /retry).
+            ("(no answer) " if c.message_count == 1 else "") + one_line(c.title or ""),
         )
         for c in chats
     ]
@@ -131,16 +132,23 @@ def list_cmd(
 
 
 @app.command("show")
-def show_cmd(ctx: typer.Context, chat_id: IdArg, config: ConfigOpt = None) -> None:
-    """The transcript: messages in order, tool calls and results as one-line summaries."""
-    from skillchat.chats.export import show_lines
+def show_cmd(
+    ctx: typer.Context, chat_id: IdArg, config: ConfigOpt = None, json_out: JsonOpt = False
+) -> None:
+    """The transcript: messages in order, tool calls and results as one-line summaries
+    (--json: the whole chat, as `chats export -f json`)."""
+    from skillchat.chats.export import show_lines, to_json
     from skillchat.ui.console import out, stdout_is_terminal
 
     with _opened(ctx, config) as store:
         if store is None:
             raise _missing(chat_id)
         chat = store.get_chat(chat_id)
-        lines = show_lines(chat, store.load_messages(chat.id))
+        messages = store.load_messages(chat.id)
+    if json_out:
+        sys.stdout.write(json_text(to_json(chat, messages), indent=2) + "\n")
+        return
+    lines = show_lines(chat, messages)
     if stdout_is_terminal():
         from skillchat.ui.safe import text as safe_text
 

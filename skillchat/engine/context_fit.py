@@ -85,6 +85,7 @@ class ContextFit:
     ) -> list[dict[str, Any]]:
         """Step 3: the request's messages, the system prompt first."""
         head = [{"role": "system", "content": system}] if system else []
+        messages = answered(messages)
         sent = recent_turns(messages, budget - _system_size(system), self.sizes)
         left_out = len(messages) - len(sent)
         if left_out > self.left_out:
@@ -94,6 +95,23 @@ class ContextFit:
             )
         self.left_out = left_out
         return head + sent
+
+
+def answered(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`messages` without a user message that the next one follows directly: a turn
+    that failed (a provider error, a timeout) left it unanswered, and sent again with
+    every later message it would pile up (two, three questions in a row, the model
+    answering old ones). It stays in the chat and its saved file; `/retry` sends it
+    again on purpose."""
+    return [
+        m
+        for i, m in enumerate(messages)
+        if not (
+            m.get("role") == "user"
+            and i + 1 < len(messages)
+            and messages[i + 1].get("role") == "user"
+        )
+    ]
 
 
 def _system_size(system: str | None) -> int:

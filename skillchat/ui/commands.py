@@ -1,4 +1,4 @@
-"""The REPL's built-in commands: `/help`, `/skills`, `/model`, `/new`, `/chats`,
+"""The REPL's built-in commands: `/help`, `/skills`, `/model`, `/new`, `/retry`, `/chats`,
 `/resume`, `/show`, `/attach`, `/files`, `/grep`, `/compact`, `/reload`, `/trust`, `/exit`.
 
 A line whose first word is one of these runs it and never reaches the model; a
@@ -104,6 +104,21 @@ def _toggle(repl: Repl, action: str, name: str) -> None:
         (f"{name} {action}d for this session", "bold"),
         (f"; to keep it, edit [skills] disabled in {where}", "dim"),
     )
+
+
+def _retry(repl: Repl, arg: str) -> None:
+    """`/retry`: send the last message again, as typed. After a failure it is the
+    turn that got no answer (the failed copy is not sent twice); after an answer it
+    asks for another, both answers staying in the chat."""
+    text = repl.last_sent
+    if text is None:  # a resumed chat: its last message as stored (`/name` applied)
+        users = [m for m in repl.chat.messages if m.get("role") == "user"]
+        content = users[-1].get("content") if users else None
+        text = content if isinstance(content, str) else None
+    if not text:
+        raise UsageError("nothing to retry: no message was sent in this chat")
+    _print(("retrying: ", "dim"), (one_line(text)[:80], "dim"))
+    repl.send(text)
 
 
 def _model(repl: Repl, arg: str) -> None:
@@ -288,6 +303,12 @@ COMMANDS: dict[str, Command] = {
         ),
         Command("model", "[NAME]", "show the model, or switch to NAME", _model),
         Command("new", "", "start a new chat", _new),
+        Command(
+            "retry",
+            "",
+            "send the last message again (after an error, or for another answer)",
+            _retry,
+        ),
         Command("chats", "", f"the {CHATS_SHOWN} most recent saved chats", _chats),
         Command("resume", "ID", "continue a saved chat", _resume),
         Command("show", "N", "the whole result of tool card #N", _show),

@@ -78,6 +78,7 @@ class Repl:
         self.backend = BackgroundBackend(settings)
         self.tokens = 0
         self._warned: set[str] = set()
+        self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
         self._resumed = transcript
         self.start_chat(transcript)
         slash = SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs)
@@ -143,6 +144,7 @@ class Repl:
         """One message to the model (the loop keeps and saves a reply cut by Ctrl-C)."""
         if self.backend.loading:
             _line(f"(loading the {self.backend.name} library…)", "dim")
+        self.last_sent = text
         with keys_unechoed():
             result = self.chat.send(text)
         if result.usage is not None:
