@@ -13,8 +13,9 @@ import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from skillchat.errors import ConfigError
+from skillchat.errors import ConfigError, UsageError
 
 APP_NAME = "skillchat"
 BACKENDS = ("auto", "openai", "litellm")
@@ -343,6 +344,15 @@ def apply_named_model(values: dict[str, Any], sources: dict[str, str]) -> None:
         sources[field_name] = f"models.{name}"
 
 
+def with_model(settings: Settings, model: str) -> Settings:
+    """`settings` going on with `model` (`/model`): a named model brings its table."""
+    entry = settings.named_models.get(model)
+    if entry is None:
+        return replace(settings, model=model)
+    sources = {**settings.sources, **{k: f"models.{model}" for k in entry}}
+    return replace(settings, **entry, sources=sources)
+
+
 def _check(settings: Settings) -> None:
     where = str(settings.config_path) if settings.config_path else "settings"
     if settings.backend not in BACKENDS:
@@ -373,6 +383,13 @@ def _check(settings: Settings) -> None:
         raise ConfigError(f"{where}: max_retries must be >= 0, timeout and reply_timeout > 0")
     if settings.max_tokens is not None and settings.max_tokens < 1:
         raise ConfigError(f"{where}: max_tokens must be at least 1")
+    if settings.api_base is not None:
+        url = urlsplit(settings.api_base)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise (UsageError if settings.sources.get("api_base") == "flag" else ConfigError)(
+                f"api_base '{settings.api_base}' is not an http(s) URL: write it as "
+                "http://HOST:PORT/v1 (e.g. http://localhost:11434/v1)"
+            )
     if settings.context_window is not None and settings.context_window < 1:
         raise ConfigError(f"{where}: context_window must be at least 1")
 

@@ -85,10 +85,26 @@ def chosen_transcript(
 
 
 def resumed_settings(settings: Settings, transcript: Transcript | None) -> Settings:
-    """A resumed chat goes on with its own model, unless `--model` says otherwise."""
-    if transcript is None or settings.sources.get("model") == "flag":
+    """A resumed chat goes on with its own model on its own server (`api_base`,
+    backend), unless the command line (or the environment) says otherwise. A chat
+    saved before servers were recorded (no backend) keeps only its model."""
+    if transcript is None:
         return settings
-    return replace(settings, model=transcript.chat.model)
+    chat, given = transcript.chat, settings.sources
+    changes: dict[str, Any] = {}
+    if given.get("model") != "flag":
+        changes["model"] = chat.model
+        if chat.backend is not None:
+            if given.get("api_base") not in ("flag", "env"):
+                from skillchat.chats.store import without_credentials
+
+                # The stored URL has no credentials: the configured one may, for the
+                # same server.
+                if without_credentials(settings.api_base) != chat.api_base:
+                    changes["api_base"] = chat.api_base
+            if given.get("backend") not in ("flag", "env"):
+                changes["backend"] = chat.backend
+    return replace(settings, **changes)
 
 
 def start_local_model(settings: Settings, *, default: bool) -> Settings:
@@ -126,7 +142,14 @@ def recording_chat(
     from skillchat.sandbox.setup import command_runner
 
     chat_id = transcript.chat.id if transcript else None
-    recorder = ChatRecorder(store, settings.model, chat_id, notify=view.notice)
+    recorder = ChatRecorder(
+        store,
+        settings.model,
+        chat_id,
+        notify=view.notice,
+        api_base=settings.api_base,
+        backend=settings.backend,
+    )
     if consent is not None:
         workspace = options.get("workspace")
         runner = command_runner(settings, registry, workspace, lambda: recorder.chat_id, consent)

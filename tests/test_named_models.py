@@ -105,3 +105,21 @@ def test_a_server_model_id_with_a_slash_goes_to_that_server_as_is(
     )  # fmt: skip
     assert done.returncode == 0 and done.stdout.strip() == "served", done.stderr
     assert server.completions[0].body["model"] == "Qwen/Qwen2.5-7B-Instruct"
+
+
+@pytest.mark.parametrize("base", ["localhost:8080/v1", "ftp://h/v1", "http:///v1"])
+def test_a_malformed_api_base_is_a_usage_error_at_once(base: str) -> None:
+    done = skillchat("ask", "--api-base", base, "hi")
+    assert "is not an http(s) URL" in one_line_error(done, code=2)
+
+
+def test_openai_base_url_is_reported_as_the_server_it_is(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    server.script(reply("from the env server"))
+    done = skillchat("ask", "--model", "gpt-4.1-mini", "--no-tools", "hi")
+    assert done.returncode == 0 and done.stdout.strip() == "from the env server", done.stderr
+    assert "$" not in done.stderr  # not priced at OpenAI's prices
+    assert server.completions[0].body["model"] == "gpt-4.1-mini"

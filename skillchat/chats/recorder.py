@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from skillchat.chats.store import ChatStore
-from skillchat.errors import SkillchatError
+from skillchat.errors import SkillchatError, StorageError
 from skillchat.files import FileText
 
 
@@ -61,9 +61,13 @@ class ChatRecorder:
         model: str,
         chat_id: str | None = None,
         notify: Callable[[str], None] | None = None,
+        *,
+        api_base: str | None = None,
+        backend: str | None = None,
     ) -> None:
         self.store = store
         self.model = model
+        self.api_base, self.backend = api_base, backend  # the server, saved with the chat
         self.chat_id = chat_id
         # (message, interrupted, usage), or (messages of a compaction, kept, info)
         self.unsaved: list[tuple[Any, Any, Any]] = []
@@ -84,6 +88,16 @@ class ChatRecorder:
         self.unsaved.append((dict(message), interrupted, usage))
         self.flush()
 
+    def switched(self, model: str, api_base: str | None, backend: str | None) -> None:
+        """`/model`: the chat goes on with `model` on `api_base`, and a resumed chat
+        will too. Not saved yet (no message): it is created with them."""
+        self.model, self.api_base, self.backend = model, api_base, backend
+        if self.chat_id is not None:
+            try:
+                self.store.set_model(self.chat_id, model, api_base, backend)
+            except StorageError as exc:
+                self._notify(f"the model switch is not saved: {exc}")
+
     def compacted(self, messages: list[dict[str, Any]], kept: int, info: dict[str, Any]) -> None:
         """Save a compaction (chats/store.py `append_compaction`), in order with the rest."""
         self.unsaved.append(([dict(m) for m in messages], kept, info))
@@ -99,7 +113,8 @@ class ChatRecorder:
         try:
             with sigint_deferred():
                 if self.chat_id is None and self.unsaved:
-                    self.chat_id = self.store.create_chat(self.model).id
+                    chat = self.store.create_chat(self.model, self.api_base, self.backend)
+                    self.chat_id = chat.id
                 while self.unsaved:
                     message, flag, more = self.unsaved[0]
                     if isinstance(message, list):

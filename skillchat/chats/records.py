@@ -19,6 +19,8 @@ class ChatSummary:
     created_at: str  # ISO 8601 UTC
     updated_at: str
     message_count: int
+    api_base: str | None = None  # the server, credentials removed; None: the provider's
+    backend: str | None = None  # None: a chat saved before servers were recorded
 
 
 @dataclass(frozen=True)

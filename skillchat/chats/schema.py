@@ -70,6 +70,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             UNIQUE (chat_id, path, sha256)
         )""",
     ),
+    # 2 -> 3: the server a chat talks to, so `-c` goes back to it: the api_base with
+    # any user:password@ removed (NULL: the provider's own), and the backend. NULL
+    # backend: a chat from before, whose server was not recorded.
+    (
+        "ALTER TABLE chats ADD COLUMN api_base TEXT",
+        "ALTER TABLE chats ADD COLUMN backend TEXT",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from skillchat.chats.messages import (
     COMPACTION,
@@ -72,6 +73,17 @@ BUSY_TIMEOUT_MS = 5000
 BUSY_RETRIES = 4
 _HEX = re.compile(r"^[0-9a-f]{1,8}$")
 T = TypeVar("T")
+
+
+def without_credentials(url: str | None) -> str | None:
+    """`url` with any `user:password@` removed: a chat file never holds a secret."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    return urlunsplit(parts._replace(netloc=f"{host}:{parts.port}" if parts.port else host))
 
 
 def _storage_error(path: Path, exc: sqlite3.Error) -> StorageError:
@@ -192,20 +204,35 @@ class ChatStore:
 
     # -- writing ----------------------------------------------------------------------
 
-    def create_chat(self, model: str) -> Chat:
-        """A new, empty chat with a fresh 8-hex-digit id."""
+    def create_chat(
+        self, model: str, api_base: str | None = None, backend: str | None = None
+    ) -> Chat:
+        """A new, empty chat with a fresh 8-hex-digit id, talking to `api_base`."""
         stamp = now()
+        server = without_credentials(api_base)
         while True:
             chat_id = secrets.token_hex(4)
             try:
                 with self._write() as conn:
                     conn.execute(
-                        "INSERT INTO chats (id, model, created_at, updated_at) VALUES (?,?,?,?)",
-                        (chat_id, model, stamp, stamp),
+                        "INSERT INTO chats (id, model, created_at, updated_at, api_base, backend)"
+                        " VALUES (?,?,?,?,?,?)",
+                        (chat_id, model, stamp, stamp, server, backend),
                     )
             except sqlite3.IntegrityError:
                 continue  # the id is taken (1 in 4 billion per chat): draw another
-            return Chat(chat_id, model, None, stamp, stamp, 0)
+            return Chat(chat_id, model, None, stamp, stamp, 0, server, backend)
+
+    def set_model(
+        self, chat_id: str, model: str, api_base: str | None, backend: str | None
+    ) -> None:
+        """The chat goes on with another model (`/model`): resuming it uses that one."""
+        with self._write() as conn:
+            self._require(conn, chat_id)
+            conn.execute(
+                "UPDATE chats SET model = ?, api_base = ?, backend = ? WHERE id = ?",
+                (model, without_credentials(api_base), backend, chat_id),
+            )
 
     def append_message(
         self,
@@ -362,7 +389,8 @@ class ChatStore:
         """Chats, most recently updated first, read from the chats table alone."""
         with self._errors():
             rows = self._conn.execute(
-                "SELECT id, model, title, created_at, updated_at, message_count FROM chats"
+                "SELECT id, model, title, created_at, updated_at, message_count, api_base, backend"
+                " FROM chats"
                 " ORDER BY updated_at DESC, rowid DESC LIMIT ?",
                 (-1 if limit is None else limit,),
             ).fetchall()
@@ -384,7 +412,8 @@ class ChatStore:
         with self._errors():
             # Hex digits sort below 'g': this range is the prefix, read from the index.
             rows = self._conn.execute(
-                "SELECT id, model, title, created_at, updated_at, message_count FROM chats"
+                "SELECT id, model, title, created_at, updated_at, message_count, api_base, backend"
+                " FROM chats"
                 " WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
                 (prefix, prefix + "g"),
             ).fetchall()

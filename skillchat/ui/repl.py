@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from prompt_toolkit.completion import merge_completers
 
 from skillchat import __version__
-from skillchat.config import Settings, user_data_dir
+from skillchat.config import Settings, user_data_dir, with_model
 from skillchat.engine.backends.background import BackgroundBackend
 from skillchat.engine.invocation import unknown_name
 from skillchat.errors import SkillchatError
@@ -201,11 +201,13 @@ class Repl:
         """`/model`: the current chat goes on with `model` from the next message."""
         self._use_model(model)
         self.chat.settings, self.chat.backend = self.settings, self.backend
-        self.recorder.model = model
+        s = self.settings
+        self.recorder.switched(s.model, s.api_base, s.backend)
 
     def _use_model(self, model: str) -> None:
-        """A backend for `model`; its library loads once the next prompt is shown."""
-        self.settings = replace(self.settings, model=model)
+        """A backend for `model` (a `[models.NAME]` brings its server and limits); its
+        library loads once the next prompt is shown."""
+        self.settings = with_model(self.settings, model)
         self.backend = BackgroundBackend(self.settings)
 
     def use_disabled(self, names: tuple[str, ...]) -> None:

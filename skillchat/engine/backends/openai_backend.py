@@ -239,6 +239,10 @@ class OpenAIBackend:
 
     def __init__(self, settings: Settings) -> None:
         key = os.environ.get("OPENAI_API_KEY", "")
+        if not settings.api_base and (env_base := os.environ.get("OPENAI_BASE_URL")):
+            # The SDK would send there anyway: say so, and price it as the unknown
+            # server it is, not at OpenAI's prices.
+            settings = replace(settings, api_base=env_base)
         if not key and not settings.api_base:
             raise ProviderError(NO_KEY)
         self._key = key or PLACEHOLDER_KEY
