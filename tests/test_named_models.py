@@ -123,3 +123,14 @@ def test_openai_base_url_is_reported_as_the_server_it_is(
     assert done.returncode == 0 and done.stdout.strip() == "from the env server", done.stderr
     assert "$" not in done.stderr  # not priced at OpenAI's prices
     assert server.completions[0].body["model"] == "gpt-4.1-mini"
+
+
+def test_config_show_names_the_chats_database_and_openai_base_url(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://me:s3cret@127.0.0.1:9/v1")
+    done = skillchat("config", "show")
+    assert done.returncode == 0, done.stderr
+    assert "chats database: " in done.stdout and "chats.db" in done.stdout
+    assert "OPENAI_BASE_URL: http://***@127.0.0.1:9/v1" in done.stdout
+    assert "s3cret" not in done.stdout

@@ -96,6 +96,12 @@ def init_cmd(
     typer.echo(f"wrote {path}")
 
 
+def _redacted(url: str) -> str:
+    from skillchat.ui.redact import redact
+
+    return redact(url)
+
+
 def effective(settings: Settings) -> dict[str, Any]:
     """The settings as shown: credentials in `api_base` (`user:password@`,
     `?api-key=...`) masked, like API keys, since `config show` output gets pasted
@@ -118,9 +124,14 @@ def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
     from skillchat.cli.doctor_cmd import sandbox_line
 
     works, sandbox = sandbox_line()
+    database = str(settings.database_path())
+    # The openai SDK sends to OPENAI_BASE_URL when no api_base is set: say so.
+    env_base = os.environ.get("OPENAI_BASE_URL") if not settings.api_base else None
     if json_out:
         doc = {
             "config_file": str(settings.config_path) if settings.config_path else None,
+            "chats_database": database,
+            "openai_base_url": _redacted(env_base) if env_base else None,
             "settings": values,
             "sources": {k: settings.sources.get(k, "default") for k in values},
             "api_keys": keys,
@@ -135,4 +146,8 @@ def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
         typer.echo(f"{key} = {shown}  [{settings.sources.get(key, 'default')}]")
     for key in PROVIDER_KEYS:
         typer.echo(f"{key}: {keys.get(key, 'not set')}")
+    if env_base:
+        where = one_line(_redacted(env_base))
+        typer.echo(f"OPENAI_BASE_URL: {where} (where the openai backend sends requests)")
+    typer.echo(f"chats database: {one_line(database)}")
     typer.echo(sandbox)
