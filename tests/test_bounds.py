@@ -90,7 +90,7 @@ def test_tool_calls_of_a_reply_cut_at_length_are_not_run(server, skills) -> None
     assert chat.messages[-1] == {"role": "assistant", "content": "Loading."}
     assert view.of("notice") == [
         "the reply was cut after 5 tokens by the server's output limit or context window "
-        "(no max_tokens was sent); its 57 tool call(s) were not run"
+        "(no max_tokens was sent); its 57 tool calls were not run"
     ]
 
 

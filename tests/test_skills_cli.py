@@ -31,7 +31,7 @@ def test_list_piped_is_plain_lines_with_a_left_out_count(two_dirs: tuple[Path, P
         "alpha\tThe first alpha.\tuntrusted",
         "beta\tBeta skill.\tuntrusted",
     ]
-    assert "2 skill(s) left out" in done.stderr
+    assert "2 skills left out" in done.stderr
     assert "1 invalid" in done.stderr and "1 shadowed" in done.stderr
 
 

@@ -137,7 +137,7 @@ def test_validate_notes_keys_only_some_clients_honour(library: Path) -> None:
     done = skillchat("skills", "validate", str(library / "nouser"))
     assert done.returncode == 0, done.stdout
     assert "note: user-invocable: honoured by Claude Code and skillchat" in done.stdout
-    assert "0 error(s), 0 warning(s)" in done.stderr
+    assert "0 errors, 0 warnings" in done.stderr
 
 
 def test_skills_disable_and_enable_in_the_repl(

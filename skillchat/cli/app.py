@@ -48,9 +48,26 @@ from skillchat.cli.common import (
 )
 from skillchat.errors import SkillchatError, UsageError
 
+# Shown under every `--help` that starts a model: click rewraps paragraphs, so each
+# line is its own paragraph (`\b` keeps a block as written).
+EXAMPLES = """\b
+Examples:
+  skillchat                                   an interactive chat
+  skillchat ask "/calculator 17% of 230"      one question, one skill
+  git diff | skillchat ask "/commit-message"  the prompt, then piped text
+  skillchat -m anthropic/claude-sonnet-4-5    another provider
+  skillchat --api-base http://localhost:11434/v1 -m llama3.1   a local server
+  skillchat --local                           a local model, no key
+
+\b
+The default model is gpt-4.1-mini. Keys come from the environment, each provider's
+own: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, MISTRAL_API_KEY,
+GROQ_API_KEY, OPENROUTER_API_KEY, DEEPSEEK_API_KEY (none for a local server)."""
+
 app = typer.Typer(
     name="skillchat",
     help="Chat with any LLM, with your Agent Skills. With no command: an interactive session.",
+    epilog=EXAMPLES,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -58,11 +75,15 @@ app = typer.Typer(
 )
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(config_cmd.app, name="config")
-app.command("ask")(ask_cmd.ask)
+app.command("ask", short_help="Ask one question; the answer on stdout.", epilog=EXAMPLES)(
+    ask_cmd.ask
+)
 app.add_typer(chats_cmd.app, name="chats")
 app.command("doctor")(doctor_cmd.doctor)
 app.add_typer(models_cmd.app, name="models")
-app.command("eval")(eval_cmd.eval_cmd)
+app.command("eval", short_help="Check which skills models pick for test queries.")(
+    eval_cmd.eval_cmd
+)
 
 
 def _version(value: bool) -> None:
@@ -158,6 +179,31 @@ def _debug_traceback(exc: BaseException) -> None:
     sys.stderr.write(clean(traceback_text(exc)))
 
 
+def _json_error(argv: list[str], message: str, code: int) -> None:
+    """`ask --json` that fails: a JSON object on stdout too, so a script reading it
+    gets an answer it can parse (the one-line error still goes to stderr)."""
+    if "--json" not in argv or "ask" not in argv:
+        return
+    import json
+
+    from skillchat.ui.console import error_line
+
+    sys.stdout.write(json.dumps({"error": error_line(message), "exit_code": code}) + "\n")
+
+
+def _prompt_as_command(exc: Exception, argv: list[str]) -> str | None:
+    """The words of `skillchat "what is 2+2"`: an unknown command that reads as a
+    question (several words, or a `?`), not a typo of one (`aks`: click's own
+    "did you mean" says that better)."""
+    message = str(getattr(exc, "message", ""))
+    if not message.startswith("No such command"):
+        return None
+    words = [a for a in argv if not a.startswith("-")]
+    first = words[0] if words else ""
+    looks_like_prose = " " in first.strip() or "?" in first or len(words) > 2
+    return first if looks_like_prose and "did you mean" not in message.lower() else None
+
+
 def run(argv: list[str]) -> int:
     """Run the CLI on `argv` and return the exit code, turning every error into one line."""
     debug = "--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv
@@ -172,6 +218,12 @@ def run(argv: list[str]) -> int:
     except typer.Exit as exc:
         return exc.exit_code
     except typer.TyperException as exc:  # click's usage errors live under this base
+        if (prompt := _prompt_as_command(exc, argv)) is not None:
+            return _fail(
+                f"'{prompt}' is not a command; to ask it: skillchat ask \"{prompt}\" "
+                "(or run skillchat alone for a chat)",
+                2,
+            )
         show = getattr(exc, "show", None)
         if show:
             show()
@@ -184,6 +236,7 @@ def run(argv: list[str]) -> int:
     except SkillchatError as exc:
         if debug:
             _debug_traceback(exc)
+        _json_error(argv, str(exc), exc.exit_code)
         return _fail(str(exc), exc.exit_code)
     except BrokenPipeError:
         return 0

@@ -131,7 +131,7 @@ def list_cmd(
         )
 
 
-@app.command("show")
+@app.command("show", short_help="Show a saved chat (--json: all of it).")
 def show_cmd(
     ctx: typer.Context, chat_id: IdArg, config: ConfigOpt = None, json_out: JsonOpt = False
 ) -> None:
@@ -158,7 +158,7 @@ def show_cmd(
         sys.stdout.writelines(clean(text) + "\n" for _, text in lines)
 
 
-@app.command("export")
+@app.command("export", short_help="Write a chat as Markdown or JSON.")
 def export_cmd(
     ctx: typer.Context,
     chat_id: IdArg,

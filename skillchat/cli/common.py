@@ -18,6 +18,7 @@ ConfigOpt = Annotated[
     Path | None,
     typer.Option(
         "--config",
+        metavar="FILE",
         help="Config file (default: $SKILLCHAT_CONFIG, then the user one).",
         dir_okay=False,
     ),
@@ -25,15 +26,31 @@ ConfigOpt = Annotated[
 SkillsDirOpt = Annotated[
     list[Path] | None,
     typer.Option(
-        "--skills-dir", help="Skills directory; repeatable; replaces the configured list."
+        "--skills-dir",
+        metavar="DIR",
+        help="Skills directory; repeatable; replaces the configured list (and the bundled skills).",
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 # The options of the REPL (`skillchat`) and of `ask`.
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name.")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        metavar="MODEL",
+        help="Model (default gpt-4.1-mini): gpt-4.1, anthropic/claude-sonnet-4-5, "
+        "ollama_chat/llama3.1, or a [models.NAME] of the config.",
+    ),
+]
 ApiBaseOpt = Annotated[
-    str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")
+    str | None,
+    typer.Option(
+        "--api-base",
+        metavar="URL",
+        help="OpenAI-compatible server, e.g. http://localhost:11434/v1 (Ollama).",
+    ),
 ]
 
 
@@ -57,7 +74,9 @@ ContinueOpt = Annotated[
 ]
 ChatIdOpt = Annotated[
     str | None,
-    typer.Option("--chat", help="Continue the saved chat with this id (or a unique prefix)."),
+    typer.Option(
+        "--chat", metavar="ID", help="Continue the saved chat with this id (or a unique prefix)."
+    ),
 ]
 ReplyTimeoutOpt = Annotated[
     float | None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Annotated, Any
 
@@ -39,6 +40,8 @@ def starter_document() -> dict[str, Any]:
         "reply_timeout": d.reply_timeout,
         "max_tool_calls": d.max_tool_calls,
         "max_retries": d.max_retries,
+        "auto_compact": d.auto_compact,
+        "compact_skills_tokens": d.compact_skills_tokens,
         "skills": {
             "enabled": d.skills_enabled,
             "directories": list(d.skill_dirs),
@@ -61,6 +64,38 @@ def starter_document() -> dict[str, Any]:
         },
         "local": {"context_max": d.local_context_max},
     }
+
+
+# Keys without a default, as `config init` writes them: commented, with an example.
+UNSET_EXAMPLES: dict[tuple[str | None, str], str] = {
+    (None, "api_base"): '"http://localhost:11434/v1"',
+    (None, "context_max_chars"): "300000",
+    (None, "max_tokens"): "4096",
+    (None, "workspace"): '"."',
+    (None, "gguf"): '"~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf"',
+    (None, "chat_template"): '"~/models/tools.jinja"',
+    (None, "context_window"): "32768",
+    ("storage", "path"): '"~/chats.db"',
+}
+
+
+def starter_text(dumps: Callable[[dict[str, Any]], str]) -> str:
+    """The starter file: `starter_document` section by section, each followed by its
+    keys that have no default, commented out (so every key is in the file)."""
+    document = starter_document()
+    parts = []
+    for section in (None, *(k for k, v in document.items() if isinstance(v, dict))):
+        values = document if section is None else document[section]
+        plain = {k: v for k, v in values.items() if not isinstance(v, dict)}
+        text = dumps(plain) if plain else ""
+        missing = [
+            f"# {key} = {example}\n"
+            for (where, key), example in UNSET_EXAMPLES.items()
+            if where == section
+        ]
+        title = f"[{section}]\n" if section else ""
+        parts.append(title + text + "".join(missing))
+    return "\n".join(parts)
 
 
 @app.command("path")
@@ -86,11 +121,12 @@ def init_cmd(
         raise ConfigError(f"{path}: already exists (use --force to overwrite)")
     header = (
         "# skillchat configuration. Every key is optional; see config.toml.example.\n"
-        "# API keys are read from the environment (OPENAI_API_KEY, ...), never from here.\n\n"
+        "# API keys are read from the environment (OPENAI_API_KEY, ...), never from here.\n"
+        "# Keys with no default are here commented out, with an example value.\n\n"
     )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(header + tomli_w.dumps(starter_document()), encoding="utf-8")
+        path.write_text(header + starter_text(tomli_w.dumps), encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write: {exc.strerror or exc}") from None
     typer.echo(f"wrote {path}")
@@ -115,7 +151,7 @@ def effective(settings: Settings) -> dict[str, Any]:
     return values
 
 
-@app.command("show")
+@app.command("show", short_help="Show the settings, their sources, the keys set.")
 def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Show the effective settings, where each came from, and which API keys are set."""
     settings = load(ctx, config)

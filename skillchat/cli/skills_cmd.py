@@ -99,12 +99,12 @@ def _left_out_line(registry: Registry) -> str | None:
         counts[e.reason] = counts.get(e.reason, 0) + 1
     detail = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
     return (
-        f"{len(registry.excluded)} skill(s) left out ({detail}): "
+        f"{safe.counted(len(registry.excluded), 'skill')} left out ({detail}): "
         "`skillchat skills list --json` or `skillchat skills validate` says why"
     )
 
 
-@app.command("list")
+@app.command("list", short_help="List usable skills and count those left out.")
 def list_cmd(
     ctx: typer.Context,
     config: ConfigOpt = None,
@@ -157,7 +157,7 @@ def list_cmd(
     else:
         dirs = ", ".join(str(d) for d in registry.directories) or "none of the directories exist"
         out.print(safe.text(f"No skills found (searched: {dirs})."))
-    out.print(f"{len(skills)} skill(s)" + (f"; {footer}" if footer else ""), markup=False)
+    out.print(safe.counted(len(skills), "skill") + (f"; {footer}" if footer else ""), markup=False)
 
 
 def find_skill(registry: Registry, name: str) -> Skill:
@@ -170,7 +170,7 @@ def find_skill(registry: Registry, name: str) -> Skill:
     raise SkillchatError(f"no skill named '{name}' (see `skillchat skills list`)")
 
 
-@app.command("show")
+@app.command("show", short_help="Show a skill's frontmatter, body and files.")
 def show_cmd(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The skill's name.")],
@@ -363,12 +363,12 @@ def _print_reports(reports: list[Any], strict: bool) -> None:
     mode = "strict" if strict else "load"
     summary = (
         f"{len(reports)} checked ({mode} mode): {len(reports) - bad} ok, {bad} with errors; "
-        f"{errors} error(s), {warnings} warning(s)"
+        f"{safe.counted(errors, 'error')}, {safe.counted(warnings, 'warning')}"
     )
     console.err().print(summary, markup=False, highlight=False)
 
 
-@app.command("trust")
+@app.command("trust", short_help="Trust project skills' allowed-tools.")
 def trust_cmd(
     ctx: typer.Context,
     names: Annotated[list[str] | None, typer.Argument(help="Skills to trust.")] = None,

@@ -15,7 +15,7 @@ from skillchat.cli.skills_cmd import app, settings_and_registry
 from skillchat.ui import console, safe
 
 
-@app.command("cost")
+@app.command("cost", short_help="Tokens each skill costs (catalog, activation).")
 def cost_cmd(
     ctx: typer.Context,
     config: ConfigOpt = None,
@@ -70,7 +70,7 @@ def cost_cmd(
         console.out().print(safe.text(line, "dim"))
 
 
-@app.command("stats")
+@app.command("stats", short_help="How the saved chats used each skill.")
 def stats_cmd(
     ctx: typer.Context,
     config: ConfigOpt = None,

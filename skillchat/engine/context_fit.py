@@ -71,7 +71,8 @@ class ContextFit:
         if unsent:
             self.notice(
                 f"the model read more in one round than the context budget ({budget:,} characters) "
-                f"holds: {len(unsent)} result(s) not sent; it was told to read less at once"
+                f"holds: {len(unsent)} result{'s' if len(unsent) != 1 else ''} not sent; "
+                "it was told to read less at once"
             )
 
     def fits(self, system: str | None, messages: list[dict[str, Any]], budget: int) -> bool:
@@ -91,7 +92,8 @@ class ContextFit:
         if left_out > self.left_out:
             self.notice(
                 f"the chat is longer than the context budget ({budget:,} characters): its "
-                f"{left_out} oldest message(s) are left out of the request (still in the chat)"
+                f"{left_out} oldest message{'s are' if left_out != 1 else ' is'} left out of the "
+                "request (still in the chat)"
             )
         self.left_out = left_out
         return head + sent

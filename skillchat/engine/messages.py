@@ -127,7 +127,11 @@ def cut_notice(reply: Reply, max_tokens: int | None) -> str:
     """What cut a reply at `finish_reason: "length"`, as far as skillchat can tell:
     its own max_tokens when the reply used them all, else the server's limit."""
     dropped = len(reply.tool_calls)
-    calls = f"; its {dropped} tool call(s) were not run" if dropped else ""
+    calls = (
+        f"; its {dropped} tool call{'s were' if dropped != 1 else ' was'} not run"
+        if dropped
+        else ""
+    )
     used = reply.usage.completion_tokens if reply.usage else None
     if max_tokens is not None and (used is None or used >= max_tokens):
         return f"the reply was cut at max_tokens ({max_tokens:,}){calls}: raise --max-tokens"

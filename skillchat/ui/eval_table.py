@@ -112,7 +112,7 @@ def notes(report: Report) -> list[str]:
     if report.interrupted:
         lines.append(f"interrupted: {report.finished} of {report.planned} runs finished")
     if report.errors:
-        lines.append(f"{report.errors} run(s) failed and count toward no rate")
+        lines.append(f"{safe.counted(report.errors, 'run')} failed and count toward no rate")
     minimum = report.min_trigger_rate
     below = [s for s in report.skills if s.below(minimum)]
     if below and minimum is not None:

@@ -37,7 +37,7 @@ from skillchat.ui.consent import ReplConsent, live_card
 from skillchat.ui.console import error_line, keys_unechoed
 from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.path_completion import PathCompleter
-from skillchat.ui.safe import one_line
+from skillchat.ui.safe import counted, one_line
 from skillchat.ui.views import ReplView
 
 if TYPE_CHECKING:
@@ -154,8 +154,11 @@ class Repl:
         if self.recorder.pending and not self.recorder.flush():
             n, chat = self.recorder.pending, self.recorder.chat_id or "(new)"
             failure = error_line(str(self.recorder.failure))
-            _line(f"error: {n} write(s) of chat {chat} not saved: {failure}", "red")
+            _line(f"error: {counted(n, 'write')} of chat {chat} not saved: {failure}", "red")
             return 1
+        if self.recorder.chat_id is not None:
+            chat = self.recorder.chat_id
+            _line(f"chat {chat} saved: skillchat -c (or --chat {chat}) goes on with it", "dim")
         return 0
 
     # ------------------------------------------------------------ chat switching

@@ -100,3 +100,8 @@ def json_text(document: Any, indent: int | None = None) -> str:
     strings JSON has only ASCII, so every such character is inside a string.)"""
     dumped = json.dumps(document, ensure_ascii=False, indent=indent)
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 skill`, `3 skills`: a count with its noun in the right number."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"

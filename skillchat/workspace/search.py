@@ -156,7 +156,7 @@ def _snippet(text: str, matching: list[int]) -> tuple[int, int, str]:
         last = end
     hidden = sum(1 for n in matching if n > last)
     if hidden:
-        out.append(f"... {hidden} more matching line(s) in this file")
+        out.append(f"... {hidden} more matching line{'s' if hidden != 1 else ''} in this file")
     return first, last, "\n".join(out)
 
 
