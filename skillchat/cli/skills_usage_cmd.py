@@ -99,7 +99,7 @@ def stats_cmd(
     if not path.exists():
         console.err().print(f"no chats yet ({path})", markup=False, highlight=False)
         return
-    footer = f"{chats} chats; never used: {', '.join(never) or 'none'}"
+    footer = f"{safe.counted(chats, 'chat')}; never used: {', '.join(never) or 'none'}"
     if not console.stdout_is_terminal():
         for u in used:
             fields = [u.name, u.by_model, u.by_user, u.files_read, u.commands, u.last_used]

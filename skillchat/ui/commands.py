@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
-from skillchat.ui.safe import one_line
+from skillchat.ui.safe import counted, one_line
 
 if TYPE_CHECKING:
     from skillchat.ui.repl import Repl
@@ -237,7 +237,7 @@ def _reload(repl: Repl, arg: str) -> None:
     repl.reload_skills()
     after = set(repl.registry.skills)
     added, removed = sorted(after - before), sorted(before - after)
-    line = f"{len(after)} skills"
+    line = counted(len(after), "skill")
     if added:
         line += f"; new: {', '.join(added)}"
     if removed:

@@ -98,7 +98,8 @@ class Repl:
         where = f"workspace '{self.workspace.name}' · " if self.workspace else ""
         print(
             one_line(
-                f"skillchat {__version__} · {self.settings.model} · {count} skills · {where}"
+                f"skillchat {__version__} · {self.settings.model} · "
+                f"{counted(count, 'skill')} · {where}"
                 "/help for commands, Ctrl-D to quit"
             )
         )
@@ -190,7 +191,9 @@ class Repl:
         """Say which chat goes on, and where it stopped."""
         chat = self.store.get_chat(self.recorder.chat_id or "")
         title = one_line(chat.title or "untitled")
-        _line(f"resumed chat {chat.id} · {chat.message_count} messages · {title}", "bold")
+        _line(
+            f"resumed chat {chat.id} · {counted(chat.message_count, 'message')} · {title}", "bold"
+        )
         replies = [m for m in self.chat.messages if m["role"] == "assistant" and m["content"]]
         last = replies[-1] if replies else None
         if last is not None:
