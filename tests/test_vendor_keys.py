@@ -110,13 +110,14 @@ def test_disabled_in_the_config_and_the_left_out_line(
     skill_folder(library, "broken", "name: other-name\ndescription: D.\n")
     config = tmp_path / "config.toml"
     config.write_text('[skills]\ndisabled = ["charts"]\n')
-    server.script(reply("ok"), reply("plain"))
+    server.script(reply("ok"))
     done = ask(server, library, "hi", config=config)
     assert done.returncode == 0, done.stderr
     assert "charts" not in catalog_of(server)
     assert "1 skill left out: `skillchat skills list` says why" in done.stderr
-    done = ask(server, library, "/charts plot", config=config)
-    assert sent(server)[-1] == {"role": "user", "content": "/charts plot"}
+    done = ask(server, library, "/charts plot", config=config)  # said, not sent
+    assert done.returncode == 2 and "left out: disabled" in done.stderr
+    assert len(server.completions) == 1
     listing = skillchat(
         "skills", "list", "--json", "--skills-dir", str(library), "--config", str(config)
     )
