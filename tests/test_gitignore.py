@@ -73,6 +73,10 @@ CASES: list[tuple[dict[str, str], str, bool, bool]] = [
     ({"": "**/\n"}, "sub/f", False, True),
     ({"": "a/**/\n"}, "a/f", False, False),
     ({"": "a/**/\n"}, "a/b/f", False, True),
+    # git wildmatches only what follows a path pattern's literal prefix, so this `**`
+    # starts a segment there (found by the random test below: git ignores `ab`)
+    ({"": "a**/b\n"}, "ab", False, True),
+    ({"": "a**/b\n"}, "ax/y/b", False, True),
     ({"": "/*\n!/src\n"}, "src/x.py", False, False),
     ({"": "/*\n!/src\n"}, "docs/x.md", False, True),
     ({"": "x\\\\y\n"}, "x\\y", False, True),  # an escaped backslash

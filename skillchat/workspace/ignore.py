@@ -107,10 +107,17 @@ def _bracket(pattern: str, start: int) -> tuple[str, int] | None:
     return None
 
 
-def translate(pattern: str) -> str:
-    """A gitignore glob (without `!`, leading or trailing `/`) as a regex body."""
+def translate(pattern: str, *, pathname: bool = False) -> str:
+    """A gitignore glob (without `!`, leading or trailing `/`) as a regex body.
+
+    `pathname`: the pattern is matched against the whole path (it has a slash). Git
+    then compares the literal prefix (up to the first `*?[\\`) as plain text and
+    wildmatches only the rest, so a `**` right after that prefix counts as starting
+    a segment: `a**/b` ignores `ab` (as `**/b` would `b`). Matched here to agree.
+    """
     out: list[str] = []
     i, n = 0, len(pattern)
+    literal = next((k for k, ch in enumerate(pattern) if ch in "*?[\\"), n)
     while i < n:
         c = pattern[i]
         if c == "*":
@@ -118,7 +125,7 @@ def translate(pattern: str) -> str:
             while j < n and pattern[j] == "*":
                 j += 1
             stars, after = j - i, pattern[j : j + 1]
-            at_segment_start = i == 0 or pattern[i - 1] == "/"
+            at_segment_start = i == 0 or pattern[i - 1] == "/" or (pathname and i == literal)
             if stars >= 2 and at_segment_start and after == "/":
                 out.append("(?:.*/)?")  # '**/': zero or more folders
                 j += 1
@@ -167,7 +174,7 @@ def parse_rule(line: str) -> Rule | None:
     line = line.lstrip("/")
     if not line:
         return None
-    regex = re.compile(translate(line), re.DOTALL)
+    regex = re.compile(translate(line, pathname=anchored), re.DOTALL)
     return Rule(regex, negated, dir_only, anchored)
 
 
