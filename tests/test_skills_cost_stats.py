@@ -77,14 +77,24 @@ def test_cost_marks_shortened_descriptions_and_pipes_tsv(library: Path, tmp_path
     assert "every request with skills:" in done.stderr and "cl100k_base" in done.stderr
 
 
-def test_cost_without_the_tokenizer_says_it_estimates(library: Path, tmp_path: Path) -> None:
-    # A `litellm` package without its tokenizer files, found first on the path.
-    write_files(tmp_path / "fake" / "litellm", {"__init__.py": ""})
+@pytest.mark.parametrize("damaged", [False, True])
+def test_cost_without_the_tokenizer_says_it_estimates(
+    library: Path, tmp_path: Path, damaged: bool
+) -> None:
+    # A `litellm` package without its tokenizer file (or with a damaged one), found
+    # first on the path: the estimate, and the damaged file left as it was.
+    files = {"__init__.py": ""}
+    bad = "litellm_core_utils/tokenizers/9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
+    if damaged:
+        files[bad] = "not a BPE file\n"
+    write_files(tmp_path / "fake" / "litellm", files)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "fake"), *sys.path])}
     report = cost(library, env=env)
     assert report["tokenizer"] == "characters / 4 (estimate)" and report["exact_for"] is None
     guide_and_script = (len(GUIDE) + 3) // 4 + (len("print(1)\n") + 3) // 4
     assert report["skills"][0]["files"] == guide_and_script
+    if damaged:
+        assert (tmp_path / "fake" / "litellm" / bad).read_text() == "not a BPE file\n"
 
 
 def ask(server: ScriptedServer, library: Path, *args: str):

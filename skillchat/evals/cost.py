@@ -22,6 +22,7 @@ cannot load, characters / 4 is used and the report says so.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -41,8 +42,11 @@ from skillchat.tools.skill_tools import GetSkill, ReadFileInSkill
 from skillchat.tools.toolbox import Toolbox
 
 ENCODING = "cl100k_base"
-# tiktoken names a cached file by the sha1 of its URL: this is cl100k_base's.
+# tiktoken names a cached file by the sha1 of its URL: this is cl100k_base's, and the
+# sha256 tiktoken expects of its content. A file that does not match is not handed to
+# tiktoken, which would delete it (it is LiteLLM's copy) and download it again.
 _CL100K_FILE = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
+_CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 # A relative path a SKILL.md points to: a Markdown link target or a `code` span.
 _REFERENCE = re.compile(r"\]\(([^)\s#]+)[^)]*\)|`([^`\s]+)`")
 
@@ -62,7 +66,11 @@ def _litellm_tokenizers() -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     folder = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils/tokenizers"
-    return folder if (folder / _CL100K_FILE).is_file() else None
+    try:
+        data = (folder / _CL100K_FILE).read_bytes()
+    except OSError:
+        return None
+    return folder if hashlib.sha256(data).hexdigest() == _CL100K_SHA256 else None
 
 
 def load_counter() -> Counter:
