@@ -54,7 +54,8 @@ def test_the_repl_offers_did_you_mean_and_sends_nothing(
 ) -> None:
     server.script(reply("fine"))
     session = pty_sessions(*session_options(server, library))
-    session.prompt()
+    banner = session.prompt()
+    assert "2 skills left out: `skillchat skills list` says why" in banner
     assert "did you mean /help?" in session.run("/hlep")
     assert "did you mean /calculator?" in session.run("/calculatr 2+2")
     assert "fine" in session.run("hello")
