@@ -41,10 +41,12 @@ def v1_database(path: Path) -> None:
     raw.close()
 
 
-def test_a_v1_database_upgrades_to_v2_and_keeps_its_chats(tmp_path: Path) -> None:
+def test_a_v1_database_upgrades_to_the_current_schema_and_keeps_its_chats(
+    tmp_path: Path,
+) -> None:
     db = tmp_path / "chats.db"
     v1_database(db)
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     with ChatStore.open(db) as store:
         chat = store.get_chat("0123")
         assert (chat.id, chat.model, chat.title, chat.message_count) == (
@@ -54,13 +56,14 @@ def test_a_v1_database_upgrades_to_v2_and_keeps_its_chats(tmp_path: Path) -> Non
             1,
         )
         assert chat.activated_skills == ("pdf",) and chat.attached_files == ()
+        assert (chat.api_base, chat.backend) == (None, None)  # its server was not recorded
         assert [m.message for m in store.load_messages(chat.id)] == [
             {"role": "user", "content": "hello"}
         ]
         store.record_attachment(chat.id, "/ws", "src/app.py", SHA, 12)
         assert [f.path for f in store.get_chat(chat.id).attached_files] == ["src/app.py"]
     raw = sqlite3.connect(db)
-    assert raw.execute("PRAGMA user_version").fetchone() == (2,)
+    assert raw.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     raw.close()
 
 
