@@ -10,6 +10,7 @@ and `db` / `store` (a chat database in the test's tmp_path)."""
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,12 @@ if os.environ.get("CI"):
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED_SKILLS = REPO / "skillchat" / "bundled_skills"
 REAL_SKILLS = REPO.parent / "shared" / "real-skills"
+
+# A CI that starts pytest in the background starts it with SIGINT ignored, and an
+# ignored signal stays ignored in every child: the Ctrl-C tests' skillchat would never
+# see its Ctrl-C. Python's own handler is reset to the default in a child at exec.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The environment the run started with, before any test points HOME into a temp dir:
 # the real model's installer (pip) runs with it.

@@ -85,9 +85,13 @@ def probe(*, refresh: bool = False) -> SandboxStatus:
     from skillchat.sandbox.runner import run_in_sandbox
 
     version = _version(found.bwrap)
+    # The scratch folder is made one level inside a temp folder of our own: the
+    # runner makes a scratch folder's parent private (0700), and that parent must be
+    # ours, never the system temp folder itself.
     with tempfile.TemporaryDirectory(prefix="skillchat-probe-") as tmp:
         try:
-            outcome = run_in_sandbox(found, SandboxSpec(scratch=Path(tmp)), "exit 0")
+            scratch = Path(tmp) / "scratch"
+            outcome = run_in_sandbox(found, SandboxSpec(scratch=scratch), "exit 0")
         except SandboxFailure as exc:
             _cached = SandboxStatus(
                 False,
