@@ -34,7 +34,6 @@ if os.environ.get("CI"):
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED_SKILLS = REPO / "skillchat" / "bundled_skills"
-REAL_SKILLS = REPO.parent / "shared" / "real-skills"
 
 # A CI that starts pytest in the background starts it with SIGINT ignored, and an
 # ignored signal stays ignored in every child: the Ctrl-C tests' skillchat would never
@@ -46,6 +45,13 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 # the real model's installer (pip) runs with it.
 _START_ENV = dict(os.environ)
 _SCRUB_PREFIXES = ("SKILLCHAT_", "OPENAI_", "ANTHROPIC_", "LITELLM_", "OLLAMA_", "LLM_")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that start the real model are marked `real_model` (CI runs them once)."""
+    for item in items:
+        if "real_model" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.real_model)
 
 
 @pytest.fixture(autouse=True)
@@ -106,6 +112,21 @@ def real_model(
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """The folder of test data kept beside the repository (the real skills, their
+    scripts, the real model's start script). A clone without it skips the tests that
+    need it, with the reason; under CI, which always has it, they fail instead."""
+    from helpers import SHARED
+
+    if SHARED is None:
+        reason = f"no shared/ test data beside {REPO} or above it"
+        if os.environ.get("CI"):
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    return SHARED
 
 
 @pytest.fixture

@@ -14,6 +14,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from openai_server import ScriptedServer
 
+REPO = Path(__file__).resolve().parents[1]
+# The test data kept beside the repository: next to a CI clone, or above a worktree
+# made under a checkout's folder. None when absent (the `shared` fixture then skips).
+SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "real-skills").is_dir()), None)
+# Where its parts are (paths that do not exist when it is absent).
+REAL_SKILLS = (SHARED or REPO.parent / "shared") / "real-skills"
+REAL_SKILLS_SCRIPTS = (SHARED or REPO.parent / "shared") / "real-skills-scripts"
+
 
 def write_files(root: Path, files: dict[str, str]) -> Path:
     """Each `relative path: text` of `files` written under `root` (folders made as

@@ -20,11 +20,6 @@ from skillchat.skills.model import Skill
 from skillchat.skills.registry import discover
 from skillchat.skills.validation import inspect_skill
 
-SHARED = next(
-    (p / "shared" for p in Path(__file__).resolve().parents if (p / "shared/real-skills").is_dir()),
-    None,
-)
-
 
 def test_entries_split_at_spaces_and_commas_outside_parentheses() -> None:
     value = "Read, Grep Bash(git log:*) Bash(python scripts/fill.py:*)\tmcp__gh__pr"
@@ -79,12 +74,10 @@ def test_a_yaml_list_reaches_the_parser_joined_with_spaces(tmp_path: Path) -> No
     assert match_command(rules, "git log --oneline").matched
 
 
-@pytest.mark.skipif(SHARED is None, reason="shared/real-skills not found above the repo")
-def test_every_allowed_tools_value_of_the_real_corpus_parses() -> None:
-    assert SHARED is not None
+def test_every_allowed_tools_value_of_the_real_corpus_parses(shared: Path) -> None:
     values: dict[str, str] = {}
     for corpus in ("real-skills", "real-skills-scripts"):
-        for skill_md in sorted((SHARED / corpus).rglob("SKILL.md")):
+        for skill_md in sorted((shared / corpus).rglob("SKILL.md")):
             folder = skill_md.parent
             found = inspect_skill(
                 str(folder), dir_name=folder.name, shown_dir=str(folder), strict=False

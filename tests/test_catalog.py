@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import skill_box
-from conftest import REAL_SKILLS
-from helpers import skill_folder, skillchat
+from helpers import REAL_SKILLS, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.prompt import ELLIPSIS, MIN_DESCRIPTION, build_catalog, shorten, system_prompt
@@ -90,6 +89,7 @@ def test_names_only_before_names_are_cut(tmp_path: Path) -> None:
     assert cut is not None and cut.cut and cut.shown == 49
 
 
+@pytest.mark.usefixtures("shared")
 def test_the_real_corpus_keeps_every_usable_skill_described() -> None:
     registry = real_registry()
     catalog = build_catalog(registry, 30_000)

@@ -3,7 +3,8 @@ outside the repository, finds its bundled skills and uses them.
 
 The wheel is built from a copy of the sources (so no `build/` lands in the repo) with
 `pip wheel --no-build-isolation --no-index`: nothing is downloaded, setuptools and
-wheel come from the test extras. The fresh venv gets that wheel only (`--no-deps`);
+wheel come from the test extras. It is installed twice, as users do: by pip, and by
+uv (from the test extras, offline). Each fresh venv gets that wheel only (`--no-deps`);
 its dependencies (litellm, openai, rich...) are the test environment's, reached
 through one `.pth` line, so CI does not download them a second time. A `.pth` line
 adds a folder to `sys.path` without running the `.pth` files inside it, so the
@@ -34,9 +35,9 @@ BUNDLED = ["calculator", "commit-message", "skills-system-validation"]
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The `skillchat` script of a fresh venv holding the wheel built from this tree."""
-    root = tmp_path_factory.mktemp("install")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel built from a copy of this tree, offline."""
+    root = tmp_path_factory.mktemp("build")
     source = root / "source"
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
@@ -47,16 +48,35 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
     subprocess.run([*build, "--no-index", "-q", "-w", str(wheels), str(source)], env=CLEAN,
                    check=True, capture_output=True, timeout=300)  # fmt: skip
-    [wheel] = wheels.glob("skillchat-*.whl")
+    [built] = wheels.glob("skillchat-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module", params=["pip", "uv"])
+def installed(request: pytest.FixtureRequest, wheel: Path,
+              tmp_path_factory: pytest.TempPathFactory) -> Path:  # fmt: skip
+    """The `skillchat` script of a fresh venv holding the wheel, installed by pip or by
+    uv. uv installs a wheel's files as hard links into its cache, as `uv tool install`,
+    `uv pip install` and pipx's uv backend do (its cache is put beside the venv, on the
+    same filesystem, so it links here as it does in a user's home)."""
+    root = tmp_path_factory.mktemp(f"install-{request.param}")
     env_dir = root / "venv"
-    venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
-    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps"]
-    subprocess.run([*install, "--no-index", "-q", str(wheel)], env=CLEAN,
+    if request.param == "pip":
+        venv.create(env_dir, with_pip=False)
+        install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q"]
+    else:
+        uv = [sys.executable, "-m", "uv", "--cache-dir", str(root / "uv-cache"), "--offline"]
+        subprocess.run([*uv, "venv", "-q", "--python", sys.executable, str(env_dir)],
+                       env=CLEAN, check=True, capture_output=True, timeout=300)  # fmt: skip
+        install = [*uv, "pip", "install", "-q", "--python", str(python), "--link-mode=hardlink"]
+    subprocess.run([*install, "--no-deps", "--no-index", str(wheel)], env=CLEAN,
                    check=True, capture_output=True, timeout=300)  # fmt: skip
     ask = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     where = subprocess.run([str(python), "-c", ask], check=True, capture_output=True, text=True)
     purelib = Path(where.stdout.strip())
+    skill_md = purelib / "skillchat" / "bundled_skills" / "calculator" / "SKILL.md"
+    assert (skill_md.stat().st_nlink > 1) == (request.param == "uv")  # as uv really installs
     (purelib / "test_env_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return env_dir / "bin" / "skillchat"
 

@@ -34,6 +34,8 @@ HUB_FILE = "qwen2.5-1.5b-instruct-q4_k_m.gguf"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 # A small context keeps a runaway reply of this 135M model to seconds.
 CONFIG = "[local]\ncontext_max = 2048\n"
+# The real model's files, installed once and cached for the run's user (CI's root job).
+pytestmark = pytest.mark.real_model
 
 
 def _fail_or_skip(reason: str) -> None:

@@ -18,12 +18,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers import REAL_SKILLS
 
 from skillchat.skills.registry import discover
 from skillchat.skills.validation import validate_paths
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "real-skills"
+CORPUS = REAL_SKILLS
 DOC = REPO / "docs" / "skills-ref-disagreements.md"
 
 REASONS = {
@@ -217,7 +218,7 @@ def render_doc(
     return "\n".join(lines)
 
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
+pytestmark = pytest.mark.usefixtures("shared")
 
 
 @pytest.fixture(scope="module")

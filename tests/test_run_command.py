@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import skillchat
+from helpers import REAL_SKILLS_SCRIPTS, skillchat
 from openai_server import ScriptedServer, call, reply
 from sandbox_helpers import processes_with, require_sandbox
 
@@ -22,11 +22,7 @@ from skillchat.tools.run_command import RunCommand
 
 REPO = Path(__file__).resolve().parents[1]
 SKILLS = REPO / "skillchat" / "bundled_skills"
-# shared/ sits beside the clone (CI), or further up (a worktree under /work/wt).
-REAL = next(
-    (p / "shared" / "real-skills-scripts" for p in REPO.parents if (p / "shared").is_dir()),
-    REPO.parent / "shared" / "real-skills-scripts",
-)
+REAL = REAL_SKILLS_SCRIPTS
 ANTHROPIC = REAL / "anthropics-skills" / "skills"
 COPILOT = REAL / "github-awesome-copilot" / "skills"
 OPENAI_SYSTEM = REAL / "openai-skills" / "skills" / ".system"
@@ -152,6 +148,7 @@ def test_a_refusal_runs_nothing(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- real skills
 
 
+@pytest.mark.usefixtures("shared")
 def test_webapp_testing_with_server_and_its_leaked_server_dies(server: ScriptedServer) -> None:
     command = (
         "cd /scratch && python3 /skills/webapp-testing/scripts/with_server.py "
@@ -166,6 +163,7 @@ def test_webapp_testing_with_server_and_its_leaked_server_dies(server: ScriptedS
     assert processes_with("http.server 8765") == []  # orphaned by with_server, killed by us
 
 
+@pytest.mark.usefixtures("shared")
 def test_code_tour_generates_and_validates_a_tour(server: ScriptedServer, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "src").mkdir(parents=True)
@@ -190,6 +188,7 @@ def test_code_tour_generates_and_validates_a_tour(server: ScriptedServer, tmp_pa
     assert "/scratch/repo/.tours/skeleton.tour" in result["files_written"]
 
 
+@pytest.mark.usefixtures("shared")
 def test_openai_init_skill_mode_644_runs_with_python3(server: ScriptedServer) -> None:
     assert not (OPENAI_SYSTEM / "skill-creator/scripts/init_skill.py").stat().st_mode & 0o111
     command = "python3 /skills/skill-creator/scripts/init_skill.py my-new-skill --path /scratch"
@@ -200,6 +199,7 @@ def test_openai_init_skill_mode_644_runs_with_python3(server: ScriptedServer) ->
     assert "/scratch/my-new-skill/SKILL.md" in result["files_written"]
 
 
+@pytest.mark.usefixtures("shared")
 def test_anthropic_skill_creator_runs_as_a_module_from_its_root(server: ScriptedServer) -> None:
     make = (
         "mkdir -p /scratch/ws/iteration-1/eval-1/with_skill/run-1 && "
@@ -217,6 +217,7 @@ def test_anthropic_skill_creator_runs_as_a_module_from_its_root(server: Scripted
     assert "/scratch/ws/iteration-1/benchmark.json" in result["files_written"]
 
 
+@pytest.mark.usefixtures("shared")
 def test_an_extensionless_bash_script_runs(server: ScriptedServer) -> None:
     command = "/skills/subagent-driven-development/scripts/sdd-workspace"
     _, result = ask_run(

@@ -23,7 +23,7 @@ from pathlib import Path
 import pexpect
 import pyte
 import pytest
-from helpers import session_options
+from helpers import REAL_SKILLS, session_options
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.ui import safe
@@ -31,7 +31,7 @@ from skillchat.ui.markdown_stream import BlockSplitter, finished_piece
 
 REPO = Path(__file__).resolve().parents[1]
 SKILLS = REPO / "skillchat" / "bundled_skills"
-CORPUS = REPO.parents[1] / "shared" / "real-skills"  # as tests/test_real_corpus.py finds it
+CORPUS = REAL_SKILLS
 ROWS, COLUMNS = 24, 100
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import make_chat, registry, skill_box, tool_messages, write_skill
+from helpers import REAL_SKILLS
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.config import Settings
@@ -322,10 +323,10 @@ def test_schemas_are_valid_for_every_provider() -> None:
     assert read["properties"]["max_bytes"]["type"] == "integer"
 
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "real-skills"
+CORPUS = REAL_SKILLS
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared/real-skills is not beside the repo")
+@pytest.mark.usefixtures("shared")
 def test_every_real_skill_is_served_and_every_listed_file_read_or_refused() -> None:
     from skillchat.skills.registry import discover
 
