@@ -13,9 +13,12 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
+import pyte
 
 PROMPT = "❯"
 CPR_QUERY = "\x1b[6n"
@@ -44,7 +47,7 @@ class PtySession:
         self,
         *args: str,
         cwd: Path | None = None,
-        timeout: float = 8,
+        timeout: float = 30,  # a bound for a state that never comes, not a pace
         env: dict[str, str] | None = None,
     ) -> None:
         self.child = pexpect.spawn(
@@ -74,6 +77,33 @@ class PtySession:
                 self.child.send("\x1b[1;1R")
             else:
                 return plain("".join(before))
+
+    def until_screen(self, seen: Callable[[list[str]], bool], timeout: float = 30) -> list[str]:
+        """Read until the screen, as a terminal would show it (pyte, fed everything
+        printed so far), satisfies `seen`; returns its lines. For states that raw
+        output cannot tell apart: a completion menu that shows `notes.md` before the
+        line itself is completed prints the same text."""
+        screen = pyte.Screen(120, 40)
+        stream = pyte.Stream(screen)
+        pending = self.child.buffer  # read by an earlier expect, not matched yet
+        self.child.buffer = ""
+        stream.feed("".join(self.output))
+        deadline = time.monotonic() + timeout
+        while True:
+            if pending:
+                if CPR_QUERY in pending:
+                    self.child.send("\x1b[1;1R")
+                self.output.append(pending)
+                stream.feed(pending)
+            if seen(screen.display):
+                return screen.display
+            if time.monotonic() > deadline:
+                shown = "\n".join(line.rstrip() for line in screen.display)
+                raise AssertionError(f"the screen never got there; it shows:\n{shown}")
+            try:
+                pending = self.child.read_nonblocking(65536, timeout=0.2)
+            except pexpect.TIMEOUT:
+                pending = ""
 
     def prompt(self) -> str:
         """Wait for the next prompt; returns the output since the last wait."""

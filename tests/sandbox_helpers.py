@@ -4,6 +4,7 @@ run, except under CI=true, where a missing sandbox fails the test instead."""
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,13 @@ def require_sandbox() -> SandboxStatus:
             pytest.fail(message)
         pytest.skip(message)
     return status
+
+
+def unique_number() -> int:
+    """A number for a test's `sleep N`, so that `processes_with` finds only this run's
+    processes: CI runs the suite twice at once (as root and as a user), and the same
+    test of the other run may be sleeping at the same moment."""
+    return random.randrange(10**8, 10**9)
 
 
 def processes_with(marker: str) -> list[str]:

@@ -13,7 +13,7 @@ from chat_helpers import tool_messages
 from helpers import session_options
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
-from sandbox_helpers import processes_with, require_sandbox
+from sandbox_helpers import processes_with, require_sandbox, unique_number
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTION = "Run it? [y]es / [n]o / [a]lways for this skill:"
@@ -66,10 +66,11 @@ def test_no_then_always_then_no_more_questions(server: ScriptedServer, repl: Pty
 def test_ctrl_c_at_the_question_is_no_and_during_a_run_kills_it(
     server: ScriptedServer, repl: PtySession
 ) -> None:
+    n = unique_number()
     server.script(
         reply("", calls=[run_call("echo never")]),
         reply("you said no"),
-        reply("", calls=[run_call("echo started-$((432000 + 198)); sleep 432198")]),
+        reply("", calls=[run_call(f"echo started-$(({n} - 1 + 1)); sleep {n}")]),
         reply("after the interrupt"),
     )
     repl.line("one")
@@ -80,12 +81,12 @@ def test_ctrl_c_at_the_question_is_no_and_during_a_run_kills_it(
     repl.line("two")
     repl.expect(QUESTION)
     repl.line("y")
-    live = repl.expect("started-432198")  # the live card streams the output's tail
-    assert "run_command · running" in live and "$ echo started-$((432000 + 198))" in live
+    live = repl.expect(f"started-{n}")  # the live card streams the output's tail
+    assert "run_command · running" in live and f"$ echo started-$(({n} - 1 + 1))" in live
     repl.interrupt()
     repl.expect("interrupted")
     repl.prompt()
-    assert processes_with("432198") == []
+    assert processes_with(f"sleep {n}") == []
     assert "after the interrupt" in repl.run("go on")
     assert repl.quit() == 0
 

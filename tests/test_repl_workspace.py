@@ -42,17 +42,20 @@ def test_attach_and_mentions_with_completion(server, repl, project) -> None:
     server.script(reply("Both read."))
     session = repl("--workspace", str(project))
     assert "workspace 'project'" in session.prompt()
+    # As a person does: the menu shows (completions ready), then Tab picks its entry.
     session.send("/attach no")
+    session.until_screen(lambda lines: any(line.strip() == "notes.md" for line in lines))
     session.send("\t")
-    session.expect("notes.md")
+    session.until_screen(lambda lines: any("/attach notes.md" in line for line in lines))
     screen = session.run("")
     assert "attached notes.md (" in screen and "it goes with your next message" in screen
     session.expect("attached: 1 for the next message")  # the toolbar
     assert "error: File 'missing.md' not found in workspace" in session.run("/attach missing.md")
     assert "is hidden" in session.run("/attach .env")
     session.send("compare with @src/a")
+    session.until_screen(lambda lines: any(line.strip() == "app.py" for line in lines))
     session.send("\t")
-    session.expect("pp.py")  # only what changed on the line is redrawn
+    session.until_screen(lambda lines: any("compare with @src/app.py" in ln for ln in lines))
     screen = session.run(" please")
     assert screen.count("read_file · attached") == 2 and "Both read." in screen
     assert sent(server)[1] == {"role": "user", "content": "compare with @src/app.py please"}

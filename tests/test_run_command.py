@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from helpers import REAL_SKILLS_SCRIPTS, skillchat
 from openai_server import ScriptedServer, call, reply
-from sandbox_helpers import processes_with, require_sandbox
+from sandbox_helpers import processes_with, require_sandbox, unique_number
 
 from skillchat.config import Settings
 from skillchat.sandbox.command_tool import SandboxCommands, Verdict
@@ -134,9 +134,11 @@ def test_bad_arguments_are_invalid(tmp_path: Path, arguments: str, expected: str
 def test_a_timeout_of_a_year_is_capped(tmp_path: Path) -> None:
     t = tool(tmp_path)
     t.runner.max_timeout_s = 1.0
-    result = json.loads(t.run('{"command": "sleep 543210", "timeout_s": 31536000}').content)
+    n = unique_number()
+    call = json.dumps({"command": f"sleep {n}", "timeout_s": 31536000})
+    result = json.loads(t.run(call).content)
     assert result["error_code"] == "TIMEOUT" and "after 1 s" in result["error"]
-    assert processes_with("543210") == []
+    assert processes_with(f"sleep {n}") == []
 
 
 def test_a_refusal_runs_nothing(tmp_path: Path) -> None:
