@@ -144,6 +144,20 @@ def test_a_rule_is_the_claimed_skills_and_runs_only_its_files(tmp_path: Path) ->
     assert verdict(other, 'cd "$SKILL_DIR" && python3 scripts/fill.py') == "pre-approved"
 
 
+def test_a_star_rule_naming_the_skills_files(tmp_path: Path) -> None:
+    filler = skill(tmp_path, allowed="Bash(python3 scripts/*) Bash(bash run.sh *)")
+    assert verdict(filler, "python3 /skills/filler/scripts/fill.py a b") == "pre-approved"
+    assert verdict(filler, "cd /skills/filler && python3 scripts/fill.py") == "pre-approved"
+    assert verdict(filler, "cd /skills/filler && bash run.sh") == "pre-approved"
+    for command in (
+        "python3 scripts/fill.py",
+        "python3 /skills/filler/scripts/../../other/x.py",  # `*` over `..`
+        "python3 /skills/other/scripts/fill.py",
+        "bash run.sh x",
+    ):
+        assert verdict(filler, command) == "ask", command
+
+
 def test_a_bare_name_is_a_file_of_the_skill_only_when_the_skill_has_it(tmp_path: Path) -> None:
     filler = skill(tmp_path, allowed="Bash(python3 fill.py) Bash(cat notes.txt)")
     write_files(filler.root, {"fill.py": ""})
@@ -160,6 +174,18 @@ def test_rule_paths_that_leave_the_skill_match_nothing(tmp_path: Path) -> None:
     for command in ("python3 /skills/other/x.py", "cd /skills/filler && python3 ../other/x.py"):
         assert verdict(filler, command) == "ask"
     assert verdict(filler, "python3 /skills/filler/x.py") == "pre-approved"
+
+
+def test_a_path_the_skill_does_not_have_is_the_projects(tmp_path: Path) -> None:
+    filler = skill(
+        tmp_path,
+        allowed="Bash(./gradlew build:*) Bash(npx @playwright/test:*) "
+        "Bash(curl https://example.com/api:*) Bash(python3 scripts/missing.py)",
+    )
+    for command in ("./gradlew build", "npx @playwright/test", "curl https://example.com/api"):
+        assert verdict(filler, command) == "pre-approved", command
+    assert verdict(filler, "python3 scripts/missing.py") == "ask"  # the skill has scripts/
+    assert verdict(filler, "python3 /skills/filler/scripts/missing.py") == "pre-approved"
 
 
 def test_without_a_skill_a_path_rule_matches_nothing() -> None:

@@ -13,14 +13,15 @@ loader). Entries are separated by spaces or commas *outside* parentheses, so
   matter: `Bash(git status)` matches `git  "status"`).
 - `Bash(...*...)`: `*` matches any characters: `Bash(npm run test*)` matches
   `npm run test:unit`; a single trailing ` *` is optional (`Bash(ls *)` matches `ls`).
-- A word naming a file of the skill (`scripts/fill.py`, `./run.sh`, `fill.py` when
-  the skill has one, `$SKILL_DIR/x`) means *that file*, wherever the command runs
-  from: `Bash(python3 scripts/fill.py:*)` matches `python3
-  /skills/NAME/scripts/fill.py` and `cd /skills/NAME && python scripts/fill.py`, but
-  not `python3 scripts/fill.py` run from /workspace, which would run the
-  workspace's own file (command_paths.py says how paths are read). `python`,
-  `python3` and `python3.X` are one program; `python3 -m MODULE` of a module of the
-  skill matches only from the skill's folder.
+- A word naming a file of the skill (a relative path whose first part the skill's
+  folder has: `scripts/fill.py`, `./run.sh`, `fill.py`; or `$SKILL_DIR/x`) means
+  *that file*, wherever the command runs from: `Bash(python3 scripts/fill.py:*)`
+  matches `python3 /skills/NAME/scripts/fill.py` and `cd /skills/NAME && python
+  scripts/fill.py`, but not `python3 scripts/fill.py` run from /workspace, which
+  would run the workspace's own file (command_paths.py says how paths are read).
+  A path the skill does not have (`bin/rails`) is a plain word, as in Claude Code.
+  `python`, `python3` and `python3.X` are one program; `python3 -m MODULE` of a
+  module of the skill matches only from the skill's folder.
 - `Read`, `Grep`, `Glob`, `LS` (with or without a path in parentheses): skillchat's
   own read-only tools, which every skill may use anyway.
 - Anything else (`Write`, `Edit`, `WebFetch`, `mcp__server__tool`, `Task`, ...) is

@@ -162,29 +162,31 @@ def working_folders(
 def rule_target(word: str, place: Place | None, *, program: bool) -> str | None:
     """The skill file a rule word names, as the sandbox sees it
     (`/skills/NAME/scripts/fill.py`); "" when it is a path that names no file of the
-    skill (outside it, or no skill known), so nothing matches it; None when it is a
-    plain word compared as written.
+    skill for certain (it climbs out with `..`, or no skill is known), so nothing
+    matches it; None when it is a plain word, compared as written.
 
-    A word is a path of the skill when it has a `/` and is relative (or starts with
-    the skill's own `/skills/NAME/`), or when it names an entry of the skill's
-    folder (`fill.py`); a program (the first word) only with a `/`, since a bare
-    name is looked up in PATH. Options (`-x`, `--out=a/b`) are plain words.
-    `$SKILL_DIR/x` is the skill's `x`, as in a command."""
+    A relative word names a file of the skill when its first part is an entry of
+    the skill's folder: `scripts/fill.py` when the skill has `scripts`, `./run.sh`,
+    `fill.py` when it has that file. So is `/skills/NAME/...` or `$SKILL_DIR/...`.
+    A path the skill does not have (`bin/rails`, `@scope/pkg`, a URL) is a plain
+    word, as in Claude Code: it means whatever the command's folder holds. A
+    program (the first word) is a path only with a `/`: a bare name is looked up in
+    PATH. Options (`-x`, `--out=a/b`) are plain words."""
     if place is not None:
         word = _SKILL_DIR_VAR.sub(lambda _: place.skill_dir, word)
-    if word.startswith("-") or word.startswith("~") or (program and "/" not in word):
+    if word.startswith(("-", "~")) or (program and "/" not in word):
         return None
     if word.startswith("/"):
         if place is None or not place.inside(word):
             return None
         return resolve(word, None) or ""
-    if "/" not in word:
-        if place is None or word in (".", "..") or any(char in _UNSURE for char in word):
-            return None
-        if not place.has(f"{place.skill_dir}/{word}"):
-            return None
-    if place is None:
-        return ""
+    parts = [part for part in word.split("/") if part not in ("", ".")]
+    if not parts or (parts == [".."] and "/" not in word):
+        return None  # `.` and `..`: the folder the command runs in
+    if place is None or parts[0] == ".." or any(char in _UNSURE for char in parts[0]):
+        return "" if "/" in word else None
+    if not place.has(f"{place.skill_dir}/{parts[0]}"):
+        return None
     target = posixpath.normpath(f"{place.skill_dir}/{word}")
     return target if place.inside(target) and target != place.skill_dir else ""
 
@@ -202,10 +204,7 @@ def runs_skill_module(words: tuple[str, ...], place: Place | None) -> bool:
         return False
     at = words.index("-m") + 1
     top = words[at].split(".")[0] if at < len(words) else ""
-    try:
-        return bool(top) and any(os.path.lexists(place.root / n) for n in (top, f"{top}.py"))
-    except (OSError, ValueError):
-        return True
+    return bool(top) and any(place.has(f"{place.skill_dir}/{n}") for n in (top, f"{top}.py"))
 
 
 @lru_cache(maxsize=512)
@@ -220,10 +219,10 @@ def _wildcard(text: str) -> re.Pattern[str]:
 
 def wildcard_matches(text: str, words: list[str], place: Place | None, cwd: str | None) -> bool:
     """A `*` rule matches the command's text. When the rule names files of the skill,
-    both sides are compared with paths made absolute: each such rule word becomes
-    `/skills/NAME/...`, and each command word with a `/` (not an option) the path it
-    leads to from `cwd` (a bare name too when it names a file of the skill from
-    there); a word with a `/` that does not lead anywhere for certain fails."""
+    both sides are compared with the skill's files made absolute: each such rule word
+    becomes `/skills/NAME/...`, and so does each command word that leads into the
+    skill's folder from `cwd`; a word with a `/` that does not lead anywhere for
+    certain fails (a `*` must not stretch over a `..`)."""
     tokens = text.split()
     targets = [rule_target(t, place, program=i == 0) for i, t in enumerate(tokens)]
     if "" in targets:
@@ -236,13 +235,11 @@ def wildcard_matches(text: str, words: list[str], place: Place | None, cwd: str 
     )
     canonical: list[str] = []
     for index, word in enumerate(words):
-        if "/" in word and not word.startswith("-"):
-            path = resolve(word, cwd)
-            if path is None:
-                return False
-            word = path
-        elif index and place and cwd and (path := resolve(word, cwd)) and place.has(path):
-            word = path  # `cd /skills/NAME && bash fill.sh`: the skill's own `fill.sh`
+        path = None if word.startswith("-") else resolve(word, cwd)
+        if "/" in word and not word.startswith("-") and path is None:
+            return False
+        if path and place and (place.inside(path) if "/" in word else index and place.has(path)):
+            word = path  # a file of the skill (`cd /skills/NAME && bash fill.sh` too)
         canonical.append(program(word) if index == 0 else word)
     return _wildcard(rule).fullmatch(shlex.join(canonical)) is not None
 
