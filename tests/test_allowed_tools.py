@@ -112,8 +112,9 @@ PREFIX_RULES = parse_allowed_tools(
         ("  git   status  ", True),
         ('"git" log', True),  # the shell runs the same program
         ("gitx log", False),
-        ("python scripts/fill.py in.pdf out.pdf", True),
-        ("python scripts/fill.py", True),
+        # run from the workspace, these run the workspace's own file, not the skill's
+        ("python scripts/fill.py in.pdf out.pdf", False),
+        ("python scripts/fill.py", False),
         ("python scripts/fill.pyc", False),
         ("python3 scripts/fill.py", False),
         ("python scripts/other.py", False),

@@ -35,19 +35,16 @@ def load(parent: Path, name: str = "filler") -> Skill:
     return skill
 
 
-def test_the_hash_covers_every_file_mode_and_link_but_follows_no_link(tmp_path: Path) -> None:
+def test_the_hash_covers_every_file_mode_and_link(tmp_path: Path) -> None:
     folder = project_skill(tmp_path / "skills")
-    outside = write_files(tmp_path / "outside", {"secret.txt": "one"})
-    (folder / "link").symlink_to(outside / "secret.txt")
+    (folder / "link").symlink_to("references/a.md")
     base = content_hash(folder)
-    assert content_hash(folder) == base
-    (outside / "secret.txt").write_text("two")  # the link is not followed
     assert content_hash(folder) == base
     changes = [
         lambda: (folder / "scripts/fill.py").write_text("print('evil')\n"),
         lambda: (folder / "references/b.md").write_text("new"),
         lambda: (folder / "scripts/fill.py").chmod(0o755),
-        lambda: ((folder / "link").unlink(), (folder / "link").symlink_to("/etc/passwd")),
+        lambda: ((folder / "link").unlink(), (folder / "link").symlink_to("scripts/fill.py")),
         lambda: (folder / "scripts/fill.py").rename(folder / "scripts/fill2.py"),
         lambda: (folder / "empty").mkdir(),
     ]

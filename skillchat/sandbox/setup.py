@@ -49,15 +49,17 @@ def command_runner(
         status,
         spec,
         consent,
-        policy=skill_policy(settings, registry),
+        policy=skill_policy(settings, registry, spec().default_cwd()),
         default_timeout_s=settings.run_timeout_s,
         max_timeout_s=settings.run_max_timeout_s,
     )
 
 
-def skill_policy(settings: Settings, registry: Registry) -> Policy:
+def skill_policy(settings: Settings, registry: Registry, cwd: str) -> Policy:
     """The skill's `allowed-tools` under `[run] allowed_tools`, with its trust read
-    afresh for each command (a `/trust` or an edited script counts at once)."""
+    afresh for each command (a `/trust` or an edited script counts at once). `cwd` is
+    where commands start (/workspace or /scratch): a rule naming the skill's own
+    `scripts/x.py` must not match the workspace's file of that name."""
     from skillchat.sandbox.command_tool import Verdict
     from skillchat.skills.allowed_tools import decide
     from skillchat.skills.trust import TrustStore
@@ -71,7 +73,8 @@ def skill_policy(settings: Settings, registry: Registry) -> Policy:
     def policy(skill_name: str | None, command: str) -> Verdict:
         skill = registry.skills.get(skill_name) if skill_name else None
         trusted = skill is not None and TrustStore.load().is_trusted(skill)
-        verdict = decide(command, skill=skill, trusted=trusted, mode=settings.run_allowed_tools)
+        mode = settings.run_allowed_tools
+        verdict = decide(command, skill=skill, trusted=trusted, mode=mode, cwd=cwd)
         return Verdict(kinds[verdict.decision], verdict.reason)
 
     return policy

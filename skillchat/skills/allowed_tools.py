@@ -13,6 +13,15 @@ loader). Entries are separated by spaces or commas *outside* parentheses, so
   matter: `Bash(git status)` matches `git  "status"`).
 - `Bash(...*...)`: `*` matches any characters: `Bash(npm run test*)` matches
   `npm run test:unit`; a single trailing ` *` is optional (`Bash(ls *)` matches `ls`).
+- A word naming a file of the skill (a relative path whose first part the skill's
+  folder has: `scripts/fill.py`, `./run.sh`, `fill.py`; or `$SKILL_DIR/x`) means
+  *that file*, wherever the command runs from: `Bash(python3 scripts/fill.py:*)`
+  matches `python3 /skills/NAME/scripts/fill.py` and `cd /skills/NAME && python
+  scripts/fill.py`, but not `python3 scripts/fill.py` run from /workspace, which
+  would run the workspace's own file (command_paths.py says how paths are read).
+  A path the skill does not have (`bin/rails`) is a plain word, as in Claude Code.
+  `python`, `python3` and `python3.X` are one program; `python3 -m MODULE` of a
+  module of the skill matches only from the skill's folder.
 - `Read`, `Grep`, `Glob`, `LS` (with or without a path in parentheses): skillchat's
   own read-only tools, which every skill may use anyway.
 - Anything else (`Write`, `Edit`, `WebFetch`, `mcp__server__tool`, `Task`, ...) is
@@ -34,7 +43,9 @@ command). Why not split and check them too: a redirection writes where the rule
 never said, and the body of a substitution is a whole second shell program; the
 user reads it in the consent prompt instead. An environment assignment in front
 (`FOO=1 git log`, `GIT_SSH_COMMAND=... git`) is a different first word, so it does
-not match: such variables can run other programs.
+not match: such variables can run other programs. A `cd` into the skill's own
+folder needs no rule (it runs nothing), so `cd /skills/NAME && python3
+scripts/fill.py` needs only the rule for the script.
 
 **Policy** (`[run] allowed_tools`, see `decide`):
 
@@ -56,6 +67,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
+from skillchat.sandbox.layout import SKILLS_MOUNT, WORKSPACE_MOUNT
+from skillchat.skills.command_paths import (
+    Place,
+    changes_shell_state,
+    expand_skill_dir,
+    program,
+    resolve,
+    rule_target,
+    runs_skill_module,
+    wildcard_matches,
+    working_folders,
+)
+
 if TYPE_CHECKING:
     from skillchat.skills.model import Skill
 
@@ -73,23 +97,34 @@ _ENTRY = re.compile(r"^([A-Za-z_][\w.-]*)\((.*)\)$", re.S)
 @dataclass(frozen=True)
 class BashRule:
     """One `Bash(...)` entry. `kind` is `any`, `prefix`, `exact` or `wildcard`;
-    `words` are the prefix or exact words; `regex` the compiled wildcard."""
+    `words` are the prefix or exact words; `text` the wildcard pattern."""
 
     entry: str
     kind: Literal["any", "prefix", "exact", "wildcard"]
     words: tuple[str, ...] = ()
-    regex: re.Pattern[str] | None = None
+    text: str = ""
 
-    def matches(self, words: list[str]) -> bool:
-        """Whether one simple command (its words) is allowed by this rule."""
+    def matches(self, words: list[str], place: Place | None = None, cwd: str | None = None) -> bool:
+        """Whether one simple command (its words), run in `cwd`, is allowed by this
+        rule. A rule word naming a file of the skill (`place`) matches only a word
+        that leads to that file from `cwd` (command_paths.py)."""
         if self.kind == "any":
             return True
-        if self.kind == "prefix":
-            return tuple(words[: len(self.words)]) == self.words
-        if self.kind == "exact":
-            return tuple(words) == self.words
-        assert self.regex is not None
-        return self.regex.fullmatch(shlex.join(words)) is not None
+        if self.kind == "wildcard":
+            return wildcard_matches(self.text, words, place, cwd)
+        if len(words) < len(self.words) or (self.kind == "exact" and len(words) > len(self.words)):
+            return False
+        if runs_skill_module(self.words, place) and (place is None or cwd != place.skill_dir):
+            return False  # `python -m pkg.mod` imports from the folder it runs in
+        for index, (ours, theirs) in enumerate(zip(self.words, words, strict=False)):
+            target = rule_target(ours, place, program=index == 0)
+            if target is None:
+                same = program(ours) == program(theirs) if index == 0 else ours == theirs
+                if not same:
+                    return False
+            elif not target or (index == 0 and "/" not in theirs) or resolve(theirs, cwd) != target:
+                return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -139,11 +174,7 @@ def _bash_rule(entry: str, inner: str) -> BashRule | None:
         words = _words(inner[:-2])
         return BashRule(entry, "prefix", tuple(words)) if words else None
     if "*" in inner:
-        head, star, tail = inner.rpartition(" *")
-        optional_tail = star and not tail and "*" not in head
-        parts = (head if optional_tail else inner).split("*")
-        pattern = ".*".join(re.escape(p) for p in parts) + ("( .*)?" if optional_tail else "")
-        return BashRule(entry, "wildcard", regex=re.compile(pattern, re.S))
+        return BashRule(entry, "wildcard", text=inner)
     words = _words(inner)
     return BashRule(entry, "exact", tuple(words)) if words else None
 
@@ -180,6 +211,12 @@ def parse_allowed_tools(value: str | None) -> AllowedTools:
 def simple_commands(command: str) -> list[list[str]] | None:
     """The words of each simple command in `command`, or None when the line uses
     shell syntax that word-level matching cannot vouch for (see the module doc)."""
+    split = _split(command)
+    return split[0] if split else None
+
+
+def _split(command: str) -> tuple[list[list[str]], list[str]] | None:
+    """`simple_commands`, with the operators between them (`&&`, `;`, ...)."""
     if any(s in command for s in _SUBSTITUTION):
         return None
     if any(ord(c) < 32 or ord(c) == 127 for c in command):
@@ -192,20 +229,21 @@ def simple_commands(command: str) -> list[list[str]] | None:
     except ValueError:  # an unclosed quote
         return None
     commands: list[list[str]] = [[]]
-    last = ""
+    operators: list[str] = []
     for token in tokens:
         if token in _SEPARATORS:
             commands.append([])
-            last = token
+            operators.append(token)
         elif token and set(token) <= set("();<>|&"):
             return None  # a redirection, a subshell, `;;`, or an operator we do not split
         else:
             commands[-1].append(token)
-    if len(commands) > 1 and not commands[-1] and last in (";", "&"):
+    if len(commands) > 1 and not commands[-1] and operators[-1] in (";", "&"):
         commands.pop()  # `git log &` or `make;`: a final terminator, not an empty command
+        operators.pop()
     if any(not words for words in commands):
         return None  # an empty part: `;`, `a &&`, a leading `|`
-    return commands
+    return commands, operators
 
 
 @dataclass(frozen=True)
@@ -218,18 +256,34 @@ class Match:
     rule: str | None = None
 
 
-def match_command(rules: AllowedTools, command: str) -> Match:
-    """Whether every simple command of `command` matches one of the `Bash` rules."""
-    parts = simple_commands(command)
-    if parts is None:
+def match_command(rules: AllowedTools, command: str, place: Place | None = None) -> Match:
+    """Whether every simple command of `command` matches one of the `Bash` rules.
+
+    With `place` (the claimed skill and where the command starts), `$SKILL_DIR` is
+    read as the run's environment sets it, each command is matched from the folder
+    it runs in, and a `cd` into the skill's own folder needs no rule (it runs
+    nothing); without it, a rule naming a file of a skill matches nothing."""
+    split = _split(command)
+    if split is None:
         return Match(False, complex=True)
+    parts, operators = split
+    folders: list[str | None] = [None] * len(parts)
+    skill_cds = [False] * len(parts)
+    if place is not None:
+        if not any(changes_shell_state(words) for words in parts):
+            expanded = _split(expand_skill_dir(command, place.skill_dir))
+            if expanded and [len(w) for w in expanded[0]] == [len(w) for w in parts]:
+                parts = expanded[0]
+        folders, skill_cds = working_folders(parts, operators, place)
     first: str | None = None
-    for words in parts:
-        rule = next((r for r in rules.bash if r.matches(words)), None)
+    for words, cwd, skill_cd in zip(parts, folders, skill_cds, strict=True):
+        if skill_cd:
+            continue
+        rule = next((r for r in rules.bash if r.matches(words, place, cwd)), None)
         if rule is None:
             return Match(False)
         first = first or rule.entry
-    return Match(True, rule=first)
+    return Match(first is not None, rule=first)
 
 
 @dataclass(frozen=True)
@@ -241,12 +295,23 @@ class Verdict:
     reason: str
 
 
-def decide(command: str, *, skill: Skill | None, trusted: bool, mode: str = "approve") -> Verdict:
+def decide(
+    command: str,
+    *,
+    skill: Skill | None,
+    trusted: bool,
+    mode: str = "approve",
+    cwd: str = WORKSPACE_MOUNT,
+) -> Verdict:
     """The `allowed-tools` policy for one command a skill asks for (None: no skill).
 
     `trusted` is the skill's trust state (trust.py); `mode` is `[run] allowed_tools`
-    (one of `config.ALLOWED_TOOLS_MODES`, checked when the config is loaded).
-    Pure: no I/O, no prompt; the caller asks the user when the verdict is `ask`.
+    (one of `config.ALLOWED_TOOLS_MODES`, checked when the config is loaded); `cwd`
+    is where the command starts in the sandbox (`/workspace` or `/scratch`). The skill
+    is the model's claim (`skill_name`): a rule naming a file of it matches only a
+    command that runs that file at `/skills/NAME/`, so a claim cannot lend one
+    skill's rules to another's files or to the workspace's. No prompt; the only I/O
+    is looking up which rule words name files of the skill's folder.
     """
     if mode == "ignore" or skill is None:
         why = "allowed_tools = ignore" if mode == "ignore" else "no skill named"
@@ -254,7 +319,8 @@ def decide(command: str, *, skill: Skill | None, trusted: bool, mode: str = "app
     rules = parse_allowed_tools(skill.allowed_tools)
     if not rules.declared:
         return Verdict("ask", f"skill '{skill.name}' declares no allowed-tools")
-    found = match_command(rules, command)
+    place = Place(f"{SKILLS_MOUNT}/{skill.name}", skill.root, cwd)
+    found = match_command(rules, command, place)
     if mode == "restrict" and not found.matched and not (found.complex and rules.any_command):
         what = "uses shell syntax that cannot be checked" if found.complex else "does not match"
         return Verdict(

@@ -19,12 +19,23 @@ counts as untrusted until trusted again.
 SKILL.md and `scripts/`, because a command may run or import any file of the folder
 (`python -m scripts.x` imports siblings, templates are rendered, `references/` may
 hold code). Entries are taken depth-first in name order; a regular file contributes
-its path, its executable bit and its bytes; a symlink its path and target text (it
-is never followed, so nothing outside the folder is read); anything else (a FIFO, a
-socket) its path and kind, without being opened. Bounded: past `MAX_ENTRIES`
-entries or `MAX_BYTES` bytes a folder cannot be trusted (`TrustError`), and a
-trusted folder that grows past them reads as changed. A `__pycache__` written by
-running a script on the host is a change too.
+its path, its executable bit and its bytes; a symlink its path and target text;
+anything else (a FIFO, a socket) its path and kind, without being opened.
+
+**Symlinks** must stay inside the skill's folder: each one is followed component by
+component (every `..`, every further link) and must never step out of the folder;
+then what it points to is an entry of the folder, hashed at its own path, so editing
+it is a change. A link that leaves the folder (an absolute target, or one that
+climbs out, even to a sibling skill in the same skills folder) makes the skill
+impossible to trust (`TrustError`: "untrusted", or "changed since trusted" when it
+was trusted before). Why refuse rather than hash the target: in the sandbox each
+skill is mounted alone at /skills/NAME, so a link out of it resolves there to
+whatever is mounted under that path (another skill, maybe a different folder than
+on the host, or nothing). The host file's hash would not vouch for what runs.
+
+Bounded: past `MAX_ENTRIES` entries or `MAX_BYTES` bytes a folder cannot be
+trusted (`TrustError`), and a trusted folder that grows past them reads as changed.
+A `__pycache__` written by running a script on the host is a change too.
 
 **The store** is `<user data dir>/trust.json` (`{"version": 1, "skills": {root:
 {"name", "sha256", "trusted_at"}}}`, keyed by the skill's real path so a same-named
@@ -112,6 +123,11 @@ def content_hash(root: Path) -> str:
             try:
                 if entry.is_symlink():
                     target = os.fsencode(os.readlink(entry.path))
+                    if not _stays_inside(str(root), os.fsdecode(name)):
+                        raise TrustError(
+                            f"{entry.path}: a symlink to {os.fsdecode(target)!r} does not stay "
+                            "inside the skill folder; trust covers only the skill's own files"
+                        )
                     digest.update(b"L\0" + name + b"\0" + target + b"\0")
                 elif entry.is_dir(follow_symlinks=False):
                     digest.update(b"D\0" + name + b"\0")
@@ -124,6 +140,34 @@ def content_hash(root: Path) -> str:
                 raise TrustError(f"{entry.path}: cannot read: {exc.strerror or exc}") from None
         pending.extend(reversed(subfolders))
     return digest.hexdigest()
+
+
+def _stays_inside(root: str, link: str, max_links: int = 40) -> bool:
+    """Whether the path `link` (relative to `root`) resolves without ever leaving
+    `root`: read as the kernel reads it, one component at a time, each symlink's
+    target spliced in where the link was (at most `max_links` of them, as a loop
+    must end). `..` at the top of `root` or an absolute target is leaving it."""
+    here: list[str] = []  # real folders below root, where the walk stands
+    pending = list(reversed(link.split("/")))
+    while pending:
+        name = pending.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            if not here:
+                return False
+            here.pop()
+            continue
+        path = os.path.join(root, *here, name)
+        if not os.path.islink(path):
+            here.append(name)
+            continue
+        max_links -= 1
+        target = os.readlink(path)
+        if max_links < 0 or target.startswith("/"):
+            return False
+        pending.extend(reversed(target.split("/")))
+    return True
 
 
 def _hash_file(path: str, name: bytes, digest: Any, budget: dict[str, int]) -> None:
