@@ -33,6 +33,7 @@ from skillchat.sandbox.runner import Outcome, OutputSink, run_in_sandbox
 from skillchat.tools.base import ToolArgumentError, ToolResult
 
 MAX_COMMAND_CHARS = 20_000
+NETWORK_ON = "ON (includes this machine's local services)"
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,12 @@ class RunRequest:
     writes: bool  # the workspace is writable (the scratch folder always is)
     timeout_s: float
     verdict: Verdict  # the policy's: "approved" (pre-approved) or "ask", with why
+
+    def network_label(self) -> str:
+        """How the network is shown to the user. A shared network cannot leave out
+        the loopback without privileges, so "on" includes this machine's own
+        services (databases, dev servers, agents listening on 127.0.0.1)."""
+        return NETWORK_ON if self.network else "off"
 
 
 Watch = Callable[[RunRequest], AbstractContextManager[OutputSink]]
@@ -160,7 +167,7 @@ def _error(code: str, message: str, **extra: Any) -> ToolResult:
 
 def _widened(request: RunRequest) -> list[str]:
     """What the user allowed beyond the default sandbox, for the card."""
-    return (["network ON"] if request.network else []) + (
+    return ([f"network {NETWORK_ON}"] if request.network else []) + (
         ["workspace writes ON"] if request.writes else []
     )
 
