@@ -5,7 +5,68 @@ RAM and disk without a total, a scratch folder too deep or too big to list."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import pytest
+from sandbox_helpers import require_sandbox
+
 from skillchat.sandbox.command_tool import RunRequest, Verdict
+from skillchat.sandbox.detect import Tools
+from skillchat.sandbox.layout import SandboxSpec
+from skillchat.sandbox.runner import run_in_sandbox
+
+AS_ROOT = os.geteuid() == 0
+SECRETS = {
+    "OPENAI_API_KEY": "sk-hole-test-openai-0123456789",
+    "ANTHROPIC_API_KEY": "sk-ant-hole-test-0123456789",
+    "GITHUB_TOKEN": "ghp_hole_test_token_0123456789",
+}
+
+
+@pytest.fixture
+def tools() -> Tools:
+    status = require_sandbox()
+    assert status.tools is not None
+    return status.tools
+
+
+def test_no_key_nor_host_path_in_any_process_of_the_sandbox(
+    tools: Tools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    skill = tmp_path / "skills" / "demo"
+    skill.mkdir(parents=True)
+    spec = SandboxSpec(scratch=tmp_path / "scratch", skills={"demo": skill})
+    script = (
+        "for f in /proc/1/environ /proc/self/environ /proc/*/environ /proc/1/cmdline "
+        "/proc/*/cmdline; do tr '\\0' ' ' < $f; echo; done 2>&1"
+    )
+    out = run_in_sandbox(tools, spec, script)
+    assert out.exit_code == 0, out.stderr
+    for value in SECRETS.values():
+        assert value not in out.stdout
+    assert str(tmp_path) not in out.stdout  # neither the scratch's nor the skill's host path
+    assert "bwrap --args " in out.stdout  # pid 1's command line was read
+    assert "SKILLCHAT_SANDBOX=1" in out.stdout  # and environments were
+
+
+def test_the_command_inherits_no_descriptor_from_the_setup(tools: Tools, tmp_path: Path) -> None:
+    out = run_in_sandbox(tools, SandboxSpec(scratch=tmp_path / "s"), "ls /proc/self/fd; cat")
+    assert out.exit_code == 0, out.stderr
+    assert out.stdout.split() == ["0", "1", "2", "3"]  # 3: the folder ls reads
+
+
+def test_nested_user_namespaces_are_refused(tools: Tools, tmp_path: Path) -> None:
+    script = (
+        "unshare -r true && echo nested-r; unshare -U true && echo nested-u; "
+        "echo 100 > /proc/sys/user/max_user_namespaces && echo raised; "
+        "unshare -r true && echo nested-again"
+    )
+    out = run_in_sandbox(tools, SandboxSpec(scratch=tmp_path / "s"), script)
+    assert out.stdout == "", out.stderr
+    assert out.stderr.count("unshare failed") == 3
 
 
 def test_the_network_switch_says_it_includes_local_services() -> None:

@@ -51,8 +51,10 @@ ETC_NETWORK = (
     "pki/tls/certs",
     "crypto-policies",
 )
-# Only these variables reach a command (with these values, never the host's):
-# no API key or token can leak through the environment.
+# bubblewrap itself starts with only these variables (with these values, never the
+# host's), and the command inherits them: no API key or token can leak through the
+# environment, neither the command's nor that of bubblewrap's pid 1, whose
+# /proc/1/environ the command can read.
 BASE_ENV = {
     "PATH": PATH,
     "HOME": HOME,
@@ -146,7 +148,6 @@ def bwrap_args(
     spec: SandboxSpec,
     *,
     cwd: str,
-    env: Mapping[str, str],
     data_fds: Mapping[str, int],
     as_root: bool,
     host_root: Path = Path("/"),
@@ -155,9 +156,11 @@ def bwrap_args(
 
     `data_fds` maps each of `etc_files()` to an open fd holding its content.
     `as_root`: skillchat runs as root, so the caller maps the user namespace itself
-    (uid 0 for bubblewrap's setup, `SANDBOX_UID` -> nobody for the command) and the
-    command drops to `SANDBOX_UID` with setpriv; bubblewrap keeps only the two
-    capabilities that drop needs.
+    (uid 0 for bubblewrap's setup, `SANDBOX_UID` -> nobody for the command), and
+    forbids nested user namespaces there (bubblewrap's `--disable-userns` cannot be
+    combined with those maps); the command drops to `SANDBOX_UID` with setpriv, and
+    bubblewrap keeps only the two capabilities that drop needs. As a user,
+    `--disable-userns` does it.
     """
     args = [
         "--unshare-user",
@@ -197,9 +200,6 @@ def bwrap_args(
         bind = "--bind" if spec.writable_workspace else "--ro-bind"
         args += [bind, str(spec.workspace), WORKSPACE_MOUNT]
     args += ["--bind", str(spec.scratch), SCRATCH_MOUNT]
-    args += ["--clearenv"]
-    for key, value in env.items():
-        args += ["--setenv", key, value]
     args += ["--chdir", cwd]
     return args
 
