@@ -13,7 +13,7 @@ from sandbox_helpers import require_sandbox
 
 from skillchat.sandbox.command_tool import RunRequest, Verdict
 from skillchat.sandbox.detect import Tools
-from skillchat.sandbox.layout import SandboxSpec
+from skillchat.sandbox.layout import Limits, SandboxSpec
 from skillchat.sandbox.runner import run_in_sandbox
 
 AS_ROOT = os.geteuid() == 0
@@ -67,6 +67,21 @@ def test_nested_user_namespaces_are_refused(tools: Tools, tmp_path: Path) -> Non
     out = run_in_sandbox(tools, SandboxSpec(scratch=tmp_path / "s"), script)
     assert out.stdout == "", out.stderr
     assert out.stderr.count("unshare failed") == 3
+
+
+def test_ram_folders_have_sizes_and_dev_is_read_only(tools: Tools, tmp_path: Path) -> None:
+    limits = Limits(tmp_mb=8, home_mb=4, shm_mb=2)
+    spec = SandboxSpec(scratch=tmp_path / "s", limits=limits)
+    script = (
+        "df -k --output=size,target /tmp /home/user /dev/shm | tail -n +2; "
+        "head -c 9M /dev/zero > /tmp/big || echo tmp-full; echo x > /dev/planted; "
+        "echo ok > /dev/null && echo null-works"
+    )
+    out = run_in_sandbox(tools, spec, script)
+    sizes = dict(line.split()[::-1] for line in out.stdout.splitlines()[:3])
+    assert sizes == {"/tmp": "8192", "/home/user": "4096", "/dev/shm": "2048"}
+    assert out.stdout.splitlines()[3:] == ["tmp-full", "null-works"]
+    assert "No space left on device" in out.stderr and "Read-only file system" in out.stderr
 
 
 def test_the_network_switch_says_it_includes_local_services() -> None:

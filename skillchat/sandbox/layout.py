@@ -9,8 +9,12 @@ beyond looking at which system folders exist).
     /scratch             the chat's scratch folder, writable (the working folder
                          when there is no workspace)
     /home/user           an empty home (a tmpfs: gone after the run)
-    /tmp                 an empty tmpfs
-    /proc /dev           new ones, for the sandbox's own pid namespace
+    /tmp  /dev/shm       empty tmpfs
+    /proc /dev           new ones, for the sandbox's own pid namespace (/dev is
+                         read-only: only its device nodes are usable)
+
+Every RAM-backed folder has a size (`Limits`): without one a tmpfs may grow to half
+the machine's RAM, each.
 
 Nothing else of the host exists inside: not `/root`, not `/home`, not the data
 folder, not `/etc/shadow` or `/etc/ssh`. Hiding by absence matters because the
@@ -79,7 +83,9 @@ _MOUNT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 class Limits:
     """Per-run limits. Processes and memory are rlimits set inside the sandbox,
     where the command's user is unprivileged, so they hold even when skillchat runs
-    as root (RLIMIT_NPROC is ignored for root)."""
+    as root (RLIMIT_NPROC is ignored for root). The RAM-backed folders have sizes.
+    Memory across processes has no total: that needs cgroups, which an unprivileged
+    user cannot count on."""
 
     timeout_s: float = 120.0
     max_output_bytes: int = 32_000  # kept of each stream: what the model gets and is stored
@@ -87,6 +93,9 @@ class Limits:
     max_processes: int = 256
     memory_mb: int = 4096  # address space per process
     max_file_mb: int = 1024
+    tmp_mb: int = 256  # /tmp, in RAM
+    home_mb: int = 64  # /home/user, in RAM
+    shm_mb: int = 64  # /dev/shm, in RAM
 
 
 @dataclass(frozen=True)
@@ -190,8 +199,13 @@ def bwrap_args(
             args += ["--ro-bind-try", str(host_root / "etc" / name), f"/etc/{name}"]
     for path, fd in data_fds.items():
         args += ["--perms", "0644", "--ro-bind-data", str(fd), path]
+    mib = 1024 * 1024
+    limits = spec.limits
     args += ["--proc", "/proc", "--dev", "/dev"]
-    args += ["--perms", "1777", "--tmpfs", "/tmp"]
+    args += ["--size", str(limits.shm_mb * mib), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    args += ["--remount-ro", "/dev"]  # else a user's command could fill /dev's tmpfs
+    args += ["--size", str(limits.tmp_mb * mib), "--perms", "1777", "--tmpfs", "/tmp"]
+    args += ["--size", str(limits.home_mb * mib)]
     args += ["--perms", "0777" if as_root else "0700", "--tmpfs", HOME]
     args += ["--perms", "0755", "--dir", SKILLS_MOUNT]
     for name, root in sorted(spec.mountable_skills().items()):
@@ -200,7 +214,9 @@ def bwrap_args(
         bind = "--bind" if spec.writable_workspace else "--ro-bind"
         args += [bind, str(spec.workspace), WORKSPACE_MOUNT]
     args += ["--bind", str(spec.scratch), SCRATCH_MOUNT]
-    args += ["--chdir", cwd]
+    # The root is a tmpfs without a size, which the command's user owns when
+    # skillchat is not root: read-only, like everything not bound writable.
+    args += ["--remount-ro", "/", "--chdir", cwd]
     return args
 
 
