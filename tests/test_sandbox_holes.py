@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import require_sandbox
 
-from skillchat.sandbox.command_tool import RunRequest, Verdict
+from skillchat.sandbox.command_tool import RunRequest, Verdict, outcome_result
 from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.layout import Limits, SandboxSpec
 from skillchat.sandbox.runner import run_in_sandbox
+from skillchat.sandbox.written import Snapshot
 
 AS_ROOT = os.geteuid() == 0
 SECRETS = {
@@ -82,6 +83,53 @@ def test_ram_folders_have_sizes_and_dev_is_read_only(tools: Tools, tmp_path: Pat
     assert sizes == {"/tmp": "8192", "/home/user": "4096", "/dev/shm": "2048"}
     assert out.stdout.splitlines()[3:] == ["tmp-full", "null-works"]
     assert "No space left on device" in out.stderr and "Read-only file system" in out.stderr
+
+
+def test_a_scratch_folder_over_its_size_is_said_and_kept(tools: Tools, tmp_path: Path) -> None:
+    spec = SandboxSpec(scratch=tmp_path / "s", limits=Limits(scratch_mb=1))
+    out = run_in_sandbox(tools, spec, "head -c 3M /dev/urandom > big.bin")
+    assert out.exit_code == 0 and (tmp_path / "s" / "big.bin").stat().st_size == 3 << 20
+    assert any("over its 1 MiB limit" in note for note in out.notes)
+    result = outcome_result(out, 60)
+    assert "over its 1 MiB limit" in result.content and "over its 1 MiB" in result.preview
+    small = run_in_sandbox(tools, SandboxSpec(scratch=tmp_path / "t"), "echo x > small")
+    assert small.notes == [] and "notes" not in outcome_result(small, 60).content
+
+
+def test_1500_nested_folders_do_not_break_later_runs(tools: Tools, tmp_path: Path) -> None:
+    spec = SandboxSpec(scratch=tmp_path / "s")
+    deep = "python3 -c \"import os; [(os.mkdir('d'), os.chdir('d')) for _ in range(1500)]\""
+    made = run_in_sandbox(tools, spec, deep)
+    assert made.exit_code == 0, made.stderr
+    try:
+        later = run_in_sandbox(tools, spec, "echo still > here.txt && echo fine")
+        assert later.exit_code == 0 and later.stdout == "fine\n"
+        assert later.files_written == ["/scratch/here.txt"]
+        assert any("may be incomplete" in note for note in later.notes)
+    finally:
+        remove_chain(tmp_path / "s" / "d")
+
+
+def remove_chain(top: Path) -> None:
+    """Remove a chain of nested folders `d/d/d...` bottom-up: shutil.rmtree (and
+    pytest's clean-up of old temp folders) recurses, and would fail on it."""
+    chain = [top]
+    while (chain[-1] / "d").is_dir():
+        chain.append(chain[-1] / "d")
+    for folder in reversed(chain):
+        folder.rmdir()
+
+
+def test_a_listing_looks_at_a_bounded_number_of_entries(tools: Tools, tmp_path: Path) -> None:
+    spec = SandboxSpec(scratch=tmp_path / "s", limits=Limits(scan_entries=500))
+    many = "python3 -c \"[open(f'f{i:04}', 'w').close() for i in range(1200)]\""
+    assert run_in_sandbox(tools, spec, many).exit_code == 0
+    later = run_in_sandbox(tools, spec, "true")
+    assert any("may be incomplete" in note for note in later.notes)
+    snap = Snapshot.take([tmp_path / "s"], max_entries=500, max_depth=64)
+    assert snap.partial and len(snap.files) == 500
+    whole = Snapshot.take([tmp_path / "s"], max_entries=5000, max_depth=64)
+    assert not whole.partial and len(whole.files) == 1200
 
 
 def test_the_network_switch_says_it_includes_local_services() -> None:

@@ -2,7 +2,8 @@
 check the arguments, ask the policy and the user, run the command in the sandbox,
 and turn what happened into the result.
 
-    result: {"exit_code", "stdout", "stderr", "truncated", "duration_ms", "files_written"}
+    result: {"exit_code", "stdout", "stderr", "truncated", "duration_ms", "files_written",
+             "notes"?}  (a listing cut short, a scratch folder over its size)
           | {"error", "error_code"}  NOT_ALLOWED, NO_SANDBOX, TIMEOUT, INTERNAL_ERROR
     (INVALID_ARGUMENT comes from the Tool contract: bad arguments raise
     ToolArgumentError)
@@ -183,6 +184,8 @@ def outcome_result(outcome: Outcome, timeout: float, widened: Sequence[str] = ()
         "duration_ms": outcome.duration_ms,
         "files_written": outcome.files_written,
     }
+    if outcome.notes:
+        payload["notes"] = outcome.notes
     tail = (outcome.stdout + outcome.stderr).rstrip("\n")  # cards neutralise it
     if outcome.stopped == "timeout":
         message = f"the command timed out after {timeout:g} s; the sandbox was stopped"
@@ -193,6 +196,8 @@ def outcome_result(outcome: Outcome, timeout: float, widened: Sequence[str] = ()
     head = " · ".join([status, f"{outcome.duration_ms} ms", *widened])
     if outcome.files_written:
         head += " · wrote " + ", ".join(outcome.files_written[:5])
+    if outcome.notes:
+        head += " · " + " · ".join(outcome.notes)
     return ToolResult(
         json.dumps(payload, ensure_ascii=False),
         preview=head + ("\n" + tail if tail else ""),

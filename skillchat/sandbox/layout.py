@@ -84,8 +84,10 @@ class Limits:
     """Per-run limits. Processes and memory are rlimits set inside the sandbox,
     where the command's user is unprivileged, so they hold even when skillchat runs
     as root (RLIMIT_NPROC is ignored for root). The RAM-backed folders have sizes.
-    Memory across processes has no total: that needs cgroups, which an unprivileged
-    user cannot count on."""
+    The scratch folder is on disk and kept with the chat: past `scratch_mb` after a
+    run the result says so (nothing is deleted: it is the user's data). Memory
+    across processes has no total: that needs cgroups, which an unprivileged user
+    cannot count on."""
 
     timeout_s: float = 120.0
     max_output_bytes: int = 32_000  # kept of each stream: what the model gets and is stored
@@ -96,6 +98,9 @@ class Limits:
     tmp_mb: int = 256  # /tmp, in RAM
     home_mb: int = 64  # /home/user, in RAM
     shm_mb: int = 64  # /dev/shm, in RAM
+    scratch_mb: int = 1024  # on disk, kept: over it, the result says so
+    scan_entries: int = 20_000  # entries looked at per folder when listing writes
+    scan_depth: int = 64  # folder depth looked into when listing writes
 
 
 @dataclass(frozen=True)

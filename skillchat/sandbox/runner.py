@@ -41,7 +41,7 @@ from skillchat.sandbox.layout import (
     etc_files,
     limit_prefix,
 )
-from skillchat.sandbox.written import Snapshot
+from skillchat.sandbox.written import notes, snapshot
 
 NOBODY = 65534
 KILL_WAIT_S = 2.0
@@ -59,6 +59,7 @@ class Outcome:
     duration_ms: int
     files_written: list[str] = field(default_factory=list)
     stopped: str | None = None  # "timeout" | "output_limit" | "interrupted"
+    notes: list[str] = field(default_factory=list)  # what the model should know too
 
 
 class _Tail:
@@ -100,7 +101,7 @@ def run_in_sandbox(
     watched = [spec.scratch] + (
         [spec.workspace] if spec.writable_workspace and spec.workspace else []
     )
-    before = Snapshot.take(watched)
+    before = snapshot(watched, limits)
     outcome = _start_and_collect(
         tools,
         spec,
@@ -113,7 +114,9 @@ def run_in_sandbox(
     )
     if outcome.exit_code is not None and outcome.exit_code != 0 and _setup_failed(outcome):
         raise SandboxFailure(outcome.stderr.strip().splitlines()[-1])
-    outcome.files_written = Snapshot.take(watched).changed_since(before, _mounts(spec))
+    after = snapshot(watched, limits)
+    outcome.files_written = after.changed_since(before, _mounts(spec))
+    outcome.notes = notes(after, spec.scratch, limits)
     return outcome
 
 
