@@ -6,9 +6,11 @@ RAM and disk without a total, a scratch folder too deep or too big to list."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
+from helpers import skillchat
 from sandbox_helpers import require_sandbox
 
 from skillchat.errors import SandboxFailure
@@ -224,3 +226,16 @@ def test_the_network_switch_says_it_includes_local_services() -> None:
         RunRequest("true", None, "/scratch", False, False, 60, Verdict("ask")).network_label()
         == "off"
     )
+
+
+def test_doctor_leaves_the_temp_folder_as_it_was(tmp_path: Path) -> None:
+    require_sandbox()
+    system_tmp = tmp_path / "systmp"
+    system_tmp.mkdir()
+    system_tmp.chmod(0o1777)
+    env = {**os.environ, "TMPDIR": str(system_tmp)}
+    done = skillchat("doctor", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "sandbox: available" in done.stdout + done.stderr
+    assert stat.S_IMODE(system_tmp.stat().st_mode) == 0o1777
+    assert list(system_tmp.iterdir()) == []
