@@ -2,7 +2,9 @@
 check the arguments, ask the policy and the user, run the command in the sandbox,
 and turn what happened into the result.
 
-    result: {"exit_code", "stdout", "stderr", "truncated", "duration_ms", "files_written"}
+    result: {"exit_code", "stdout", "stderr", "truncated", "duration_ms", "files_written",
+             "notes"?}  (a listing cut short, a scratch folder over its size,
+             files written where the host runs code from)
           | {"error", "error_code"}  NOT_ALLOWED, NO_SANDBOX, TIMEOUT, INTERNAL_ERROR
     (INVALID_ARGUMENT comes from the Tool contract: bad arguments raise
     ToolArgumentError)
@@ -33,6 +35,7 @@ from skillchat.sandbox.runner import Outcome, OutputSink, run_in_sandbox
 from skillchat.tools.base import ToolArgumentError, ToolResult
 
 MAX_COMMAND_CHARS = 20_000
+NETWORK_ON = "ON (includes this machine's local services)"
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,12 @@ class RunRequest:
     writes: bool  # the workspace is writable (the scratch folder always is)
     timeout_s: float
     verdict: Verdict  # the policy's: "approved" (pre-approved) or "ask", with why
+
+    def network_label(self) -> str:
+        """How the network is shown to the user. A shared network cannot leave out
+        the loopback without privileges, so "on" includes this machine's own
+        services (databases, dev servers, agents listening on 127.0.0.1)."""
+        return NETWORK_ON if self.network else "off"
 
 
 Watch = Callable[[RunRequest], AbstractContextManager[OutputSink]]
@@ -160,7 +169,7 @@ def _error(code: str, message: str, **extra: Any) -> ToolResult:
 
 def _widened(request: RunRequest) -> list[str]:
     """What the user allowed beyond the default sandbox, for the card."""
-    return (["network ON"] if request.network else []) + (
+    return ([f"network {NETWORK_ON}"] if request.network else []) + (
         ["workspace writes ON"] if request.writes else []
     )
 
@@ -176,6 +185,8 @@ def outcome_result(outcome: Outcome, timeout: float, widened: Sequence[str] = ()
         "duration_ms": outcome.duration_ms,
         "files_written": outcome.files_written,
     }
+    if outcome.notes:
+        payload["notes"] = outcome.notes
     tail = (outcome.stdout + outcome.stderr).rstrip("\n")  # cards neutralise it
     if outcome.stopped == "timeout":
         message = f"the command timed out after {timeout:g} s; the sandbox was stopped"
@@ -186,6 +197,8 @@ def outcome_result(outcome: Outcome, timeout: float, widened: Sequence[str] = ()
     head = " · ".join([status, f"{outcome.duration_ms} ms", *widened])
     if outcome.files_written:
         head += " · wrote " + ", ".join(outcome.files_written[:5])
+    if outcome.notes:
+        head += " · " + " · ".join(outcome.notes)
     return ToolResult(
         json.dumps(payload, ensure_ascii=False),
         preview=head + ("\n" + tail if tail else ""),

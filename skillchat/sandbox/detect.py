@@ -34,6 +34,7 @@ class Tools:
     prlimit: str
     setpriv: str | None  # only needed as root
     shell: str
+    nsenter: str | None = None  # only needed as root
 
 
 @dataclass(frozen=True)
@@ -56,12 +57,13 @@ def find_tools() -> Tools | SandboxStatus:
         return SandboxStatus(False, "bubblewrap (bwrap) is not installed", INSTALL_HINT)
     prlimit = shutil.which("prlimit")
     setpriv = shutil.which("setpriv")
-    if prlimit is None or (os.geteuid() == 0 and setpriv is None):
+    nsenter = shutil.which("nsenter")
+    if prlimit is None or (os.geteuid() == 0 and (setpriv is None or nsenter is None)):
         return SandboxStatus(
-            False, "util-linux's prlimit/setpriv are missing", "install util-linux"
+            False, "util-linux's prlimit/setpriv/nsenter are missing", "install util-linux"
         )
     shell = next((s for s in ("/usr/bin/bash", "/bin/bash") if Path(s).exists()), "/bin/sh")
-    return Tools(bwrap=bwrap, prlimit=prlimit, setpriv=setpriv, shell=shell)
+    return Tools(bwrap=bwrap, prlimit=prlimit, setpriv=setpriv, shell=shell, nsenter=nsenter)
 
 
 _cached: SandboxStatus | None = None

@@ -5,12 +5,18 @@ beyond looking at which system folders exist).
     /etc                 a short allowlist of the host's files, read-only, plus a
                          made-up passwd/group naming only root, `user` and nobody
     /skills/<name>       every discovered skill folder, read-only
-    /workspace           the workspace, read-only unless writes were allowed
+    /workspace           the workspace, read-only unless writes were allowed; even
+                         then `PROTECTED` (.git, editor and skill folders) stays
+                         read-only
     /scratch             the chat's scratch folder, writable (the working folder
                          when there is no workspace)
     /home/user           an empty home (a tmpfs: gone after the run)
-    /tmp                 an empty tmpfs
-    /proc /dev           new ones, for the sandbox's own pid namespace
+    /tmp  /dev/shm       empty tmpfs
+    /proc /dev           new ones, for the sandbox's own pid namespace (/dev is
+                         read-only: only its device nodes are usable)
+
+Every RAM-backed folder has a size (`Limits`): without one a tmpfs may grow to half
+the machine's RAM, each.
 
 Nothing else of the host exists inside: not `/root`, not `/home`, not the data
 folder, not `/etc/shadow` or `/etc/ssh`. Hiding by absence matters because the
@@ -51,8 +57,10 @@ ETC_NETWORK = (
     "pki/tls/certs",
     "crypto-policies",
 )
-# Only these variables reach a command (with these values, never the host's):
-# no API key or token can leak through the environment.
+# bubblewrap itself starts with only these variables (with these values, never the
+# host's), and the command inherits them: no API key or token can leak through the
+# environment, neither the command's nor that of bubblewrap's pid 1, whose
+# /proc/1/environ the command can read.
 BASE_ENV = {
     "PATH": PATH,
     "HOME": HOME,
@@ -70,6 +78,23 @@ BASE_ENV = {
     "GIT_CONFIG_KEY_0": "safe.directory",
     "GIT_CONFIG_VALUE_0": "*",
 }
+# The workspace entries that stay read-only when the command may write the
+# workspace: what the host runs on its own, without the user running the project's
+# code, so a command must not plant or change them (nor create them when missing).
+PROTECTED = {
+    ".git": "hooks, and config (core.fsmonitor, core.hooksPath, aliases) git runs; a "
+    "file when the workspace is a worktree or a submodule",
+    ".agents": "project skills (.agents/skills) skillchat loads and may run",
+    ".claude": "project skills, and settings whose hooks Claude Code runs",
+    "skills": "project skills skillchat loads from ./skills",
+    ".envrc": "the shell code direnv runs on entering the folder",
+    ".vscode": "tasks and settings VS Code runs (tasks on folder open, interpreters)",
+    ".idea": "run configurations and tools JetBrains IDEs run",
+    ".devcontainer": "the container and its commands an editor builds and runs",
+}
+# Missing ones are made empty for the run (so there is a mount point) and removed
+# after it: files stay files, everything else is a folder.
+PROTECTED_FILES = frozenset({".envrc"})
 _MOUNT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -77,7 +102,11 @@ _MOUNT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 class Limits:
     """Per-run limits. Processes and memory are rlimits set inside the sandbox,
     where the command's user is unprivileged, so they hold even when skillchat runs
-    as root (RLIMIT_NPROC is ignored for root)."""
+    as root (RLIMIT_NPROC is ignored for root). The RAM-backed folders have sizes.
+    The scratch folder is on disk and kept with the chat: past `scratch_mb` after a
+    run the result says so (nothing is deleted: it is the user's data). Memory
+    across processes has no total: that needs cgroups, which an unprivileged user
+    cannot count on."""
 
     timeout_s: float = 120.0
     max_output_bytes: int = 32_000  # kept of each stream: what the model gets and is stored
@@ -85,6 +114,12 @@ class Limits:
     max_processes: int = 256
     memory_mb: int = 4096  # address space per process
     max_file_mb: int = 1024
+    tmp_mb: int = 256  # /tmp, in RAM
+    home_mb: int = 64  # /home/user, in RAM
+    shm_mb: int = 64  # /dev/shm, in RAM
+    scratch_mb: int = 1024  # on disk, kept: over it, the result says so
+    scan_entries: int = 20_000  # entries looked at per folder when listing writes
+    scan_depth: int = 64  # folder depth looked into when listing writes
 
 
 @dataclass(frozen=True)
@@ -146,7 +181,6 @@ def bwrap_args(
     spec: SandboxSpec,
     *,
     cwd: str,
-    env: Mapping[str, str],
     data_fds: Mapping[str, int],
     as_root: bool,
     host_root: Path = Path("/"),
@@ -155,9 +189,12 @@ def bwrap_args(
 
     `data_fds` maps each of `etc_files()` to an open fd holding its content.
     `as_root`: skillchat runs as root, so the caller maps the user namespace itself
-    (uid 0 for bubblewrap's setup, `SANDBOX_UID` -> nobody for the command) and the
-    command drops to `SANDBOX_UID` with setpriv; bubblewrap keeps only the two
-    capabilities that drop needs.
+    (uid 0 for bubblewrap's setup, `SANDBOX_UID` -> nobody for the command), and
+    forbids nested user namespaces there (bubblewrap's `--disable-userns` cannot be
+    combined with those maps); the command drops to `SANDBOX_UID` with setpriv, and
+    bubblewrap keeps only the two capabilities that drop needs. As a user,
+    `--disable-userns` does it. With workspace writes, every `PROTECTED` entry must
+    exist (the caller makes missing ones) to be bound read-only over it.
     """
     args = [
         "--unshare-user",
@@ -187,8 +224,13 @@ def bwrap_args(
             args += ["--ro-bind-try", str(host_root / "etc" / name), f"/etc/{name}"]
     for path, fd in data_fds.items():
         args += ["--perms", "0644", "--ro-bind-data", str(fd), path]
+    mib = 1024 * 1024
+    limits = spec.limits
     args += ["--proc", "/proc", "--dev", "/dev"]
-    args += ["--perms", "1777", "--tmpfs", "/tmp"]
+    args += ["--size", str(limits.shm_mb * mib), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    args += ["--remount-ro", "/dev"]  # else a user's command could fill /dev's tmpfs
+    args += ["--size", str(limits.tmp_mb * mib), "--perms", "1777", "--tmpfs", "/tmp"]
+    args += ["--size", str(limits.home_mb * mib)]
     args += ["--perms", "0777" if as_root else "0700", "--tmpfs", HOME]
     args += ["--perms", "0755", "--dir", SKILLS_MOUNT]
     for name, root in sorted(spec.mountable_skills().items()):
@@ -196,11 +238,13 @@ def bwrap_args(
     if spec.workspace is not None:
         bind = "--bind" if spec.writable_workspace else "--ro-bind"
         args += [bind, str(spec.workspace), WORKSPACE_MOUNT]
+        if spec.writable_workspace:
+            for name in PROTECTED:
+                args += ["--ro-bind", str(spec.workspace / name), f"{WORKSPACE_MOUNT}/{name}"]
     args += ["--bind", str(spec.scratch), SCRATCH_MOUNT]
-    args += ["--clearenv"]
-    for key, value in env.items():
-        args += ["--setenv", key, value]
-    args += ["--chdir", cwd]
+    # The root is a tmpfs without a size, which the command's user owns when
+    # skillchat is not root: read-only, like everything not bound writable.
+    args += ["--remount-ro", "/", "--chdir", cwd]
     return args
 
 

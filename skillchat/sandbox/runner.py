@@ -11,6 +11,9 @@ RLIMIT_NPROC does not apply and a fork bomb could take the machine. So skillchat
 writes the namespace's maps itself (`--userns-block-fd`): uid 0 inside is root for
 bubblewrap's own setup (it can bind folders under /root), and the command then
 drops to uid 1000 inside, which is nobody (65534) outside, with no capabilities.
+Either way the command cannot make a user namespace of its own (where it would have
+every capability again): `--disable-userns` as a user, `user.max_user_namespaces`
+set to 0 in the sandbox's namespace as root.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from skillchat.sandbox.layout import (
     etc_files,
     limit_prefix,
 )
-from skillchat.sandbox.written import Snapshot
+from skillchat.sandbox.protect import make_mount_points, remove_mount_points
+from skillchat.sandbox.written import notes, snapshot
 
 NOBODY = 65534
 KILL_WAIT_S = 2.0
@@ -56,6 +60,7 @@ class Outcome:
     duration_ms: int
     files_written: list[str] = field(default_factory=list)
     stopped: str | None = None  # "timeout" | "output_limit" | "interrupted"
+    notes: list[str] = field(default_factory=list)  # what the model should know too
 
 
 class _Tail:
@@ -93,42 +98,79 @@ def run_in_sandbox(
     """
     as_root = os.geteuid() == 0
     limits = spec.limits
-    timeout = limits.timeout_s if timeout_s is None else timeout_s
     _prepare_scratch(spec.scratch, as_root)
     watched = [spec.scratch] + (
         [spec.workspace] if spec.writable_workspace and spec.workspace else []
     )
-    before = Snapshot.take(watched)
-    env = {**BASE_ENV, **(extra_env or {})}
+    before = snapshot(watched, limits)
+    made = make_mount_points(spec.workspace) if len(watched) > 1 and spec.workspace else []
+    try:
+        outcome = _start_and_collect(
+            tools,
+            spec,
+            command,
+            cwd=cwd or spec.default_cwd(),
+            timeout=limits.timeout_s if timeout_s is None else timeout_s,
+            env={**BASE_ENV, **(extra_env or {})},
+            on_output=on_output,
+            as_root=as_root,
+        )
+    finally:
+        remove_mount_points(made)
+    if outcome.exit_code is not None and outcome.exit_code != 0 and _setup_failed(outcome):
+        raise SandboxFailure(outcome.stderr.strip().splitlines()[-1])
+    after = snapshot(watched, limits)
+    outcome.files_written = after.changed_since(before, _mounts(spec))
+    outcome.notes = notes(after, outcome.files_written, spec.scratch, limits)
+    return outcome
+
+
+def _start_and_collect(
+    tools: Tools,
+    spec: SandboxSpec,
+    command: str,
+    *,
+    cwd: str,
+    timeout: float,
+    env: Mapping[str, str],
+    on_output: OutputSink | None,
+    as_root: bool,
+) -> Outcome:
+    """Start bubblewrap and read the run to its end.
+
+    bubblewrap starts with the command's environment only, and reads its options
+    from a memfd (`--args`): its pid 1 inside keeps its environment and command
+    line in /proc/1, readable by the command, so neither may hold a key or a host
+    path. As root, its `--userns-block-fd` is fd 0, the command's stdin: bubblewrap
+    never closes that fd in the sandbox, so any other number would be inherited by
+    the command; fd 0 is closed here once the maps are written, and reads as empty.
+    """
     fds: dict[str, int] = {}
     to_close: list[int] = []
     try:
         for path, content in etc_files(spec.network).items():
-            fd = os.memfd_create("skillchat-etc", 0)
-            os.write(fd, content.encode())
-            os.lseek(fd, 0, os.SEEK_SET)
-            fds[path] = fd
-            to_close.append(fd)
+            fds[path] = _memfd(content.encode())
+            to_close.append(fds[path])
         info_r, info_w = os.pipe()
         to_close += [info_r, info_w]
-        args = [tools.bwrap, "--info-fd", str(info_w)]
-        passed = [*fds.values(), info_w]
+        options = ["--info-fd", str(info_w)]
+        block_r = block_w = -1
         if as_root:
             block_r, block_w = os.pipe()
             to_close += [block_r, block_w]
-            passed.append(block_r)
-            args += ["--userns-block-fd", str(block_r)]
-        args += bwrap_args(
-            spec, cwd=cwd or spec.default_cwd(), env=env, data_fds=fds, as_root=as_root
-        )
+            options += ["--userns-block-fd", "0"]
+        options += bwrap_args(spec, cwd=cwd, data_fds=fds, as_root=as_root)
+        args_fd = _memfd(b"\0".join(o.encode() for o in options))
+        to_close.append(args_fd)
         prefix = limit_prefix(
-            limits, prlimit=tools.prlimit, setpriv=tools.setpriv if as_root else None
+            spec.limits, prlimit=tools.prlimit, setpriv=tools.setpriv if as_root else None
         )
-        args += ["--", *prefix, tools.shell, "-c", command]
+        passed = [*fds.values(), info_w, args_fd]
         start = time.monotonic()
         proc = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
+            [tools.bwrap, "--args", str(args_fd), "--", *prefix, tools.shell, "-c", command],
+            env=dict(env),
+            stdin=block_r if as_root else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=tuple(passed),
@@ -136,18 +178,21 @@ def run_in_sandbox(
         )
         sandbox = _Running(proc)
         try:
-            for fd in passed:
+            for fd in passed + ([block_r] if as_root else []):  # the child has them
                 os.close(fd)
-            to_close = [fd for fd in to_close if fd not in passed]
+                to_close.remove(fd)
             init_pid = _child_pid(proc, info_r)
             sandbox.attach(init_pid)
             if as_root:
                 _map_user_namespace(init_pid)
+                _forbid_nested_user_namespaces(tools, init_pid)
                 os.write(block_w, b"1")
+                os.close(block_w)
+                to_close.remove(block_w)
             outcome = _collect(
                 sandbox,
-                limits.max_output_bytes,
-                limits.stop_after_bytes,
+                spec.limits.max_output_bytes,
+                spec.limits.stop_after_bytes,
                 start + timeout,
                 on_output,
             )
@@ -159,10 +204,15 @@ def run_in_sandbox(
             with contextlib.suppress(OSError):
                 os.close(fd)
     outcome.duration_ms = int((time.monotonic() - start) * 1000)
-    if outcome.exit_code is not None and outcome.exit_code != 0 and _setup_failed(outcome):
-        raise SandboxFailure(outcome.stderr.strip().splitlines()[-1])
-    outcome.files_written = Snapshot.take(watched).changed_since(before, _mounts(spec))
     return outcome
+
+
+def _memfd(data: bytes) -> int:
+    """An fd holding `data`, read from its start (close-on-exec unless passed)."""
+    fd = os.memfd_create("skillchat", os.MFD_CLOEXEC)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _prepare_scratch(scratch: Path, as_root: bool) -> None:
@@ -192,6 +242,30 @@ def _child_pid(proc: subprocess.Popen[bytes], info_r: int) -> int:
     proc.wait()
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     raise SandboxFailure(err.strip() or "bubblewrap exited before it started")
+
+
+def _forbid_nested_user_namespaces(tools: Tools, pid: int) -> None:
+    """Set `user.max_user_namespaces` to 0 in the sandbox's user namespace, before
+    the command starts: what `--disable-userns` does for a user, which bubblewrap
+    does not combine with `--userns-block-fd`. A nested namespace would give the
+    command every capability over its own mounts again. Only a process with
+    CAP_SYS_RESOURCE in that namespace may raise it back, and the command has none
+    (nor a writable /proc/sys)."""
+    assert tools.nsenter is not None
+    write = "echo 0 > /proc/sys/user/max_user_namespaces"
+    try:
+        done = subprocess.run(
+            [tools.nsenter, f"--target={pid}", "--user", "--", tools.shell, "-c", write],
+            env={"PATH": BASE_ENV["PATH"]},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SandboxFailure(f"cannot forbid nested user namespaces: {exc}") from exc
+    if done.returncode != 0:
+        raise SandboxFailure(f"cannot forbid nested user namespaces: {done.stderr.strip()}")
 
 
 def _map_user_namespace(pid: int) -> None:

@@ -44,7 +44,7 @@ class ReplConsent:
         card.append(
             clean(
                 f"\n  skill: {request.skill_name or '(none)'} · in {request.cwd} · "
-                f"network: {'ON' if request.network else 'off'} · "
+                f"network: {request.network_label()} · "
                 f"workspace writes: {'ON' if request.writes else 'off'} · "
                 f"timeout {request.timeout_s:g} s\n  asking because: {request.verdict.reason}"
             ),
