@@ -1,13 +1,15 @@
 """`skillchat ask` against servers that misbehave at the HTTP level, through both
 backends: a redirect to another origin is not followed (the conversation would go
-there, body and all).
+there, body and all), and a server that accepts the connection and then never
+answers is given up on after the configured `timeout`, once, not once per retry.
 
 Real servers on 127.0.0.1: a stdlib HTTP server that redirects and one that
-records what reaches it.
+records what reaches it, and a bare socket that accepts and stays silent.
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -81,6 +83,28 @@ def redirecting(other: ThreadingHTTPServer) -> Iterator[ThreadingHTTPServer]:
     server.server_close()
 
 
+@pytest.fixture
+def silent() -> Iterator[int]:
+    """A port whose server accepts every connection and never writes a byte."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield listener.getsockname()[1]
+    stop.set()
+    listener.close()
+    for conn in held:
+        conn.close()
+
+
 def ask(base: str, backend: str, tmp: Path, config: str = ""):
     (tmp / "config.toml").write_text(config)
     argv = ["ask", "--model", "openai/test-model", "--backend", backend, "--api-base", base]
@@ -99,3 +123,14 @@ def test_a_redirect_to_another_origin_is_not_followed(
     assert f"{other.server_address[1]}); not followed" in line
     assert other.seen == []  # type: ignore[attr-defined]
     assert "retrying" not in done.stderr
+
+
+@pytest.mark.parametrize("backend", ["openai", "litellm"])
+def test_a_silent_server_is_given_up_on_after_the_timeout(
+    silent: int, tmp_path: Path, backend: str
+) -> None:
+    base = f"http://127.0.0.1:{silent}/v1"
+    done = ask(base, backend, tmp_path, config="timeout = 2\nmax_retries = 3\n")
+    line = one_line_error(done)
+    assert f"timed out after 2s waiting for {base}" in line
+    assert "retrying" not in done.stderr and "gave up" not in line

@@ -6,8 +6,9 @@ imports it, when a model is about to be called. The helpers `chunk_to_delta` and
 are shaped like (and subclass) the SDK's.
 
 The SDK's own retries are off (`max_retries=0`): skillchat retries in
-engine/retry.py, where it knows whether any of the reply was already shown. The
-HTTP client follows no redirect to another origin (origin.py).
+engine/retry.py, where it knows whether any of the reply was already shown. A
+timeout is not retried: `timeout` is the whole wait for a silent server. The HTTP
+client follows no redirect to another origin (origin.py).
 """
 
 from __future__ import annotations
@@ -179,7 +180,12 @@ def provider_error(
             "not followed (the conversation was not sent there)"
         )
     if any(isinstance(e, openai.APITimeoutError | httpx.TimeoutException) for e in links):
-        return ProviderError(f"timed out after {timeout:g}s waiting for {where}", retryable=True)
+        # Not retried: `timeout` is how long the user waits for a silent server, and
+        # each retry would wait it again (60 s became four minutes with 3 retries).
+        return ProviderError(
+            f"timed out after {timeout:g}s waiting for {where} (no answer; "
+            "`timeout` in the config sets how long to wait)"
+        )
     transport = [e for e in links if isinstance(e, _TRANSPORT)]
     if transport:
         detail = _clean(str(transport[-1]), secrets)
