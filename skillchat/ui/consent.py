@@ -19,7 +19,7 @@ from skillchat.config import Settings
 from skillchat.sandbox.command_tool import RunRequest, Verdict
 from skillchat.sandbox.runner import OutputSink
 from skillchat.ui.console import out
-from skillchat.ui.safe import clean
+from skillchat.ui.safe import clean, exact
 
 
 class ReplConsent:
@@ -40,10 +40,12 @@ class ReplConsent:
         console = out()
         card = Text("run_command wants to run\n", style="bold yellow")
         card.append("  $ ")
-        card.append(clean(request.command))
+        card.append(exact(request.command))
+        card.append("\n  skill: ", style="dim")
+        card.append(exact(request.skill_name or "(none)", style="dim"))
         card.append(
             clean(
-                f"\n  skill: {request.skill_name or '(none)'} · in {request.cwd} · "
+                f" · in {request.cwd} · "
                 f"network: {'ON' if request.network else 'off'} · "
                 f"workspace writes: {'ON' if request.writes else 'off'} · "
                 f"timeout {request.timeout_s:g} s\n  asking because: {request.verdict.reason}"
@@ -82,7 +84,9 @@ def live_card(request: RunRequest) -> Iterator[OutputSink]:
     title = Text("run_command · running", style="bold")
 
     def card() -> Panel:
-        body = Text("$ " + clean(request.command) + "\n", style="bold")
+        body = Text("$ ", style="bold")
+        body.append(exact(request.command, style="bold"))
+        body.append("\n")
         body.append(clean("\n".join(tail[-TAIL_LINES:])), style="dim")
         return Panel(body, title=title, title_align="left", border_style="yellow")
 
