@@ -15,7 +15,7 @@ from pathlib import Path
 import pyte
 import pytest
 from chat_helpers import tool_messages
-from helpers import session_options
+from helpers import session_options, wait_for
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
@@ -133,3 +133,23 @@ def test_always_covers_the_program_it_names_in_this_chat_only(
 def test_what_always_covers(command: str, covered: tuple[str, ...] | None) -> None:
     expected = ("s", True, covered) if covered else ("s", False, (command,))
     assert always_scope("s", command) == expected
+
+
+def test_keys_typed_before_the_question_do_not_answer_it(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    """`y⏎` typed while the model is still thinking is not consent to a command that
+    was not on screen yet; the answer given after the card is."""
+    server.script(
+        reply("", calls=[run_call("echo typed-ahead-$((7000 + 13))")], hold="thinking"),
+        reply("after the answer"),
+    )
+    repl.line("go")
+    assert wait_for(lambda: len(server.completions) == 1)  # the model is thinking
+    repl.send("y\r")  # typed ahead, before any question
+    server.release("thinking")
+    repl.expect(QUESTION)
+    repl.line("n")
+    assert "after the answer" in repl.prompt()
+    assert results(server)[0]["error_code"] == "NOT_ALLOWED"
+    assert "typed-ahead-7013" not in screen(repl)

@@ -15,6 +15,10 @@ current chat only (`/new` and `/resume` forget it):
   (`python3 -c ...`) or cannot be split into words: a prefix of such a command says
   nothing about what the rest does.
 
+Keys typed before the question was on screen do not answer it: `yes⏎` typed while
+the model was still thinking (meant as a chat message, or hasty) would otherwise be
+read as consent to a command the user had not seen, and `a` as "always". What the
+terminal holds is discarded right before the card is drawn.
 Ctrl-C or end of input at the question means no. While the command runs, a live card
 shows the tail of its output; the tool card with the exit code follows.
 """
@@ -26,7 +30,7 @@ import re
 import shlex
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from rich.text import Text
 
@@ -65,6 +69,16 @@ def always_scope(skill: str | None, command: str) -> Scope:
     return (skill, True, tuple(words[:1]))
 
 
+def _discard_typed_ahead() -> None:
+    """Drop the keys typed so far and not yet read (a terminal's input queue)."""
+    try:
+        import termios
+    except ImportError:  # not POSIX: nothing to discard with
+        return
+    with suppress(termios.error, OSError, ValueError):  # stdin is not a terminal
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+
+
 class ReplConsent:
     """Asks the user before each command; remembers what "always" covers."""
 
@@ -85,6 +99,7 @@ class ReplConsent:
         scope = always_scope(request.skill_name, request.command)
         if self.settings.run_allow or scope in self.always:
             return Verdict("approved")
+        _discard_typed_ahead()
         console = out()
         card = Text("run_command wants to run\n", style="bold yellow")
         card.append("  $ ")
