@@ -63,6 +63,7 @@ def test_invisible_characters_are_shown_on_the_card(
     assert results(server)[0]["error_code"] == "NOT_ALLOWED"
     card = screen(repl).split("run_command", 2)[-1]  # the tool card after the answer
     assert f"safe{markers}" in card
+    assert f"safe{markers}" in repl.run("/show 1")  # the call in full
 
 
 def test_always_covers_the_program_it_names_in_this_chat_only(
