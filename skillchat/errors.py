@@ -97,7 +97,8 @@ class TrustError(SkillchatError):
 class ProviderError(SkillchatError):
     """The model provider failed in a way the user must act on.
 
-    `retryable` marks faults worth another try (429, 5xx, connection, timeout);
+    `retryable` marks faults worth another try (429, 5xx, a refused or dropped
+    connection; not a timeout, which is the user's whole wait);
     `retry_after` is the provider's Retry-After in seconds, when it sent one.
     """
 

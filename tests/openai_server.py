@@ -23,6 +23,8 @@ A move is a plain JSON-able dict (so a script file is a JSON list of them):
 `chunks` is how many pieces the text and each call's arguments are cut into;
 `keepalives=N` sends N SSE comment lines (`:`, as llama.cpp does every 30 s while it
 processes a long prompt), `keepalive_every` seconds apart, before the first event;
+`hold="name"` answers only once the test calls `server.release("name")` (a model
+still thinking, for exactly as long as the test needs);
 `delay` sleeps before the first byte (timeouts), `chunk_delay` between chunks
 (interrupting a reply); `cut_after=N` sends N SSE events (the first is the role-only
 one) then drops the connection mid-body (`clean_cut` ends the HTTP body properly
@@ -240,6 +242,8 @@ class _Handler(BaseHTTPRequestHandler):
         if move is None:
             self._json(400, _api_error("openai_server: no scripted move left"))
             return
+        if "hold" in move and not self.server.held_until_released(move["hold"]):
+            return
         if self.server.stopping.wait(float(move.get("delay", 0))):
             return
         try:
@@ -394,6 +398,7 @@ class ScriptedServer(ThreadingHTTPServer):
         self.requests: list[Recorded] = []
         self.stopping = threading.Event()
         self._lock = threading.Lock()
+        self._gates: dict[str, threading.Event] = {}
         self._completions = 0
         self.script(*(moves or []))
 
@@ -428,6 +433,22 @@ class ScriptedServer(ThreadingHTTPServer):
         """A rule: conversations whose first user message contains `text` play
         `moves` in turn, whatever else is in flight (see the module docstring)."""
         return self.script({"when": text, "then": list(moves)})
+
+    def _gate(self, name: str) -> threading.Event:
+        with self._lock:
+            return self._gates.setdefault(name, threading.Event())
+
+    def release(self, name: str) -> None:
+        """Let the moves held as `hold=name` answer (now or, if not yet asked, at once)."""
+        self._gate(name).set()
+
+    def held_until_released(self, name: str) -> bool:
+        """Wait for `release(name)`; False when the server stops first."""
+        gate = self._gate(name)
+        while not gate.wait(0.05):
+            if self.stopping.is_set():
+                return False
+        return True
 
     def record(self, request: Recorded) -> None:
         with self._lock:

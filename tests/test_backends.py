@@ -256,8 +256,8 @@ def test_timeout(server: ScriptedServer, kind: str) -> None:
     with pytest.raises(ProviderError) as info:
         run(backend_for(server, kind, timeout=1.0))
     assert time.monotonic() - started < 2.5
-    assert str(info.value) == f"timed out after 1s waiting for {server.base_url}"
-    assert info.value.retryable
+    assert str(info.value).startswith(f"timed out after 1s waiting for {server.base_url} ")
+    assert not info.value.retryable  # a retry would wait `timeout` all over again
 
 
 def test_keepalive_comments_are_skipped_and_keep_a_slow_prompt_alive(

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from skillchat.engine.loop import ToolRecord
 from skillchat.ui.cards import collapse, format_arguments, human_size, tool_card
+from skillchat.ui.safe import exact
 
 
 def render(record: ToolRecord, width: int = 80) -> str:
@@ -93,3 +94,16 @@ def test_helpers() -> None:
         "1.6 KB",
         "2.0 MB",
     ]
+
+
+def test_exact_marks_every_format_character_and_keeps_plain_text() -> None:
+    """Every Unicode format character (Cf: zero-width, joiners, direction marks, tags)
+    becomes a marker in `exact`; a plain command is left as it is."""
+    import sys
+    import unicodedata
+
+    fmt = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+    shown = exact("".join(fmt)).plain
+    assert shown == "".join(f"<U+{ord(c):04X}>" for c in fmt)
+    assert exact("ls -la 'a b' ~/x é 😀\tz").plain == "ls -la 'a b' ~/x é 😀\tz"
+    assert exact("a\ufe0fb\u3000c\x1b").plain == "a<U+FE0F>b<U+3000>c␛"

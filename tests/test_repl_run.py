@@ -16,7 +16,7 @@ from pty_session import PtySession
 from sandbox_helpers import processes_with, require_sandbox, unique_number
 
 REPO = Path(__file__).resolve().parents[1]
-QUESTION = "Run it? [y]es / [n]o / [a]lways for this skill:"
+QUESTION = "Run it? [y]es / [n]o / [a]lways:"
 
 
 @pytest.fixture

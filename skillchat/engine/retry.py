@@ -3,7 +3,7 @@
 A retry after text reached the screen would show the user a reply twice (or two
 different replies spliced together), so once a delta has been yielded any failure
 propagates unchanged. Before that, retryable `ProviderError`s (429, 5xx,
-connection, timeout, a stream cut before its first delta) are retried with
+connection, a stream cut before its first delta) are retried with
 exponential backoff and jitter, honouring the provider's Retry-After: at most
 MAX_DELAY for one wait and MAX_TOTAL_WAIT for all of them, so a Retry-After of a
 day ends the command with a message instead of hanging it.

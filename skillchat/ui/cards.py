@@ -5,7 +5,8 @@ it was cut, errors in red, and a preview collapsed to its first and last lines, 
 a 2 MB file read costs a dozen lines of terminal. get_skill's card never shows the
 SKILL.md body (the tool's `preview` is the file list). Everything model- or
 file-provided goes through ui/safe.py: a `Text`, never markup, so a `[red]` in a
-file stays literal, and control characters are shown, not obeyed.
+file stays literal, and control characters are shown, not obeyed; the tool's name
+and arguments also show their invisible characters (`safe.exact`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 from typing import TYPE_CHECKING
 
 from skillchat.engine.loop import ToolRecord
-from skillchat.ui.safe import clean
+from skillchat.ui.safe import clean, exact
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -79,13 +80,13 @@ def tool_card(record: ToolRecord, number: int | None = None) -> RenderableType:
 
     error = record.result.is_error
     title = Text(f"#{number} " if number is not None else "", style="dim")
-    title.append(clean(record.name), style="bold")
+    title.append(exact(record.name, style="bold"))
     if record.synthetic:  # added by skillchat, not called by the model
         skill = json.loads(record.arguments).get("skill_name")
         title.append(clean(f" · /{skill}") if skill else " · attached", style="dim")
     body = Text()
     body.append("args  ", style="dim")
-    body.append(clean(format_arguments(record.arguments)) or "(none)")
+    body.append(exact(format_arguments(record.arguments) or "(none)"))
     preview = collapse(clean(record.result.preview))
     if preview:
         body.append("\n")

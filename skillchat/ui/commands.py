@@ -161,7 +161,11 @@ def _show(repl: Repl, arg: str) -> None:
         shown = f"1-{len(records)}" if records else "none yet in this chat"
         raise UsageError(f"/show needs the number of a tool card ({shown})")
     record = records[int(arg) - 1]
-    _print((f"#{arg} {record.name}", "bold"), ("  " + record.arguments, "dim"))
+    from skillchat.ui import safe
+    from skillchat.ui.console import out
+
+    head = safe.exact(f"#{arg} {record.name}", "bold")  # invisible characters marked
+    out().print(head.append("  ").append(safe.exact(record.arguments, "dim")))
     try:
         value = json.loads(record.result.content)
     except ValueError:

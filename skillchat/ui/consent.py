@@ -1,17 +1,36 @@
 """The REPL's consent to run a command: shown in full, then yes / no / always.
 
 A command the skill's `allowed-tools` pre-approve (trusted skills only) runs without
-the question, saying so. "Always" holds for that skill (or for commands without a
-skill) in this chat only.
+the question, saying so. "Always" covers what the card says it covers, for the
+current chat only (`/new` and `/resume` forget it):
+
+- the skill name *and* the program the user saw: `echo hi` → commands from that
+  skill that start with `echo`. The skill name alone would not do: the model picks
+  it, so "always for calculator" once would let it run anything under that name.
+- an interpreter or a runner (python3, bash, node, env, xargs, find ...) with its
+  script: `python3 /skills/pdf/scripts/fill.py a.pdf` → `python3
+  /skills/pdf/scripts/fill.py …`; the program alone would be any code at all.
+- only that exact command when it has shell syntax (`;`, `|`, `&`, `$`, redirection,
+  backquotes, a newline), starts with a variable assignment, runs inline code
+  (`python3 -c ...`) or cannot be split into words: a prefix of such a command says
+  nothing about what the rest does.
+
+Keys typed before the question was on screen do not answer it: `yes⏎` typed while
+the model was still thinking (meant as a chat message, or hasty) would otherwise be
+read as consent to a command the user had not seen, and `a` as "always". What the
+terminal holds is discarded right before the card is drawn.
 Ctrl-C or end of input at the question means no. While the command runs, a live card
 shows the tail of its output; the tool card with the exit code follows.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from rich.text import Text
 
@@ -19,15 +38,57 @@ from skillchat.config import Settings
 from skillchat.sandbox.command_tool import RunRequest, Verdict
 from skillchat.sandbox.runner import OutputSink
 from skillchat.ui.console import out
-from skillchat.ui.safe import clean
+from skillchat.ui.safe import clean, exact
+
+# Shell syntax that makes a command more than one program with its arguments.
+_SHELL = re.compile(r"[;&|<>`$()\n\r]")
+# Programs whose first argument is what they run: the prefix keeps it.
+_RUNNERS = re.compile(
+    r"(ba|da|k|z|fi)?sh|python[0-9.]*|pypy[0-9.]*|node(js)?|deno|bun|perl[0-9.]*|ruby"
+    r"|php[0-9.]*|lua[0-9.]*|Rscript|tclsh|awk|gawk|mawk|env|xargs|find|timeout|nice"
+    r"|nohup|command|exec|busybox|uv|uvx|npx|pipx|sudo|make"
+)
+
+Scope = tuple[str | None, bool, tuple[str, ...]]  # (skill, is a prefix, words)
+
+
+def always_scope(skill: str | None, command: str) -> Scope:
+    """What "always" for `command` covers: the words a command from `skill` must
+    start with, or (not a prefix) this exact command; see the module docstring."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # an unclosed quote
+        words = []
+    exact_only = (skill, False, (command,))
+    if not words or _SHELL.search(command) or "=" in words[0]:
+        return exact_only
+    if _RUNNERS.fullmatch(os.path.basename(words[0])):
+        if len(words) < 2 or words[1].startswith("-"):
+            return exact_only  # inline code (-c, -e), options first, or a REPL
+        return (skill, True, tuple(words[:2]))
+    return (skill, True, tuple(words[:1]))
+
+
+def _discard_typed_ahead() -> None:
+    """Drop the keys typed so far and not yet read (a terminal's input queue)."""
+    try:
+        import termios
+    except ImportError:  # not POSIX: nothing to discard with
+        return
+    with suppress(termios.error, OSError, ValueError):  # stdin is not a terminal
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
 
 
 class ReplConsent:
-    """Asks the user before each command; remembers "always" per skill."""
+    """Asks the user before each command; remembers what "always" covers."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.always: set[str | None] = set()
+        self.always: set[Scope] = set()
+
+    def forget(self) -> None:
+        """A new chat (`/new`, `/resume`): no "always" carries over."""
+        self.always.clear()
 
     def __call__(self, request: RunRequest) -> Verdict:
         if request.verdict.kind == "approved":  # allowed-tools of a trusted skill
@@ -35,32 +96,42 @@ class ReplConsent:
                 Text(clean(f"run_command pre-approved: {request.verdict.reason}"), style="dim")
             )
             return Verdict("approved")
-        if self.settings.run_allow or request.skill_name in self.always:
+        scope = always_scope(request.skill_name, request.command)
+        if self.settings.run_allow or scope in self.always:
             return Verdict("approved")
+        _discard_typed_ahead()
         console = out()
         card = Text("run_command wants to run\n", style="bold yellow")
         card.append("  $ ")
-        card.append(clean(request.command))
+        card.append(exact(request.command))
+        card.append("\n  skill: ", style="dim")
+        card.append(exact(request.skill_name or "(none)", style="dim"))
         card.append(
             clean(
-                f"\n  skill: {request.skill_name or '(none)'} · in {request.cwd} · "
+                f" · in {request.cwd} · "
                 f"network: {request.network_label()} · "
                 f"workspace writes: {'ON' if request.writes else 'off'} · "
                 f"timeout {request.timeout_s:g} s\n  asking because: {request.verdict.reason}"
             ),
             style="dim",
         )
+        card.append("\n  always = ", style="dim")
+        if scope[1]:
+            card.append(exact(shlex.join(scope[2]) + " …", style="dim"))
+        else:
+            card.append("this exact command", style="dim")
+        card.append(" from skill ", style="dim")
+        card.append(exact(request.skill_name or "(none)", style="dim"))
+        card.append(", until this chat ends", style="dim")
         console.print(card)
-        console.print(
-            Text("Run it? [y]es / [n]o / [a]lways for this skill: ", style="bold"), end=""
-        )
+        console.print(Text("Run it? [y]es / [n]o / [a]lways: ", style="bold"), end="")
         try:
             answer = sys.stdin.readline().strip().lower()
         except KeyboardInterrupt:
             answer = ""
         console.print(Text(answer or "no"))
         if answer in ("a", "always"):
-            self.always.add(request.skill_name)
+            self.always.add(scope)
             return Verdict("approved")
         if answer in ("y", "yes"):
             return Verdict("approved")
@@ -82,7 +153,9 @@ def live_card(request: RunRequest) -> Iterator[OutputSink]:
     title = Text("run_command · running", style="bold")
 
     def card() -> Panel:
-        body = Text("$ " + clean(request.command) + "\n", style="bold")
+        body = Text("$ ", style="bold")
+        body.append(exact(request.command, style="bold"))
+        body.append("\n")
         body.append(clean("\n".join(tail[-TAIL_LINES:])), style="dim")
         return Panel(body, title=title, title_align="left", border_style="yellow")
 

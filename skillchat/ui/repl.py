@@ -70,7 +70,7 @@ class Repl:
     ) -> None:
         self.settings = settings
         self.workspace = workspace
-        self.consent = ReplConsent(settings)  # "always" answers last for the session's chat
+        self.consent = ReplConsent(settings)  # "always" answers last for the current chat
         self.registry = registry
         self.store = store
         self.debug = debug
@@ -170,6 +170,7 @@ class Repl:
         if model != self.settings.model:
             self._use_model(model)
         self.view.records.clear()
+        self.consent.forget()  # "always" was said about the chat being left
         self.chat, self.recorder = recording_chat(
             self.settings,
             self.registry,

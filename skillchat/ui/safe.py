@@ -20,6 +20,15 @@ on it) before it is printed, wherever it is printed:
   U+2066-U+2069) become the visible text `<U+009B>`;
 - the result is only ever handed to Rich as `Text` or `Markdown`, never as markup.
 
+Where the exact characters matter (a command the user is asked to approve, a tool
+call's arguments), `exact` also shows what prints as nothing or as a plain space:
+zero-width and joiner characters (U+200B-U+200D, U+2060, U+FEFF), direction marks
+(U+200E, U+200F, U+061C), every other format character, tag characters
+(U+E0000-U+E007F), variation selectors, and spaces other than U+0020 (U+00A0 ...).
+Each becomes a `<U+200B>` marker in reverse video, so two commands that look the
+same on the card are the same. (Not in `clean`: a model's reply may use a zero-width
+joiner or a variation selector inside an emoji.)
+
 Visible rather than dropped: the user sees that the text held something odd, and
 a deleted character cannot join two harmless halves into one harmful sequence.
 Rich's Markdown is still rendered for the model's replies, with `hyperlinks=False`:
@@ -44,6 +53,17 @@ _PICTURES = {
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # The characters JSON leaves raw that a terminal may still obey (JSON escapes C0).
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+# What prints as nothing or as a space, other than C0/C1 (every Unicode format
+# character, category Cf, is here: tests/test_cards.py checks it against unicodedata).
+_INVISIBLE = re.compile(
+    "[\u00a0\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    "\u115f\u1160\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u2800\u3000"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+)
+MARKER_STYLE = "reverse"
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -76,6 +96,22 @@ def text(value: str, style: str = "") -> Text:
     from rich.text import Text
 
     return Text(clean(value), style=style)
+
+
+def exact(value: str, style: str = "") -> Text:
+    """`text(value, style)` with every invisible character also shown, as a
+    `<U+200B>` marker in reverse video: for what the user approves or checks
+    character by character (commands, tool arguments)."""
+    from rich.text import Text
+
+    shown = Text(style=style)
+    end = 0
+    for match in _INVISIBLE.finditer(value):
+        shown.append(clean(value[end : match.start()]))
+        shown.append(f"<U+{ord(match.group()):04X}>", style=MARKER_STYLE)
+        end = match.end()
+    shown.append(clean(value[end:]))
+    return shown
 
 
 def line(*parts: str | tuple[str, str]) -> Text:

@@ -9,6 +9,8 @@ litellm's exceptions subclass the openai SDK's, so the openai backend's
 `provider_error` maps them. Two litellm habits need undoing here: a failure
 mid-stream arrives wrapped in `MidStreamFallbackError`, and a stream that ends
 without a finish_reason (a cut connection) gets a made-up "stop" finish.
+Its OpenAI SDK clients get skillchat's HTTP client, which follows no redirect to
+another origin (origin.py).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from skillchat.engine.backends.openai_backend import (
     malformed,
     provider_error,
 )
+from skillchat.engine.backends.origin import guarded_client
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, Usage
 from skillchat.errors import ProviderError
@@ -52,6 +55,9 @@ def _quieten() -> None:
 
 
 _quieten()
+# The HTTP client of every OpenAI SDK client litellm builds (the OpenAI-compatible
+# providers, any api_base): no redirect to another origin is followed (origin.py).
+litellm.client_session = guarded_client()
 
 
 # Providers whose streams litellm reads as OpenAI chunks, where an invented finish is

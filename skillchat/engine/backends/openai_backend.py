@@ -6,7 +6,9 @@ imports it, when a model is about to be called. The helpers `chunk_to_delta` and
 are shaped like (and subclass) the SDK's.
 
 The SDK's own retries are off (`max_retries=0`): skillchat retries in
-engine/retry.py, where it knows whether any of the reply was already shown.
+engine/retry.py, where it knows whether any of the reply was already shown. A
+timeout is not retried: `timeout` is the whole wait for a silent server. The HTTP
+client follows no redirect to another origin (origin.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from skillchat.config import Settings
 from skillchat.engine.backends.base import ReplyDeadline
+from skillchat.engine.backends.origin import CrossOriginRedirect, guarded_client
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, ToolCallFragment, Usage
 from skillchat.engine.messages import clean_text
@@ -170,8 +173,19 @@ def provider_error(
     """
     detail = _clean(_detail(exc), secrets)
     links = _chain(exc)
+    redirect = next((e for e in links if isinstance(e, CrossOriginRedirect)), None)
+    if redirect is not None:
+        return ProviderError(
+            f"the server at {where} redirected to another origin ({redirect.target}); "
+            "not followed (the conversation was not sent there)"
+        )
     if any(isinstance(e, openai.APITimeoutError | httpx.TimeoutException) for e in links):
-        return ProviderError(f"timed out after {timeout:g}s waiting for {where}", retryable=True)
+        # Not retried: `timeout` is how long the user waits for a silent server, and
+        # each retry would wait it again (60 s became four minutes with 3 retries).
+        return ProviderError(
+            f"timed out after {timeout:g}s waiting for {where} (no answer; "
+            "`timeout` in the config sets how long to wait)"
+        )
     transport = [e for e in links if isinstance(e, _TRANSPORT)]
     if transport:
         detail = _clean(str(transport[-1]), secrets)
@@ -266,6 +280,7 @@ class OpenAIBackend:
             api_key=self._key,
             timeout=settings.timeout,
             max_retries=0,
+            http_client=guarded_client(),
         )
 
     def context_window(self) -> int | None:

@@ -1,0 +1,52 @@
+"""The model's HTTP client follows no redirect to another origin.
+
+A chat request carries the whole conversation (and, for OpenAI's API, the key in a
+header). Both SDKs follow redirects by default, and a 307 or 308 re-sends the
+request *with its body*: one redirect from the configured server (a compromised
+proxy, a hostile "OpenAI-compatible" endpoint, a typo'd domain) would hand the
+conversation to a host the user never named. httpx drops the Authorization header
+on such a hop, but not the body.
+
+So the client checks each redirect before it is followed: one that stays on the
+same origin (scheme, host and port: `/v1/chat/completions` → `/v1/chat/completions/`)
+is followed as before; one to another origin raises `CrossOriginRedirect`, which the
+backends report as one line (`provider_error`), not retried.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class CrossOriginRedirect(httpx.HTTPError):
+    """The server answered with a redirect to another origin; it was not followed."""
+
+    def __init__(self, target: str) -> None:
+        super().__init__(f"redirect to {target} not followed")
+        self.target = target
+
+
+def origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    """(scheme, host, port), the default port written out."""
+    return url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme)
+
+
+def refuse_cross_origin(response: httpx.Response) -> None:
+    """httpx response hook: raise before a redirect to another origin is followed."""
+    if not response.has_redirect_location:
+        return
+    source = response.request.url
+    target = source.join(response.headers["location"])
+    if origin(target) != origin(source):
+        scheme, host, port = origin(target)
+        raise CrossOriginRedirect(f"{scheme}://{host}:{port}")
+
+
+def guarded_client(**options: object) -> httpx.Client:
+    """An `openai.DefaultHttpxClient` (the SDK's own defaults) that refuses redirects
+    to another origin; `options` go to it as they are."""
+    import openai
+
+    return openai.DefaultHttpxClient(event_hooks={"response": [refuse_cross_origin]}, **options)

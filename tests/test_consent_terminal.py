@@ -1,0 +1,156 @@
+"""The consent question in a real terminal, where what the user sees decides what
+runs: every character of the command is on the card (invisible ones as markers),
+and "always" covers what the card says it covers (the skill and the program), in
+the current chat only.
+
+The screen is read back with pyte, which draws what a terminal would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pyte
+import pytest
+from chat_helpers import tool_messages
+from helpers import session_options, wait_for
+from openai_server import ScriptedServer, call, reply
+from pty_session import PtySession
+from sandbox_helpers import require_sandbox
+
+from skillchat.ui.consent import always_scope
+
+REPO = Path(__file__).resolve().parents[1]
+QUESTION = "Run it? [y]es / [n]o / [a]lways:"
+
+
+@pytest.fixture
+def repl(server: ScriptedServer, pty_sessions: Callable[..., PtySession]) -> PtySession:
+    require_sandbox()
+    session = pty_sessions(*session_options(server, REPO / "skillchat" / "bundled_skills"))
+    session.prompt()
+    return session
+
+
+def run_call(command: str, skill: str = "calculator") -> dict[str, object]:
+    return call("run_command", {"command": command, "skill_name": skill})
+
+
+def results(server: ScriptedServer) -> list[dict[str, object]]:
+    return [json.loads(m["content"]) for m in tool_messages(server)]
+
+
+def screen(session: PtySession) -> str:
+    """The 40x120 terminal as pyte draws everything the session printed."""
+    display = pyte.Screen(120, 40)
+    pyte.Stream(display).feed("".join(session.output))
+    return "\n".join(line.rstrip() for line in display.display)
+
+
+def test_invisible_characters_are_shown_on_the_card(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    hidden = "echo safe\u200b\u200d\ufeff\u2060\u200e\u200f\u061c\u202e\U000e0041\u00a0end"
+    server.script(reply("", calls=[run_call(hidden)]), reply("declined"))
+    repl.line("go")
+    repl.expect(QUESTION)
+    markers = "<U+200B><U+200D><U+FEFF><U+2060><U+200E><U+200F><U+061C><U+202E><U+E0041>"
+    assert f"$ echo safe{markers}<U+00A0>end" in screen(repl)
+    repl.line("n")
+    repl.prompt()
+    assert results(server)[0]["error_code"] == "NOT_ALLOWED"
+    card = screen(repl).split("run_command", 2)[-1]  # the tool card after the answer
+    assert f"safe{markers}" in card
+    assert f"safe{markers}" in repl.run("/show 1")  # the call in full
+
+
+def test_always_covers_the_program_it_names_in_this_chat_only(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    """ "Always" for `echo one` from calculator covers calculator's `echo` commands:
+    not another program under the same skill name, not `echo` claimed by another
+    skill, not `echo` chained to something else, and nothing after /new."""
+    server.script(
+        reply("", calls=[run_call("echo one")]),
+        reply("ran one"),
+        reply("", calls=[run_call("echo two")]),
+        reply("ran two"),
+        reply("", calls=[run_call("pwd")]),
+        reply("declined pwd"),
+        reply("", calls=[run_call("echo two", skill="commit-message")]),
+        reply("declined other skill"),
+        reply("", calls=[run_call("echo two; pwd")]),
+        reply("declined chain"),
+        reply("", calls=[run_call("echo three")]),
+        reply("declined after new"),
+    )
+    repl.line("one")
+    card = repl.expect(QUESTION)
+    assert "always = echo … from skill calculator, until this chat ends" in card
+    repl.line("a")
+    assert "ran one" in repl.prompt()
+    screen_two = repl.run("two")  # covered: no question
+    assert QUESTION not in screen_two and "ran two" in screen_two
+    for message, shown in (
+        ("three", "always = pwd … from skill calculator"),
+        ("four", "always = echo … from skill commit-message"),
+        ("five", "always = this exact command from skill calculator"),
+    ):
+        repl.line(message)
+        assert shown in repl.expect(QUESTION)
+        repl.line("n")
+        repl.prompt()
+    got = results(server)  # this chat's tool results, as the model got them
+    assert [r.get("stdout") for r in got[:2]] == ["one\n", "two\n"]
+    assert [r.get("error_code") for r in got[2:]] == ["NOT_ALLOWED"] * 3
+    repl.run("/new")
+    repl.line("six")
+    repl.expect(QUESTION)  # a new chat: "always" was not carried over
+    repl.line("n")
+    assert "declined after new" in repl.prompt()
+    assert results(server)[0]["error_code"] == "NOT_ALLOWED"
+    assert repl.quit() == 0
+
+
+@pytest.mark.parametrize(
+    ("command", "covered"),
+    [
+        ("echo hi there", ("echo",)),
+        ("/skills/pdf/scripts/fill.sh a.pdf", ("/skills/pdf/scripts/fill.sh",)),
+        ("python3 /skills/pdf/scripts/fill.py a.pdf", ("python3", "/skills/pdf/scripts/fill.py")),
+        ("bash scripts/run.sh", ("bash", "scripts/run.sh")),
+        ("python3 -c 'import os'", None),  # inline code: the exact command only
+        ("env", None),
+        ("FOO=1 echo hi", None),
+        ("echo 'unclosed", None),
+        ("echo hi | sh", None),
+        ("echo $(id)", None),
+        ("echo hi > f", None),
+        ("echo a\nrm -rf /x", None),
+    ],
+)
+def test_what_always_covers(command: str, covered: tuple[str, ...] | None) -> None:
+    expected = ("s", True, covered) if covered else ("s", False, (command,))
+    assert always_scope("s", command) == expected
+
+
+def test_keys_typed_before_the_question_do_not_answer_it(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    """`y⏎` typed while the model is still thinking is not consent to a command that
+    was not on screen yet; the answer given after the card is."""
+    server.script(
+        reply("", calls=[run_call("echo typed-ahead-$((7000 + 13))")], hold="thinking"),
+        reply("after the answer"),
+    )
+    repl.line("go")
+    assert wait_for(lambda: len(server.completions) == 1)  # the model is thinking
+    repl.send("y\r")  # typed ahead, before any question
+    server.release("thinking")
+    repl.expect(QUESTION)
+    repl.line("n")
+    assert "after the answer" in repl.prompt()
+    assert results(server)[0]["error_code"] == "NOT_ALLOWED"
+    assert "typed-ahead-7013" not in screen(repl)
