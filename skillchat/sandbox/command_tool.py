@@ -14,8 +14,8 @@ Who may run what is decided in two steps before anything starts:
    may pre-approve the command, refuse it (with a reason), or say to ask;
 2. `consent(request)` (the request carries that verdict): the REPL runs a
    pre-approved command without a question and asks about the others (yes / no /
-   always for this skill); `ask` never asks, so it runs commands only with
-   `--allow-run`, pre-approved or not.
+   always, for that skill and program in this chat); `ask` never asks, so it runs
+   commands only with `--allow-run`, pre-approved or not.
 Nothing here raises to the loop but ToolArgumentError: every failure is a result.
 """
 
