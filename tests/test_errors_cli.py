@@ -19,13 +19,21 @@ PACKAGE = Path(__file__).resolve().parents[1] / "skillchat"
 MANY = 620  # more files than get_skill lists
 
 
+# Raised inside httpx's client, by its redirect hook, and seen by skillchat only as the
+# openai SDK's or LiteLLM's connection error: it must be an httpx error to travel
+# through them, and errors.py must not import httpx (every command imports errors.py).
+TRANSPORT_SIGNALS = {"engine/backends/origin.py: CrossOriginRedirect"}
+
+
 def test_every_exception_class_lives_in_errors_and_under_the_base() -> None:
     outside: list[str] = []
     for path in PACKAGE.rglob("*.py"):
         if path.name == "errors.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ClassDef):
+            if isinstance(node, ast.ClassDef) and (
+                f"{path.relative_to(PACKAGE)}: {node.name}" not in TRANSPORT_SIGNALS
+            ):
                 bases = [ast.unparse(b) for b in node.bases]
                 if any(b.endswith(("Error", "Exception", "Limit")) for b in bases):
                     outside.append(f"{path.relative_to(PACKAGE)}: {node.name}")

@@ -17,7 +17,7 @@ from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
 
-QUESTION = "Run it? [y]es / [n]o / [a]lways for this skill:"
+QUESTION = "Run it? [y]es / [n]o / [a]lways:"
 RULE = "Bash(python3 scripts/fill.py:*)"
 
 

@@ -67,7 +67,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
-from skillchat.sandbox.layout import SKILLS_MOUNT, WORKSPACE_MOUNT
 from skillchat.skills.command_paths import (
     Place,
     changes_shell_state,
@@ -79,6 +78,7 @@ from skillchat.skills.command_paths import (
     wildcard_matches,
     working_folders,
 )
+from skillchat.skills.mounts import SKILLS_MOUNT, WORKSPACE_MOUNT
 
 if TYPE_CHECKING:
     from skillchat.skills.model import Skill
