@@ -74,9 +74,10 @@ class Rule:
     negated: bool
     dir_only: bool
     anchored: bool  # matched against the whole path below the file's folder, not a name
+    pattern: str = ""  # the glob `regex` was made from (its `!` and slashes taken off)
 
 
-def _bracket(pattern: str, start: int) -> tuple[str, int] | None:
+def bracket(pattern: str, start: int) -> tuple[str, int] | None:
     """The regex for the class opening at `pattern[start] == '['` and the index after it,
     or None when it never closes."""
     i = start + 1
@@ -138,7 +139,7 @@ def translate(pattern: str, *, pathname: bool = False) -> str:
             out.append("[^/]")
             i += 1
         elif c == "[":
-            cls = _bracket(pattern, i)
+            cls = bracket(pattern, i)
             if cls is None:  # git's wildmatch: an unclosed class matches nothing
                 return "(?!)"
             out.append(cls[0])
@@ -175,7 +176,7 @@ def parse_rule(line: str) -> Rule | None:
     if not line:
         return None
     regex = re.compile(translate(line, pathname=anchored), re.DOTALL)
-    return Rule(regex, negated, dir_only, anchored)
+    return Rule(regex, negated, dir_only, anchored, line)
 
 
 @dataclass(frozen=True)
