@@ -45,6 +45,7 @@ from pathlib import Path
 from skillchat.errors import FileAccessError
 from skillchat.fdwalk import LIST_FLAGS, Walk, open_root, opened_inside, resolve
 from skillchat.hardlinks import hard_links_allowed
+from skillchat.localfile import file_kind
 from skillchat.skills.model import Skill
 
 # No configuration can raise a read above this: the memory bound of one tool call.
@@ -154,18 +155,6 @@ def _os_error(exc: OSError, rel: str, container: Container) -> FileAccessError:
     )
 
 
-def _file_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "it is a directory"
-    if stat.S_ISFIFO(mode):
-        return "it is a FIFO, not a regular file"
-    if stat.S_ISSOCK(mode):
-        return "it is a socket, not a regular file"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "it is a device, not a regular file"
-    return "it is not a regular file"
-
-
 def _read_at_most(fd: int, count: int) -> bytes:
     chunks: list[bytes] = []
     remaining = count
@@ -202,14 +191,14 @@ def _open_regular(
     unless `hard_links`."""
     if not stat.S_ISREG(before.st_mode):
         raise FileAccessError(
-            "UNSUPPORTED_FILE", f"Cannot read file '{shown}': {_file_kind(before.st_mode)}"
+            "UNSUPPORTED_FILE", f"Cannot read file '{shown}': {file_kind(before.st_mode)}"
         )
     fd = os.open(name, _OPEN_FLAGS | _NOFOLLOW, dir_fd=walk.here)
     after = os.fstat(fd)
     refusal = None
     if not stat.S_ISREG(after.st_mode):  # swapped since the lstat
         refusal = FileAccessError(
-            "UNSUPPORTED_FILE", f"Cannot read file '{shown}': {_file_kind(after.st_mode)}"
+            "UNSUPPORTED_FILE", f"Cannot read file '{shown}': {file_kind(after.st_mode)}"
         )
     elif after.st_nlink > 1 and not hard_links:
         refusal = FileAccessError(
@@ -404,7 +393,7 @@ def read_bytes_at(dir_fd: int, name: str, *, limit: int) -> tuple[bytes, int]:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, _file_kind(info.st_mode))
+            raise OSError(errno.EINVAL, file_kind(info.st_mode))
         most = min(limit, HARD_CAP_BYTES) + 1
         # The size says when one read is enough (a file reporting 0 may still have text).
         return _read_at_most(fd, min(most, info.st_size) or most), info.st_size
