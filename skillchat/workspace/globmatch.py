@@ -6,8 +6,9 @@ git's literal-prefix rule), but a regex engine given `(?:.*/)?` ten times over a
 a model's glob must not hang a search for minutes. So the glob is compiled to a list
 of steps and matched by keeping the set of steps every prefix of the path can be at
 (a Thompson simulation): the work is at most (path length × glob length), whatever
-the glob, with no backtracking. A run of `**/` is one step (they mean the same), and
-the caller's deadline is checked as the path is read.
+the glob, with no backtracking. Each set met is numbered and each move between sets
+remembered, so a common glob costs one lookup per character. A run of `**/` is one
+step (they mean the same), and the caller's deadline is checked as the path is read.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from skillchat.workspace.ignore import bracket
 _REPEATS = ("star", "dirs", "all")
 # The deadline is looked at once per this many characters of a path.
 _CHECK_EVERY = 64
+# Past this many sets of steps remembered, a new match forgets them (memory bound).
+_MAX_SETS = 10_000
 
 
 class GlobTimeout(Exception):
@@ -121,16 +124,38 @@ def compile_pattern(
                 nxt.add(i if kind in _REPEATS else i + 1)
         return close(nxt)
 
-    start = close({0})
+    # The sets met so far, each named by a number, and the moves between them: each
+    # move is computed once (a lazily built DFA), so a path costs a lookup a character.
+    ids: dict[frozenset[int], int] = {}
+    sets: list[frozenset[int]] = []
+    moves: dict[tuple[int, str], int] = {}
+
+    def named(states: set[int]) -> int:
+        key = frozenset(states)
+        if key not in ids:
+            ids[key] = len(sets)
+            sets.append(key)
+        return ids[key]
+
+    start = named(close({0}))
+    dead = named(set())
 
     def matches(text: str) -> bool:
-        states = start
+        if len(sets) > _MAX_SETS:  # a glob that keeps making new sets: start over
+            moves.clear()
+            del sets[2:]
+            for key in [k for k, v in ids.items() if v >= 2]:
+                del ids[key]
+        here = start
         for k, c in enumerate(text):
             if deadline is not None and k % _CHECK_EVERY == 0 and time.monotonic() > deadline:
                 raise GlobTimeout
-            states = step(states, c)
-            if not states:
+            there = moves.get((here, c))
+            if there is None:
+                there = moves[here, c] = named(step(set(sets[here]), c))
+            if there == dead:
                 return False
-        return end in states
+            here = there
+        return end in sets[here]
 
     return matches
