@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from openai_server import ScriptedServer, call, reply
 
-from skillchat.workspace.globmatch import GlobTimeout, compile_pattern
+from skillchat.errors import GlobTimeout
+from skillchat.workspace.globmatch import compile_pattern
 from skillchat.workspace.ignore import translate
 
 DEEP = "/".join(f"d{n}" for n in range(40))

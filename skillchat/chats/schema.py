@@ -18,8 +18,8 @@ import sqlite3
 import struct
 from pathlib import Path
 
-from skillchat.errors import StorageError
-from skillchat.localfile import NotRegularFile, open_regular
+from skillchat.errors import NotRegularFile, StorageError
+from skillchat.localfile import open_regular
 
 # "skch" as a big-endian int: what `PRAGMA application_id` says in a skillchat database.
 APPLICATION_ID = 0x736B6368

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillchat.errors import UsageError
-from skillchat.localfile import NotRegularFile, TooLarge, read_regular
+from skillchat.errors import NotRegularFile, UsageError
+from skillchat.localfile import read_regular
 
 MAX_QUERY_FILE_BYTES = 10_000_000
 
@@ -45,11 +45,12 @@ def load_queries(path: Path, skill: str | None = None) -> list[EvalQuery]:
     name none. Raises UsageError for a file that cannot be used."""
     where = path.name
     try:
-        document = json.loads(read_regular(path, MAX_QUERY_FILE_BYTES).decode("utf-8"))
+        data = read_regular(path, MAX_QUERY_FILE_BYTES)
+        if len(data) > MAX_QUERY_FILE_BYTES:
+            raise UsageError(f"{where}: larger than {MAX_QUERY_FILE_BYTES:,} bytes")
+        document = json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{path}: no such query file") from None
-    except TooLarge:
-        raise UsageError(f"{where}: larger than {MAX_QUERY_FILE_BYTES:,} bytes") from None
     except NotRegularFile as exc:
         raise UsageError(f"{path}: not a query file: {exc}") from None
     except RecursionError:

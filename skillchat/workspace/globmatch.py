@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from skillchat.errors import GlobTimeout
 from skillchat.workspace.ignore import bracket
 
 # Step kinds: one character ("lit" equal to `arg`, "one" any but '/', "class" matched
@@ -27,10 +28,6 @@ _REPEATS = ("star", "dirs", "all")
 _CHECK_EVERY = 64
 # Past this many sets of steps remembered, a new match forgets them (memory bound).
 _MAX_SETS = 10_000
-
-
-class GlobTimeout(Exception):
-    """The deadline passed while a path was being matched."""
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from skillchat.errors import LocalModelError
-from skillchat.localfile import NotRegularFile, open_regular
+from skillchat.errors import LocalModelError, NotRegularFile
+from skillchat.localfile import open_regular
 
 MAGIC = b"GGUF"
 # Value type codes -> struct format of one scalar (8 is a string, 9 an array).
