@@ -1,11 +1,11 @@
-"""Globs in bounded work (skillchat/workspace/globmatch.py): the same answers as the
-gitignore translation, a repeated `**/` over a deep path does not hang a search, and
+"""Globs in bounded work (skillchat/workspace/globmatch.py): step by step and through
+`re` they agree (git's own answers are tests/test_gitignore.py's), a repeated `**/`
+over a deep path hangs neither a search nor a read under a hostile `.gitignore`, and
 the deadline is looked at while a path is matched."""
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import time
 from pathlib import Path
@@ -19,7 +19,6 @@ from openai_server import ScriptedServer, call, reply
 
 from skillchat.errors import GlobTimeout
 from skillchat.workspace.globmatch import compile_pattern
-from skillchat.workspace.ignore import translate
 
 DEEP = "/".join(f"d{n}" for n in range(40))
 STARRY = "/".join(["**"] * 10) + "/*.txt"
@@ -30,11 +29,9 @@ STARRY = "/".join(["**"] * 10) + "/*.txt"
     path=st.text(alphabet="ab/", max_size=10),
     pathname=st.booleans(),
 )
-def test_the_matcher_agrees_with_the_gitignore_translation(
-    pattern: str, path: str, pathname: bool
-) -> None:
-    expected = re.fullmatch(translate(pattern, pathname=pathname), path, re.DOTALL) is not None
-    assert compile_pattern(pattern, pathname=pathname)(path) is expected
+def test_step_by_step_agrees_with_re(pattern: str, path: str, pathname: bool) -> None:
+    by_steps = compile_pattern(pattern, pathname=pathname, regex_repeats=-1)(path)
+    assert by_steps is compile_pattern(pattern, pathname=pathname, regex_repeats=99)(path)
 
 
 @pytest.mark.parametrize(
@@ -52,7 +49,9 @@ def test_patterns_that_backtrack_in_a_regex(pattern: str, path: str, expected: b
 
 
 def test_the_deadline_is_looked_at_inside_one_match() -> None:
-    matches = compile_pattern(STARRY, pathname=True, deadline=time.monotonic() - 1)
+    matches = compile_pattern(
+        STARRY, pathname=True, deadline=time.monotonic() - 1, regex_repeats=-1
+    )
     with pytest.raises(GlobTimeout):
         matches(f"{DEEP}/x.txt")
 
@@ -80,3 +79,23 @@ def test_a_starry_glob_over_a_deep_tree_finds_the_file(
     assert found["isTruncated"] is False
     assert [entry["path"] for entry in listed["entries"]] == [f"{DEEP}/needle.txt"]
     assert listed["isTruncated"] is False
+
+
+def test_a_starry_gitignore_line_does_not_hang_a_read(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """A cloned repository's `.gitignore` is as untrusted as a model's glob: with the
+    regex, attaching a file 40 folders deep ran for minutes; the rule still applies."""
+    project = write_files(
+        tmp_path / "project",
+        {".gitignore": STARRY + "\n", f"{DEEP}/notes.md": "kept\n", f"{DEEP}/x.txt": "no\n"},
+    )
+    server.script(reply("read"), reply("refused"))
+    (tmp_path / "skills").mkdir()
+    options = [*session_options(server, tmp_path / "skills"), "-w", str(project)]
+    done = skillchat("ask", *options, "--attach", f"{DEEP}/notes.md", "go")
+    assert done.returncode == 0, done.stderr
+    [attached] = tool_messages(server, 0)
+    assert json.loads(attached["content"])["file"]["content"] == "kept\n"
+    done = skillchat("ask", *options, "--attach", f"{DEEP}/x.txt", "go")
+    assert done.returncode != 0 and "ignored" in done.stderr

@@ -1,14 +1,19 @@
-"""A gitignore-style glob matched without backtracking, for `list_files`/`search_files`.
+"""Gitignore-style globs matched in bounded work: `.gitignore` lines and the globs of
+`list_files`/`search_files`.
 
-The glob's rules are `ignore.translate`'s (`*`, `?`, classes, `**/`, a trailing `/**`,
-git's literal-prefix rule), but a regex engine given `(?:.*/)?` ten times over a path
-40 folders deep (`**/**/**/…/*.txt`) tries every way to split the path between them:
-a model's glob must not hang a search for minutes. So the glob is compiled to a list
+The rules are git's (ignore.py lists them: `*`, `?`, classes, `**/`, a trailing
+`/**`, git's literal-prefix rule), but a regex engine given `(?:.*/)?` ten times over a
+path 40 folders deep (`**/**/**/…/*.txt`) tries every way to split the path between
+them: a model's glob, or a line in a cloned repository's `.gitignore`, must not hang
+a search or a read for minutes. So the glob is compiled to a list
 of steps and matched by keeping the set of steps every prefix of the path can be at
 (a Thompson simulation): the work is at most (path length × glob length), whatever
 the glob, with no backtracking. Each set met is numbered and each move between sets
-remembered, so a common glob costs one lookup per character. A run of `**/` is one
-step (they mean the same), and the caller's deadline is checked as the path is read.
+remembered, so a glob costs one lookup per character. A run of `**/` is one step
+(they mean the same), and the caller's deadline is checked as the path is read.
+
+A glob with at most two repeats (`*`, `**/`, a trailing `**`) cannot backtrack far
+(a failing match costs at most the path's length squared), so `re` runs it, faster.
 """
 
 from __future__ import annotations
@@ -19,13 +24,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from skillchat.errors import GlobTimeout
-from skillchat.workspace.ignore import bracket
+
+_POSIX_CLASSES = {
+    "alnum": "a-zA-Z0-9",
+    "alpha": "a-zA-Z",
+    "blank": " \\t",
+    "digit": "0-9",
+    "lower": "a-z",
+    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+    "space": " \\t\\n\\r\\f\\v",
+    "upper": "A-Z",
+    "xdigit": "0-9A-Fa-f",
+}
 
 # Step kinds: one character ("lit" equal to `arg`, "one" any but '/', "class" matched
 # by the compiled `arg`), or a repeat: "star" ([^/]*), "dirs" ((?:.*/)?), "all" (.*).
 _REPEATS = ("star", "dirs", "all")
 # The deadline is looked at once per this many characters of a path.
 _CHECK_EVERY = 64
+# A glob with at most this many repeats is run by `re`: with two, a failing match
+# costs at most (path length)² steps, and most globs (`**/*.py`) are that simple.
+_REGEX_REPEATS = 2
 # Past this many sets of steps remembered, a new match forgets them (memory bound).
 _MAX_SETS = 10_000
 
@@ -44,9 +63,57 @@ class _Step:
         return self.kind == "all" or self.kind == "dirs" or c != "/"
 
 
+def _bracket(pattern: str, start: int) -> tuple[str, int] | None:
+    """The regex for the class opening at `pattern[start] == '['` and the index after it,
+    or None when it never closes."""
+    i = start + 1
+    negate = i < len(pattern) and pattern[i] in "!^"
+    if negate:
+        i += 1
+    body: list[str] = []
+    first = True
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "]" and not first:
+            inner = "".join(body)
+            # A class never matches '/': git matches paths, not names, with it.
+            return (f"[^/{inner}]" if negate else f"(?:(?!/)[{inner}])"), i + 1
+        first = False
+        if c == "[" and pattern.startswith("[:", i):
+            end = pattern.find(":]", i + 2)
+            name = pattern[i + 2 : end] if end != -1 else ""
+            if name in _POSIX_CLASSES:
+                body.append(_POSIX_CLASSES[name])
+                i = end + 2
+                continue
+        if c == "\\" and i + 1 < len(pattern):
+            i += 1
+            c = pattern[i]
+        body.append(c if c == "-" else re.escape(c))
+        i += 1
+    return None
+
+
+def _regex(step: _Step) -> str:
+    """The step as a piece of regex (what `ignore.translate` writes for it)."""
+    if step.kind == "lit":
+        assert isinstance(step.arg, str)
+        return re.escape(step.arg)
+    if step.kind == "class":
+        assert isinstance(step.arg, re.Pattern)
+        return step.arg.pattern
+    return {"one": "[^/]", "star": "[^/]*", "dirs": "(?:.*/)?", "all": ".*"}[step.kind]
+
+
 def _steps(pattern: str, *, pathname: bool) -> list[_Step] | None:
-    """The steps of `pattern`, as `ignore.translate` reads it; None when it can
-    match nothing (a class that never closes)."""
+    """The steps of a gitignore glob (without `!`, leading or trailing `/`); None when
+    it can match nothing (a class that never closes, as in git's wildmatch).
+
+    `pathname`: the pattern is matched against the whole path (it has a slash). Git
+    then compares the literal prefix (up to the first `*?[\\`) as plain text and
+    wildmatches only the rest, so a `**` right after that prefix counts as starting
+    a segment: `a**/b` ignores `ab` (as `**/b` would `b`). Matched here to agree.
+    """
     steps: list[_Step] = []
     i, n = 0, len(pattern)
     literal = next((k for k, ch in enumerate(pattern) if ch in "*?[\\"), n)
@@ -71,7 +138,7 @@ def _steps(pattern: str, *, pathname: bool) -> list[_Step] | None:
             steps.append(_Step("one"))
             i += 1
         elif c == "[":
-            cls = bracket(pattern, i)
+            cls = _bracket(pattern, i)
             if cls is None:
                 return None
             steps.append(_Step("class", re.compile(cls[0], re.DOTALL)))
@@ -86,14 +153,23 @@ def _steps(pattern: str, *, pathname: bool) -> list[_Step] | None:
 
 
 def compile_pattern(
-    pattern: str, *, pathname: bool, deadline: float | None = None
+    pattern: str,
+    *,
+    pathname: bool,
+    deadline: float | None = None,
+    regex_repeats: int = _REGEX_REPEATS,
 ) -> Callable[[str], bool]:
-    """A test of whole strings against the glob `pattern` (what `re.fullmatch` of
-    `ignore.translate(pattern, pathname=...)` says, in bounded work). Raises
-    GlobTimeout when `deadline` (a `time.monotonic()` value) passes mid-match."""
+    """A test of whole strings against the glob `pattern`, in bounded work. Raises
+    GlobTimeout when `deadline` (a `time.monotonic()` value) passes mid-match (only
+    step by step: `re` runs only globs that cannot take long). A glob with at most
+    `regex_repeats` repeats runs on `re` (-1: every glob step by step; the tests
+    check that both ways agree)."""
     steps = _steps(pattern, pathname=pathname)
     if steps is None:
         return lambda text: False
+    if sum(step.kind in _REPEATS for step in steps) <= regex_repeats:
+        regex = re.compile("".join(map(_regex, steps)), re.DOTALL)
+        return lambda text: regex.fullmatch(text) is not None
     end = len(steps)
     # A state is a step index; a "dirs" step that has read a name but not yet its
     # '/' is the state -1 - index (it may not be skipped until the '/' comes).
