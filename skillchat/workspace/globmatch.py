@@ -95,7 +95,7 @@ def _bracket(pattern: str, start: int) -> tuple[str, int] | None:
 
 
 def _regex(step: _Step) -> str:
-    """The step as a piece of regex (what `ignore.translate` writes for it)."""
+    """The step as a piece of regex, for `re` to run a glob with few repeats."""
     if step.kind == "lit":
         assert isinstance(step.arg, str)
         return re.escape(step.arg)
