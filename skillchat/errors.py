@@ -16,6 +16,11 @@ user can act on ends as one line and an exit code, never a traceback.
     ├── SearchFileTooLarge      internal to search_files: a file over the read limit, skipped
     ├── RegexTimeout            internal to search_files: a regex past its time, reported
     │                           to the model as INVALID_ARGUMENT
+    ├── GlobTimeout             internal to list_files/search_files: the deadline passed
+    │                           while a glob was matched; the walk is cut with a note
+    ├── NotRegularFile          a path the user named (query file, chat database, GGUF) is a
+    │                           FIFO, device, socket or folder (localfile.py); each caller
+    │                           words it as its own error
     ├── SandboxFailure          bubblewrap could not set up the sandbox (sandbox/)
     ├── MalformedChunk          a streamed chunk not shaped like a chat.completion.chunk;
     │                           the backends turn it into a ProviderError naming the server
@@ -149,6 +154,16 @@ class SearchFileTooLarge(SkillchatError):
 class RegexTimeout(SkillchatError):
     """One file took longer than a search regex may (workspace/search.py turns it into
     an INVALID_ARGUMENT result asking for a simpler pattern)."""
+
+
+class GlobTimeout(SkillchatError):
+    """The search's deadline passed while a glob was being matched against a path
+    (workspace/globmatch.py); workspace/scope.py cuts the walk with the time-limit note."""
+
+
+class NotRegularFile(SkillchatError):
+    """A path the user named is not a regular file; `str()` says what it is ("it is a
+    FIFO, not a regular file"). Raised by localfile.py, worded by its callers."""
 
 
 class SandboxFailure(SkillchatError):

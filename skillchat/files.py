@@ -18,12 +18,10 @@ through `read_contained`, which:
 5. opens only regular files: the last name is `lstat`-ed in its folder and a FIFO,
    device or socket is refused before any `open`; the open is non-blocking and the
    descriptor re-checked with `fstat`;
-6. refuses a regular file with more than one hard link (`st_nlink > 1`): every
-   name of a hard-linked file is equally real and the platform cannot say where
-   the other names are, so one may be outside the folder (or hidden); none is
-   served. Git checkouts and archives do not create hard links; a tool that
-   de-duplicates with them (some package caches) makes those files unreadable,
-   with a message that says why;
+6. refuses a regular file with more than one hard link (`st_nlink > 1`): another
+   name may be outside the folder (or hidden) and no path check can see it. Only
+   skillchat's bundled skills are exempt, as uv installs them as hard links (the
+   policy and why: `skillchat/hardlinks.py`);
 7. never reads more than the limit + 1 byte, so a 1 GB file costs `limit` bytes;
 8. refuses binary content (NUL bytes or invalid UTF-8) and strips a UTF-8 BOM.
 
@@ -46,6 +44,8 @@ from pathlib import Path
 
 from skillchat.errors import FileAccessError
 from skillchat.fdwalk import LIST_FLAGS, Walk, open_root, opened_inside, resolve
+from skillchat.hardlinks import hard_links_allowed
+from skillchat.localfile import file_kind
 from skillchat.skills.model import Skill
 
 # No configuration can raise a read above this: the memory bound of one tool call.
@@ -74,10 +74,12 @@ class Container:
     label: str  # "skill 'pdf'" / "workspace"
     boundary: str  # "skill folder" / "workspace"
     allow: Callable[[str], None] | None = None
+    hard_links: bool = False  # files with more than one link are served (hardlinks.py)
 
     @classmethod
     def for_skill(cls, skill: Skill) -> Container:
-        return cls(skill.root, f"skill '{skill.name}'", "skill folder")
+        label = f"skill '{skill.name}'"
+        return cls(skill.root, label, "skill folder", hard_links=hard_links_allowed(skill.root))
 
 
 @dataclass(frozen=True)
@@ -153,18 +155,6 @@ def _os_error(exc: OSError, rel: str, container: Container) -> FileAccessError:
     )
 
 
-def _file_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "it is a directory"
-    if stat.S_ISFIFO(mode):
-        return "it is a FIFO, not a regular file"
-    if stat.S_ISSOCK(mode):
-        return "it is a socket, not a regular file"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "it is a device, not a regular file"
-    return "it is not a regular file"
-
-
 def _read_at_most(fd: int, count: int) -> bytes:
     chunks: list[bytes] = []
     remaining = count
@@ -194,20 +184,23 @@ def _decode(data: bytes, truncated: bool, rel: str) -> str:
         raise binary from None
 
 
-def _open_regular(walk: Walk, name: str, before: os.stat_result, shown: str) -> int:
-    """Open the walk's last name: a regular file with a single link, non-blocking."""
+def _open_regular(
+    walk: Walk, name: str, before: os.stat_result, shown: str, hard_links: bool
+) -> int:
+    """Open the walk's last name, non-blocking: a regular file, with a single link
+    unless `hard_links`."""
     if not stat.S_ISREG(before.st_mode):
         raise FileAccessError(
-            "UNSUPPORTED_FILE", f"Cannot read file '{shown}': {_file_kind(before.st_mode)}"
+            "UNSUPPORTED_FILE", f"Cannot read file '{shown}': {file_kind(before.st_mode)}"
         )
     fd = os.open(name, _OPEN_FLAGS | _NOFOLLOW, dir_fd=walk.here)
     after = os.fstat(fd)
     refusal = None
     if not stat.S_ISREG(after.st_mode):  # swapped since the lstat
         refusal = FileAccessError(
-            "UNSUPPORTED_FILE", f"Cannot read file '{shown}': {_file_kind(after.st_mode)}"
+            "UNSUPPORTED_FILE", f"Cannot read file '{shown}': {file_kind(after.st_mode)}"
         )
-    elif after.st_nlink > 1:
+    elif after.st_nlink > 1 and not hard_links:
         refusal = FileAccessError(
             "PERMISSION_DENIED",
             f"Cannot read file '{shown}': it has {after.st_nlink} hard links, and a "
@@ -232,7 +225,7 @@ def _open_contained(container: Container, clean: str) -> int:
         try:
             if container.allow is not None:
                 container.allow("/".join([*walk.names, name]))
-            fd = _open_regular(walk, name, before, clean)
+            fd = _open_regular(walk, name, before, clean, container.hard_links)
         finally:
             walk.close()
     except OSError as exc:
@@ -400,7 +393,7 @@ def read_bytes_at(dir_fd: int, name: str, *, limit: int) -> tuple[bytes, int]:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, _file_kind(info.st_mode))
+            raise OSError(errno.EINVAL, file_kind(info.st_mode))
         most = min(limit, HARD_CAP_BYTES) + 1
         # The size says when one read is enough (a file reporting 0 may still have text).
         return _read_at_most(fd, min(most, info.st_size) or most), info.st_size

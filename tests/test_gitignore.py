@@ -85,6 +85,7 @@ CASES: list[tuple[dict[str, str], str, bool, bool]] = [
     ({EXCLUDE: "*.local\n", "": "!keep.local\n"}, "keep.local", False, False),  # .gitignore first
     ({EXCLUDE: "/top\n"}, "sub/top", False, False),  # anchored at the root
     ({EXCLUDE: "!*.md\n", "": "*.md\n"}, "a.md", False, True),
+    ({"": "a//\n"}, "b/a/x", False, False),  # one trailing slash goes: 'a/', matching nothing
 ]
 
 

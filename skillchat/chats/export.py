@@ -157,39 +157,55 @@ def _fence(text: str) -> str:
     return f"{ticks}\n{text}\n{ticks}"
 
 
+def _code(text: str) -> str:
+    """`text` as an inline code span on one line: its line breaks and other control
+    characters escaped (a line break would let the rest start a heading of its own),
+    in more backticks than any run inside it."""
+    flat = json.dumps(text, ensure_ascii=False)[1:-1].replace('\\"', '"')
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
 def to_markdown(chat: Chat, messages: list[StoredMessage]) -> str:
-    """The whole chat as Markdown: metadata, then each message under a heading."""
+    """The whole chat as Markdown: metadata, then each message under a heading.
+
+    Everything the chat's participants wrote (messages, tool arguments and results) is
+    fenced, and names (tools, skills, files, the model) are one-line code spans: what
+    a model says cannot add a heading, so each heading is one stored message."""
     meta = [
-        f"- id: `{chat.id}`",
-        f"- model: `{chat.model}`",
+        f"- id: {_code(chat.id)}",
+        f"- model: {_code(chat.model)}",
         f"- created: {chat.created_at}",
         f"- updated: {chat.updated_at}",
     ]
     if chat.activated_skills:
-        meta.append(f"- activated skills: {', '.join(chat.activated_skills)}")
+        meta.append(f"- activated skills: {', '.join(map(_code, chat.activated_skills))}")
     if chat.attached_files:
         meta.append("- attached files (content not stored):")
-        meta += [f"  - `{attachment_line(f)}`" for f in chat.attached_files]
-    blocks = [f"# {chat.title or 'Untitled chat'}", "\n".join(meta)]
+        meta += [f"  - {_code(attachment_line(f))}" for f in chat.attached_files]
+    title = " ".join((chat.title or "Untitled chat").split())  # one line: one heading
+    blocks = [f"# {title}", "\n".join(meta)]
     names = _tool_names(messages)
     for stored in messages:
         message = stored.message
         if (compacted := compaction_line(message)) is not None:
-            blocks += ["---", f"*{compacted.capitalize()}.*"]
+            blocks += ["---", f"*{one_line(compacted, len(compacted)).capitalize()}.*"]
             continue
         text = text_of(message.get("content"))
         if message["role"] == "tool":
             tool = names.get(message.get("tool_call_id", ""), "tool")
-            blocks += [f"**Tool result** (`{tool}`):", _fence(text)]
+            blocks += [f"**Tool result** ({_code(tool)}):", _fence(text)]
             continue
         flag = " (interrupted)" if stored.interrupted else ""
         blocks.append(f"## {_label(message).capitalize()}{flag}")
         if text:
-            blocks.append(text)
+            blocks.append(_fence(text))
         for call in message.get("tool_calls") or []:
             function = call["function"]
             blocks += [
-                f"**Tool call** `{function['name']}`:",
+                f"**Tool call** {_code(str(function['name']))}:",
                 _fence(function.get("arguments") or ""),
             ]
     return "\n\n".join(blocks) + "\n"

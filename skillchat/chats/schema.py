@@ -13,11 +13,13 @@ connection before the journal mode is set or a migration runs. Both raise
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import struct
 from pathlib import Path
 
-from skillchat.errors import StorageError
+from skillchat.errors import NotRegularFile, StorageError
+from skillchat.localfile import open_regular
 
 # "skch" as a big-endian int: what `PRAGMA application_id` says in a skillchat database.
 APPLICATION_ID = 0x736B6368
@@ -87,19 +89,36 @@ def corrupt(path: Path, why: str) -> StorageError:
     return StorageError(f"{path}: chat database is unreadable ({why}); {_MOVE_ASIDE}")
 
 
+def check_file(path: Path) -> None:
+    """Refuse a chat database path that is not a regular file holding a whole SQLite
+    database (a missing one is fine: it is created). A symlink whose target is missing
+    is refused too: SQLite would follow it and create the target, wherever it points."""
+    if path.is_symlink() and not path.exists():
+        raise StorageError(
+            f"{path}: is a symlink to a file that does not exist ({os.readlink(path)}); "
+            "skillchat does not create a chat database through a link"
+        )
+    if path.exists():
+        check_header(path)
+
+
 def check_header(path: Path) -> None:
     """Refuse a file that is not a whole SQLite database, from its first 100 bytes.
 
     SQLite itself would accept a truncated file and only fail on the first query that
     touches a missing page (or never, for a listing); the header's page count finds it
-    at once. An empty file is a new database to SQLite and to us.
+    at once. An empty file is a new database to SQLite and to us. A FIFO, device or
+    folder is refused before anything reads it (localfile.py): a FIFO would block.
     """
     try:
-        with path.open("rb") as f:
-            header = f.read(100)
-            size = f.seek(0, 2)
-    except IsADirectoryError:
-        raise StorageError(f"{path}: is a directory, not a chat database") from None
+        fd = open_regular(path)
+        try:
+            header = os.pread(fd, 100, 0)
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+    except NotRegularFile as exc:
+        raise StorageError(f"{path}: not a chat database: {exc}") from None
     except OSError as exc:
         raise StorageError(f"{path}: cannot read chat database: {exc.strerror or exc}") from None
     if size == 0:
@@ -144,6 +163,27 @@ def check_version(conn: sqlite3.Connection, path: Path) -> int:
             f"skillchat knows ({SCHEMA_VERSION}); upgrade skillchat or set [storage] path"
         )
     return version
+
+
+# The tables a chat's first write goes to (one row per chat, so they are small and
+# checked whole); `messages`, which grows with every chat, is read only where writes land.
+CHECKED_TABLES = ("chats", "chat_skills", "chat_attachments")
+
+
+def check_tables(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a database whose tables are missing or damaged when it is opened.
+
+    A write that fails mid-chat does not end the chat (chats/recorder.py), so without
+    this a damaged `chats` table was found only after the question had gone to the
+    model: an answer paid for that could not be saved. Now nothing is sent."""
+    try:
+        for table in CHECKED_TABLES:
+            verdict = conn.execute(f"PRAGMA quick_check({table})").fetchone()[0]
+            if verdict != "ok":
+                raise corrupt(path, f"table {table}: {verdict}")
+        conn.execute("SELECT max(rowid) FROM messages").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise corrupt(path, str(exc)) from None
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> None:

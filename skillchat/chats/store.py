@@ -60,7 +60,8 @@ from skillchat.chats.records import (
 )
 from skillchat.chats.schema import (
     SCHEMA_VERSION,
-    check_header,
+    check_file,
+    check_tables,
     check_version,
     corrupt,
     migrate,
@@ -114,8 +115,7 @@ class ChatStore:
         own data folder; a folder the user chose for the database is left as it is.
         """
         path = Path(path)
-        if path.exists():
-            check_header(path)
+        check_file(path)
         try:
             private_dir(path.parent, tighten=path.parent == user_data_dir())
         except OSError as exc:
@@ -142,6 +142,7 @@ class ChatStore:
                 conn.execute("PRAGMA foreign_keys = ON")
                 if version < SCHEMA_VERSION:  # no write lock just to read chats
                     store._retry(lambda: migrate(conn, path))
+                check_tables(conn, path)
         except BaseException:
             conn.close()
             raise

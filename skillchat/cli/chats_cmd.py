@@ -44,7 +44,7 @@ def _opened(ctx: typer.Context, config: object) -> Iterator[ChatStore | None]:
     from skillchat.chats.store import ChatStore
 
     path = load(ctx, config).database_path()
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():  # a dangling link: ChatStore says why
         yield None
         return
     with ChatStore.open(path) as store:

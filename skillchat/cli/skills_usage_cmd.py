@@ -84,7 +84,8 @@ def stats_cmd(
     settings, registry = settings_and_registry(ctx, config, skills_dir)
     path = settings.database_path()
     names = registry.names()
-    usage, chats = skill_usage(path, names) if path.exists() else ([], 0)
+    saved = path.exists() or path.is_symlink()  # a dangling link: skill_usage says why
+    usage, chats = skill_usage(path, names) if saved else ([], 0)
     never = [u.name for u in usage if u.name in registry.skills and u.last_used is None]
     used = [u for u in usage if u.last_used is not None]
     if json_out:
@@ -92,11 +93,11 @@ def stats_cmd(
             "database": str(path),
             "chats": chats,
             "skills": [u.as_json() for u in used],
-            "never_used": never if path.exists() else names,
+            "never_used": never if saved else names,
         }
         typer.echo(safe.json_text(doc, indent=2))
         return
-    if not path.exists():
+    if not saved:
         console.err().print(f"no chats yet ({path})", markup=False, highlight=False)
         return
     footer = f"{safe.counted(chats, 'chat')}; never used: {', '.join(never) or 'none'}"

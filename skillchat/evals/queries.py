@@ -13,7 +13,8 @@ should-trigger query; `expected_output`, `files` and `expectations` are for grad
 outputs, which eval does not do, and are ignored.
 
 Anything else is a `UsageError` naming the file, the entry and the field, before any
-request is sent.
+request is sent; so is a path that is not a regular file (a FIFO, `/dev/zero`: see
+localfile.py) or JSON nested past what Python's parser can recurse into.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillchat.errors import UsageError
+from skillchat.errors import NotRegularFile, UsageError
+from skillchat.localfile import read_regular
 
 MAX_QUERY_FILE_BYTES = 10_000_000
 
@@ -43,11 +45,16 @@ def load_queries(path: Path, skill: str | None = None) -> list[EvalQuery]:
     name none. Raises UsageError for a file that cannot be used."""
     where = path.name
     try:
-        if path.stat().st_size > MAX_QUERY_FILE_BYTES:
+        data = read_regular(path, MAX_QUERY_FILE_BYTES)
+        if len(data) > MAX_QUERY_FILE_BYTES:
             raise UsageError(f"{where}: larger than {MAX_QUERY_FILE_BYTES:,} bytes")
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{path}: no such query file") from None
+    except NotRegularFile as exc:
+        raise UsageError(f"{path}: not a query file: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{where}: not JSON skillchat can read (nested too deeply)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read it ({exc})") from None
     except ValueError as exc:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from skillchat.chats.messages import COMPACTION
-from skillchat.chats.schema import check_header, check_version, corrupt
+from skillchat.chats.schema import check_file, check_version, corrupt
 from skillchat.errors import StorageError
 
 _OWN_ID = re.compile(r"[0-9a-f]{9}")
@@ -73,7 +73,7 @@ def _succeeded(tool: str, content: Any) -> bool:
 
 def _rows(path: Path) -> list[sqlite3.Row]:
     """Every message row stats needs, read through a read-only connection."""
-    check_header(path)
+    check_file(path)
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     except sqlite3.Error as exc:

@@ -197,12 +197,13 @@ def _read_head(fd: int) -> tuple[bytes, tuple[int, int, int]]:
         buf += more
 
 
-def read_frontmatter_text(fd: int) -> str:
-    """The frontmatter's YAML text from an open file descriptor (not closed here)."""
+def read_frontmatter_text(fd: int, *, hard_links: bool = False) -> str:
+    """The frontmatter's YAML text from an open file descriptor (not closed here);
+    a file with more than one hard link only when `hard_links` (hardlinks.py)."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         raise FrontmatterError("SKILL.md is not a regular file")
-    if st.st_nlink > 1:  # the same rule as every read (skillchat/files.py)
+    if st.st_nlink > 1 and not hard_links:  # the same rule as every read (files.py)
         raise FrontmatterError(
             f"SKILL.md has {st.st_nlink} hard links; a hard-linked file may be a second "
             "name for one outside the skill folder, so it is not read"
@@ -236,11 +237,12 @@ def read_frontmatter(path: str | os.PathLike[str]) -> Frontmatter:
     return parse_open_frontmatter(fd, "SKILL.md")
 
 
-def parse_open_frontmatter(fd: int, filename: str) -> Frontmatter:
+def parse_open_frontmatter(fd: int, filename: str, *, hard_links: bool = False) -> Frontmatter:
     """Read the frontmatter from an open SKILL.md (`filename` names it in errors),
-    close the descriptor, and parse; every failure is a FrontmatterError."""
+    close the descriptor, and parse; every failure is a FrontmatterError.
+    `hard_links`: as in `read_frontmatter_text`."""
     try:
-        text = read_frontmatter_text(fd)
+        text = read_frontmatter_text(fd, hard_links=hard_links)
     except OSError as exc:
         raise FrontmatterError(f"cannot read {filename}: {exc.strerror or exc}") from None
     finally:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from skillchat.hardlinks import hard_links_allowed
 from skillchat.skills.frontmatter import (
     SKILL_MD_NAMES,
     FrontmatterError,
@@ -286,7 +287,7 @@ def inspect_skill(root: str, *, dir_name: str, shown_dir: str, strict: bool) -> 
     fd, filename = opened
     skill_md = os.path.join(shown_dir, filename)
     try:
-        fm = parse_open_frontmatter(fd, filename)
+        fm = parse_open_frontmatter(fd, filename, hard_links=hard_links_allowed(root))
     except FrontmatterError as exc:
         return _failed(skill_md, exc)
     result = check_frontmatter(

@@ -14,7 +14,8 @@ gitignore(5) and checked case by case against `git check-ignore`
   otherwise it matches a name at any depth below it;
 - `*` and `?` never match `/`; `[a-z]`, `[!a-z]` and `[[:digit:]]`-style classes;
   `**/` is zero or more folders, a trailing `/**` everything inside, any other `**`
-  is `*`; a class that never closes matches nothing, as in git;
+  is `*`; a class that never closes matches nothing, as in git; each line is matched
+  in bounded work (globmatch.py), so a hostile `**/**/…` line cannot hang a walk;
 
 - a deeper `.gitignore` overrides a shallower one, `.git/info/exclude` comes last;
   within one file the last matching line wins;
@@ -42,114 +43,26 @@ default on Linux.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from skillchat.errors import IgnoreFileError
+from skillchat.workspace.globmatch import compile_pattern
 
 # A rules file past this is not a real one; refusing it beats reading half of it.
 MAX_IGNORE_FILE_BYTES = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 
 
-_POSIX_CLASSES = {
-    "alnum": "a-zA-Z0-9",
-    "alpha": "a-zA-Z",
-    "blank": " \\t",
-    "digit": "0-9",
-    "lower": "a-z",
-    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
-    "space": " \\t\\n\\r\\f\\v",
-    "upper": "A-Z",
-    "xdigit": "0-9A-Fa-f",
-}
-
-
 @dataclass(frozen=True)
 class Rule:
     """One pattern line of a `.gitignore`."""
 
-    regex: re.Pattern[str]
+    matches: Callable[[str], bool]  # a whole name or path, in bounded work (globmatch.py)
     negated: bool
     dir_only: bool
     anchored: bool  # matched against the whole path below the file's folder, not a name
-
-
-def _bracket(pattern: str, start: int) -> tuple[str, int] | None:
-    """The regex for the class opening at `pattern[start] == '['` and the index after it,
-    or None when it never closes."""
-    i = start + 1
-    negate = i < len(pattern) and pattern[i] in "!^"
-    if negate:
-        i += 1
-    body: list[str] = []
-    first = True
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "]" and not first:
-            inner = "".join(body)
-            # A class never matches '/': git matches paths, not names, with it.
-            return (f"[^/{inner}]" if negate else f"(?:(?!/)[{inner}])"), i + 1
-        first = False
-        if c == "[" and pattern.startswith("[:", i):
-            end = pattern.find(":]", i + 2)
-            name = pattern[i + 2 : end] if end != -1 else ""
-            if name in _POSIX_CLASSES:
-                body.append(_POSIX_CLASSES[name])
-                i = end + 2
-                continue
-        if c == "\\" and i + 1 < len(pattern):
-            i += 1
-            c = pattern[i]
-        body.append(c if c == "-" else re.escape(c))
-        i += 1
-    return None
-
-
-def translate(pattern: str, *, pathname: bool = False) -> str:
-    """A gitignore glob (without `!`, leading or trailing `/`) as a regex body.
-
-    `pathname`: the pattern is matched against the whole path (it has a slash). Git
-    then compares the literal prefix (up to the first `*?[\\`) as plain text and
-    wildmatches only the rest, so a `**` right after that prefix counts as starting
-    a segment: `a**/b` ignores `ab` (as `**/b` would `b`). Matched here to agree.
-    """
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    literal = next((k for k, ch in enumerate(pattern) if ch in "*?[\\"), n)
-    while i < n:
-        c = pattern[i]
-        if c == "*":
-            j = i
-            while j < n and pattern[j] == "*":
-                j += 1
-            stars, after = j - i, pattern[j : j + 1]
-            at_segment_start = i == 0 or pattern[i - 1] == "/" or (pathname and i == literal)
-            if stars >= 2 and at_segment_start and after == "/":
-                out.append("(?:.*/)?")  # '**/': zero or more folders
-                j += 1
-            elif stars >= 2 and at_segment_start and after == "":
-                out.append(".*")  # trailing '/**' (or a lone '**'): everything below
-            else:
-                out.append("[^/]*")
-            i = j
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            cls = _bracket(pattern, i)
-            if cls is None:  # git's wildmatch: an unclosed class matches nothing
-                return "(?!)"
-            out.append(cls[0])
-            i = cls[1]
-        elif c == "\\" and i + 1 < n:
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
+    pattern: str  # the glob (its `!` and slashes taken off)
 
 
 def _strip_trailing_spaces(line: str) -> str:
@@ -167,15 +80,14 @@ def parse_rule(line: str) -> Rule | None:
     if negated or line.startswith(("\\#", "\\!")):  # '!' or the escape goes
         line = line[1:]
     dir_only = line.endswith("/")
-    line = line.rstrip("/")
+    line = line[:-1] if dir_only else line  # one slash, as git: `a//` is `a/`, matching nothing
     if not line:
         return None
     anchored = "/" in line
     line = line.lstrip("/")
     if not line:
         return None
-    regex = re.compile(translate(line, pathname=anchored), re.DOTALL)
-    return Rule(regex, negated, dir_only, anchored)
+    return Rule(compile_pattern(line, pathname=anchored), negated, dir_only, anchored, line)
 
 
 @dataclass(frozen=True)
@@ -194,9 +106,9 @@ class Rules:
                 continue
             if rule.anchored:
                 rel = "/".join(parts) if rel is None else rel
-                matched = rule.regex.fullmatch(rel)
+                matched = rule.matches(rel)
             else:
-                matched = rule.regex.fullmatch(parts[-1])
+                matched = rule.matches(parts[-1])
             if matched:
                 return not rule.negated
         return None

@@ -52,7 +52,7 @@ def list_files(
 ) -> Listing:
     """The listing; FileAccessError (with a tool error code) for bad arguments."""
     walker = workspace.walker(deadline=time.monotonic() + LIST_SECONDS)
-    selects = compile_glob(glob)
+    selects = compile_glob(glob, walker)
     folder = resolve_folder(workspace, walker, path)
     base = f"{folder}/" if folder else ""
     real = os.path.join(workspace.root, folder)

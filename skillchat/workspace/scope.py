@@ -20,10 +20,11 @@ import os
 import re
 from collections.abc import Callable
 
-from skillchat.errors import FileAccessError
+from skillchat.errors import FileAccessError, GlobTimeout
 from skillchat.fdwalk import is_inside
 from skillchat.files import normalise_relative_path, traversal_error
 from skillchat.workspace.files import Workspace
+from skillchat.workspace.globmatch import compile_pattern
 from skillchat.workspace.ignore import as_bytes_path, parse_rule
 from skillchat.workspace.walk import Walker
 
@@ -60,8 +61,11 @@ def resolve_folder(workspace: Workspace, walker: Walker, path: object) -> str:
     return real_rel
 
 
-def compile_glob(glob: object) -> Callable[[str], bool] | None:
-    """A test of paths relative to the folder searched, or None for no glob."""
+def compile_glob(glob: object, walker: Walker) -> Callable[[str], bool] | None:
+    """A test of paths relative to the folder searched, or None for no glob.
+
+    Matched in bounded work (globmatch.py) under the walk's deadline: past it, the
+    path is not selected and the walk is cut with the time-limit note."""
     if glob is None or glob == "":
         return None
     if not isinstance(glob, str):
@@ -84,25 +88,28 @@ def compile_glob(glob: object) -> Callable[[str], bool] | None:
     if rule is None or "\n" in glob or "\r" in glob:
         raise invalid(f"glob '{glob}' selects nothing")
 
+    matches = compile_pattern(rule.pattern, pathname=rule.anchored, deadline=walker.deadline)
+
     @functools.cache
     def folder_selected(folder: str) -> bool:
         """Whether a folder on the way matches (then every file in it is selected)."""
         if not folder:
             return False
         parent, _, name = folder.rpartition("/")
-        target = folder if rule.anchored else name
-        return folder_selected(parent) or rule.regex.fullmatch(target) is not None
+        return folder_selected(parent) or matches(folder if rule.anchored else name)
 
     def selects(rel: str) -> bool:
         """Whether the file `rel` or one of its folders matches, as a .gitignore line
         would (rules and names as ignore.py reads them)."""
         path = as_bytes_path(rel)
         folder, _, name = path.rpartition("/")
-        if folder_selected(folder):
-            return True
-        return (
-            not rule.dir_only and rule.regex.fullmatch(path if rule.anchored else name) is not None
-        )
+        try:
+            if folder_selected(folder):
+                return True
+            return not rule.dir_only and matches(path if rule.anchored else name)
+        except GlobTimeout:
+            walker.report.cut = "stopped at the time limit: narrow it with path or glob"
+            return False
 
     return selects
 

@@ -180,7 +180,7 @@ def search_files(
     deadline = time.monotonic() + deadline_seconds
     walker = workspace.walker(deadline=deadline, sizes=False)
     run = _Run(workspace, walker, _matcher(query, regex), max_bytes, deadline)
-    selects = compile_glob(glob)
+    selects = compile_glob(glob, walker)
     folder = resolve_folder(workspace, walker, path)
     needle = query.encode("utf-8") if not regex else None
     found: list[tuple[Any, ...]] = []

@@ -13,6 +13,7 @@ Format: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md (little-endian
 from __future__ import annotations
 
 import mmap
+import os
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from skillchat.errors import LocalModelError
+from skillchat.errors import LocalModelError, NotRegularFile
+from skillchat.localfile import open_regular
 
 MAGIC = b"GGUF"
 # Value type codes -> struct format of one scalar (8 is a string, 9 an array).
@@ -113,12 +115,12 @@ class _Reader:
 
 
 @contextmanager
-def _mapped(stream: BinaryIO) -> Iterator[mmap.mmap]:
+def _mapped(stream: BinaryIO, path: Path) -> Iterator[mmap.mmap]:
     """The file mapped read-only (an empty file cannot be mapped: it is not GGUF)."""
     try:
         data = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
     except ValueError:
-        raise LocalModelError(f"{stream.name}: not a GGUF model file (empty)") from None
+        raise LocalModelError(f"{path}: not a GGUF model file (empty)") from None
     try:
         yield data
     finally:
@@ -131,7 +133,7 @@ def read_gguf(path: Path) -> GgufInfo:
     wanted = {"general.architecture", "general.name", "tokenizer.chat_template"}
     found: dict[str, object] = {}
     try:
-        with path.open("rb") as stream, _mapped(stream) as data:
+        with os.fdopen(open_regular(path), "rb") as stream, _mapped(stream, path) as data:
             if data[:4] != MAGIC:
                 raise LocalModelError(f"{path}: not a GGUF model file")
             reader = _Reader(data)
@@ -152,8 +154,8 @@ def read_gguf(path: Path) -> GgufInfo:
                     found[key] = value
     except FileNotFoundError:
         raise LocalModelError(f"{path}: no such model file") from None
-    except IsADirectoryError:
-        raise LocalModelError(f"{path}: is a folder, not a GGUF model file") from None
+    except NotRegularFile as exc:  # a FIFO would block the open; a device never ends
+        raise LocalModelError(f"{path}: not a GGUF model file: {exc}") from None
     except PermissionError:
         raise LocalModelError(f"{path}: permission denied") from None
     except (EOFError, ValueError, struct.error, OSError):
