@@ -20,7 +20,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "skillchat"
 LAYERS = (
     "errors",
+    "localfile",  # a path the user names, opened as a regular file (eval, store, --gguf)
     "config",
+    "hardlinks",  # which folders may hold hard-linked files (the bundled skills')
     "skills",
     "fdwalk",  # the descriptor walk under files.py, its only reader besides workspace
     "files",
