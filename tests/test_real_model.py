@@ -93,6 +93,16 @@ class StopAfter:
         self.notices.append(message)
 
 
+class StopAtFollowUp(StopAfter):
+    """A StopAfter that also presses Ctrl-C once a tool has run, as the model is asked
+    again: the call and its result are in the chat by then, and the follow-up (its
+    prompt holds the skill's whole SKILL.md) is not what the test is about."""
+
+    def waiting(self, tools: bool) -> None:
+        if self.tools:
+            raise KeyboardInterrupt
+
+
 def settings_for(real: RealModel, **overrides: Any) -> Settings:
     return Settings(
         model=real.model, api_base=real.base_url, max_retries=0, timeout=300.0, **overrides
@@ -225,7 +235,7 @@ def test_a_tool_call_copied_from_the_prompt_is_run_and_its_result_kept(
     settings = settings_for(real_model, max_tool_rounds=1)
     backend = make_backend(settings)
     for prompt in COPY_PROMPTS:
-        view = StopAfter(chars=300)
+        view = StopAtFollowUp(chars=300)
         chat = Chat(settings, registry, backend, view)
         send_until_stopped(chat, prompt, real_model)
         if view.tools:
@@ -245,6 +255,28 @@ def test_a_tool_call_copied_from_the_prompt_is_run_and_its_result_kept(
         assert "calculator" in result["content"]
 
 
+def test_tool_calls_in_a_reply_cut_by_length_are_not_run(
+    real_model: RealModel, tmp_path: Path
+) -> None:
+    """At 22 tokens llama.cpp ends the copied call mid-arguments (`{"skill_name":`)
+    with finish_reason "length": that call must not run as if it were complete.
+    run_command off, the prompt is the one the test above sent first, which the server
+    has cached: it reads only what differs, not ~1,000 tokens of tools and catalog."""
+    config = tmp_path / "config.toml"
+    config.write_text("[run]\nenabled = false\n")
+    skills = str(REPO / "skillchat" / "bundled_skills")
+    done = ask(
+        real_model, "--config", str(config), "--skills-dir", skills, "--json",
+        "--max-tokens", "22", COPY_PROMPTS[0],
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    assert "Traceback" not in done.stderr
+    if done.returncode == 0:
+        ran = [c for c in json.loads(done.stdout)["tool_calls"] if not c["is_error"]]
+        assert ran == [], ran
+    assert "· complete" not in done.stderr  # no card of a call that ran
+
+
 # ---------------------------------------------------------------- cut by length
 
 
@@ -255,16 +287,3 @@ def test_a_reply_cut_at_max_tokens_says_what_cut_it(real_model: RealModel) -> No
     assert report["answer"].strip()
     assert 0 < report["usage"]["completion_tokens"] <= 8
     assert "max_tokens" in done.stderr or "max tokens" in done.stderr, done.stderr
-
-
-def test_tool_calls_in_a_reply_cut_by_length_are_not_run(real_model: RealModel) -> None:
-    """At 22 tokens llama.cpp ends the copied call mid-arguments (`{"skill_name":`)
-    with finish_reason "length": that call must not run as if it were complete."""
-    skills = str(REPO / "skillchat" / "bundled_skills")
-    done = ask(real_model, "--skills-dir", skills, "--json", "--max-tokens", "22", COPY_PROMPTS[0])
-    assert done.returncode in (0, 1), done.stderr
-    assert "Traceback" not in done.stderr
-    if done.returncode == 0:
-        ran = [c for c in json.loads(done.stdout)["tool_calls"] if not c["is_error"]]
-        assert ran == [], ran
-    assert "· complete" not in done.stderr  # no card of a call that ran
