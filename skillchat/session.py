@@ -135,7 +135,8 @@ class Session:
     consent of the current chat, the store and the recorder. Each operation changes
     one thing, and everything that depends on it sees the change:
 
-        session = Session(settings, store=store, listeners=[view], consent=ReplConsent)
+        session = Session(settings, store=store, listeners=[view],
+                          consent=lambda: ReplConsent(settings))
         session.send("hello")           # a TurnResult; the listeners get its events
         session.reload_skills()         # /reload: catalog, tools, sandbox mounts
         session.disable_skills(names)   # /skills disable|enable: the same, fewer skills
@@ -239,10 +240,10 @@ class Session:
     def resume(self, transcript: Transcript) -> None:
         """`/resume`: go on with a saved chat, on its own model."""
         settings = _resumed_model(self.settings, transcript)
-        if settings.model != self.settings.model:
-            self.chat.use_settings(settings, self._backend_for(settings))
+        same = settings.model == self.settings.model
+        backend = self.backend if same else self._backend_for(settings)
         self._fresh_consent()
-        self._start(transcript, self.settings, self.registry, self.backend)
+        self._start(transcript, settings, self.registry, backend)
 
     # ----------------------------------------------------------------- inside
 
