@@ -1,16 +1,15 @@
-"""What `ask` and the REPL share to start a chat, above the chats layer and below ui
-and cli: the skill registry of the settings, the chat database, the chat to resume,
-and a loop `Chat` that records every message.
+"""What `ask`, the REPL and eval share to hold a chat, above the chats layer and
+below evals, ui and cli: the skill registry of the settings, the chat database,
+the chat to resume, and the `Session` that owns one chat's live state.
 
-    registry = load_registry(settings)          # none when [skills] enabled = false
     store = open_store(settings)
     transcript = chosen_transcript(store, last=..., chat_id=..., notify=warn)
-    settings = resumed_settings(settings, transcript)
-    chat, recorder = recording_chat(settings, registry, backend, view, store,
-                                    transcript, workspace=workspace)
+    session = Session(settings, store=store, transcript=transcript,
+                      listeners=[view], workspace=workspace, consent=...)
 
 Settings themselves come from the command line (cli/common.py `open_session`), the
-workspace from `workspace_from_settings`; the UI picks the view and the backend.
+workspace from `workspace_from_settings`; the UI picks the view (a listener of the
+chat's events, engine/emit.py) and how a backend is made.
 With a local model (`--gguf`, `--local`), `start_local_model` starts its server for
 the session: it loads while the rest starts up, stays warm between turns, and ends
 with the process, however it ends (engine/local/server.py).
@@ -24,7 +23,7 @@ stderr, and a tool that says it saves chats must not.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +34,13 @@ if TYPE_CHECKING:
     from skillchat.chats.store import ChatStore, Transcript
     from skillchat.config import Settings
     from skillchat.engine.backends.base import Backend
-    from skillchat.engine.loop import Chat, View
-    from skillchat.sandbox.command_tool import Consent
+    from skillchat.engine.emit import Listener
+    from skillchat.engine.loop import Chat
+    from skillchat.engine.turn import TurnResult
+    from skillchat.sandbox.command_tool import Consent, SandboxCommands
     from skillchat.skills.registry import Registry
+    from skillchat.tools.base import ToolResult
+    from skillchat.workspace.files import Workspace
 
 
 def load_registry(settings: Settings) -> Registry:
@@ -123,38 +126,173 @@ def start_local_model(settings: Settings, *, default: bool) -> Settings:
     return start_local(settings)
 
 
-def recording_chat(
-    settings: Settings,
-    registry: Registry,
-    backend: Backend,
-    view: View,
-    store: ChatStore,
-    transcript: Transcript | None,
-    consent: Consent | None = None,
-    **options: Any,
-) -> tuple[Chat, ChatRecorder]:
-    """A loop `Chat` saving to `store` through the returned recorder: the
-    transcript's chat resumed, or a new one (created with its first message).
-    With `consent`, the chat gets `run_command` when a sandbox works (its scratch
-    folder named after the chat). `options` go to `Chat` as they are."""
-    from skillchat.chats.recorder import ChatRecorder
-    from skillchat.engine.loop import Chat
-    from skillchat.sandbox.setup import command_runner
+class Session:
+    """One chat's live state in one place, and the operations the front ends need.
 
-    chat_id = transcript.chat.id if transcript else None
-    recorder = ChatRecorder(
-        store,
-        settings.model,
-        chat_id,
-        notify=view.notice,
-        api_base=settings.api_base,
-        backend=settings.backend,
-    )
-    if consent is not None:
-        workspace = options.get("workspace")
-        runner = command_runner(settings, registry, workspace, lambda: recorder.chat_id, consent)
-        options["commands"] = runner
-    chat = Chat(settings, registry, backend, view, recorder=recorder, **options)
-    if transcript is not None:
-        chat.restore(transcript.messages, transcript.chat.activated_skills)
-    return chat, recorder
+    It owns the settings and the skill registry (both held by the chat's tool
+    context, the one copy the loop, the tools and the sandbox runner read), the
+    backend, the tools (run_command made with the runner), the runner itself, the
+    consent of the current chat, the store and the recorder. Each operation changes
+    one thing, and everything that depends on it sees the change:
+
+        session = Session(settings, store=store, listeners=[view],
+                          consent=lambda: ReplConsent(settings))
+        session.send("hello")           # a TurnResult; the listeners get its events
+        session.reload_skills()         # /reload: catalog, tools, sandbox mounts
+        session.disable_skills(names)   # /skills disable|enable: the same, fewer skills
+        session.switch_model("gpt-x")   # /model: backend, settings the tools read
+        session.new_chat()              # /new, /resume ID: a fresh transcript and
+        session.resume(transcript)      # consent ("always" is per chat)
+
+    Without a store nothing is saved (eval); without `consent` there is no
+    run_command. `consent` is called for each chat to make its consent, so an
+    "always" answered in one chat is never carried into the next.
+    """
+
+    chat: Chat  # the current chat: its transcript, tool context and loop
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        registry: Registry | None = None,
+        store: ChatStore | None = None,
+        transcript: Transcript | None = None,
+        listeners: Sequence[Listener] = (),
+        workspace: Workspace | None = None,
+        consent: Callable[[], Consent] | None = None,
+        backend_for: Callable[[Settings], Backend] | None = None,
+    ) -> None:
+        from skillchat.engine.backends.select import make_backend
+        from skillchat.engine.emit import Emitter
+
+        self.store = store
+        self.workspace = workspace
+        self.emit = Emitter(listeners)
+        self._consent = consent
+        self._backend_for = backend_for or make_backend
+        settings = _resumed_model(settings, transcript)
+        self.runner: SandboxCommands | None = None
+        if consent is not None:
+            from skillchat.sandbox.setup import command_runner
+
+            self.runner = command_runner(settings, workspace, self, consent())
+        self.recorder: ChatRecorder | None = None
+        registry = load_registry(settings) if registry is None else registry
+        self._start(transcript, settings, registry, self._backend_for(settings))
+
+    @property
+    def settings(self) -> Settings:
+        """The settings of the moment (the chat's tool context holds the one copy)."""
+        return self.chat.settings
+
+    @property
+    def registry(self) -> Registry:
+        """The skills of the moment (held by the chat's tool context too)."""
+        return self.chat.registry
+
+    @property
+    def backend(self) -> Backend:
+        return self.chat.backend
+
+    @property
+    def chat_id(self) -> str | None:
+        """The saved chat's id; None until its first message is saved (or unsaved)."""
+        return self.recorder.chat_id if self.recorder is not None else None
+
+    # ------------------------------------------------------------- operations
+
+    def send(self, text: str) -> TurnResult:
+        """One user message through the loop; its events go to the listeners."""
+        return self.chat.send(text)
+
+    def run_tool(self, name: str, raw_arguments: str) -> ToolResult:
+        """Run one of the chat's tools as the model would (`/files`, `/grep`), its
+        result shown to the user only: nothing joins the transcript."""
+        return self.chat.toolbox.run(name, raw_arguments)
+
+    def reload_skills(self) -> None:
+        """`/reload`: scan the skill directories again; the chat keeps its transcript,
+        and the catalog, the tools and the sandbox serve the new set."""
+        self.chat.use_registry(load_registry(self.settings))
+
+    def disable_skills(self, names: tuple[str, ...]) -> None:
+        """`/skills disable|enable`: these names left out from the next message on."""
+        self.chat.use_settings(replace(self.settings, skills_disabled=names))
+        self.reload_skills()
+
+    def switch_model(self, model: str) -> None:
+        """`/model`: the current chat goes on with `model` (a `[models.NAME]` brings
+        its server and limits) from the next message, saved with the chat."""
+        from skillchat.config import with_model
+
+        settings = with_model(self.settings, model)
+        self.chat.use_settings(settings, self._backend_for(settings))
+        if self.recorder is not None:
+            s = self.settings
+            self.recorder.switched(s.model, s.api_base, s.backend)
+
+    def new_chat(self) -> None:
+        """`/new`: a fresh chat with the same settings, skills and model."""
+        self._fresh_consent()
+        self._start(None, self.settings, self.registry, self.backend)
+
+    def resume(self, transcript: Transcript) -> None:
+        """`/resume`: go on with a saved chat, on its own model."""
+        settings = _resumed_model(self.settings, transcript)
+        same = settings.model == self.settings.model
+        backend = self.backend if same else self._backend_for(settings)
+        self._fresh_consent()
+        self._start(transcript, settings, self.registry, backend)
+
+    # ----------------------------------------------------------------- inside
+
+    def _fresh_consent(self) -> None:
+        """The chat being left takes its "always" answers with it."""
+        if self.runner is not None and self._consent is not None:
+            self.runner.consent = self._consent()
+
+    def _start(
+        self,
+        transcript: Transcript | None,
+        settings: Settings,
+        registry: Registry,
+        backend: Backend,
+    ) -> None:
+        """Make `transcript`'s chat (or a new one) the current chat, recorded by a
+        recorder of its own."""
+        from skillchat.engine.loop import Chat
+        from skillchat.tools.toolbox import chat_tools
+
+        listeners: list[Listener] = [self.emit]
+        if self.store is not None:
+            from skillchat.chats.recorder import ChatRecorder
+
+            self.recorder = ChatRecorder(
+                self.store,
+                settings.model,
+                transcript.chat.id if transcript else None,
+                notify=self.emit.notice,
+                api_base=settings.api_base,
+                backend=settings.backend,
+            )
+            listeners.append(self.recorder)
+        self.chat = Chat(
+            settings,
+            registry,
+            backend,
+            *listeners,
+            workspace=self.workspace,
+            tools=chat_tools(self.runner),
+        )
+        if transcript is not None:
+            self.chat.restore(transcript.messages, transcript.chat.activated_skills)
+
+
+def _resumed_model(settings: Settings, transcript: Transcript | None) -> Settings:
+    """`settings` going on with the model `transcript`'s chat was on (a named model
+    brings its table), unless the command line chose one (`resumed_settings`)."""
+    from skillchat.config import with_model
+
+    model = resumed_settings(settings, transcript).model
+    return with_model(settings, model) if model != settings.model else settings

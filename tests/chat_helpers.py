@@ -12,8 +12,9 @@ from helpers import skill_folder, write_files
 from openai_server import ScriptedServer
 
 from skillchat.config import Settings
-from skillchat.engine.backends.select import make_backend
-from skillchat.engine.loop import Chat, TextEnd, ToolRecord
+from skillchat.engine.emit import TextEnd, ToolRecord, ViewListener
+from skillchat.engine.loop import Chat
+from skillchat.session import Session
 from skillchat.skills.model import Skill
 from skillchat.skills.registry import Registry
 from skillchat.tools.base import ToolContext, ToolResult
@@ -67,8 +68,9 @@ def skill_box(
     return SkillBox(context)
 
 
-class RecordingView:
-    """A View that keeps everything it is told, in order."""
+class RecordingView(ViewListener):
+    """A view that keeps everything it is shown, in order, as (kind, value):
+    kinds "waiting", "text", "end", "tool", "notice"."""
 
     def __init__(self) -> None:
         self.events: list[tuple[str, Any]] = []
@@ -110,9 +112,11 @@ def make_chat(
     workspace: Workspace | None = None,
     **overrides: Any,
 ) -> Chat:
+    """A chat over `reg` as the front ends make one (through a `Session`), unsaved
+    and without run_command, its events shown to `view`."""
     settings = settings_for(server, **overrides)
-    view = view or RecordingView()
-    return Chat(settings, reg, make_backend(settings), view, workspace=workspace)
+    listeners = [view or RecordingView()]
+    return Session(settings, registry=reg, listeners=listeners, workspace=workspace).chat
 
 
 def sent(server: ScriptedServer, n: int = -1) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from openai_server import call, error, reply
 
 from skillchat.chats.store import ChatStore
 from skillchat.config import user_data_dir
-from skillchat.engine.loop import CUT_MARK, MAX_REPLY_CHARS
+from skillchat.engine.request import CUT_MARK, MAX_REPLY_CHARS
 from skillchat.errors import ProviderError
 from skillchat.skills.registry import Registry
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from chat_helpers import SkillBox, registry, skill_box, write_skill
 from rich.console import Console
 
-from skillchat.engine.loop import ToolRecord
+from skillchat.engine.emit import ToolRecord
 from skillchat.ui.cards import collapse, format_arguments, human_size, tool_card
 from skillchat.ui.safe import exact
 

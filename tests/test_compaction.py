@@ -265,7 +265,7 @@ def test_two_compactions_and_a_resume_give_the_chat_the_loop_had(server, skills,
     stay), so a chat compacted twice resumes exactly as the loop left it."""
     recorder = ChatRecorder(store, "openai/test-model")
     chat = make_chat(server, skills, RecordingView())
-    chat.recorder = recorder
+    chat.emit.listeners.append(recorder)
     four_turns(server, chat)
     server.script(reply(SUMMARY), reply("5"), reply("6"), reply("second summary"))
     chat.compact()

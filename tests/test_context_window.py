@@ -142,7 +142,7 @@ def test_a_budget_the_user_set_is_kept_whatever_the_server_says(server, skills) 
     server.props = {"default_generation_settings": {"n_ctx": 4096}}
     two_reads(server)
     chat = make_chat(server, skills, RecordingView())
-    chat.settings = replace(chat.settings, sources={"context_max_chars": "file"})
+    chat.use_settings(replace(chat.settings, sources={"context_max_chars": "file"}))
     for text in ("read a", "read b", "and now?"):
         chat.send(text)
     last = server.completions[-1].body["messages"]

@@ -18,7 +18,7 @@ from chat_helpers import (
 )
 from openai_server import call, error, reply
 
-from skillchat.engine.loop import INTERRUPTED_MARK
+from skillchat.engine.request import INTERRUPTED_MARK
 from skillchat.errors import ProviderError, ToolRoundLimit
 from skillchat.skills.registry import Registry
 

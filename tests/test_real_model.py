@@ -29,8 +29,9 @@ from real_model import RealModel
 
 from skillchat.config import Settings
 from skillchat.engine.backends.select import make_backend
-from skillchat.engine.loop import Chat, TextEnd, ToolRecord, ToolRoundLimit
-from skillchat.errors import ProviderError
+from skillchat.engine.emit import TextEnd, ToolRecord, ViewListener
+from skillchat.engine.loop import Chat
+from skillchat.errors import ProviderError, ToolRoundLimit
 from skillchat.skills.registry import Registry, discover
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,7 +67,7 @@ def spawn_ask(real: RealModel, *args: str) -> subprocess.Popen[str]:
     )
 
 
-class StopAfter:
+class StopAfter(ViewListener):
     """A view that presses Ctrl-C once the reply has shown `chars` characters."""
 
     def __init__(self, chars: int) -> None:
@@ -74,9 +75,6 @@ class StopAfter:
         self.shown = ""
         self.tools: list[ToolRecord] = []
         self.notices: list[str] = []
-
-    def waiting(self, tools: bool) -> None:
-        pass
 
     def text(self, chunk: str) -> None:
         self.shown += chunk

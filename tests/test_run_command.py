@@ -100,10 +100,10 @@ class Tool:
             lambda: spec,
             lambda request: Verdict(consent, "the user said no"),  # type: ignore[arg-type]
         )
-        self.context = ToolContext(Settings(), Registry(skills={}), commands=self.runner)
+        self.context = ToolContext(Settings(), Registry(skills={}))
 
     def run(self, raw: str) -> ToolResult:
-        return RunCommand().run(raw, self.context)
+        return RunCommand(self.runner).run(raw, self.context)
 
 
 def tool(tmp_path: Path, consent: str = "approved") -> Tool:

@@ -26,9 +26,8 @@ from openai_server import call, reply
 from skillchat.chats import store as store_mod
 from skillchat.chats.recorder import sigint_deferred
 from skillchat.chats.store import ChatStore
-from skillchat.engine.backends.select import make_backend
-from skillchat.engine.loop import INTERRUPTED_MARK
-from skillchat.session import chosen_transcript, recording_chat, resumed_settings
+from skillchat.engine.request import INTERRUPTED_MARK
+from skillchat.session import Session, chosen_transcript, resumed_settings
 from skillchat.skills.registry import Registry
 from skillchat.tools.skill_tools import SKILL_FILE_STUB_NOTE, STUB_NOTE
 
@@ -45,8 +44,11 @@ def skills(tmp_path: Path) -> Registry:
 
 def start(server, skills, store, view=None, transcript=None, **overrides):
     settings = resumed_settings(settings_for(server, **overrides), transcript)
-    view = view or RecordingView()
-    return recording_chat(settings, skills, make_backend(settings), view, store, transcript)
+    listeners = [view or RecordingView()]
+    session = Session(
+        settings, registry=skills, store=store, transcript=transcript, listeners=listeners
+    )
+    return session.chat, session.recorder
 
 
 def rows(store: ChatStore, chat_id: str) -> list[tuple[str, bool, dict | None]]:
@@ -107,8 +109,7 @@ def test_an_interrupted_reply_is_saved_marked_and_the_chat_goes_on(server, skill
     last = store.load_messages(recorder.chat_id)[-1]
     assert last.interrupted and last.message["content"].endswith(INTERRUPTED_MARK)
     assert last.message["content"].startswith("one two")
-    chat.view = RecordingView()
-    chat.send("go on")
+    chat.send("go on")  # StopAfter stops the 2nd piece only
     assert sent(server)[-2] == last.message  # the model sees what the user saw
     assert [cut for _, cut, _ in rows(store, recorder.chat_id)] == [False, True, False, False]
 

@@ -20,7 +20,7 @@ from skillchat.tools.base import (
     string_arg,
 )
 from skillchat.tools.find_tools import SearchFiles
-from skillchat.tools.toolbox import TOOLS, Toolbox, stored_result
+from skillchat.tools.toolbox import Toolbox, chat_tools, stored_result
 from skillchat.workspace.files import Workspace
 
 
@@ -47,7 +47,7 @@ class Shout(Tool):
 def box(tmp_path: Path, *, skills: bool, workspace: bool) -> Toolbox:
     reg = registry(write_skill(tmp_path / "skills", "calc")) if skills else registry()
     ws = Workspace.open(tmp_path) if workspace else None
-    return Toolbox(ToolContext(Settings(), reg, ws), [*TOOLS, Shout])
+    return Toolbox(ToolContext(Settings(), reg, ws), [*chat_tools(), Shout()])
 
 
 def test_a_chat_offers_only_what_it_has(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
-"""Saving a conversation as it happens: the loop's `Recorder`, backed by a `ChatStore`.
+"""Saving a conversation as it happens: a listener of the loop's events
+(engine/emit.py), backed by a `ChatStore`.
 
-The loop hands over each message once it is complete; the recorder commits it at
+The loop emits each message once it is complete; the recorder commits it at
 once (DESIGN §7), so a crash loses at most the reply in flight. Two choices:
 
 - The chat row is created with the first message, so opening the REPL and leaving
@@ -20,6 +21,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from skillchat.chats.store import ChatStore
+from skillchat.engine.emit import Compacted, Event, FilesAttached, MessageAdded
 from skillchat.errors import SkillchatError, StorageError
 from skillchat.files import FileText
 
@@ -80,6 +82,16 @@ class ChatRecorder:
     def pending(self) -> int:
         """How many writes (messages, attached files) still wait for the database."""
         return len(self.unsaved) + len(self.unsaved_files)
+
+    def __call__(self, event: Event) -> None:
+        """Save what a chat's events say joined it; the rest is for the views."""
+        match event:
+            case MessageAdded(message, interrupted, usage):
+                self.message(message, interrupted=interrupted, usage=usage)
+            case FilesAttached(workspace, files):
+                self.attached(workspace, files)
+            case Compacted(messages, kept, info):
+                self.compacted(messages, kept, info)
 
     def message(
         self, message: Mapping[str, Any], *, interrupted: bool = False, usage: Any = None

@@ -44,7 +44,8 @@ from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
     from skillchat.engine.events import Usage
-    from skillchat.engine.loop import Chat, TurnResult
+    from skillchat.engine.loop import Chat
+    from skillchat.engine.turn import TurnResult
 
 PromptArg = Annotated[
     str | None,
@@ -237,14 +238,13 @@ def ask(
         raise UsageError(
             "--attach needs a workspace: --workspace DIR, or `workspace` in the config"
         )
-    from skillchat.engine.backends.select import make_backend
     from skillchat.errors import StorageError
     from skillchat.sandbox.setup import flag_consent
     from skillchat.session import (
+        Session,
         chosen_transcript,
         load_registry,
         open_store,
-        recording_chat,
         resumed_settings,
     )
     from skillchat.ui import views
@@ -259,27 +259,25 @@ def ask(
     if mistake := unknown_name(text, registry):
         # Refused, not sent as text: a script's typo would pay for a wrong answer.
         raise UsageError(f"{mistake} (nothing was sent)")
-    model_backend = make_backend(settings)
     if json_out:
         view: views.CardsView = views.CardsView()
     elif stdout_is_terminal():
         view = views.TerminalView()
     else:
         view = views.PipeView()
-    chat, recorder = recording_chat(
+    session = Session(
         settings,
-        registry,
-        model_backend,
-        view,
-        store,
-        transcript,
-        flag_consent(settings),
+        registry=registry,
+        store=store,
+        transcript=transcript,
+        listeners=[view],
         workspace=folder,
+        consent=lambda: flag_consent(settings),
     )
-    attach_all(chat, attach or [])
+    attach_all(session.chat, attach or [])
     try:
         with keys_unechoed(), sigterm_interrupts():
-            result = chat.send(text)
+            result = session.send(text)
     except KeyboardInterrupt as stop:  # what was shown stays shown (the view flushed it)
         how = "terminated" if isinstance(stop, Terminated) else "interrupted"
         err().print(how, style="yellow", markup=False, highlight=False)
@@ -287,10 +285,11 @@ def ask(
     if json_out:
         from skillchat.ui.safe import json_text
 
-        report = json_report(result, settings.model, recorder.chat_id)
+        report = json_report(result, settings.model, session.chat_id)
         sys.stdout.write(json_text(report) + "\n")
     else:
-        line = " · ".join(filter(None, [usage_line(result.usage), f"chat {recorder.chat_id}"]))
+        line = " · ".join(filter(None, [usage_line(result.usage), f"chat {session.chat_id}"]))
         err().print(line, style="dim", markup=False, highlight=False)
-    if recorder.pending:  # the answer is out, but a script must learn the chat is not saved
+    recorder = session.recorder
+    if recorder and recorder.pending:  # the answer is out; a script must learn it is unsaved
         raise StorageError(f"the chat was not saved: {recorder.failure}")

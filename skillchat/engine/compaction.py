@@ -32,7 +32,6 @@ the kept turns), and the recorder saves the new part in one write (chats/store.p
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,9 +39,9 @@ from skillchat.config import Settings
 from skillchat.engine.assemble import Assembler
 from skillchat.engine.backends.base import Backend
 from skillchat.engine.context_window import CHARS_PER_TOKEN
+from skillchat.engine.emit import Compacted, Emitter
 from skillchat.engine.events import ToolCall
 from skillchat.engine.messages import assistant_message, clean_value, message_size, new_call_id
-from skillchat.engine.recorder import Recorder
 from skillchat.engine.retry import stream_with_retries
 from skillchat.errors import ProviderError
 from skillchat.tools.base import ToolContext, to_json
@@ -198,12 +197,13 @@ class Compactor:
         settings: Settings,
         backend: Backend,
         context: ToolContext,
-        notice: Callable[[str], None],
+        emit: Emitter,
     ) -> None:
         self.settings = settings
         self.backend = backend
         self.context = context
-        self.notice = notice
+        self.emit = emit
+        self.notice = emit.notice
 
     def compact(
         self,
@@ -212,7 +212,6 @@ class Compactor:
         budget: int,
         *,
         tools: bool,
-        saver: Recorder | None,
         auto: bool = False,
     ) -> Outcome | None:
         """Replace the older turns of `messages` (in place) by a summary and the
@@ -239,8 +238,7 @@ class Compactor:
         messages[:] = head + kept
         outcome.messages_after = len(messages)
         outcome.tokens_after = _tokens(system, messages)
-        if saver is not None:
-            saver.compacted(head, len(kept), outcome.info())
+        self.emit(Compacted(head, len(kept), outcome.info()))
         self.notice(outcome.notice(auto))
         return outcome
 

@@ -5,11 +5,12 @@ what it did (skills activated, files read, tokens, cost, the catalog it saw).
     evaluation = Evaluation(plan, jobs=4, run=lambda job: run_once(job, settings, registry, False))
     outcomes = evaluation.run(on_outcome=progress)  # Ctrl-C: evaluation.outcomes so far
 
-Every run builds its own backend and `Chat` (engine/loop.py): the real system prompt,
-catalog, tools and loop, with the same retries and timeouts as `ask`. Nothing is
-saved: the chat has a recorder that only adds up usage, so eval runs never appear in
-the user's chat list. A run is *triggered* when the skill's `get_skill` succeeded in
-it (the model's own call, or a `/name` the query starts with).
+Every run is its own `Session` (session.py) with its own backend: the real system
+prompt, catalog, tools and loop, with the same retries and timeouts as `ask`.
+Nothing is saved: the session has no store, only a listener of its events that
+adds up usage and files read, so eval runs never appear in the user's chat list.
+A run is *triggered* when the skill's `get_skill` succeeded in it (the model's own
+call, or a `/name` the query starts with).
 
 Runs go out on worker threads, at most `jobs` at once, in passes (every query once,
 then every query again) so an interrupted evaluation still covers every query it
@@ -24,19 +25,17 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal
 
 from skillchat.config import Settings
-from skillchat.engine.backends.select import make_backend
+from skillchat.engine.emit import Event, ToolFinished, UsageReported
 from skillchat.engine.events import Usage
-from skillchat.engine.loop import Chat, QuietView, ToolRecord
 from skillchat.engine.messages import add_usage
 from skillchat.errors import SkillchatError
 from skillchat.evals.queries import EvalQuery
-from skillchat.files import FileText
 from skillchat.prompt import Catalog, build_catalog
 from skillchat.sandbox.command_tool import Consent, RunRequest, Verdict
-from skillchat.sandbox.setup import command_runner
+from skillchat.session import Session
 from skillchat.skills.registry import Registry
 from skillchat.tools.skill_tools import GET_SKILL
 
@@ -94,31 +93,23 @@ def catalog_state(catalog: Catalog | None, registry: Registry, skill: str) -> Ca
     return "full" if shown[skill] == full else "shortened"
 
 
-class _Tally(QuietView):
-    """The run's view and recorder at once: keeps the files read and the usage of
-    every request, shows nothing, saves nothing."""
+class _Tally:
+    """The run's listener: keeps the files read and the usage of every request,
+    shows nothing, saves nothing."""
 
     def __init__(self) -> None:
         self.usage: Usage | None = None
         self.files: list[str] = []
 
-    def tool(self, record: ToolRecord) -> None:
-        key = record.result.context_key
-        if key is not None and record.name != GET_SKILL:
-            read = f"{key.source}/{key.path}"
-            if read not in self.files:
-                self.files.append(read)
-
-    def message(
-        self, message: dict[str, Any], *, interrupted: bool = False, usage: Usage | None = None
-    ) -> None:
-        self.usage = add_usage(self.usage, usage)
-
-    def attached(self, workspace: str, files: Sequence[FileText]) -> None:
-        pass
-
-    def compacted(self, messages: list[dict[str, Any]], kept: int, info: dict[str, Any]) -> None:
-        pass
+    def __call__(self, event: Event) -> None:
+        match event:
+            case ToolFinished(record) if record.name != GET_SKILL:
+                key = record.result.context_key
+                read = f"{key.source}/{key.path}" if key is not None else None
+                if read is not None and read not in self.files:
+                    self.files.append(read)
+            case UsageReported(usage):
+                self.usage = add_usage(self.usage, usage)
 
 
 def eval_consent(allow_run: bool) -> Consent:
@@ -140,17 +131,16 @@ def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) 
     unless `allow_run`; a SkillchatError becomes the outcome's `error`, never raised."""
     settings = replace(settings, model=job.model)
     tally = _Tally()
-    chat: Chat | None = None
+    session: Session | None = None
     error: str | None = None
     try:
-        commands = command_runner(settings, registry, None, lambda: None, eval_consent(allow_run))
-        backend = make_backend(settings)
-        chat = Chat(settings, registry, backend, tally, recorder=tally, commands=commands)
-        chat.send(job.query.query)
+        consent = eval_consent(allow_run)
+        session = Session(settings, registry=registry, listeners=[tally], consent=lambda: consent)
+        session.send(job.query.query)
     except SkillchatError as exc:
         error = str(exc)
-    if chat is not None:
-        activated, catalog = tuple(chat.activated), chat.catalog
+    if session is not None:
+        activated, catalog = tuple(session.chat.activated), session.chat.catalog
     else:
         activated, catalog = (), build_catalog(registry, settings.catalog_max_chars)
     state = catalog_state(catalog, registry, job.query.skill)

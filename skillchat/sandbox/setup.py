@@ -1,14 +1,19 @@
-"""The command runner of one chat of `ask` or the REPL (what `run_command` calls):
-there only when tools are on, running is not switched off and a sandbox works here.
+"""The command runner of one session of `ask`, the REPL or eval (what `run_command`
+calls): there only when tools are on, running is not switched off and a sandbox
+works here.
 
-The scratch folder is `<data folder>/scratch/<chat id>`, next to the chat database,
-so what a chat's commands wrote stays with the chat.
+The runner reads the session's live state for every command (`Live`): the skills
+mounted at /skills and judged by their `allowed-tools` are the registry of that
+moment (`/reload`, `/skills disable` count at once), the settings those of the
+moment (`/model`), and the scratch folder that of the current chat,
+`<data folder>/scratch/<chat id>`, next to the chat database, so what a chat's
+commands wrote stays with the chat.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
@@ -17,14 +22,25 @@ if TYPE_CHECKING:
     from skillchat.workspace.files import Workspace
 
 
+class Live(Protocol):
+    """What the runner reads of its session, afresh for each command."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def registry(self) -> Registry: ...
+
+    @property
+    def chat_id(self) -> str | None: ...
+
+
 def command_runner(
-    settings: Settings,
-    registry: Registry,
-    workspace: Workspace | None,
-    chat_id: Callable[[], str | None],
-    consent: Consent,
+    settings: Settings, workspace: Workspace | None, live: Live, consent: Consent
 ) -> SandboxCommands | None:
-    """The runner, or None: then run_command is not offered (`skillchat doctor` says why)."""
+    """The runner of a session starting with `settings` over `workspace` (neither
+    read from `live` here: the session may not hold a chat yet), or None: then
+    run_command is not offered (`skillchat doctor` says why)."""
     if not settings.tools or not settings.run_enabled:
         return None
     from skillchat.sandbox.command_tool import SandboxCommands
@@ -36,28 +52,38 @@ def command_runner(
         return None
     scratch_root = settings.database_path().parent / "scratch"
 
+    folder = workspace.root if workspace is not None else None
+
     def spec() -> SandboxSpec:
+        now = live.settings
         return SandboxSpec(
-            scratch=scratch_root / (chat_id() or "unsaved"),
-            skills={name: skill.root for name, skill in registry.skills.items()},
-            workspace=workspace.root if workspace is not None else None,
-            writable_workspace=settings.run_allow_write,
-            network=settings.run_allow_network,
+            scratch=scratch_root / (live.chat_id or "unsaved"),
+            skills={name: skill.root for name, skill in live.registry.skills.items()},
+            workspace=folder,
+            writable_workspace=now.run_allow_write,
+            network=now.run_allow_network,
         )
 
     return SandboxCommands(
         status,
         spec,
         consent,
-        policy=skill_policy(settings, registry, spec().default_cwd()),
+        policy=skill_policy(
+            lambda: live.settings,
+            lambda: live.registry,
+            SandboxSpec(scratch_root, workspace=folder).default_cwd(),
+        ),
         default_timeout_s=settings.run_timeout_s,
         max_timeout_s=settings.run_max_timeout_s,
     )
 
 
-def skill_policy(settings: Settings, registry: Registry, cwd: str) -> Policy:
-    """The skill's `allowed-tools` under `[run] allowed_tools`, with its trust read
-    afresh for each command (a `/trust` or an edited script counts at once). `cwd` is
+def skill_policy(
+    settings: Callable[[], Settings], registry: Callable[[], Registry], cwd: str
+) -> Policy:
+    """The skill's `allowed-tools` under `[run] allowed_tools`, with the skill, the
+    setting and its trust read afresh for each command (a `/reload`, a `/trust` or an
+    edited script counts at once). `cwd` is
     where commands start (/workspace or /scratch): a rule naming the skill's own
     `scripts/x.py` must not match the workspace's file of that name."""
     from skillchat.sandbox.command_tool import Verdict
@@ -71,9 +97,9 @@ def skill_policy(settings: Settings, registry: Registry, cwd: str) -> Policy:
     }
 
     def policy(skill_name: str | None, command: str) -> Verdict:
-        skill = registry.skills.get(skill_name) if skill_name else None
+        skill = registry().skills.get(skill_name) if skill_name else None
         trusted = skill is not None and TrustStore.load().is_trusted(skill)
-        mode = settings.run_allowed_tools
+        mode = settings().run_allowed_tools
         verdict = decide(command, skill=skill, trusted=trusted, mode=mode, cwd=cwd)
         return Verdict(kinds[verdict.decision], verdict.reason)
 

@@ -19,10 +19,11 @@ A tool is a subclass of `Tool` in its own module, registered once in
 - the card: the loop shows `ToolResult.preview`, `size` and `truncated`, so a tool
   decides what its card says by what it puts there.
 
-`ToolContext` is the state of one chat the tools share: the settings, the skill
-registry (swapped by `/reload`), the workspace, the ledger of content already in
-context, and the skills activated so far. Tools that need more (a consent callback,
-a sandbox) get a field here, defaulting to None, and offer themselves only when set.
+`ToolContext` is the state of one chat the tools share: the settings (replaced by
+`/model`), the skill registry (swapped by `/reload`), the workspace, the ledger of
+content already in context, and the skills activated so far. A tool that needs a
+service of its own (run_command's sandbox runner) is given it when it is made, and
+the toolbox holds it only when that service exists: the context has no slot for it.
 """
 
 from __future__ import annotations
@@ -30,16 +31,13 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from skillchat.config import Settings
 from skillchat.errors import ToolArgumentError
 from skillchat.skills.registry import Registry
 from skillchat.tools.context import ContentKey, ContextLedger
 from skillchat.workspace.files import Workspace
-
-if TYPE_CHECKING:
-    from skillchat.tools.run_command import CommandRunner
 
 
 @dataclass(frozen=True)
@@ -78,7 +76,6 @@ class ToolContext:
     workspace: Workspace | None = None
     ledger: ContextLedger = field(default_factory=ContextLedger)
     activated: list[str] = field(default_factory=list)
-    commands: CommandRunner | None = None  # run_command's sandbox, when one works
     # The catalog shortened descriptions or cut names: search_skills is offered.
     catalog_incomplete: bool = False
 

@@ -8,8 +8,8 @@
 The tool is only the model-facing side: the schema, the paragraph of the system
 prompt that says what the sandbox shows, and when it is offered. The work is done
 by the chat's `CommandRunner` (skillchat/sandbox/command_tool.py, a higher layer:
-consent, policy, bubblewrap), which the session puts in the `ToolContext` only when
-a sandbox works here and running is not switched off. No runner, no tool.
+consent, policy, bubblewrap), which the session hands the tool when it makes it,
+only when a sandbox works here and running is not switched off. No runner, no tool.
 """
 
 from __future__ import annotations
@@ -63,11 +63,13 @@ class RunCommand(Tool):
         "user allowed it, and only the standard system programs are installed."
     )
 
+    def __init__(self, runner: CommandRunner) -> None:
+        self.runner = runner
+
     @classmethod
     def offered(cls, context: ToolContext) -> bool:
-        """Only with a runner (a working sandbox), and only for skills' instructions."""
-        return context.commands is not None and bool(context.registry.skills)
+        """Only for skills' instructions (and only made with a runner: a sandbox)."""
+        return bool(context.registry.skills)
 
     def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
-        assert context.commands is not None  # offered() said so
-        return context.commands.run(args)
+        return self.runner.run(args)

@@ -1,11 +1,13 @@
 """Which tools exist, which a chat offers, and the one way a call is dispatched.
 
 Registering a tool: write its `Tool` subclass in a module of its own and add the
-class to `TOOLS` below (the order is the order the model sees them in). Nothing
-else changes: the loop asks a `Toolbox` for schemas and runs calls through it, the
-chat store asks `stored_result` what to keep, cards show the result's preview.
+class to `TOOLS` below (the order is the order the model sees them in); a tool
+made with a service (run_command's runner) is made in `chat_tools`, only when the
+service exists. Nothing else changes: the loop asks a `Toolbox` for schemas and
+runs calls through it, the chat store asks `stored_result` what to keep, cards
+show the result's preview.
 
-    box = Toolbox(ToolContext(settings, registry, workspace=ws))
+    box = Toolbox(ToolContext(settings, registry, workspace=ws), chat_tools(runner))
     box.schemas()                       # the offered tools' schemas, [] when none
     box.run("get_skill", '{"skill_name": "pdf"}')   # -> ToolResult, never raises
 """
@@ -17,7 +19,7 @@ from typing import Any
 
 from skillchat.tools.base import Stored, Tool, ToolContext, ToolResult, loads_or_none
 from skillchat.tools.find_tools import ListFiles, SearchFiles
-from skillchat.tools.run_command import RunCommand
+from skillchat.tools.run_command import CommandRunner, RunCommand
 from skillchat.tools.search_skills import SearchSkills
 from skillchat.tools.skill_tools import GetSkill, ListSkills, ReadFileInSkill
 from skillchat.tools.workspace_tools import ReadWorkspaceFile
@@ -33,6 +35,18 @@ TOOLS: tuple[type[Tool], ...] = (
     RunCommand,
 )
 _BY_NAME: dict[str, type[Tool]] = {tool.name: tool for tool in TOOLS}
+
+
+def chat_tools(runner: CommandRunner | None = None) -> list[Tool]:
+    """The tools of one chat, each made with the services it needs: run_command
+    only with a runner (a sandbox works and running is on)."""
+    tools: list[Tool] = []
+    for tool in TOOLS:
+        if tool is not RunCommand:
+            tools.append(tool())
+        elif runner is not None:
+            tools.append(RunCommand(runner))
+    return tools
 
 
 def stored_result(tool_name: str, raw_arguments: str, content: Any) -> Stored:
@@ -55,9 +69,9 @@ class Toolbox:
     context) or a workspace set later changes it at once.
     """
 
-    def __init__(self, context: ToolContext, tools: Sequence[type[Tool]] = TOOLS) -> None:
+    def __init__(self, context: ToolContext, tools: Sequence[Tool] | None = None) -> None:
         self.context = context
-        self._instances = {tool.name: tool() for tool in tools}
+        self._instances = {tool.name: tool for tool in (chat_tools() if tools is None else tools)}
 
     def offered(self) -> list[Tool]:
         return [tool for tool in self._instances.values() if tool.offered(self.context)]

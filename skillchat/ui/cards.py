@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from skillchat.engine.loop import ToolRecord
+from skillchat.engine.emit import ToolRecord
 from skillchat.ui.safe import clean, exact
 
 if TYPE_CHECKING:

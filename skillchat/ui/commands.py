@@ -62,12 +62,13 @@ def _skills(repl: Repl, arg: str) -> None:
         return
     if arg:
         raise UsageError("usage: /skills [disable NAME | enable NAME]")
-    names = repl.registry.names()
+    session = repl.session
+    names = session.registry.names()
     if not names:
         _print(("no skills found", "yellow"), " (skill directories: see `skillchat config show`)")
-    active = set(repl.chat.activated)
+    active = set(session.chat.activated)
     for name in names:
-        skill = repl.registry.skills[name]
+        skill = session.registry.skills[name]
         mark = ("● ", "green") if name in active else "  "
         shadowed = " (use /skill " + name + ")" if name in COMMANDS else ""
         note = " (user only)" if not skill.model_invocable else ""
@@ -79,7 +80,7 @@ def _skills(repl: Repl, arg: str) -> None:
             (note, "yellow"),
             ("  " + one_line(skill.description), "dim"),
         )
-    for name in repl.settings.skills_disabled:
+    for name in session.settings.skills_disabled:
         _print("  ", (name, "bold"), ("  disabled", "yellow"))
 
 
@@ -87,19 +88,21 @@ def _toggle(repl: Repl, action: str, name: str) -> None:
     """Disable or enable a skill name until the session ends; the catalog changes
     from the next message. The config file is not touched: `[skills] disabled`
     keeps a choice (said once, with the file)."""
-    disabled = list(repl.settings.skills_disabled)
+    session = repl.session
+    disabled = list(session.settings.skills_disabled)
     if not name:
         raise UsageError(f"usage: /skills {action} NAME")
     if action == "disable":
-        if name not in repl.registry.skills:
+        if name not in session.registry.skills:
             raise UsageError(f"no usable skill named '{name}' (see /skills)")
         disabled.append(name)
     elif name in disabled:
         disabled.remove(name)
     else:
         raise UsageError(f"'{name}' is not disabled (see /skills)")
-    repl.use_disabled(tuple(disabled))
-    where = repl.settings.config_path or "the config file"
+    session.disable_skills(tuple(disabled))
+    repl.warn_shadowed()
+    where = session.settings.config_path or "the config file"
     _print(
         (f"{name} {action}d for this session", "bold"),
         (f"; to keep it, edit [skills] disabled in {where}", "dim"),
@@ -112,7 +115,7 @@ def _retry(repl: Repl, arg: str) -> None:
     asks for another, both answers staying in the chat."""
     text = repl.last_sent
     if text is None:  # a resumed chat: its last message as stored (`/name` applied)
-        users = [m for m in repl.chat.messages if m.get("role") == "user"]
+        users = [m for m in repl.session.chat.messages if m.get("role") == "user"]
         content = users[-1].get("content") if users else None
         text = content if isinstance(content, str) else None
     if not text:
@@ -122,9 +125,10 @@ def _retry(repl: Repl, arg: str) -> None:
 
 
 def _model(repl: Repl, arg: str) -> None:
+    session = repl.session
     if arg:
-        repl.switch_model(arg)
-    _print("model: ", (repl.settings.model, "bold"), f" (backend: {repl.backend.name})")
+        session.switch_model(arg)
+    _print("model: ", (session.settings.model, "bold"), f" (backend: {session.backend.name})")
 
 
 def _new(repl: Repl, arg: str) -> None:
@@ -135,11 +139,11 @@ def _new(repl: Repl, arg: str) -> None:
 def _chats(repl: Repl, arg: str) -> None:
     from skillchat.chats.export import local_time
 
-    chats = repl.store.list_chats(limit=CHATS_SHOWN)
+    chats = repl.session.store.list_chats(limit=CHATS_SHOWN) if repl.session.store else []
     if not chats:
         _print(("no saved chats yet", "dim"))
     for chat in chats:
-        current = chat.id == repl.recorder.chat_id
+        current = chat.id == repl.session.chat_id
         _print(
             ("* " if current else "  ", "green"),
             (chat.id, "bold"),
@@ -151,7 +155,10 @@ def _chats(repl: Repl, arg: str) -> None:
 def _resume(repl: Repl, arg: str) -> None:
     if not arg:
         raise UsageError("/resume needs a chat id (see /chats; Tab completes)")
-    repl.start_chat(repl.store.load_transcript(arg))
+    store = repl.session.store
+    if store is None:
+        raise UsageError("/resume needs the chat database")
+    repl.start_chat(store.load_transcript(arg))
     repl.show_resumed()
 
 
@@ -186,12 +193,13 @@ def _attach(repl: Repl, arg: str) -> None:
     from skillchat.ui.cards import human_size
 
     if not arg:
-        pending = repl.chat.attachments.pending if repl.chat.attachments else []
+        attachments = repl.session.chat.attachments
+        pending = attachments.pending if attachments else []
         if not pending:
             raise UsageError("/attach needs a path in the workspace (Tab completes)")
         _print(("for the next message: ", "dim"), ", ".join(pending))
         return
-    file = repl.chat.attach(arg)
+    file = repl.session.chat.attach(arg)
     cut = ", cut to the limit" if file.truncated else ""
     _print(
         ("attached ", "dim"),
@@ -205,12 +213,12 @@ def _find(repl: Repl, tool: str, args: dict[str, str]) -> None:
     every entry or snippet, then the notices. Nothing joins the chat."""
     from skillchat.ui.cards import human_size
 
-    if repl.chat.context.workspace is None:
+    if repl.session.workspace is None:
         raise UsageError(
             f"/{'files' if tool == 'list_files' else 'grep'} needs a workspace: "
             "--workspace DIR, or `workspace` in the config"
         )
-    result = json.loads(repl.chat.toolbox.run(tool, json.dumps(args)).content)
+    result = json.loads(repl.session.run_tool(tool, json.dumps(args)).content)
     if not result.get("success"):
         raise UsageError(f"{result['errorCode']}: {result['errors'][0]}")
     for entry in result.get("entries", []):
@@ -237,9 +245,10 @@ def _grep(repl: Repl, arg: str) -> None:
 
 
 def _reload(repl: Repl, arg: str) -> None:
-    before = set(repl.registry.skills)
-    repl.reload_skills()
-    after = set(repl.registry.skills)
+    before = set(repl.session.registry.skills)
+    repl.session.reload_skills()
+    repl.warn_shadowed()
+    after = set(repl.session.registry.skills)
     added, removed = sorted(after - before), sorted(before - after)
     line = counted(len(after), "skill")
     if added:
@@ -258,7 +267,8 @@ def _trust(repl: Repl, arg: str) -> None:
     store = TrustStore.load()
     if store.problem:
         warn(store.problem)
-    skills = [repl.registry.skills[n] for n in repl.registry.names()]
+    registry = repl.session.registry
+    skills = [registry.skills[n] for n in registry.names()]
     pending = needing_trust(store, skills) if arg in ("", "--all") else []
     if arg in ("", "--all") and not pending:
         _print(("every skill is trusted", "dim"))
@@ -270,7 +280,7 @@ def _trust(repl: Repl, arg: str) -> None:
         return
     chosen = [skill for skill, _ in pending]
     for name in arg.split() if arg != "--all" else []:
-        skill = repl.registry.get(name)
+        skill = registry.get(name)
         if skill is None:
             raise UsageError(f"no skill named '{name}' (see /skills)")
         chosen.append(skill)
@@ -288,7 +298,7 @@ def _compact(repl: Repl, arg: str) -> None:
     from skillchat.ui.console import keys_unechoed
 
     with keys_unechoed():  # as while a reply streams: Ctrl-C stops it, nothing echoed
-        repl.chat.compact()
+        repl.session.chat.compact()
 
 
 def _exit(repl: Repl, arg: str) -> bool:

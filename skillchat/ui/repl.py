@@ -19,18 +19,16 @@ message is saved as it completes (chats/recorder.py). What the session guarantee
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.completion import merge_completers
 
 from skillchat import __version__
-from skillchat.config import Settings, user_data_dir, with_model
+from skillchat.config import Settings, user_data_dir
 from skillchat.engine.backends.background import BackgroundBackend
 from skillchat.engine.invocation import unknown_name
 from skillchat.errors import SkillchatError
-from skillchat.sandbox.command_tool import SandboxCommands
-from skillchat.session import load_registry, recording_chat, resumed_settings
+from skillchat.session import Session
 from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
 from skillchat.ui.consent import ReplConsent, live_card
@@ -41,6 +39,7 @@ from skillchat.ui.safe import counted, one_line
 from skillchat.ui.views import ReplView
 
 if TYPE_CHECKING:
+    from skillchat.chats.recorder import ChatRecorder
     from skillchat.chats.store import ChatStore, Transcript
     from skillchat.skills.registry import Registry
     from skillchat.workspace.files import Workspace
@@ -56,7 +55,8 @@ def _line(text: str, style: str = "") -> None:
 
 
 class Repl:
-    """One interactive session: the prompt, the current chat, the built-in commands."""
+    """One interactive session: the prompt, the built-in commands, and the `Session`
+    that owns the current chat's state (commands act on it, ui/commands.py)."""
 
     def __init__(
         self,
@@ -68,19 +68,27 @@ class Repl:
         debug: bool = False,
         workspace: Workspace | None = None,
     ) -> None:
-        self.settings = settings
         self.workspace = workspace
-        self.consent = ReplConsent(settings)  # "always" answers last for the current chat
-        self.registry = registry
         self.store = store
         self.debug = debug
         self.view = ReplView()
-        self.backend = BackgroundBackend(settings)
         self.tokens = 0
         self._warned: set[str] = set()
         self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
         self._resumed = transcript
-        self.start_chat(transcript)
+        self.session = Session(
+            settings,
+            registry=registry,
+            store=store,
+            transcript=transcript,
+            listeners=[self.view],
+            workspace=workspace,
+            consent=lambda: ReplConsent(settings),  # one per chat: "always" is per chat
+            backend_for=BackgroundBackend,
+        )
+        if self.session.runner is not None:
+            self.session.runner.watch = live_card
+        self._count_tokens(transcript)
         slash = SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs)
         self.editor = LineEditor(
             user_data_dir() / "history",
@@ -94,16 +102,16 @@ class Repl:
         """Read and answer until /exit or Ctrl-D; 1 if some messages could not be saved."""
         if not self.debug:
             warnings.simplefilter("ignore")
-        count = len(self.registry.skills)
+        count = len(self.session.registry.skills)
         where = f"workspace '{self.workspace.name}' · " if self.workspace else ""
         print(
             one_line(
-                f"skillchat {__version__} · {self.settings.model} · "
+                f"skillchat {__version__} · {self.session.settings.model} · "
                 f"{counted(count, 'skill')} · {where}"
                 "/help for commands, Ctrl-D to quit"
             )
         )
-        self._warn_shadowed()
+        self.warn_shadowed()
         if self._resumed is not None:
             self.show_resumed()
         while (text := self.editor.read(on_shown=self._preload)) is not None:
@@ -113,7 +121,8 @@ class Repl:
 
     def _preload(self) -> None:
         """Once a prompt is on screen: load what the next message needs (both idempotent)."""
-        self.backend.start()
+        if isinstance(backend := self.session.backend, BackgroundBackend):
+            backend.start()
         self.view.preload()
 
     def handle(self, text: str) -> bool:
@@ -123,7 +132,7 @@ class Repl:
             if found is not None:
                 command, arg = found
                 return bool(command.run(self, arg))
-            if mistake := unknown_name(text, self.registry, commands.COMMANDS):
+            if mistake := unknown_name(text, self.session.registry, commands.COMMANDS):
                 # Not sent: a typo would cost a request and an answer to the wrong text.
                 _line(f"{mistake} (not sent; Up brings the line back)", "yellow")
                 return False
@@ -143,11 +152,12 @@ class Repl:
 
     def send(self, text: str) -> None:
         """One message to the model (the loop keeps and saves a reply cut by Ctrl-C)."""
-        if self.backend.loading:
-            _line(f"(loading the {self.backend.name} library…)", "dim")
+        backend = self.session.backend
+        if isinstance(backend, BackgroundBackend) and backend.loading:
+            _line(f"(loading the {backend.name} library…)", "dim")
         self.last_sent = text
         with keys_unechoed():
-            result = self.chat.send(text)
+            result = self.session.send(text)
         if result.usage is not None:
             self.tokens += result.usage.total_tokens
 
@@ -164,25 +174,22 @@ class Repl:
 
     # ------------------------------------------------------------ chat switching
 
+    @property
+    def recorder(self) -> ChatRecorder:
+        """The current chat's recorder (the REPL always has a store)."""
+        assert self.session.recorder is not None
+        return self.session.recorder
+
     def start_chat(self, transcript: Transcript | None) -> None:
-        """Make `transcript`'s chat (or a new one) the current chat."""
-        model = resumed_settings(self.settings, transcript).model
-        if model != self.settings.model:
-            self._use_model(model)
+        """`/new` (None) or `/resume`: make that chat the current one."""
+        if transcript is None:
+            self.session.new_chat()
+        else:
+            self.session.resume(transcript)
         self.view.records.clear()
-        self.consent.forget()  # "always" was said about the chat being left
-        self.chat, self.recorder = recording_chat(
-            self.settings,
-            self.registry,
-            self.backend,
-            self.view,
-            self.store,
-            transcript,
-            self.consent,
-            workspace=self.workspace,
-        )
-        if isinstance(runner := self.chat.context.commands, SandboxCommands):
-            runner.watch = live_card
+        self._count_tokens(transcript)
+
+    def _count_tokens(self, transcript: Transcript | None) -> None:
         self.tokens = 0
         if transcript is not None:
             stored = self.store.load_messages(transcript.chat.id)
@@ -195,7 +202,8 @@ class Repl:
         _line(
             f"resumed chat {chat.id} · {counted(chat.message_count, 'message')} · {title}", "bold"
         )
-        replies = [m for m in self.chat.messages if m["role"] == "assistant" and m["content"]]
+        messages = self.session.chat.messages
+        replies = [m for m in messages if m["role"] == "assistant" and m["content"]]
         last = replies[-1] if replies else None
         if last is not None:
             lines = str(last["content"]).splitlines()
@@ -204,56 +212,33 @@ class Repl:
                 cut.insert(0, "…")
             _line("\n".join(cut), "dim")
 
-    def switch_model(self, model: str) -> None:
-        """`/model`: the current chat goes on with `model` from the next message."""
-        self._use_model(model)
-        self.chat.settings, self.chat.backend = self.settings, self.backend
-        s = self.settings
-        self.recorder.switched(s.model, s.api_base, s.backend)
-
-    def _use_model(self, model: str) -> None:
-        """A backend for `model` (a `[models.NAME]` brings its server and limits); its
-        library loads once the next prompt is shown."""
-        self.settings = with_model(self.settings, model)
-        self.backend = BackgroundBackend(self.settings)
-
-    def use_disabled(self, names: tuple[str, ...]) -> None:
-        """`/skills disable|enable`: these names left out from the next message on."""
-        self.settings = replace(self.settings, skills_disabled=names)
-        self.reload_skills()
-
-    def reload_skills(self) -> None:
-        """`/reload`: scan the skill directories again; the chat keeps its transcript."""
-        self.registry = load_registry(self.settings)
-        self.chat.use_registry(self.registry)
-        self._warn_shadowed()
-
     # --------------------------------------------------------- toolbar, completion
 
     def toolbar(self) -> str:
         """The bottom line: model, chat, activated skills, attachments, tokens; one
         line, control characters visible (names come from skills and the config)."""
-        parts = [self.settings.model, f"chat {self.recorder.chat_id or 'new'}"]
-        if self.chat.activated:
-            parts.append("skills: " + ", ".join(self.chat.activated))
-        if self.chat.attachments and self.chat.attachments.pending:
-            parts.append(f"attached: {len(self.chat.attachments.pending)} for the next message")
+        chat = self.session.chat
+        parts = [self.session.settings.model, f"chat {self.recorder.chat_id or 'new'}"]
+        if chat.activated:
+            parts.append("skills: " + ", ".join(chat.activated))
+        if chat.attachments and chat.attachments.pending:
+            parts.append(f"attached: {len(chat.attachments.pending)} for the next message")
         parts.append(f"{self.tokens:,} tokens")
         if self.recorder.failure:
             parts.append("NOT SAVED")
         return one_line(" · ".join(parts))
 
     def _skill_pairs(self) -> list[tuple[str, str]]:
-        skills = self.registry.skills
-        return [
-            (n, skills[n].description) for n in self.registry.names() if skills[n].user_invocable
-        ]
+        registry = self.session.registry
+        skills = registry.skills
+        return [(n, skills[n].description) for n in registry.names() if skills[n].user_invocable]
 
     def _chat_pairs(self) -> list[tuple[str, str]]:
         return [(c.id, c.title or "") for c in self.store.list_chats(limit=commands.CHATS_SHOWN)]
 
-    def _warn_shadowed(self) -> None:
+    def warn_shadowed(self) -> None:
         """Once per name: a skill a built-in command hides is still reachable."""
-        for name in sorted(set(self.registry.skills) & set(commands.COMMANDS) - self._warned):
+        shadowed = set(self.session.registry.skills) & set(commands.COMMANDS)
+        for name in sorted(shadowed - self._warned):
             self._warned.add(name)
             self.view.notice(f"/{name} is a built-in command; use the skill with /skill {name}")

@@ -1,4 +1,4 @@
-"""How a chat's replies reach the user: the `View`s of engine/loop.py.
+"""How a chat's replies reach the user: the views, listeners of its events (engine/emit.py).
 
 - `TerminalView` (stdout is a terminal): the reply rendered as Markdown while it
   streams (ui/markdown_stream.py): finished blocks are printed once, for good; only
@@ -29,7 +29,7 @@ import time
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from skillchat.engine.loop import TextEnd, ToolRecord
+from skillchat.engine.emit import TextEnd, ToolRecord, ViewListener
 from skillchat.ui import safe
 from skillchat.ui.cards import tool_card
 from skillchat.ui.console import err, out, warn
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from rich.live import Live
 
 
-class CardsView:
+class CardsView(ViewListener):
     """Cards and notices on stderr; the reply text is not shown (`--json`)."""
 
     def __init__(self) -> None:

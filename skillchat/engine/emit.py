@@ -1,0 +1,168 @@
+"""What a turn emits, and the one interface everything that follows a chat implements.
+
+The loop and its steps report each thing as it happens as one event value; every
+consumer is a `Listener` (a callable taking an event) and takes the events it
+cares about: the terminal views (ui/views.py) show text, cards and notices, the
+chat recorder (chats/recorder.py) saves messages, attachments and compactions,
+eval's tally (evals/runner.py) counts files read and usage. A new consumer is one
+more listener; a new kind of event is one more class here.
+
+    Waiting        a request is out, nothing of its reply has arrived yet
+    TextDelta      a piece of the reply's text
+    TextEnded      the reply's text is complete: answer, narration, interrupted, failed
+    ToolStarted    a tool call is about to run (the model's, or added for /name, @file)
+    ToolFinished   it ran: its record (name, arguments, result)
+    UsageReported  one request's token counts
+    Notice         a warning or progress line for the user
+    TurnFailed     the turn ended without an answer (the error is raised as well)
+    MessageAdded   a complete message joined the transcript
+    FilesAttached  workspace files went in with the messages just added
+    Compacted      a summary replaced the older messages
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from skillchat.engine.events import Usage
+from skillchat.files import FileText
+from skillchat.tools.base import ToolResult
+
+TextEnd = Literal["answer", "narration", "interrupted", "failed"]
+
+
+@dataclass(frozen=True)
+class ToolRecord:
+    """One tool call and its result, for cards and `--json`."""
+
+    name: str
+    arguments: str  # the raw JSON text the model sent
+    result: ToolResult
+    synthetic: bool = False  # added by skillchat (`/name`, attachments), not the model
+
+
+@dataclass(frozen=True)
+class Waiting:
+    tools: bool  # the reply may call tools: its text may turn out to be narration
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class TextEnded:
+    how: TextEnd
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    record: ToolRecord
+
+
+@dataclass(frozen=True)
+class UsageReported:
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class Notice:
+    message: str
+
+
+@dataclass(frozen=True)
+class TurnFailed:
+    error: BaseException
+
+
+@dataclass(frozen=True)
+class MessageAdded:
+    message: dict[str, Any]
+    interrupted: bool = False  # a reply cut by Ctrl-C or a failure, kept marked
+    usage: Usage | None = None  # an assistant message's own request
+
+
+@dataclass(frozen=True)
+class FilesAttached:
+    workspace: str  # the workspace's real path
+    files: Sequence[FileText]
+
+
+@dataclass(frozen=True)
+class Compacted:
+    messages: list[dict[str, Any]]  # the summary and re-attached skills
+    kept: int  # the last `kept` messages of the chat stay after them
+    info: dict[str, Any] = field(default_factory=dict)  # what it was compacted from
+
+
+Event = (
+    Waiting
+    | TextDelta
+    | TextEnded
+    | ToolStarted
+    | ToolFinished
+    | UsageReported
+    | Notice
+    | TurnFailed
+    | MessageAdded
+    | FilesAttached
+    | Compacted
+)
+Listener = Callable[[Event], None]
+
+
+class Emitter:
+    """Hands each event to every listener, in the order they were added; a
+    listener must return quickly (the reply streams through it)."""
+
+    def __init__(self, listeners: Iterable[Listener] = ()) -> None:
+        self.listeners: list[Listener] = list(listeners)
+
+    def __call__(self, event: Event) -> None:
+        for listener in self.listeners:
+            listener(event)
+
+    def notice(self, message: str) -> None:
+        self(Notice(message))
+
+
+class ViewListener:
+    """A listener for what the user sees, as five methods a view overrides (each a
+    no-op here, so this class alone is the view that shows nothing)."""
+
+    def __call__(self, event: Event) -> None:
+        match event:
+            case Waiting(tools):
+                self.waiting(tools)
+            case TextDelta(text):
+                self.text(text)
+            case TextEnded(how):
+                self.end_text(how)
+            case ToolFinished(record):
+                self.tool(record)
+            case Notice(message):
+                self.notice(message)
+
+    def waiting(self, tools: bool) -> None:
+        """A request is out and nothing of its reply has arrived yet."""
+
+    def text(self, chunk: str) -> None:
+        """A piece of the reply's text, as it arrives."""
+
+    def end_text(self, how: TextEnd) -> None:
+        """The reply's text is complete: the answer, narration before tool calls, or cut."""
+
+    def tool(self, record: ToolRecord) -> None:
+        """A tool call ran (or was added for `/name`)."""
+
+    def notice(self, message: str) -> None:
+        """A warning or progress line for the user (retries, a cut catalog)."""

@@ -1,0 +1,68 @@
+"""One request of the loop: stream a reply from the backend and assemble it.
+
+The reply is retried while nothing of it was shown (engine/retry.py); its text is
+emitted as it arrives, its tool calls assembled from deltas (engine/assemble.py).
+It is bounded in time (`reply_timeout`, in the backend), silence (`timeout`) and
+size (MAX_REPLY_CHARS); on Ctrl-C or a failure mid-reply the text shown is kept in
+the transcript, marked.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from skillchat.engine.assemble import Assembler
+from skillchat.engine.emit import TextDelta, TextEnd, TextEnded, Waiting
+from skillchat.engine.events import Reply
+from skillchat.engine.messages import assistant_message
+from skillchat.engine.retry import stream_with_retries
+from skillchat.errors import ProviderError
+
+if TYPE_CHECKING:
+    from skillchat.engine.loop import Chat
+
+INTERRUPTED_MARK = "[interrupted]"
+CUT_MARK = "[cut off]"
+# Characters of text and arguments one reply may carry: above any model's output
+# limit (128k tokens is ~500k characters), far below what would exhaust memory.
+MAX_REPLY_CHARS = 1_000_000
+
+
+def stream_reply(chat: Chat, system: str | None, tools: list[dict[str, Any]] | None) -> Reply:
+    """One reply to what of the transcript fits, its text emitted as it streams."""
+    messages = chat.window.outgoing(system, chat.messages, chat.budget())
+    assembler = Assembler()
+    how: TextEnd = "failed"
+    settings = chat.settings
+
+    def on_retry(attempt: int, delay: float, error: ProviderError) -> None:
+        chat.emit.notice(f"{error}; retrying in {delay:.1f}s ({attempt}/{settings.max_retries})")
+
+    try:
+        chat.emit(Waiting(tools is not None))
+        deltas = stream_with_retries(
+            lambda: chat.backend.stream(messages, tools),
+            max_retries=settings.max_retries,
+            on_retry=on_retry,
+        )
+        for delta in deltas:
+            piece = assembler.add(delta)
+            if piece:
+                chat.emit(TextDelta(piece))
+            if assembler.size > MAX_REPLY_CHARS:
+                deltas.close()
+                raise ProviderError(
+                    f"the reply passed {MAX_REPLY_CHARS:,} characters: stopped, "
+                    "keeping what arrived"
+                )
+        reply = assembler.reply()
+        how = "narration" if reply.tool_calls else "answer"
+        return reply
+    except KeyboardInterrupt:
+        how = "interrupted"
+        raise
+    finally:
+        if how in ("failed", "interrupted") and (shown := assembler.reply().text):
+            mark = INTERRUPTED_MARK if how == "interrupted" else CUT_MARK
+            chat.keep(assistant_message(f"{shown}\n\n{mark}", []), interrupted=True)
+        chat.emit(TextEnded(how))

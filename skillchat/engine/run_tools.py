@@ -1,0 +1,80 @@
+"""Run the tool calls of one reply and add them, with their results, to the transcript.
+
+Parallel calls run in order, at most `max_tool_calls` of them: the rest are
+answered with an error, as is a call whose arguments nest too deeply. All or
+nothing: a Ctrl-C midway leaves the transcript (and what the ledger believes is in
+context) as it was, so the chat stays valid.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from skillchat.engine.emit import ToolFinished, ToolRecord, ToolStarted
+from skillchat.engine.events import Reply
+from skillchat.engine.messages import assistant_message, clean_arguments, clean_text, too_deep
+from skillchat.tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from skillchat.engine.loop import Chat
+
+
+def run_tools(chat: Chat, reply: Reply) -> list[ToolRecord]:
+    """Every call of `reply` run, kept with its result, and emitted."""
+    records: list[ToolRecord] = []
+    reply.tool_calls = [
+        replace(c, arguments=clean_arguments(c.arguments)) for c in reply.tool_calls
+    ]
+    limit = chat.settings.max_tool_calls
+    if len(reply.tool_calls) > limit:
+        chat.emit.notice(
+            f"the model made {len(reply.tool_calls)} tool calls in one reply: the first "
+            f"{limit} ran, the rest were answered with an error (max_tool_calls)"
+        )
+    try:
+        for n, call in enumerate(reply.tool_calls):
+            arguments = call.arguments
+            if n >= limit:
+                result = _refused(
+                    chat,
+                    call.name,
+                    "TOO_MANY_CALLS",
+                    f"not run: at most {limit} tool calls per reply; make this call "
+                    "again in a later round",
+                )
+            elif too_deep(arguments):
+                arguments = "(arguments nested too deeply)"
+                result = _refused(
+                    chat, call.name, "INVALID_ARGUMENT", "arguments are nested too deeply"
+                )
+            else:
+                chat.emit(ToolStarted(call.name, arguments))
+                result = _cleaned(chat.toolbox.run(call.name, arguments))
+            chat.took(call.id, result)
+            records.append(ToolRecord(call.name, arguments, result))
+    except BaseException:
+        for call in reply.tool_calls:
+            chat.ledger.forget(call.id)
+        raise
+    chat.keep(assistant_message(reply.text, reply.tool_calls), usage=reply.usage)
+    for call, record in zip(reply.tool_calls, records, strict=True):
+        chat.keep({"role": "tool", "tool_call_id": call.id, "content": record.result.content})
+        chat.emit(ToolFinished(record))
+    return records
+
+
+def _cleaned(result: ToolResult) -> ToolResult:
+    """`result` with lone surrogates (a name the model sent, echoed) made printable."""
+    return replace(result, content=clean_text(result.content), preview=clean_text(result.preview))
+
+
+def _refused(chat: Chat, name: str, code: str, message: str) -> ToolResult:
+    """The error result of a call skillchat would not run, in that tool's own shape
+    (an unknown tool's the same way: it is answered as unknown when it runs)."""
+    tool = chat.toolbox.get(name)
+    if tool is None:
+        content = json.dumps({"error": message, "error_code": code})
+        return ToolResult(content, is_error=True, error_code=code, preview=message)
+    return tool.error(code, message)

@@ -1,0 +1,69 @@
+"""`/name rest` invoking a known skill: the skill's instructions go in with the message.
+
+With tools, a `get_skill` call and its result are added after the user message, as
+if the model had made the call (no round trip spent); without tools, the SKILL.md
+body goes into this message's system prompt only. A skill that is not for direct
+use (`user-invocable: false`) is said so, and the message is sent as written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from skillchat.engine.emit import ToolFinished, ToolRecord, ToolStarted
+from skillchat.engine.events import ToolCall
+from skillchat.engine.invocation import Invocation, parse_invocation
+from skillchat.engine.messages import assistant_message, new_call_id
+from skillchat.engine.turn import Step, Turn
+from skillchat.errors import FileAccessError
+from skillchat.prompt import InjectedSkill
+from skillchat.tools.skill_tools import GET_SKILL, GetSkill
+
+if TYPE_CHECKING:
+    from skillchat.engine.loop import Chat
+
+
+class Activation(Step):
+    def before_message(self, chat: Chat, turn: Turn) -> None:
+        invocation = parse_invocation(turn.text, chat.registry.skills)
+        if invocation and not chat.registry.skills[invocation.skill].user_invocable:
+            chat.emit.notice(
+                f"/{invocation.skill} is not for direct use (user-invocable: false in its "
+                "SKILL.md): the message is sent as written"
+            )
+            invocation = None
+        turn.invocation = invocation
+        if invocation is not None:
+            turn.content = invocation.message
+
+    def after_message(self, chat: Chat, turn: Turn) -> None:
+        if turn.invocation is None:
+            return
+        if chat.tools_enabled:
+            turn.result.tool_calls.append(_activate(chat, turn.invocation))
+        else:
+            turn.injected = _inject(chat, turn.invocation)
+
+
+def _activate(chat: Chat, invocation: Invocation) -> ToolRecord:
+    """A get_skill call and its result, as if the model had made it."""
+    call = ToolCall(new_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
+    chat.emit(ToolStarted(call.name, call.arguments))
+    result = GetSkill().load(chat.context, invocation.skill, arguments=invocation.rest)
+    chat.took(call.id, result)
+    chat.keep(assistant_message("", [call]))
+    chat.keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
+    record = ToolRecord(call.name, call.arguments, result, synthetic=True)
+    chat.emit(ToolFinished(record))
+    return record
+
+
+def _inject(chat: Chat, invocation: Invocation) -> InjectedSkill | None:
+    """Without tools: the body, for this request's system prompt."""
+    try:
+        body = GetSkill.read(chat.context, invocation.skill, invocation.rest)[3]
+    except FileAccessError as exc:
+        chat.emit.notice(f"cannot load skill '{invocation.skill}': {exc.message}")
+        return None
+    return InjectedSkill(invocation.skill, body)

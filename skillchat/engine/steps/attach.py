@@ -1,0 +1,53 @@
+"""Workspace files the user attached (`@path`, `/attach`, `--attach`) go in with the
+message (engine/attachments.py says how): with tools as `read_file` calls and
+results after it, without as blocks inlined in it; either way in the ledger, and
+shown as cards."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from skillchat.engine.attachments import inline
+from skillchat.engine.emit import FilesAttached, ToolFinished, ToolRecord, ToolStarted
+from skillchat.engine.events import ToolCall
+from skillchat.engine.messages import assistant_message, new_call_id
+from skillchat.engine.turn import Step, Turn
+from skillchat.files import FileText
+from skillchat.tools.workspace_tools import READ_WORKSPACE_FILE, ReadWorkspaceFile
+
+if TYPE_CHECKING:
+    from skillchat.engine.loop import Chat
+
+
+class AttachFiles(Step):
+    def before_message(self, chat: Chat, turn: Turn) -> None:
+        if chat.attachments is None:
+            return
+        turn.result.attached = chat.attachments.take(turn.text)
+        if turn.result.attached and not chat.tools_enabled:
+            turn.content = inline(turn.result.attached, turn.content)
+
+    def after_message(self, chat: Chat, turn: Turn) -> None:
+        if turn.result.attached:
+            turn.result.tool_calls += _attached(chat, turn.result.attached)
+
+
+def _attached(chat: Chat, files: list[FileText]) -> list[ToolRecord]:
+    calls = [
+        ToolCall(new_call_id(), READ_WORKSPACE_FILE, json.dumps({"path": f.path})) for f in files
+    ]
+    results = [ReadWorkspaceFile.result(f) for f in files]
+    if chat.tools_enabled:
+        chat.keep(assistant_message("", calls))
+    records = []
+    for call, result in zip(calls, results, strict=True):
+        chat.emit(ToolStarted(call.name, call.arguments))
+        chat.took(call.id, result)
+        if chat.tools_enabled:
+            chat.keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
+        records.append(ToolRecord(call.name, call.arguments, result, synthetic=True))
+        chat.emit(ToolFinished(records[-1]))
+    if chat.context.workspace is not None:
+        chat.emit(FilesAttached(str(chat.context.workspace.root), files))
+    return records
