@@ -81,7 +81,8 @@ def parse_source(text: str, *, ref: str | None = None, path: str | None = None) 
     if sub and path:
         raise InstallError(f"two paths: {sub.lstrip('/')} and --path {path}")
     base = os.environ.get(GITHUB_BASE_ENV, GITHUB_BASE).rstrip("/")
-    return Source(f"{base}/{owner}/{repo}", None, clean_path(sub or path or ""), at or ref)
+    inside = sub[1:] if sub else path or ""
+    return Source(f"{base}/{owner}/{repo}", None, clean_path(inside), at or ref)
 
 
 def clean_path(path: str) -> str:
