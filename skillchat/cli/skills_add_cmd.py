@@ -169,7 +169,7 @@ def verify_cmd(
     else:
         for name, changes in results.items():
             state = "ok" if not changes else "changed since installed: " + "; ".join(changes)
-            typer.echo(safe.one_line(f"{name}\t{state}"))
+            typer.echo(f"{safe.one_line(name)}\t{safe.one_line(state)}")
         if not results:
             console.err().print(f"no skills in {lock.path}", markup=False)
     if bad:

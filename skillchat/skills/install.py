@@ -271,6 +271,8 @@ def remove(target: Path, name: str) -> None:
     """Take an installed skill out: its lock entry first (so an interrupted remove
     leaves an unlocked folder, never a lock entry pointing at half a folder), then
     the folder, moved aside by rename before it is deleted."""
+    if not target.is_dir():
+        raise InstallError(f"'{name}' was not installed in {target} by skillchat")
     with folder_lock(target):
         lock = Lock.load(lock_path(target))
         if name not in lock.skills:

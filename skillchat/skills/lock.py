@@ -147,16 +147,16 @@ def changed_files(root: Path, record: dict[str, Any]) -> list[str]:
 
 # --- the check at load time -------------------------------------------------------
 
-_LOCKS: dict[str, tuple[tuple[int, int, int], Lock | None]] = {}
+_LOCKS: dict[str, tuple[tuple[int, int, int], Lock | LockError]] = {}
 _VERDICTS: dict[str, tuple[str, str | None]] = {}
 
 
-def _lock_of(skills_dir: Path) -> Lock | None:
-    """The lock beside `skills_dir` (read once per change of the file), None if none;
-    one that cannot be read counts as a lock of nothing (the check says so)."""
+def _lock_of(skills_dir: Path) -> Lock | LockError | None:
+    """The lock beside `skills_dir` (read again only when the file changed), None
+    if there is none, its LockError if it cannot be read."""
     path = lock_path(skills_dir)
     try:
-        info = os.stat(path)
+        info = os.lstat(path)
     except OSError:
         return None
     key = (info.st_mtime_ns, info.st_size, info.st_ino)
@@ -164,8 +164,8 @@ def _lock_of(skills_dir: Path) -> Lock | None:
     if cached is None or cached[0] != key:
         try:
             cached = (key, Lock.load(path))
-        except LockError:
-            cached = (key, None)
+        except LockError as exc:
+            cached = (key, exc)
         _LOCKS[str(path)] = cached
     return cached[1]
 
@@ -173,7 +173,7 @@ def _lock_of(skills_dir: Path) -> Lock | None:
 def locked_record(skill: Skill) -> dict[str, Any] | None:
     """The lock record of `skill`, when it sits where the lock put it."""
     lock = _lock_of(skill.source_dir)
-    if lock is None or skill.name not in lock.skills:
+    if not isinstance(lock, Lock) or skill.name not in lock.skills:
         return None
     if Path(os.path.realpath(skill.source_dir / skill.name)) != skill.root:
         return None  # same name, another folder (a hand-made copy): not what was locked
@@ -208,7 +208,12 @@ def fingerprint(root: Path) -> str:
 
 def drift_of(skill: Skill) -> str | None:
     """None when `skill` is not installed with a lock or matches it; else the one
-    line saying it changed since it was installed."""
+    line saying it changed since it was installed. A lock that cannot be read
+    (edited by hand, truncated) vouches for nothing: every skill beside it drifted,
+    as the lock may have been broken to hide a change."""
+    lock = _lock_of(skill.source_dir)
+    if isinstance(lock, LockError):
+        return f"{skill.name}: its lock cannot be read ({lock})"
     record = locked_record(skill)
     if record is None:
         return None

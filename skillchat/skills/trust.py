@@ -252,11 +252,17 @@ class TrustStore:
         """The skill's trust now; hashes the folder only when there is a record.
         An installed skill that no longer matches its lock is untrusted wherever it
         is, unless the user accepted its content as it is now (`skills trust`)."""
-        from skillchat.skills.lock import drift_of
+        from skillchat.skills.lock import drift_of, locked_record
 
         if drift_of(skill) is not None:
-            accepted = self._same_as_record(skill)
-            return TrustState.TRUSTED if accepted else TrustState.DRIFTED
+            locked = locked_record(skill)
+            record = self.entries.get(str(skill.root), {})
+            accepted = locked is not None and record.get("accepted_lock") == locked["digest"]
+            return (
+                TrustState.TRUSTED
+                if accepted and self._same_as_record(skill)
+                else (TrustState.DRIFTED)
+            )
         if self.is_user_level(skill):
             return TrustState.USER
         if str(skill.root) not in self.entries:
@@ -276,12 +282,19 @@ class TrustStore:
         return self.state(skill).trusted
 
     def trust(self, skill: Skill) -> str:
-        """Record the skill's current content as trusted; returns its hash."""
+        """Record the skill's current content as trusted; returns its hash. For an
+        installed skill that drifted from its lock, this accepts the change, for
+        that lock entry only: a lock edited afterwards is not accepted with it."""
         from datetime import UTC, datetime
+
+        from skillchat.skills.lock import drift_of, locked_record
 
         sha = content_hash(skill.root)
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        self.entries[str(skill.root)] = {"name": skill.name, "sha256": sha, "trusted_at": now}
+        entry = {"name": skill.name, "sha256": sha, "trusted_at": now}
+        if drift_of(skill) is not None and (locked := locked_record(skill)) is not None:
+            entry["accepted_lock"] = locked["digest"]
+        self.entries[str(skill.root)] = entry
         return sha
 
     def revoke(self, skill: Skill) -> bool:
