@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from git_repos import make_repo, skill_md, url
 from helpers import one_line_error, skillchat
+from openai_server import ScriptedServer, reply
 
 FILES = {
     "pdf/SKILL.md": skill_md("pdf", extra="allowed-tools: Bash(ls)\n"),
@@ -147,3 +148,14 @@ def test_reinstalling_after_remove_is_clean_again(installed: Path, tmp_path: Pat
 def test_removing_what_was_not_installed_is_one_line(tmp_path: Path) -> None:
     line = one_line_error(skillchat("skills", "remove", "nothing"))
     assert "'nothing' was not installed" in line
+
+
+def test_ask_reports_a_drifted_skill_in_one_line(installed: Path, server: ScriptedServer) -> None:
+    """Where the user works: `ask` says it once on stderr, and still answers."""
+    _edit(installed)
+    server.script(reply("fine"))
+    done = skillchat("ask", "--model", "openai/test-model", "--api-base", server.base_url, "hi")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "fine\n"
+    warned = [line for line in done.stderr.splitlines() if "changed since installed" in line]
+    assert len(warned) == 1 and warned[0].startswith("warning: ")

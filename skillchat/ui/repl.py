@@ -104,6 +104,7 @@ class Repl:
             )
         )
         self._warn_shadowed()
+        self._warn_problems()
         if self._resumed is not None:
             self.show_resumed()
         while (text := self.editor.read(on_shown=self._preload)) is not None:
@@ -227,6 +228,7 @@ class Repl:
         self.registry = load_registry(self.settings)
         self.chat.use_registry(self.registry)
         self._warn_shadowed()
+        self._warn_problems()
 
     # --------------------------------------------------------- toolbar, completion
 
@@ -251,6 +253,12 @@ class Repl:
 
     def _chat_pairs(self) -> list[tuple[str, str]]:
         return [(c.id, c.title or "") for c in self.store.list_chats(limit=commands.CHATS_SHOWN)]
+
+    def _warn_problems(self) -> None:
+        """At start and on /reload: a skills folder that cannot be listed, an
+        installed skill that changed since it was installed (skills/lock.py)."""
+        for problem in self.registry.problems:
+            self.view.notice(f"{problem.path}: {problem.message}")
 
     def _warn_shadowed(self) -> None:
         """Once per name: a skill a built-in command hides is still reachable."""
