@@ -174,3 +174,20 @@ def verify_cmd(
             console.err().print(f"no skills in {lock.path}", markup=False)
     if bad:
         raise typer.Exit(1)
+
+
+@app.command("sync", short_help="Install exactly what the lock says (--frozen for CI).")
+def sync_cmd(
+    project: ProjectOpt = False,
+    frozen: Annotated[
+        bool,
+        typer.Option("--frozen", help="Fail if a locked commit is gone or hashes differently."),
+    ] = False,
+) -> None:
+    """Install every skill of the lock that is not in the folder yet, each at its
+    locked commit. Synced project skills are not trusted: the lock came with the
+    project, so `skills trust` them once you have read them."""
+    from skillchat.skills.sync import sync
+
+    for line in sync(target_dir(project), frozen=frozen):
+        typer.echo(safe.one_line(line))

@@ -227,14 +227,23 @@ def folder_lock(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def install(prepared: Prepared, target: Path, ref: str | None) -> list[Path]:
-    """Move every staged skill into `target` and lock them; the folders installed."""
+def install(
+    prepared: Prepared,
+    target: Path,
+    ref: str | None,
+    *,
+    relock: dict[str, dict[str, Any]] | None = None,
+) -> list[Path]:
+    """Move every staged skill into `target` and lock them; the folders installed.
+    A name in `relock` (`skills sync`) may already be in the lock: it keeps that
+    record's source, ref, commit, path and install time."""
+    relock = relock or {}
     target.mkdir(parents=True, exist_ok=True)
     now = datetime.now(UTC).isoformat(timespec="seconds")
     with folder_lock(target):
         lock = Lock.load(lock_path(target))
         for c in prepared.skills:
-            if os.path.lexists(target / c.name) or c.name in lock.skills:
+            if os.path.lexists(target / c.name) or (c.name in lock.skills and c.name not in relock):
                 raise InstallError(f"'{c.name}' is already installed in {target}: nothing changed")
         moved: list[Path] = []
         staging = Path(tempfile.mkdtemp(dir=target, prefix=".skillchat-add-"))
@@ -242,14 +251,16 @@ def install(prepared: Prepared, target: Path, ref: str | None) -> list[Path]:
             records: dict[str, dict[str, Any]] = {}
             for c in prepared.skills:
                 shutil.copytree(c.staged, staging / c.name, symlinks=True)
-                record = record_for(
-                    staging / c.name,
-                    source=prepared.source.shown,
-                    ref=ref,
-                    commit=prepared.commit,
-                    path=c.folder,
-                    installed_at=now,
-                )
+                fields = {
+                    "source": prepared.source.shown,
+                    "ref": ref,
+                    "commit": prepared.commit,
+                    "path": c.folder,
+                    "installed_at": now,
+                }
+                kept = relock.get(c.name, {})
+                fields.update({k: kept[k] for k in fields if k in kept})
+                record = record_for(staging / c.name, **fields)
                 if record["digest"] != c.digest:
                     raise InstallError(f"{c.name}: changed while being installed")
                 records[c.name] = record
