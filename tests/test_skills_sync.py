@@ -84,3 +84,39 @@ def test_sync_frozen_fails_when_the_files_hash_differently(tmp_path: Path) -> No
     line = one_line_error(skillchat("skills", "sync", "--project", "--frozen", cwd=teammate.parent))
     assert "pdf: the source's files hash differently from the lock" in line
     assert not (teammate / "skills").exists() or not any((teammate / "skills").iterdir())
+
+
+def test_update_shows_script_and_allowed_tools_changes_then_swaps_and_relocks(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "src", FILES)
+    assert skillchat("skills", "add", url(repo), "pdf", "--project", "--yes").returncode == 0
+    same = skillchat("skills", "update", "--project")
+    assert same.returncode == 0 and "pdf: up to date" in same.stdout
+    commit(
+        repo,
+        {
+            "skills/pdf/SKILL.md": skill_md("pdf", extra="allowed-tools: Bash(rm)\n"),
+            "skills/pdf/scripts/wipe.sh": "rm -rf x\n",
+        },
+    )
+    asked = skillchat("skills", "update", "--project")  # not a terminal, no --yes: shown only
+    assert "not a terminal" in one_line_error(asked)
+    for shown in (
+        "+ scripts/wipe.sh",
+        "~ SKILL.md",
+        "new script: scripts/wipe.sh",
+        "allowed-tools: Bash(ls) -> Bash(rm)",
+    ):
+        assert shown in asked.stdout
+    installed = Path.cwd() / ".agents" / "skills" / "pdf"
+    assert not (installed / "scripts" / "wipe.sh").exists()
+    done = skillchat("skills", "update", "pdf", "--project", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (installed / "scripts" / "wipe.sh").is_file()
+    lock = json.loads((installed.parent.parent / "skills.lock").read_text())["skills"]["pdf"]
+    assert lock["commit"] == git(repo, "rev-parse", "HEAD")
+    assert "scripts/wipe.sh" in lock["files"]
+    listed = skillchat("skills", "list")
+    assert "pdf\tA test skill.\ttrusted" in listed.stdout.splitlines()
+    assert skillchat("skills", "verify", "--project").returncode == 0

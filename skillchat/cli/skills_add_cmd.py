@@ -191,3 +191,37 @@ def sync_cmd(
 
     for line in sync(target_dir(project), frozen=frozen):
         typer.echo(safe.one_line(line))
+
+
+@app.command("update", short_help="Update installed skills to their ref's newest commit.")
+def update_cmd(
+    names: Annotated[list[str] | None, typer.Argument(help="Skills (default: all).")] = None,
+    project: ProjectOpt = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Update without asking.")] = False,
+) -> None:
+    """Fetch each installed skill's ref again, show what changed (files, scripts,
+    allowed-tools), and on a yes swap the new content in and lock it."""
+    from skillchat.skills import update
+
+    target = target_dir(project)
+    work = Path(tempfile.mkdtemp(prefix="skillchat-update-"))
+    try:
+        updates, current = update.plan(target, names or [], work)
+        for line in current:
+            typer.echo(safe.one_line(line))
+        if not updates:
+            return
+        out = console.out()
+        for u in updates:
+            head = f"{u.name}: {u.old_commit[:12]} -> {(u.prepared.commit or '?')[:12]}"
+            out.print(safe.text(safe.one_line(head), "bold"), soft_wrap=True)
+            for line in [*u.changes, *(f"! {f}" for f in u.skill.findings)]:
+                out.print(safe.text("  " + safe.one_line(line)), soft_wrap=True)
+        _confirm(f"Update and trust {safe.counted(len(updates), 'skill')}?", yes)
+        update.apply(target, updates)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if project:
+        _trust_installed(target, [u.name for u in updates])
+    for u in updates:
+        typer.echo(safe.one_line(f"updated {u.name} (sha256 {u.skill.digest[:12]}…)"))

@@ -26,7 +26,7 @@ from skillchat.skills.lock import Lock, lock_path
 from skillchat.skills.trust import content_hash
 
 
-def _source_of(record: dict[str, Any], at: str | None) -> Source:
+def source_of(record: dict[str, Any], at: str | None) -> Source:
     source = record["source"]
     if source.startswith("/"):
         return parse_source(source, path=record["path"])
@@ -38,13 +38,13 @@ def _fetch(name: str, record: dict[str, Any], work: Path, frozen: bool) -> tuple
     is not what the lock says (never with `frozen`: that raises)."""
     note = ""
     try:
-        prepared = prepare(_source_of(record, record["commit"] or record["ref"]), work, [], False)
+        prepared = prepare(source_of(record, record["commit"] or record["ref"]), work, [], False)
     except InstallError as exc:
         if frozen or not record["commit"]:
             raise InstallError(f"{name}: {exc}") from None
         shutil.rmtree(work)
         work.mkdir()
-        prepared = prepare(_source_of(record, record["ref"]), work, [], False)
+        prepared = prepare(source_of(record, record["ref"]), work, [], False)
         note = f"commit {record['commit'][:12]} is gone from the source; took {record['ref']}"
     skill = prepared.skills[0]
     if skill.refusals:
