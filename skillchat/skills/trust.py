@@ -33,6 +33,12 @@ skill is mounted alone at /skills/NAME, so a link out of it resolves there to
 whatever is mounted under that path (another skill, maybe a different folder than
 on the host, or nothing). The host file's hash would not vouch for what runs.
 
+**Installed skills** (`skillchat skills add`) are also checked against the lock they
+were installed with (skills/lock.py), wherever they are: one that no longer matches
+its locked digest is `DRIFTED` ("changed since installed"), untrusted even in a
+user-level folder, until the user accepts it as it is now with `skills trust NAME`
+(bound to that content and to that lock entry) or reinstalls it.
+
 Bounded: past `MAX_ENTRIES` entries or `MAX_BYTES` bytes a folder cannot be
 trusted (`TrustError`), and a trusted folder that grows past them reads as changed.
 A `__pycache__` written by running a script on the host is a change too.
