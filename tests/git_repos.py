@@ -9,8 +9,8 @@ from pathlib import Path
 from helpers import write_files
 
 
-def git(repo: Path, *args: str) -> str:
-    """`git ARGS` in `repo` with a fixed identity; its stdout."""
+def git(repo: Path, *args: str, input: str | None = None) -> str:
+    """`git ARGS` in `repo` with a fixed identity (and `input` on stdin); its stdout."""
     done = subprocess.run(
         [
             "git",
@@ -23,6 +23,7 @@ def git(repo: Path, *args: str) -> str:
             *args,
         ],
         cwd=repo,
+        input=input,
         capture_output=True,
         text=True,
         check=True,

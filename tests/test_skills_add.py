@@ -268,3 +268,27 @@ def test_two_installs_at_once_give_one_skill_and_one_clear_refusal(tmp_path: Pat
     assert "already installed" in errors
     assert list(lock_of(user_skills())) == ["pdf"]
     assert content_hash(user_skills() / "pdf") == lock_of(user_skills())["pdf"]["digest"]
+
+
+def test_a_crafted_tree_with_a_file_under_a_symlink_is_refused(tmp_path: Path) -> None:
+    """A tree no `git add` makes: `scripts` both a symlink out and a folder holding
+    a file. Writing the file would follow the link; the fetch refuses the tree."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = make_repo(tmp_path / "src", {"README": "x\n"})
+
+    def obj(data: str) -> str:
+        return git(repo, "hash-object", "-w", "--stdin", input=data)
+
+    sub = git(repo, "mktree", input=f"100644 blob {obj('print(1)')}\tevil.py\n")
+    pdf = git(
+        repo,
+        "mktree",
+        input=f"100644 blob {obj(skill_md('pdf'))}\tSKILL.md\n"
+        f"120000 blob {obj(str(outside))}\tscripts\n040000 tree {sub}\tscripts\n",
+    )
+    top = git(repo, "mktree", input=f"040000 tree {pdf}\tpdf\n")
+    git(repo, "update-ref", "HEAD", git(repo, "commit-tree", top, "-m", "crafted"))
+    line = one_line_error(skillchat("skills", "add", url(repo), "--yes"))
+    assert "duplicateEntries" in line
+    assert list(outside.iterdir()) == [] and not user_skills().exists()

@@ -129,6 +129,7 @@ def git_env() -> dict[str, str]:
 def run_git(args: list[str], cwd: Path, *, timeout: float = FETCH_TIMEOUT) -> str:
     """`git ARGS` in `cwd`, its stdout; InstallError with git's last line if it fails."""
     cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "credential.helper=", *args]
+    verb = next(a for a in args if not a.startswith("-") and "=" not in a)
     try:
         done = subprocess.run(
             cmd,
@@ -142,12 +143,14 @@ def run_git(args: list[str], cwd: Path, *, timeout: float = FETCH_TIMEOUT) -> st
     except FileNotFoundError:
         raise InstallError("git is not installed: installing from a repository needs it") from None
     except subprocess.TimeoutExpired:
-        raise InstallError(f"git {args[0]} took longer than {timeout:.0f}s: stopped") from None
+        raise InstallError(f"git {verb} took longer than {timeout:.0f}s: stopped") from None
     if done.returncode != 0:
         lines = [ln.strip() for ln in done.stderr.decode(errors="replace").splitlines()]
-        why = next((ln for ln in reversed(lines) if ln.startswith("fatal:")), None)
+        # git's first error names the cause (a bad object); its last fatal, the step
+        why = next((ln for ln in lines if ln.startswith("error:")), None)
+        why = why or next((ln for ln in reversed(lines) if ln.startswith("fatal:")), None)
         why = why or next((ln for ln in reversed(lines) if ln), f"exit {done.returncode}")
-        raise InstallError(f"git {args[0]}: {why}")
+        raise InstallError(f"git {verb}: {why}")
     return done.stdout.decode(errors="surrogateescape")
 
 
@@ -162,6 +165,8 @@ def fetch_commit(source: Source, repo: Path) -> str:
     try:
         run_git(
             [
+                "-c",
+                "fetch.fsckObjects=true",  # refuse trees naming `..`, `.git`, a name twice
                 "fetch",
                 "-q",
                 "--depth=1",
@@ -206,12 +211,19 @@ def _exists(repo: Path, spec: str) -> bool:
 
 def write_blobs(repo: Path, entries: list[TreeEntry], dest: Path) -> None:
     """Write each blob entry under `dest` as git stored it (no filter): a file
-    (0755 when executable in git, else 0644) or a symlink (its stored target)."""
+    (0755 when executable in git, else 0644) or a symlink (its stored target).
+    A crafted tree can name a symlink and then a file "under" it: each entry's
+    folder must still be the folder it names, never one a link led to."""
+    real_dest = os.path.realpath(dest)
     for entry in entries:
         if entry.kind != "blob":
             continue
+        clean_path(entry.path)
         target = dest / entry.path
         target.parent.mkdir(parents=True, exist_ok=True)
+        expected = os.path.join(real_dest, os.path.dirname(entry.path)).rstrip("/")
+        if os.path.realpath(target.parent) != expected:
+            raise InstallError(f"{entry.path}: its folder is a symlink in the repository")
         data = subprocess.run(
             ["git", "cat-file", "blob", entry.oid],
             cwd=repo,
