@@ -152,8 +152,8 @@ def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepare
         chosen = _choose(find_skill_folders([e.path for e in blobs]), names, all_)
         skills = []
         for folder in chosen:
-            top = os.path.basename(source.path or (source.url or "").rstrip("/"))
-            name = os.path.basename(folder) or top.removesuffix(".git")
+            last = os.path.basename(source.path or (source.url or "").rstrip("/"))
+            name = os.path.basename(folder) or last.removesuffix(".git")
             inside = [e for e in blobs if folder == "" or e.path.startswith(folder + "/")]
             _check_bounds(inside)
             cut = len(folder) + 1 if folder else 0
