@@ -10,6 +10,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from git_repos import make_repo, skill_md, url
@@ -159,3 +160,16 @@ def test_ask_reports_a_drifted_skill_in_one_line(installed: Path, server: Script
     assert done.stdout == "fine\n"
     warned = [line for line in done.stderr.splitlines() if "changed since installed" in line]
     assert len(warned) == 1 and warned[0].startswith("warning: ")
+
+
+def test_the_repl_reports_drift_on_reload(
+    tmp_path: Path, server: ScriptedServer, pty_sessions: Callable[..., Any]
+) -> None:
+    repo = make_repo(tmp_path / "src", FILES)
+    assert skillchat("skills", "add", url(repo), "--yes").returncode == 0
+    session = pty_sessions("--model", "openai/test-model", "--api-base", server.base_url)
+    assert "changed since installed" not in session.prompt()
+    _edit(skills_dir(False) / "pdf")
+    shown = session.run("/reload")
+    assert shown.count("changed since installed") == 1
+    assert session.quit() == 0
