@@ -292,3 +292,13 @@ def test_a_crafted_tree_with_a_file_under_a_symlink_is_refused(tmp_path: Path) -
     line = one_line_error(skillchat("skills", "add", url(repo), "--yes"))
     assert "duplicateEntries" in line
     assert list(outside.iterdir()) == [] and not user_skills().exists()
+
+
+def test_a_download_over_the_bound_is_stopped(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "src", PDF)
+    (repo / "skills" / "pdf" / "noise.bin").write_bytes(os.urandom(3_000_000))
+    commit(repo, {})
+    env = {**os.environ, "SKILLCHAT_MAX_DOWNLOAD_BYTES": "1000000"}
+    line = one_line_error(skillchat("skills", "add", url(repo), "--yes", env=env))
+    assert "the download passed 1,000,000 bytes: stopped" in line
+    assert not user_skills().exists()

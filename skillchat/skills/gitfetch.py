@@ -15,7 +15,8 @@ SOURCE is one of:
 filter, LFS smudge, credential helper, `url.insteadOf` or hook of the user's config
 applies), hooks pointed at nothing, only the file/git/http(s)/ssh transports (never
 `ext::`), no terminal prompt and ssh in batch mode (a repository that wants a
-password fails with git's one line instead of waiting), and a time limit. It fetches
+password fails with git's one line instead of waiting), a time limit, and a bound
+on what the fetch writes (`MAX_DOWNLOAD`, or `SKILLCHAT_MAX_DOWNLOAD_BYTES`). It fetches
 one commit at depth 1 into a bare repository and nothing is checked out: files are
 read from the commit's tree as blobs (`git cat-file`), so no `.gitattributes` filter,
 no LFS, and no submodule is ever fetched (a submodule is a tree entry of type
@@ -35,6 +36,8 @@ from skillchat.errors import SkillchatError
 GITHUB_BASE_ENV = "SKILLCHAT_GITHUB_BASE"
 GITHUB_BASE = "https://github.com"
 FETCH_TIMEOUT = 120.0
+MAX_DOWNLOAD = 100_000_000
+MAX_DOWNLOAD_ENV = "SKILLCHAT_MAX_DOWNLOAD_BYTES"
 _SHORTHAND = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)/([A-Za-z0-9_.-]+)((?:/[^@]+)?)(?:@(.+))?$")
 _URL = re.compile(r"^(https?|ssh|file|git)://|^[\w.-]+@[\w.-]+:")
 
@@ -126,32 +129,74 @@ def git_env() -> dict[str, str]:
     return env
 
 
-def run_git(args: list[str], cwd: Path, *, timeout: float = FETCH_TIMEOUT) -> str:
-    """`git ARGS` in `cwd`, its stdout; InstallError with git's last line if it fails."""
+def max_download() -> int:
+    """The most a fetch may write to disk: MAX_DOWNLOAD, or SKILLCHAT_MAX_DOWNLOAD_BYTES."""
+    try:
+        return int(os.environ.get(MAX_DOWNLOAD_ENV, MAX_DOWNLOAD))
+    except ValueError:
+        return MAX_DOWNLOAD
+
+
+def _disk_use(folder: Path) -> int:
+    total = 0
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(parent, name)).st_size
+            except OSError:
+                continue  # git renamed or removed it meanwhile
+    return total
+
+
+def run_git(
+    args: list[str], cwd: Path, *, timeout: float = FETCH_TIMEOUT, bound: Path | None = None
+) -> str:
+    """`git ARGS` in `cwd`, its stdout; InstallError with git's own line if it fails.
+    With `bound`, git is stopped as soon as that folder holds more than
+    `max_download()` bytes (checked as it grows, and once more at the end)."""
+    import tempfile
+    import time
+
     cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "credential.helper=", *args]
     verb = next(a for a in args if not a.startswith("-") and "=" not in a)
-    try:
-        done = subprocess.run(
-            cmd,
-            cwd=cwd,
-            env=git_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise InstallError("git is not installed: installing from a repository needs it") from None
-    except subprocess.TimeoutExpired:
-        raise InstallError(f"git {verb} took longer than {timeout:.0f}s: stopped") from None
-    if done.returncode != 0:
-        lines = [ln.strip() for ln in done.stderr.decode(errors="replace").splitlines()]
+    limit, deadline = max_download(), time.monotonic() + timeout
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(
+                cmd, cwd=cwd, env=git_env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err
+            )
+        except FileNotFoundError:
+            raise InstallError(
+                "git is not installed: installing from a repository needs it"
+            ) from None
+        try:
+            while True:
+                try:
+                    proc.wait(timeout=0.25 if bound else max(deadline - time.monotonic(), 0))
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if bound is not None and _disk_use(bound) > limit:
+                    raise InstallError(f"git {verb}: the download passed {limit:,} bytes: stopped")
+                if time.monotonic() > deadline:
+                    raise InstallError(f"git {verb} took longer than {timeout:.0f}s: stopped")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if bound is not None and _disk_use(bound) > limit:
+            raise InstallError(f"git {verb}: the download passed {limit:,} bytes: stopped")
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in stderr.decode(errors="replace").splitlines()]
         # git's first error names the cause (a bad object); its last fatal, the step
         why = next((ln for ln in lines if ln.startswith("error:")), None)
         why = why or next((ln for ln in reversed(lines) if ln.startswith("fatal:")), None)
-        why = why or next((ln for ln in reversed(lines) if ln), f"exit {done.returncode}")
+        why = why or next((ln for ln in reversed(lines) if ln), f"exit {proc.returncode}")
         raise InstallError(f"git {verb}: {why}")
-    return done.stdout.decode(errors="surrogateescape")
+    return stdout.decode(errors="surrogateescape")
 
 
 def fetch_commit(source: Source, repo: Path) -> str:
@@ -177,6 +222,7 @@ def fetch_commit(source: Source, repo: Path) -> str:
                 want,
             ],
             repo,
+            bound=repo,
         )
     except InstallError as exc:
         if "couldn't find remote ref" in str(exc) or "not our ref" in str(exc):
