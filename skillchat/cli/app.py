@@ -24,6 +24,7 @@ from skillchat.cli import (
     doctor_cmd,
     eval_cmd,
     models_cmd,
+    skills_add_cmd,  # noqa: F401 - registers `skills add`, `remove` and `verify`
     skills_cmd,
     skills_usage_cmd,  # noqa: F401 - registers `skills cost` and `skills stats`
 )

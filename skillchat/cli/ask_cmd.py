@@ -254,6 +254,8 @@ def ask(
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
     settings = resumed_settings(settings, transcript)
     registry = load_registry(settings)
+    for problem in registry.problems:  # e.g. an installed skill changed since installed
+        warn(f"{problem.path}: {problem.message}")
     from skillchat.engine.invocation import unknown_name
 
     if mistake := unknown_name(text, registry):

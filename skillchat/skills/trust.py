@@ -33,6 +33,12 @@ skill is mounted alone at /skills/NAME, so a link out of it resolves there to
 whatever is mounted under that path (another skill, maybe a different folder than
 on the host, or nothing). The host file's hash would not vouch for what runs.
 
+**Installed skills** (`skillchat skills add`) are also checked against the lock they
+were installed with (skills/lock.py), wherever they are: one that no longer matches
+its locked digest is `DRIFTED` ("changed since installed"), untrusted even in a
+user-level folder, until the user accepts it as it is now with `skills trust NAME`
+(bound to that content and to that lock entry) or reinstalls it.
+
 Bounded: past `MAX_ENTRIES` entries or `MAX_BYTES` bytes a folder cannot be
 trusted (`TrustError`), and a trusted folder that grows past them reads as changed.
 A `__pycache__` written by running a script on the host is a change too.
@@ -77,6 +83,7 @@ class TrustState(StrEnum):
     TRUSTED = "trusted"  # trusted by the user, unchanged since
     UNTRUSTED = "untrusted"  # project-level, never trusted
     CHANGED = "changed"  # trusted once, but the folder changed since: untrusted
+    DRIFTED = "drifted"  # installed with a lock, changed since: untrusted (skills/lock.py)
 
     @property
     def trusted(self) -> bool:
@@ -89,6 +96,7 @@ class TrustState(StrEnum):
             TrustState.TRUSTED: "trusted",
             TrustState.UNTRUSTED: "untrusted",
             TrustState.CHANGED: "changed since trusted",
+            TrustState.DRIFTED: "changed since installed",
         }[self]
 
 
@@ -96,9 +104,12 @@ def default_store_path() -> Path:
     return user_data_dir() / "trust.json"
 
 
-def content_hash(root: Path) -> str:
+def content_hash(root: Path, files: dict[str, str] | None = None) -> str:
     """SHA-256 of a skill folder's entries (see the module doc for what counts).
 
+    With `files`, also fills it with each regular file's own SHA-256 by relative
+    path, read in the same pass: the lock of installed skills (skills/lock.py)
+    records both, so its folder digest is this very function's.
     Raises TrustError when the folder is over the bounds or cannot be read.
     """
     import hashlib  # here, not at the top: `skills list` hashes only trusted skills
@@ -133,7 +144,9 @@ def content_hash(root: Path) -> str:
                     digest.update(b"D\0" + name + b"\0")
                     subfolders.append((entry.path, name + b"/"))
                 elif entry.is_file(follow_symlinks=False):
-                    _hash_file(entry.path, name, digest, budget)
+                    own = _hash_file(entry.path, name, digest, budget)
+                    if files is not None:
+                        files[os.fsdecode(name)] = own
                 else:
                     digest.update(b"O\0" + name + b"\0")
             except OSError as exc:  # it changed or vanished while being read
@@ -170,9 +183,13 @@ def _stays_inside(root: str, link: str, max_links: int = 40) -> bool:
     return True
 
 
-def _hash_file(path: str, name: bytes, digest: Any, budget: dict[str, int]) -> None:
+def _hash_file(path: str, name: bytes, digest: Any, budget: dict[str, int]) -> str:
     """One regular file: its name, executable bit, size, and exactly that many bytes
-    (opened without following a link or blocking on a FIFO swapped in meanwhile)."""
+    (opened without following a link or blocking on a FIFO swapped in meanwhile).
+    Returns the SHA-256 of the file's bytes alone."""
+    import hashlib
+
+    own = hashlib.sha256()
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())
@@ -186,9 +203,11 @@ def _hash_file(path: str, name: bytes, digest: Any, budget: dict[str, int]) -> N
         left = info.st_size
         while left > 0 and (chunk := fh.read(min(_CHUNK, left))):
             digest.update(chunk)
+            own.update(chunk)
             left -= len(chunk)
         if left:
             raise TrustError(f"{path}: changed while being hashed")
+    return own.hexdigest()
 
 
 @dataclass
@@ -236,28 +255,52 @@ class TrustStore:
         return self._is_user[skill.source_dir]
 
     def state(self, skill: Skill) -> TrustState:
-        """The skill's trust now; hashes the folder only when there is a record."""
+        """The skill's trust now; hashes the folder only when there is a record.
+        An installed skill that no longer matches its lock is untrusted wherever it
+        is, unless the user accepted its content as it is now (`skills trust`)."""
+        from skillchat.skills.lock import drift_of, locked_record
+
+        if drift_of(skill) is not None:
+            locked = locked_record(skill)
+            record = self.entries.get(str(skill.root), {})
+            accepted = locked is not None and record.get("accepted_lock") == locked["digest"]
+            return (
+                TrustState.TRUSTED
+                if accepted and self._same_as_record(skill)
+                else (TrustState.DRIFTED)
+            )
         if self.is_user_level(skill):
             return TrustState.USER
+        if str(skill.root) not in self.entries:
+            return TrustState.UNTRUSTED
+        return TrustState.TRUSTED if self._same_as_record(skill) else TrustState.CHANGED
+
+    def _same_as_record(self, skill: Skill) -> bool:
         record = self.entries.get(str(skill.root))
         if record is None:
-            return TrustState.UNTRUSTED
+            return False
         try:
-            same = content_hash(skill.root) == record["sha256"]
+            return content_hash(skill.root) == record["sha256"]
         except TrustError:
-            same = False
-        return TrustState.TRUSTED if same else TrustState.CHANGED
+            return False
 
     def is_trusted(self, skill: Skill) -> bool:
         return self.state(skill).trusted
 
     def trust(self, skill: Skill) -> str:
-        """Record the skill's current content as trusted; returns its hash."""
+        """Record the skill's current content as trusted; returns its hash. For an
+        installed skill that drifted from its lock, this accepts the change, for
+        that lock entry only: a lock edited afterwards is not accepted with it."""
         from datetime import UTC, datetime
+
+        from skillchat.skills.lock import drift_of, locked_record
 
         sha = content_hash(skill.root)
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        self.entries[str(skill.root)] = {"name": skill.name, "sha256": sha, "trusted_at": now}
+        entry = {"name": skill.name, "sha256": sha, "trusted_at": now}
+        if drift_of(skill) is not None and (locked := locked_record(skill)) is not None:
+            entry["accepted_lock"] = locked["digest"]
+        self.entries[str(skill.root)] = entry
         return sha
 
     def revoke(self, skill: Skill) -> bool:
@@ -323,7 +366,7 @@ def needing_trust(store: TrustStore, skills: Iterable[Skill]) -> list[tuple[Skil
 def apply_trust(store: TrustStore, skill: Skill, *, revoke: bool = False) -> str:
     """Trust (or, with `revoke`, untrust) one skill in `store`, not yet saved;
     returns the line to show. Raises TrustError when the folder cannot be hashed."""
-    if store.is_user_level(skill):
+    if store.state(skill) is TrustState.USER:
         return f"{skill.name}: user-level, always trusted"
     if revoke:
         done = store.revoke(skill)

@@ -101,7 +101,7 @@ def _toggle(repl: Repl, action: str, name: str) -> None:
     else:
         raise UsageError(f"'{name}' is not disabled (see /skills)")
     session.disable_skills(tuple(disabled))
-    repl.warn_shadowed()
+    repl.warn_skills()
     where = session.settings.config_path or "the config file"
     _print(
         (f"{name} {action}d for this session", "bold"),
@@ -247,7 +247,7 @@ def _grep(repl: Repl, arg: str) -> None:
 def _reload(repl: Repl, arg: str) -> None:
     before = set(repl.session.registry.skills)
     repl.session.reload_skills()
-    repl.warn_shadowed()
+    repl.warn_skills()
     after = set(repl.session.registry.skills)
     added, removed = sorted(after - before), sorted(before - after)
     line = counted(len(after), "skill")

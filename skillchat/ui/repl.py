@@ -111,7 +111,7 @@ class Repl:
                 "/help for commands, Ctrl-D to quit"
             )
         )
-        self.warn_shadowed()
+        self.warn_skills()
         if self._resumed is not None:
             self.show_resumed()
         while (text := self.editor.read(on_shown=self._preload)) is not None:
@@ -236,7 +236,15 @@ class Repl:
     def _chat_pairs(self) -> list[tuple[str, str]]:
         return [(c.id, c.title or "") for c in self.store.list_chats(limit=commands.CHATS_SHOWN)]
 
-    def warn_shadowed(self) -> None:
+    def warn_skills(self) -> None:
+        """At start and after the skills change (/reload, /skills disable|enable): a
+        skills folder that cannot be listed, an installed skill that changed since it
+        was installed (skills/lock.py), a skill a built-in command hides."""
+        for problem in self.session.registry.problems:
+            self.view.notice(f"{problem.path}: {problem.message}")
+        self._warn_shadowed()
+
+    def _warn_shadowed(self) -> None:
         """Once per name: a skill a built-in command hides is still reachable."""
         shadowed = set(self.session.registry.skills) & set(commands.COMMANDS)
         for name in sorted(shadowed - self._warned):

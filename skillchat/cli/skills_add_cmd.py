@@ -1,0 +1,227 @@
+"""`skillchat skills add | remove | verify`: installing skills from git or a folder,
+with a lock that says what was installed (skills/install.py, skills/lock.py).
+
+Everything a repository supplies (names, descriptions, file names, licence,
+`allowed-tools`) reaches the terminal through ui/safe.py.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from skillchat.cli.common import ConfigOpt, JsonOpt
+from skillchat.cli.skills_cmd import app, settings_and_registry
+from skillchat.skills.gitfetch import InstallError
+from skillchat.ui import console, safe
+
+ProjectOpt = Annotated[
+    bool,
+    typer.Option("--project", help="The project's .agents/skills, not the user-level folder."),
+]
+
+
+def target_dir(project: bool) -> Path:
+    """Where installs go: `./.agents/skills`, or the user-level `~/.agents/skills`."""
+    return (Path.cwd() / ".agents" / "skills") if project else Path.home() / ".agents" / "skills"
+
+
+def _show(prepared: Any) -> None:
+    """The summary the user says yes to: one block per skill, then what was left out."""
+    out = console.out()
+    where = safe.one_line(prepared.source.shown)
+    if prepared.source.ref:
+        where += f" @ {safe.one_line(prepared.source.ref)}"
+    if prepared.commit:
+        where += f" (commit {prepared.commit})"
+    out.print(safe.text(f"source: {where}"), soft_wrap=True)
+    for c in prepared.skills:
+        out.print(safe.line((safe.one_line(c.name), "bold"), " — ", safe.one_line(c.description)))
+        lines = [
+            f"path: {c.folder or '.'} · {c.files} files, {c.size:,} bytes · "
+            f"licence: {c.license or 'none given'}",
+            "scripts: " + (", ".join(c.scripts) or "none"),
+            "allowed-tools: " + (c.allowed_tools or "none"),
+        ]
+        lines += [f"! {finding}" for finding in c.findings]
+        lines += [f"✗ {why}" for why in c.refusals]
+        for line in lines:
+            out.print(safe.text("  " + safe.one_line(line)), soft_wrap=True)
+    for skipped in prepared.skipped:
+        out.print(safe.text("left out: " + safe.one_line(skipped)), soft_wrap=True)
+
+
+def _confirm(question: str, yes: bool) -> None:
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise InstallError("not a terminal: read the summary above, then rerun with --yes")
+    if not typer.confirm(question, default=False):
+        raise InstallError("nothing installed")
+
+
+@app.command("add", short_help="Install skills from git or a folder, and lock them.")
+def add_cmd(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="git URL, owner/repo[/path][@ref], or ./folder")],
+    names: Annotated[list[str] | None, typer.Argument(help="Skills to install.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every skill in the source.")] = False,
+    ref: Annotated[str | None, typer.Option("--ref", help="Branch, tag or commit.")] = None,
+    path: Annotated[str | None, typer.Option("--path", help="Folder in the repository.")] = None,
+    project: ProjectOpt = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Install without asking.")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Fetch SOURCE (shallow; nothing in it runs), show what it holds, and on a yes
+    install it atomically, locked to its commit and content, and trusted."""
+    from skillchat.skills import install
+    from skillchat.skills.gitfetch import parse_source
+
+    src = parse_source(source, ref=ref, path=path)
+    target = target_dir(project)
+    registry = settings_and_registry(ctx, config, None)[1]
+    installed = {name: skill.root for name, skill in registry.skills.items()}
+    work = Path(tempfile.mkdtemp(prefix="skillchat-add-"))
+    try:
+        prepared = install.prepare(src, work, names or [], all_)
+        for c in prepared.skills:
+            install.collisions(c, target, installed)
+        _show(prepared)
+        refused = [(c.name, why) for c in prepared.skills for why in c.refusals]
+        if refused:
+            name, why = refused[0]
+            raise InstallError(f"{name}: {why}: nothing installed")
+        n = safe.counted(len(prepared.skills), "skill")
+        _confirm(f"Install and trust {n} into {target}?", yes)
+        moved = install.install(prepared, target, src.ref)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if project:
+        _trust_installed(target, [p.name for p in moved])
+    for folder in moved:
+        c = next(c for c in prepared.skills if c.name == folder.name)
+        typer.echo(safe.one_line(f"installed {c.name} (sha256 {c.digest[:12]}…) in {folder}"))
+
+
+def _trust_installed(target: Path, names: list[str]) -> None:
+    """Trust project installs, bound to the digest just locked: the yes was for them."""
+    from skillchat.skills.registry import discover
+    from skillchat.skills.trust import TrustStore
+
+    store = TrustStore.load()
+    registry = discover([target])
+    for name in names:
+        if (skill := registry.get(name)) is not None:
+            store.trust(skill)
+    store.save()
+
+
+@app.command("remove", short_help="Remove a skill installed with `skills add`.")
+def remove_cmd(
+    name: Annotated[str, typer.Argument(help="The installed skill.")],
+    project: ProjectOpt = False,
+) -> None:
+    """Remove an installed skill: its folder and its lock entry."""
+    from skillchat.skills.install import remove
+
+    target = target_dir(project)
+    remove(target, name)
+    typer.echo(safe.one_line(f"removed {name} from {target}"))
+
+
+@app.command("verify", short_help="Check installed skills against their lock (for CI).")
+def verify_cmd(
+    project: ProjectOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Hash every skill the lock lists; exit 1 if any changed, is missing, or the
+    lock cannot be read."""
+    from skillchat.errors import TrustError
+    from skillchat.skills.lock import Lock, changed_files, lock_path
+    from skillchat.skills.trust import content_hash
+
+    target = target_dir(project)
+    lock = Lock.load(lock_path(target))
+    results: dict[str, list[str]] = {}
+    for name, record in sorted(lock.skills.items()):
+        root = target / name
+        if not root.is_dir() or root.is_symlink():
+            results[name] = ["missing (or no longer a folder)"]
+            continue
+        try:
+            same = content_hash(root) == record["digest"]
+        except TrustError:
+            same = False
+        results[name] = [] if same else changed_files(root, record)
+    bad = {n: c for n, c in results.items() if c}
+    if json_out:
+        doc = {
+            "ok": not bad,
+            "lock": str(lock.path),
+            "skills": [{"name": n, "ok": not c, "changes": c} for n, c in results.items()],
+        }
+        typer.echo(safe.json_text(doc, indent=2))
+    else:
+        for name, changes in results.items():
+            state = "ok" if not changes else "changed since installed: " + "; ".join(changes)
+            typer.echo(f"{safe.one_line(name)}\t{safe.one_line(state)}")
+        if not results:
+            console.err().print(f"no skills in {lock.path}", markup=False)
+    if bad:
+        raise typer.Exit(1)
+
+
+@app.command("sync", short_help="Install exactly what the lock says (--frozen for CI).")
+def sync_cmd(
+    project: ProjectOpt = False,
+    frozen: Annotated[
+        bool,
+        typer.Option("--frozen", help="Fail if a locked commit is gone or hashes differently."),
+    ] = False,
+) -> None:
+    """Install every skill of the lock that is not in the folder yet, each at its
+    locked commit. Synced project skills are not trusted: the lock came with the
+    project, so `skills trust` them once you have read them."""
+    from skillchat.skills.sync import sync
+
+    for line in sync(target_dir(project), frozen=frozen):
+        typer.echo(safe.one_line(line))
+
+
+@app.command("update", short_help="Update installed skills to their ref's newest commit.")
+def update_cmd(
+    names: Annotated[list[str] | None, typer.Argument(help="Skills (default: all).")] = None,
+    project: ProjectOpt = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Update without asking.")] = False,
+) -> None:
+    """Fetch each installed skill's ref again, show what changed (files, scripts,
+    allowed-tools), and on a yes swap the new content in and lock it."""
+    from skillchat.skills import update
+
+    target = target_dir(project)
+    work = Path(tempfile.mkdtemp(prefix="skillchat-update-"))
+    try:
+        updates, current = update.plan(target, names or [], work)
+        for line in current:
+            typer.echo(safe.one_line(line))
+        if not updates:
+            return
+        out = console.out()
+        for u in updates:
+            head = f"{u.name}: {u.old_commit[:12]} -> {(u.prepared.commit or '?')[:12]}"
+            out.print(safe.text(safe.one_line(head), "bold"), soft_wrap=True)
+            for line in [*u.changes, *(f"! {f}" for f in u.skill.findings)]:
+                out.print(safe.text("  " + safe.one_line(line)), soft_wrap=True)
+        _confirm(f"Update and trust {safe.counted(len(updates), 'skill')}?", yes)
+        update.apply(target, updates)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if project:
+        _trust_installed(target, [u.name for u in updates])
+    for u in updates:
+        typer.echo(safe.one_line(f"updated {u.name} (sha256 {u.skill.digest[:12]}…)"))

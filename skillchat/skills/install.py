@@ -1,0 +1,298 @@
+"""`skillchat skills add`: fetch, look, then install atomically and lock.
+
+Three steps, so that the user sees everything before anything is written:
+
+1. `prepare` fetches the source into a private temporary folder (skills/gitfetch.py:
+   nothing of the repository runs), finds its skills (every folder with a SKILL.md
+   under the requested path, none inside another), checks the bounds from git's own
+   sizes before writing a byte, writes the chosen skills there, and `scan`s each:
+   what the summary shows and what makes it impossible to install.
+2. The CLI shows the summary and asks (skills_add_cmd.py).
+3. `install` moves each skill into the skills folder with a rename (a skill is
+   there whole or not at all), under an exclusive lock of that folder (two installs
+   at once are one after the other), refuses a name already there or in the lock,
+   and writes the lock (skills/lock.py) last. Interrupted before the lock is saved,
+   every folder it moved in is taken out again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skillchat.errors import TrustError
+from skillchat.skills.gitfetch import InstallError, Source, TreeEntry, clean_path
+from skillchat.skills.lock import Lock, lock_path, record_for
+from skillchat.skills.trust import MAX_BYTES, MAX_ENTRIES
+
+MAX_FILE_BYTES = 10_000_000
+SKILL_MD_NAMES = ("SKILL.md", "skill.md")
+# Characters that make text read differently from what it is: bidi controls,
+# zero-width characters, and tag characters (invisible ASCII look-alikes).
+HIDDEN = frozenset(
+    [
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+        0x200E,
+        0x200F,
+        0x061C,
+        *range(0x200B, 0x200E),
+        0x2060,
+        0xFEFF,
+        *range(0xE0000, 0xE0080),
+    ]
+)
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
+
+
+@dataclass
+class Candidate:
+    """One skill found in the source, staged in the temporary folder."""
+
+    folder: str  # its path in the repository ("" for the top)
+    staged: Path
+    name: str = ""
+    description: str = ""
+    files: int = 0
+    size: int = 0
+    scripts: list[str] = field(default_factory=list)
+    allowed_tools: str | None = None
+    license: str | None = None
+    findings: list[str] = field(default_factory=list)  # shown, not blocking
+    refusals: list[str] = field(default_factory=list)  # no install while any
+    digest: str = ""
+    files_sha: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Prepared:
+    source: Source
+    commit: str | None
+    skills: list[Candidate]
+    skipped: list[str]  # entries left out of the fetch (submodules), to show
+
+
+def find_skill_folders(paths: list[str]) -> list[str]:
+    """The folders (relative, "" for the top) that hold a SKILL.md, outermost only."""
+    folders = sorted({os.path.dirname(p) for p in paths if os.path.basename(p) in SKILL_MD_NAMES})
+    outer: list[str] = []
+    for folder in folders:
+        if not any(folder.startswith(o + "/") or o == "" for o in outer):
+            outer.append(folder)
+    return outer
+
+
+def _choose(folders: list[str], names: list[str], all_: bool) -> list[str]:
+    if not folders:
+        raise InstallError("no skill (a folder with a SKILL.md) in the source")
+    by_name = {os.path.basename(f) or "": f for f in folders}
+    if names:
+        missing = [n for n in names if n not in by_name]
+        if missing:
+            raise InstallError(
+                f"no skill named {', '.join(missing)} in the source; it has: "
+                + ", ".join(sorted(by_name))
+            )
+        return [by_name[n] for n in names]
+    if len(folders) > 1 and not all_:
+        raise InstallError(
+            f"the source holds {len(folders)} skills ({', '.join(sorted(by_name))}):"
+            " name the ones to install, or give --all"
+        )
+    return folders
+
+
+def _check_bounds(entries: list[TreeEntry]) -> None:
+    """Refuse, before writing anything, a fetch over the limits trust can hash."""
+    if len(entries) > MAX_ENTRIES:
+        raise InstallError(f"more than {MAX_ENTRIES:,} files: over the limit")
+    total = 0
+    for e in entries:
+        clean_path(e.path)  # a `..` or `.git` in a tree someone crafted
+        total += e.size or 0
+        if (e.size or 0) > MAX_FILE_BYTES:
+            raise InstallError(f"{e.path}: {e.size:,} bytes, over the {MAX_FILE_BYTES:,} limit")
+    if total > MAX_BYTES:
+        raise InstallError(f"{total:,} bytes in all, over the {MAX_BYTES:,} limit")
+
+
+def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepared:
+    """Fetch `source` into `work` (a fresh private folder) and stage the chosen skills."""
+    from skillchat.skills import gitfetch
+
+    stage = work / "stage"
+    stage.mkdir()
+    skipped: list[str] = []
+    if source.local is not None:
+        top = source.local / source.path if source.path else source.local
+        if top.is_symlink() or not top.is_dir():
+            raise InstallError(f"{top}: not a folder")
+        listed = [str(p.relative_to(top)) for p in top.rglob("*") if ".git" not in p.parts]
+        chosen = _choose(find_skill_folders(listed), names, all_)
+        skills = []
+        for folder in chosen:
+            dest = stage / (os.path.basename(folder) or top.name)
+            shutil.copytree(top / folder, dest, symlinks=True)
+            skills.append(Candidate(f"{source.path}/{folder}".strip("/"), dest))
+        commit = None
+    else:
+        repo = work / "repo"
+        repo.mkdir()
+        commit = gitfetch.fetch_commit(source, repo)
+        entries = gitfetch.list_tree(repo, commit, source.path)
+        skipped = [f"{e.path} (a submodule, not fetched)" for e in entries if e.kind == "commit"]
+        blobs = [e for e in entries if e.kind == "blob"]
+        chosen = _choose(find_skill_folders([e.path for e in blobs]), names, all_)
+        skills = []
+        for folder in chosen:
+            last = os.path.basename(source.path or (source.url or "").rstrip("/"))
+            name = os.path.basename(folder) or last.removesuffix(".git")
+            inside = [e for e in blobs if folder == "" or e.path.startswith(folder + "/")]
+            _check_bounds(inside)
+            cut = len(folder) + 1 if folder else 0
+            mine = [TreeEntry(e.path[cut:], e.mode, e.kind, e.oid, e.size) for e in inside]
+            gitfetch.write_blobs(repo, mine, stage / name)
+            skills.append(Candidate(f"{source.path}/{folder}".strip("/"), stage / name))
+    for candidate in skills:
+        scan(candidate)
+    return Prepared(source, commit, skills, skipped)
+
+
+def scan(c: Candidate) -> None:
+    """Fill in what the summary shows of a staged skill, and why it may not go in."""
+    from skillchat.skills.validation import inspect_skill
+
+    root = c.staged
+    found = inspect_skill(str(root), dir_name=root.name, shown_dir=root.name, strict=False)
+    if found is None or not found.ok or not found.name:
+        why = "; ".join(p.message for p in found.problems) if found else "no SKILL.md"
+        c.refusals.append(f"not a valid skill: {why}")
+    else:
+        c.name, c.description = found.name, found.description or ""
+        c.allowed_tools = found.frontmatter.get("allowed-tools")
+        lic = found.frontmatter.get("license")
+        c.license = lic if isinstance(lic, str) else None
+    c.name = c.name or root.name
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        if path.is_symlink():
+            c.findings.append(f"symlink {rel} -> {os.readlink(path)}")
+            continue
+        if not path.is_file():
+            continue
+        c.files += 1
+        data = path.read_bytes()
+        c.size += len(data)
+        is_script = rel.startswith("scripts/") or os.access(path, os.X_OK)
+        if is_script:
+            c.scripts.append(rel)
+        if data.startswith(LFS_POINTER):
+            c.findings.append(f"{rel} is a Git LFS pointer (the content was not fetched)")
+        text = data.decode("utf-8", errors="ignore")
+        hidden = sorted({f"U+{ord(ch):04X}" for ch in text if ord(ch) in HIDDEN})
+        if hidden and (rel in SKILL_MD_NAMES or is_script):
+            c.findings.append(f"{rel} has hidden or bidirectional characters: {', '.join(hidden)}")
+    try:
+        record = record_for(root)
+        c.digest, c.files_sha = record["digest"], record["files"]
+    except TrustError as exc:  # a link out of the folder, or over the bounds
+        c.refusals.append(str(exc).replace(str(root), c.name))
+
+
+def collisions(c: Candidate, target: Path, installed: dict[str, Path]) -> None:
+    """A name already in the target folder refuses; one elsewhere is a finding."""
+    here = target / c.name
+    if os.path.lexists(here):
+        c.refusals.append(f"'{c.name}' is already installed at {here} (skills remove it first)")
+    elif c.name in installed:
+        c.findings.append(f"another skill named '{c.name}' is installed at {installed[c.name]}")
+
+
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock of the skills folder for the length of an install."""
+    import fcntl
+
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def install(
+    prepared: Prepared,
+    target: Path,
+    ref: str | None,
+    *,
+    relock: dict[str, dict[str, Any]] | None = None,
+) -> list[Path]:
+    """Move every staged skill into `target` and lock them; the folders installed.
+    A name in `relock` (`skills sync`) may already be in the lock: it keeps that
+    record's source, ref, commit, path and install time."""
+    relock = relock or {}
+    target.mkdir(parents=True, exist_ok=True)
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    with folder_lock(target):
+        lock = Lock.load(lock_path(target))
+        for c in prepared.skills:
+            if os.path.lexists(target / c.name) or (c.name in lock.skills and c.name not in relock):
+                raise InstallError(f"'{c.name}' is already installed in {target}: nothing changed")
+        moved: list[Path] = []
+        staging = Path(tempfile.mkdtemp(dir=target, prefix=".skillchat-add-"))
+        try:
+            records: dict[str, dict[str, Any]] = {}
+            for c in prepared.skills:
+                shutil.copytree(c.staged, staging / c.name, symlinks=True)
+                fields = {
+                    "source": prepared.source.shown,
+                    "ref": ref,
+                    "commit": prepared.commit,
+                    "path": c.folder,
+                    "installed_at": now,
+                }
+                kept = relock.get(c.name, {})
+                fields.update({k: kept[k] for k in fields if k in kept})
+                record = record_for(staging / c.name, **fields)
+                if record["digest"] != c.digest:
+                    raise InstallError(f"{c.name}: changed while being installed")
+                records[c.name] = record
+            for c in prepared.skills:
+                os.rename(staging / c.name, target / c.name)
+                moved.append(target / c.name)
+            lock.skills.update(records)
+            lock.save()
+        except BaseException:
+            for path in moved:
+                shutil.rmtree(path, ignore_errors=True)
+            raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return moved
+
+
+def remove(target: Path, name: str) -> None:
+    """Take an installed skill out: its lock entry first (so an interrupted remove
+    leaves an unlocked folder, never a lock entry pointing at half a folder), then
+    the folder, moved aside by rename before it is deleted."""
+    if not target.is_dir():
+        raise InstallError(f"'{name}' was not installed in {target} by skillchat")
+    with folder_lock(target):
+        lock = Lock.load(lock_path(target))
+        if name not in lock.skills:
+            raise InstallError(f"'{name}' was not installed in {target} by skillchat")
+        del lock.skills[name]
+        lock.save()
+        here = target / name
+        if os.path.lexists(here):
+            aside = Path(tempfile.mkdtemp(dir=target, prefix=".skillchat-remove-"))
+            os.rename(here, aside / name)
+            shutil.rmtree(aside, ignore_errors=True)

@@ -1,0 +1,89 @@
+"""`skillchat skills sync`: install exactly what a lock says, into a skills folder
+that does not have those skills yet (a teammate's clone of a project that commits
+its `.agents/skills.lock`).
+
+Each record is fetched at its locked commit (a local folder is copied again) and
+its folder digest compared with the lock's. With `frozen`, a commit the source no
+longer has, or bytes that hash differently, fail the whole sync before anything is
+installed; without it, a missing commit falls back to the record's ref and a
+different digest is said and installed (the lock then records what came).
+A skill already in place with the locked digest is left alone; one in place that
+differs is an error (`skills verify` says how; remove it to sync it again).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from skillchat.skills.gitfetch import InstallError, Source, clean_path, parse_source
+from skillchat.skills.install import Prepared, install, prepare
+from skillchat.skills.lock import Lock, lock_path
+from skillchat.skills.trust import content_hash
+
+
+def source_of(record: dict[str, Any], at: str | None) -> Source:
+    source = record["source"]
+    if source.startswith("/"):
+        return parse_source(source, path=record["path"])
+    return Source(source, None, clean_path(record["path"]), at)
+
+
+def _fetch(name: str, record: dict[str, Any], work: Path, frozen: bool) -> tuple[Prepared, str]:
+    """The skill as the lock names it, staged under `work`; with a note when it
+    is not what the lock says (never with `frozen`: that raises)."""
+    note = ""
+    try:
+        prepared = prepare(source_of(record, record["commit"] or record["ref"]), work, [], False)
+    except InstallError as exc:
+        if frozen or not record["commit"]:
+            raise InstallError(f"{name}: {exc}") from None
+        shutil.rmtree(work)
+        work.mkdir()
+        prepared = prepare(source_of(record, record["ref"]), work, [], False)
+        note = f"commit {record['commit'][:12]} is gone from the source; took {record['ref']}"
+    skill = prepared.skills[0]
+    if skill.refusals:
+        raise InstallError(f"{name}: {skill.refusals[0]}")
+    if skill.digest != record["digest"]:
+        if frozen:
+            raise InstallError(f"{name}: the source's files hash differently from the lock")
+        note = note or "its files hash differently from the lock now"
+    os.rename(skill.staged, skill.staged.with_name(name))
+    skill.staged, skill.name = skill.staged.with_name(name), name
+    return replace(prepared, skills=[skill]), note
+
+
+def sync(target: Path, *, frozen: bool) -> list[str]:
+    """Install every locked skill missing from `target`; a line per skill."""
+    lock = Lock.load(lock_path(target))
+    if not lock.skills:
+        raise InstallError(f"{lock.path}: no skills to sync")
+    lines: list[str] = []
+    todo: dict[str, dict[str, Any]] = {}
+    for name, record in sorted(lock.skills.items()):
+        here = target / name
+        if not os.path.lexists(here):
+            todo[name] = record
+        elif here.is_dir() and not here.is_symlink() and content_hash(here) == record["digest"]:
+            lines.append(f"{name}: in place")
+        else:
+            raise InstallError(f"{here}: differs from the lock (remove it to sync it again)")
+    with tempfile.TemporaryDirectory(prefix="skillchat-sync-") as tmp:
+        fetched = []
+        for i, (name, record) in enumerate(todo.items()):
+            (work := Path(tmp) / str(i)).mkdir()
+            fetched.append((name, record, *_fetch(name, record, work, frozen)))
+        for name, record, prepared, note in fetched:  # all fetched and checked first
+            kept = (
+                dict(record)
+                if not note
+                else {"source": record["source"], "path": record["path"], "ref": record["ref"]}
+            )
+            install(prepared, target, record["ref"], relock={name: kept})
+            lines.append(f"{name}: installed" + (f" ({note})" if note else ""))
+    return lines
