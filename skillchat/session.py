@@ -59,8 +59,9 @@ def load_registry(settings: Settings) -> Registry:
 def open_store(settings: Settings) -> ChatStore:
     """The chat database of `settings`, created if missing; StorageError if unusable."""
     from skillchat.chats.store import ChatStore
+    from skillchat.tools.toolbox import stored_result
 
-    return ChatStore.open(settings.database_path())
+    return ChatStore.open(settings.database_path(), keep=stored_result)
 
 
 def chosen_transcript(
