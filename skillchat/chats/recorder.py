@@ -21,7 +21,7 @@ from typing import Any
 
 from skillchat.chats.store import ChatStore
 from skillchat.errors import SkillchatError, StorageError
-from skillchat.files import FileText
+from skillchat.safe_io.read import FileText
 
 
 @contextmanager

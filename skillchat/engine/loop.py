@@ -60,8 +60,8 @@ from skillchat.errors import (
     ToolRoundLimit,
     UsageError,
 )
-from skillchat.files import FileText
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
+from skillchat.safe_io.read import FileText
 from skillchat.skills.registry import Registry
 from skillchat.tools.base import ToolContext, ToolResult
 from skillchat.tools.context import ContextLedger

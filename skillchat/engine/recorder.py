@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from skillchat.engine.events import Usage
-from skillchat.files import FileText
+from skillchat.safe_io.read import FileText
 
 
 class Recorder(Protocol):

@@ -33,8 +33,8 @@ from skillchat.engine.loop import Chat, QuietView, ToolRecord
 from skillchat.engine.messages import add_usage
 from skillchat.errors import SkillchatError
 from skillchat.evals.queries import EvalQuery
-from skillchat.files import FileText
 from skillchat.prompt import Catalog, build_catalog
+from skillchat.safe_io.read import FileText
 from skillchat.sandbox.command_tool import Consent, RunRequest, Verdict
 from skillchat.sandbox.setup import command_runner
 from skillchat.skills.registry import Registry

@@ -29,8 +29,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from skillchat.errors import SandboxFailure
+from skillchat.mounts import SKILLS_MOUNT
 from skillchat.sandbox.detect import SandboxStatus
-from skillchat.sandbox.layout import SKILLS_MOUNT, SandboxSpec
+from skillchat.sandbox.layout import SandboxSpec
 from skillchat.sandbox.runner import Outcome, OutputSink, run_in_sandbox
 from skillchat.tools.base import ToolArgumentError, ToolResult
 

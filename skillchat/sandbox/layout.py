@@ -31,9 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SKILLS_MOUNT = "/skills"
-WORKSPACE_MOUNT = "/workspace"
-SCRATCH_MOUNT = "/scratch"
+from skillchat.mounts import SCRATCH_MOUNT, SKILLS_MOUNT, WORKSPACE_MOUNT
+
 HOME = "/home/user"
 SANDBOX_UID = 1000
 SANDBOX_USER = "user"

@@ -67,7 +67,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
-from skillchat.sandbox.layout import SKILLS_MOUNT, WORKSPACE_MOUNT
+from skillchat.mounts import SKILLS_MOUNT, WORKSPACE_MOUNT
 from skillchat.skills.command_paths import (
     Place,
     changes_shell_state,

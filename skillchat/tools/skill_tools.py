@@ -9,7 +9,7 @@
 
 The result shapes and error messages are the seeds' own (000, 003, 004), because
 models and prompts written against those contracts should work unchanged. Every
-file read goes through `skillchat/files.py`. They are offered only in a chat that has
+file read goes through `skillchat/safe_io/read.py`. They are offered only in a chat that has
 skills. In the chat database, a get_skill result is a stub (SKILL.md bodies are the
 skill's, and a resumed chat must read the current version) and so is the text of a
 successful read_file_in_skill; errors are kept, so a resumed model sees why a call
@@ -22,13 +22,8 @@ import re
 from typing import Any
 
 from skillchat.errors import FileAccessError
-from skillchat.files import (
-    FileText,
-    list_skill_files,
-    read_skill_file,
-    read_skill_md,
-    truncation_notice,
-)
+from skillchat.safe_io.read import FileText, truncation_notice
+from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
 from skillchat.skills.frontmatter import FrontmatterError, json_safe, split_skill_md
 from skillchat.skills.model import Skill
 from skillchat.tools.base import (

@@ -15,7 +15,7 @@ UNSUPPORTED_FILE, PERMISSION_DENIED. The parameter is `max_bytes`, like
 read_file_in_skill's; seed 002's spelling `maxBytes` is accepted too.
 
 Offered only in a chat with a workspace. Every read goes through `Workspace.read`,
-hence `skillchat/files.py`. Stored in the chat as a stub (path, size, cut flag): the
+hence `skillchat/safe_io/read.py`. Stored in the chat as a stub (path, size, cut flag): the
 files are the user's, and a resumed chat must read the current version.
 """
 
@@ -25,7 +25,7 @@ import contextlib
 from typing import Any
 
 from skillchat.errors import FileAccessError
-from skillchat.files import FileText
+from skillchat.safe_io.read import FileText
 from skillchat.tools.base import (
     MAX_BYTES_SCHEMA,
     OFFSET_SCHEMA,

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillchat.errors import FileAccessError, RegexTimeout, SearchFileTooLarge
-from skillchat.files import FileText, read_bytes_at
+from skillchat.safe_io.read import FileText, read_bytes_at
 from skillchat.workspace.files import Workspace
 from skillchat.workspace.scope import compile_glob, folder_error, invalid, resolve_folder
 from skillchat.workspace.walk import Entry, Walker
