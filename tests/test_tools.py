@@ -206,6 +206,18 @@ def test_bad_calls_become_error_results(tmp_path: Path, name, arguments, message
         assert "error" in json.loads(result.content)
 
 
+def test_a_number_past_pythons_digit_limit_is_an_invalid_argument(server, seed_skills) -> None:
+    """JSON allows any number of digits; Python refuses to turn more than 4,300 of them
+    into an int (a ValueError that is not a JSONDecodeError). The model gets its own
+    mistake back as INVALID_ARGUMENT, not INTERNAL_ERROR."""
+    arguments = '{"skill_name": "calculator", "max_bytes": ' + "9" * 5000 + "}"
+    message = round_trip(server, seed_skills, "get_skill", arguments)
+    result = json.loads(message["content"])
+    assert result["error_code"] == "INVALID_ARGUMENT", result
+    assert "arguments are not valid JSON" in result["error"]
+    assert "4300" in result["error"] and len(result["error"]) < 600
+
+
 def test_max_bytes_can_only_lower_the_limit(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "calc", files={"big.txt": "x" * 100})
     tools = skill_box(registry(skill), res=50)

@@ -94,8 +94,9 @@ def parse_arguments(raw: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError as exc:
-        raise ToolArgumentError(f"arguments are not valid JSON ({exc.msg}): {raw[:200]}") from None
+    except ValueError as exc:  # JSONDecodeError, or an int past Python's 4,300 digits
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise ToolArgumentError(f"arguments are not valid JSON ({reason}): {raw[:200]}") from None
     if not isinstance(value, dict):
         raise ToolArgumentError("arguments must be a JSON object")
     return value

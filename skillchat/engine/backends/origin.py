@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import httpx
 
+from skillchat.errors import InternalSignal
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-class CrossOriginRedirect(httpx.HTTPError):
-    """The server answered with a redirect to another origin; it was not followed."""
+class CrossOriginRedirect(httpx.HTTPError, InternalSignal):
+    """The server answered with a redirect to another origin; it was not followed.
+    An httpx error, so the SDK carries it out of its response hook."""
 
     def __init__(self, target: str) -> None:
         super().__init__(f"redirect to {target} not followed")
