@@ -180,7 +180,7 @@ def test_symlink_loop_is_refused(skill: Skill) -> None:
     assert "loop" in message
 
 
-def test_missing_file_uses_the_seed_message(skill: Skill) -> None:
+def test_missing_file_uses_the_contract_message(skill: Skill) -> None:
     message = refused(skill, "examples/missing.py", "NOT_FOUND")
     assert message == "File 'examples/missing.py' not found in skill 'calc'"
 

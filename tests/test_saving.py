@@ -1,4 +1,4 @@
-"""Saving chats as they happen (DESIGN §7), in process: the real loop, through the real
+"""Saving chats as they happen, in process: the real loop, through the real
 SDK, against the scripted server, recording into a real database. Each test checks
 what reached the database and, on resume, what skillchat sent back to the model."""
 

@@ -1,7 +1,7 @@
 """Saving a conversation as it happens: the loop's `Recorder`, backed by a `ChatStore`.
 
 The loop hands over each message once it is complete; the recorder commits it at
-once (DESIGN §7), so a crash loses at most the reply in flight. Two choices:
+once, so a crash loses at most the reply in flight. Two choices:
 
 - The chat row is created with the first message, so opening the REPL and leaving
   (or `/new` twice) leaves no empty chats behind.

@@ -3,7 +3,7 @@
     chat = Chat(settings, registry, backend, view)
     result = chat.send("/calculator what is 17% of 230?")
 
-`Chat.send` is the whole loop (DESIGN §6):
+`Chat.send` is the whole loop:
 
 1. `/name rest` invoking a known skill: strip it; with tools, add a `get_skill` call
    and its result to the transcript (no round trip spent); without tools, put the

@@ -27,8 +27,8 @@ through `read_contained`, which:
 7. never reads more than the limit + 1 byte, so a 1 GB file costs `limit` bytes;
 8. refuses binary content (NUL bytes or invalid UTF-8) and strips a UTF-8 BOM.
 
-Errors are `FileAccessError(code, message)` with the seeds' messages and the
-tool error codes (NOT_FOUND, PATH_TRAVERSAL, PERMISSION_DENIED, UNSUPPORTED_FILE,
+Errors are `FileAccessError(code, message)` with the tools' messages and
+error codes (docs/tools.md) (NOT_FOUND, PATH_TRAVERSAL, PERMISSION_DENIED, UNSUPPORTED_FILE,
 INVALID_ARGUMENT, INTERNAL_ERROR), so the tools can pass them to the model as they are.
 """
 

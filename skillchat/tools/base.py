@@ -9,7 +9,8 @@ A tool is a subclass of `Tool` in its own module, registered once in
 - `call(args, context)`: the work, on arguments already parsed into a dict; it may
   raise `ToolArgumentError` for arguments it cannot use. `run` wraps it and never
   raises: bad JSON, bad arguments and bugs all become `error(...)` results;
-- `error(code, message)`: the tool's own error shape (the seeds differ per tool);
+- `error(code, message)`: the tool's own error shape (they differ per tool:
+  docs/tools.md);
 - `stored(args, content)`: the result as the chat database keeps it (file contents
   and SKILL.md bodies become stubs; a resumed chat's model reads them again);
 - `prompt_rule`: a paragraph for the system prompt while the tool is offered (and

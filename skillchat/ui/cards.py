@@ -1,4 +1,4 @@
-"""Tool cards: every tool call shown to the user as a small Rich panel (seed 001 §9).
+"""Tool cards: every tool call shown to the user as a small Rich panel.
 
 A card says which tool ran, with what arguments, and what came back: size, whether
 it was cut, errors in red, and a preview collapsed to its first and last lines, so

@@ -2,7 +2,7 @@
 `/resume`, `/show`, `/attach`, `/files`, `/grep`, `/compact`, `/reload`, `/trust`, `/exit`.
 
 A line whose first word is one of these runs it and never reaches the model; a
-skill with the same name is reached with `/skill NAME` (DESIGN §6), and the REPL
+skill with the same name is reached with `/skill NAME`, and the REPL
 says so once. Each command is a function of the session and the rest of the line;
 it returns True only to end the session. Every line goes through `_print`, which
 makes each part safe (ui/safe.py): skill descriptions, chat titles, tool arguments

@@ -1,4 +1,4 @@
-"""The interactive session: `skillchat` with no command (DESIGN §1, §6, §7).
+"""The interactive session: `skillchat` with no command.
 
     Repl(settings, registry, store, transcript).run()  -> exit code
 

@@ -6,7 +6,7 @@
     hit.chunk_path     # 'src/cart.py#L40-L58': where in the file (informational)
     hit.snippet        # '40- ...\\n41: total = round(...)\\n...' numbered lines
 
-Seed 002 describes retrieval snippets this way: the DocPath hydrates the whole file
+A retrieval snippet names two paths (docs/tools.md): the DocPath hydrates the whole file
 with `read_file`, the ChunkPath says which part the snippet is. Here:
 
 - The query is literal text (case-sensitive, like `git grep -F`) unless `regex`.
