@@ -32,7 +32,8 @@ from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
     from skillchat.chats.recorder import ChatRecorder
-    from skillchat.chats.store import ChatStore, Transcript
+    from skillchat.chats.records import Transcript
+    from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
     from skillchat.engine.backends.base import Backend
     from skillchat.engine.loop import Chat, View

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from skillchat.chats.messages import COMPACTION
-from skillchat.chats.store import AttachedFile, Chat, StoredMessage
+from skillchat.chats.records import AttachedFile, Chat, StoredMessage
 
 SUMMARY_CHARS = 100
 

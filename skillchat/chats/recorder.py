@@ -36,9 +36,12 @@ def sigint_deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    caught: list[int] = []
+    caught: list[signal.Signals] = []
     held = (signal.SIGINT, signal.SIGTERM)
-    previous = {sig: signal.signal(sig, lambda signum, _: caught.append(signum)) for sig in held}
+    previous = {
+        sig: signal.signal(sig, lambda signum, _: caught.append(signal.Signals(signum)))
+        for sig in held
+    }
     try:
         yield
     finally:
@@ -115,7 +118,7 @@ class ChatRecorder:
                 if self.chat_id is None and self.unsaved:
                     chat = self.store.create_chat(self.model, self.api_base, self.backend)
                     self.chat_id = chat.id
-                while self.unsaved:
+                while self.unsaved and self.chat_id is not None:
                     message, flag, more = self.unsaved[0]
                     if isinstance(message, list):
                         self.store.append_compaction(self.chat_id, message, flag, more)

@@ -143,7 +143,7 @@ def check_version(conn: sqlite3.Connection, path: Path) -> int:
             f"{path}: chat database has schema version {version}, newer than this "
             f"skillchat knows ({SCHEMA_VERSION}); upgrade skillchat or set [storage] path"
         )
-    return version
+    return int(version)
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> None:

@@ -224,7 +224,7 @@ class ChatStore:
         row = conn.execute("SELECT message_count FROM chats WHERE id = ?", (chat_id,)).fetchone()
         if row is None:
             raise UnknownChatError(f"no saved chat '{chat_id}'")
-        return row[0]
+        return int(row[0])
 
     # -- writing ----------------------------------------------------------------------
 
@@ -307,9 +307,12 @@ class ChatStore:
     ) -> StoredMessage:
         """One message into the open write transaction (see `append_message`)."""
         message = dict(message)
+        usage_dict: dict[str, Any] | None = None
         if dataclasses.is_dataclass(usage) and not isinstance(usage, type):
-            usage = dataclasses.asdict(usage)
-        usage_json = dumps(dict(usage)) if usage is not None else None
+            usage_dict = dataclasses.asdict(usage)
+        elif isinstance(usage, Mapping):
+            usage_dict = dict(usage)
+        usage_json = dumps(usage_dict) if usage_dict is not None else None
         stamp = now()
         seq = self._require(conn, chat_id)
         activated = None
@@ -335,7 +338,7 @@ class ChatStore:
         )
         if activated:
             self._activate(conn, chat_id, activated, stamp)
-        return StoredMessage(seq, message, interrupted, usage, stamp)
+        return StoredMessage(seq, message, interrupted, usage_dict, stamp)
 
     def _answered_call(
         self, conn: sqlite3.Connection, chat_id: str, call_id: str
@@ -458,8 +461,8 @@ class ChatStore:
                 " WHERE chat_id = ? ORDER BY rowid",
                 (rows[0][0],),
             ).fetchall()
-        return Chat(
-            *rows[0],
+        return dataclasses.replace(
+            Chat(*rows[0]),
             activated_skills=tuple(r[0] for r in skills),
             attached_files=tuple(AttachedFile(*r) for r in files),
         )

@@ -64,7 +64,7 @@ class Frontmatter:
     key_lines: dict[Any, int] = field(default_factory=dict)
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _Loader(_BaseLoader):  # type: ignore[misc]
     """Safe loader that refuses aliases and duplicate keys, and records the line of
     each top-level key.
 
@@ -99,7 +99,8 @@ class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
                 seen.add(ident)
                 if node is self._root:
                     self.key_lines.setdefault(key_node.value, key_node.start_mark.line)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 # --------------------------------------------------------------------------- delimiters

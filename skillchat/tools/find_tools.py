@@ -30,11 +30,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillchat.errors import FileAccessError
+from skillchat.errors import FileAccessError, ToolArgumentError
 from skillchat.tools.base import (
     Stored,
     Tool,
-    ToolArgumentError,
     ToolContext,
     ToolResult,
     function_schema,
@@ -110,7 +109,7 @@ class ListFiles(_WorkspaceFinder):
 
 def listing_result(listing: Listing) -> ToolResult:
     """The payload of a listing, and a card preview of its first entries."""
-    entries = [
+    entries: list[dict[str, Any]] = [
         {"path": e.path, "type": "directory"}
         if e.is_dir
         else {"path": e.path, "type": "file", "sizeBytes": e.size}
@@ -210,7 +209,7 @@ def _in_context(context: ToolContext, path: str) -> bool:
 
 def search_result(found: Search, context: ToolContext) -> ToolResult:
     """The payload of a search, and a card preview: the count, then the ChunkPaths."""
-    results = [
+    results: list[dict[str, Any]] = [
         {
             "docPath": hit.path,
             "chunkPath": hit.chunk_path,

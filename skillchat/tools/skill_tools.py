@@ -21,10 +21,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from skillchat.errors import FileAccessError
+from skillchat.errors import FileAccessError, FrontmatterError
 from skillchat.safe_io.read import FileText, truncation_notice
 from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
-from skillchat.skills.frontmatter import FrontmatterError, json_safe, split_skill_md
+from skillchat.skills.frontmatter import json_safe, split_skill_md
 from skillchat.skills.model import Skill
 from skillchat.tools.base import (
     MAX_BYTES_SCHEMA,

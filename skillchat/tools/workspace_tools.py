@@ -95,7 +95,7 @@ class ReadWorkspaceFile(Tool):
     def result(cls, file: FileText) -> ToolResult:
         """The success payload for `file`, keyed for the ledger (attachments
         are put in context with it too)."""
-        payload = {
+        payload: dict[str, Any] = {
             "success": True,
             "file": {
                 "path": file.path,

@@ -270,10 +270,10 @@ def _trust(repl: Repl, arg: str) -> None:
         return
     chosen = [skill for skill, _ in pending]
     for name in arg.split() if arg != "--all" else []:
-        skill = repl.registry.get(name)
-        if skill is None:
+        named = repl.registry.get(name)
+        if named is None:
             raise UsageError(f"no skill named '{name}' (see /skills)")
-        chosen.append(skill)
+        chosen.append(named)
     lines = [apply_trust(store, skill) for skill in chosen]
     store.save()
     for line in lines:

@@ -65,8 +65,8 @@ def print_report(report: Report, console: Console) -> None:
     for name in columns:
         left = name in ("model", "skill", "catalog")
         table.add_column(name, justify="left" if left else "right", no_wrap=name == "skill")
-    for result in report.skills:
-        cells = _cells(result, report.min_trigger_rate)
+    for row in report.skills:
+        cells = _cells(row, report.min_trigger_rate)
         table.add_row(*(cells[name] for name in columns))
     if len(report.models) == 1:
         console.print(safe.line("model: ", (report.models[0], "bold")))

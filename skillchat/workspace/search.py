@@ -87,7 +87,8 @@ def _matcher(query: str, regex: bool) -> Callable[[str, float], list[int]]:
     if not regex:
 
         def literal(text: str, _: float) -> list[int]:
-            found, at = [], text.find(query)
+            found: list[int] = []
+            at = text.find(query)
             while at != -1 and len(found) < MAX_MATCHES_PER_FILE:
                 found.append(at)
                 at = text.find(query, at + max(1, len(query)))

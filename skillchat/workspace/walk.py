@@ -239,14 +239,14 @@ class Walker:
             if entry is not None:
                 yield entry
 
-    def _visible(self, here: _Here, item: os.DirEntry) -> Entry | None:
+    def _visible(self, here: _Here, item: os.DirEntry[str]) -> Entry | None:
         try:
             return self._judge(here, item)
         except IgnoreFileError as exc:
             self._blocked(exc.file)
             return None
 
-    def _judge(self, here: _Here, item: os.DirEntry) -> Entry | None:
+    def _judge(self, here: _Here, item: os.DirEntry[str]) -> Entry | None:
         if not item.name.isascii():
             try:
                 item.name.encode("utf-8")

@@ -15,6 +15,8 @@ backends report as one line (`provider_error`), not retried.
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 
 from skillchat.errors import InternalSignal
@@ -47,7 +49,7 @@ def refuse_cross_origin(response: httpx.Response) -> None:
         raise CrossOriginRedirect(f"{scheme}://{host}:{port}")
 
 
-def guarded_client(**options: object) -> httpx.Client:
+def guarded_client(**options: Any) -> httpx.Client:
     """An `openai.DefaultHttpxClient` (the SDK's own defaults) that refuses redirects
     to another origin; `options` go to it as they are."""
     import openai
