@@ -282,7 +282,7 @@ def ask(
             result = chat.send(text)
     except KeyboardInterrupt as stop:  # what was shown stays shown (the view flushed it)
         how = "terminated" if isinstance(stop, Terminated) else "interrupted"
-        err().print(how, style="yellow", markup=False, highlight=False)
+        err().print(how, style="warning", markup=False, highlight=False)
         raise typer.Exit(143 if how == "terminated" else 130) from None
     if json_out:
         from skillchat.ui.safe import json_text
@@ -291,6 +291,6 @@ def ask(
         sys.stdout.write(json_text(report) + "\n")
     else:
         line = " · ".join(filter(None, [usage_line(result.usage), f"chat {recorder.chat_id}"]))
-        err().print(line, style="dim", markup=False, highlight=False)
+        err().print(line, style="muted", markup=False, highlight=False)
     if recorder.pending:  # the answer is out, but a script must learn the chat is not saved
         raise StorageError(f"the chat was not saved: {recorder.failure}")

@@ -126,26 +126,26 @@ class Repl:
                 return bool(command.run(self, arg))
             if mistake := unknown_name(text, self.registry, commands.COMMANDS):
                 # Not sent: a typo would cost a request and an answer to the wrong text.
-                _line(f"{mistake} (not sent; Up brings the line back)", "yellow")
+                _line(f"{mistake} (not sent; Up brings the line back)", "warning")
                 return False
             self.send(text)
         except KeyboardInterrupt:  # a reply (or a command) stopped; what was shown stays
-            _line("⏹ interrupted", "yellow")
+            _line("⏹ interrupted", "warning")
         except SkillchatError as exc:
-            _line(f"error: {error_line(str(exc))}", "red")
+            _line(f"error: {error_line(str(exc))}", "error")
         except Exception as exc:  # a bug must not end the session (the chat is saved)
             if self.debug:
                 from skillchat.ui.redact import traceback_text
 
                 _line(traceback_text(exc))
             detail = error_line(f"{exc.__class__.__name__}: {exc}")
-            _line(f"internal error: {detail} (rerun with --debug)", "red")
+            _line(f"internal error: {detail} (rerun with --debug)", "error")
         return False
 
     def send(self, text: str) -> None:
         """One message to the model (the loop keeps and saves a reply cut by Ctrl-C)."""
         if self.backend.loading:
-            _line(f"(loading the {self.backend.name} library…)", "dim")
+            _line(f"(loading the {self.backend.name} library…)", "muted")
         self.last_sent = text
         with keys_unechoed():
             result = self.chat.send(text)
@@ -156,11 +156,11 @@ class Repl:
         if self.recorder.pending and not self.recorder.flush():
             n, chat = self.recorder.pending, self.recorder.chat_id or "(new)"
             failure = error_line(str(self.recorder.failure))
-            _line(f"error: {counted(n, 'write')} of chat {chat} not saved: {failure}", "red")
+            _line(f"error: {counted(n, 'write')} of chat {chat} not saved: {failure}", "error")
             return 1
         if self.recorder.chat_id is not None:
             chat = self.recorder.chat_id
-            _line(f"chat {chat} saved: skillchat -c (or --chat {chat}) goes on with it", "dim")
+            _line(f"chat {chat} saved: skillchat -c (or --chat {chat}) goes on with it", "muted")
         return 0
 
     # ------------------------------------------------------------ chat switching
@@ -194,7 +194,7 @@ class Repl:
         chat = self.store.get_chat(self.recorder.chat_id or "")
         title = one_line(chat.title or "untitled")
         _line(
-            f"resumed chat {chat.id} · {counted(chat.message_count, 'message')} · {title}", "bold"
+            f"resumed chat {chat.id} · {counted(chat.message_count, 'message')} · {title}", "strong"
         )
         replies = [m for m in self.chat.messages if m["role"] == "assistant" and m["content"]]
         last = replies[-1] if replies else None
@@ -203,7 +203,7 @@ class Repl:
             cut = lines[-RESUME_PREVIEW_LINES:]
             if len(lines) > len(cut):
                 cut.insert(0, "…")
-            _line("\n".join(cut), "dim")
+            _line("\n".join(cut), "muted")
 
     def switch_model(self, model: str) -> None:
         """`/model`: the current chat goes on with `model` from the next message."""
