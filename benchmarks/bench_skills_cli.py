@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from skillchat.files import Container, read_contained  # noqa: E402
+from skillchat.safe_io.read import Container, read_contained  # noqa: E402
 
 
 def make_skills(root: Path, count: int) -> Path:
@@ -106,7 +106,7 @@ def bench_gigabyte(work: Path) -> None:
     probe = (
         "import time\nfrom pathlib import Path\n"
         "from skillchat.errors import FileAccessError\n"
-        "from skillchat.files import Container, read_contained\n"
+        "from skillchat.safe_io.read import Container, read_contained\n"
         "def hwm():\n"
         "    return int([l.split()[1] for l in open('/proc/self/status')"
         " if l.startswith('VmHWM')][0])\n"

@@ -256,6 +256,7 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     if "models" in data:
         values["named_models"] = _named_models(path, text, data.pop("models"))
     for top_key, top_value in data.items():
+        items: list[tuple[str | None, str, Any]]
         if top_key in _SECTIONS and isinstance(top_value, dict):
             items = [(top_key, k, v) for k, v in top_value.items()]
         else:

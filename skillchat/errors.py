@@ -1,46 +1,58 @@
-"""The exception hierarchy: one base class the CLI catches, so every failure the
-user can act on ends as one line and an exit code, never a traceback.
+"""skillchat's exceptions, in two trees: what the user is told, and what never
+leaves the code just above the one that raised it.
 
-    SkillchatError              exit 1, message printed as one line
-    ├── ConfigError             a config file that cannot be read or is wrong
-    ├── UsageError              exit 2: bad flags or arguments
-    ├── FileAccessError         a skill or workspace file refused by the path rules (has a code)
-    ├── FrontmatterError        a SKILL.md whose frontmatter cannot be used (has a line)
-    ├── WorkspaceError          the workspace folder is missing, not a folder or unreadable
-    ├── StorageError            the chat database is corrupt, locked or too new
-    ├── UnknownChatError        no saved chat has that id (or the prefix is ambiguous)
-    ├── TrustError              a skill folder that cannot be hashed, a trust store not saved
-    ├── ProviderError           the model's provider failed (auth, network, 5xx...)
-    ├── IgnoreFileError         a .gitignore (or .git/info/exclude) that exists but cannot be
-    │                           read: its folder fails closed (workspace/)
-    ├── SearchFileTooLarge      internal to search_files: a file over the read limit, skipped
-    ├── RegexTimeout            internal to search_files: a regex past its time, reported
-    │                           to the model as INVALID_ARGUMENT
-    ├── GlobTimeout             internal to list_files/search_files: the deadline passed
-    │                           while a glob was matched; the walk is cut with a note
-    ├── NotRegularFile          a path the user named (query file, chat database, GGUF) is a
-    │                           FIFO, device, socket or folder (localfile.py); each caller
-    │                           words it as its own error
-    ├── SandboxFailure          bubblewrap could not set up the sandbox (sandbox/)
-    ├── MalformedChunk          a streamed chunk not shaped like a chat.completion.chunk;
-    │                           the backends turn it into a ProviderError naming the server
-    ├── ToolRoundLimit          the model kept calling tools past max_tool_rounds
-    ├── ToolArgumentError       a tool call's arguments are unusable; the tools turn it
-    │                           into an error result for the model, so it never reaches
-    │                           the user
-    └── LocalModelError         a local model (--gguf, --local) cannot be found, read,
-                                downloaded or served, or its library is not installed
+    Exception
+    ├── SkillchatError              user-facing: the CLI prints str(err) as one line
+    │   │                           and exits with exit_code (1), never a traceback
+    │   ├── UsageError              exit 2: bad flags or arguments, an unknown `/skill`
+    │   ├── ConfigError             a config file or value that cannot be used
+    │   ├── SkillError              a skill that cannot be used:
+    │   │   ├── FrontmatterError    its SKILL.md's frontmatter (has a line)
+    │   │   └── TrustError          its folder cannot be hashed, or trust not saved
+    │   ├── FileError               a file or folder pointed at:
+    │   │   ├── FileAccessError     a read refused by the path rules (has a tool code)
+    │   │   └── WorkspaceError      the workspace is missing, not a folder, unreadable
+    │   ├── ChatError               the saved chats:
+    │   │   ├── StorageError        the database is corrupt, locked or too new
+    │   │   └── UnknownChatError    no chat has that id (or the prefix is ambiguous)
+    │   └── ModelError              the model could not answer:
+    │       ├── ProviderError       its provider failed (auth, network, 5xx...)
+    │       ├── LocalModelError     a local model cannot be found, fetched or served
+    │       └── ToolRoundLimit      it kept calling tools past max_tool_rounds
+    └── InternalSignal              never shown: the caller turns it into something
+        │                           else, so one reaching the CLI is a bug
+        ├── ToolArgumentError       unusable tool arguments → INVALID_ARGUMENT result
+        ├── MalformedChunk          a stream chunk of the wrong shape → ProviderError
+        ├── SearchFileTooLarge      a file over the read limit → counted as skipped
+        ├── RegexTimeout            a regex past its time → INVALID_ARGUMENT result
+        ├── IgnoreFileError         an unreadable .gitignore → its folder fails closed
+        ├── GlobTimeout             a glob matched past the search's deadline → the walk
+        │                           is cut with the time-limit note
+        ├── NotRegularFile          a path the user named is a FIFO, device, socket or
+        │                           folder (localfile.py) → each caller's own error
+        ├── SandboxFailure          bubblewrap could not start → INTERNAL_ERROR
+        │                           result, or `doctor`'s "sandbox unusable"
+        └── CrossOriginRedirect     a redirect to another origin → ProviderError; in
+                                    engine/backends/origin.py, as it is also an
+                                    httpx.HTTPError (this module imports nothing)
 
-Where they are raised: ConfigError in config.py and the CLI, UsageError in the CLI
-and the engine (an unknown `/skill`), FileAccessError in files.py (and the tools'
-skill lookup), FrontmatterError in skills/frontmatter.py (discovery and validation
-turn it into a Problem; `skills show` and get_skill fall back to the frontmatter
-read at discovery), WorkspaceError in workspace/files.py (the session turns it into
-a ConfigError or UsageError naming where the workspace came from), StorageError and
-UnknownChatError in chats/, ProviderError in engine/backends and engine/retry (MalformedChunk in the
-openai backend's chunk checks, used by both backends),
-TrustError in skills/trust.py, ToolRoundLimit in engine/loop.py,
-ToolArgumentError in tools/, LocalModelError in engine/local/.
+The families are what a caller catches when it does not care which member it got.
+The internal signals are outside the user-facing root on purpose: `except
+SkillchatError` (the CLI, the REPL, eval) must never swallow one and show its text
+as if it were the user's to act on; tests/test_errors_cli.py checks that this
+drawing is the real tree.
+
+Where they are raised: UsageError and ConfigError in the CLI, config.py and the
+engine; FrontmatterError in skills/frontmatter.py (discovery and validation turn it
+into a Problem); TrustError in skills/trust.py; FileAccessError in safe_io/read.py
+(and the tools' skill lookup); WorkspaceError in workspace/files.py (the session
+words it as a ConfigError or UsageError naming where the workspace came from);
+StorageError and UnknownChatError in chats/; ProviderError in engine/backends and
+engine/retry; LocalModelError in engine/local/; ToolRoundLimit in engine/loop.py;
+ToolArgumentError in tools/ and sandbox/command_tool.py; MalformedChunk in the
+openai backend's chunk checks; SearchFileTooLarge and RegexTimeout in
+workspace/search.py; IgnoreFileError in workspace/ignore.py; SandboxFailure in
+sandbox/.
 
 Anything else reaching the CLI is a bug, reported as "internal error: <class>".
 """
@@ -54,6 +66,27 @@ class SkillchatError(Exception):
     exit_code: int = 1
 
 
+class InternalSignal(Exception):
+    """Raised to the code just above, which turns it into a result, a skip or a
+    user-facing error; never meant to reach the user as it is."""
+
+
+class SkillError(SkillchatError):
+    """A skill cannot be used (its frontmatter, its trust)."""
+
+
+class FileError(SkillchatError):
+    """A file or folder the user or the model pointed at cannot be used."""
+
+
+class ChatError(SkillchatError):
+    """The saved chats cannot be used as asked."""
+
+
+class ModelError(SkillchatError):
+    """The model could not give an answer (its provider, a local model, its tool use)."""
+
+
 class ConfigError(SkillchatError):
     """A configuration file or value that cannot be used."""
 
@@ -64,11 +97,12 @@ class UsageError(SkillchatError):
     exit_code = 2
 
 
-class FileAccessError(SkillchatError):
-    """A read of a skill or workspace file was refused (skillchat/files.py).
+class FileAccessError(FileError):
+    """A read of a skill or workspace file was refused (skillchat/safe_io/read.py).
 
-    `code` is one of the tool error codes of DESIGN §5 (NOT_FOUND,
-    PATH_TRAVERSAL, ...), so tools can pass it to the model unchanged.
+    `code` is one of the tool error codes (NOT_FOUND, PATH_TRAVERSAL,
+    PERMISSION_DENIED, UNSUPPORTED_FILE, INVALID_ARGUMENT, INTERNAL_ERROR), so tools
+    can pass it to the model unchanged.
     """
 
     def __init__(self, code: str, message: str) -> None:
@@ -77,7 +111,7 @@ class FileAccessError(SkillchatError):
         self.message = message
 
 
-class FrontmatterError(SkillchatError):
+class FrontmatterError(SkillError):
     """The frontmatter cannot be used. `line` is a 1-based SKILL.md line, if known."""
 
     def __init__(self, message: str, line: int | None = None) -> None:
@@ -86,20 +120,20 @@ class FrontmatterError(SkillchatError):
         self.line = line
 
 
-class WorkspaceError(SkillchatError):
+class WorkspaceError(FileError):
     """The workspace folder cannot be used (missing, not a folder, unreadable)."""
 
 
-class StorageError(SkillchatError):
+class StorageError(ChatError):
     """The chat store cannot be used safely (corrupt, newer schema, locked)."""
 
 
-class TrustError(SkillchatError):
+class TrustError(SkillError):
     """A skill cannot be trusted (its folder is too big or unreadable to hash) or
     the trust store cannot be saved (skillchat/skills/trust.py)."""
 
 
-class ProviderError(SkillchatError):
+class ProviderError(ModelError):
     """The model provider failed in a way the user must act on.
 
     `retryable` marks faults worth another try (429, 5xx, a refused or dropped
@@ -115,24 +149,24 @@ class ProviderError(SkillchatError):
         self.retry_after = retry_after
 
 
-class UnknownChatError(SkillchatError):
+class UnknownChatError(ChatError):
     """No saved chat has that id (or the prefix names more than one): exit 1."""
 
 
-class ToolRoundLimit(SkillchatError):
+class ToolRoundLimit(ModelError):
     """The model kept calling tools past `max_tool_rounds` (exit 1)."""
 
 
-class ToolArgumentError(SkillchatError):
+class ToolArgumentError(InternalSignal):
     """Arguments the model sent that the tool cannot use (reported, never raised out)."""
 
 
-class MalformedChunk(SkillchatError):
+class MalformedChunk(InternalSignal):
     """A chunk that parsed as JSON but is not shaped like a chat.completion.chunk
     (`content: 12345`, `tool_calls: 5`); the backend reports it as a ProviderError."""
 
 
-class IgnoreFileError(SkillchatError):
+class IgnoreFileError(InternalSignal):
     """A rules file that exists could not be read: nothing below `folder` is served."""
 
     def __init__(self, folder: str, name: str, reason: str) -> None:
@@ -146,32 +180,32 @@ class IgnoreFileError(SkillchatError):
         return f"{self.folder}/{self.name}" if self.folder else self.name
 
 
-class SearchFileTooLarge(SkillchatError):
+class SearchFileTooLarge(InternalSignal):
     """A file over the read limit while searching: what read_file would cut is not
     searched (workspace/search.py counts it as skipped; never reaches the user)."""
 
 
-class RegexTimeout(SkillchatError):
+class RegexTimeout(InternalSignal):
     """One file took longer than a search regex may (workspace/search.py turns it into
     an INVALID_ARGUMENT result asking for a simpler pattern)."""
 
 
-class GlobTimeout(SkillchatError):
+class GlobTimeout(InternalSignal):
     """The search's deadline passed while a glob was being matched against a path
     (workspace/globmatch.py); workspace/scope.py cuts the walk with the time-limit note."""
 
 
-class NotRegularFile(SkillchatError):
+class NotRegularFile(InternalSignal):
     """A path the user named is not a regular file; `str()` says what it is ("it is a
     FIFO, not a regular file"). Raised by localfile.py, worded by its callers."""
 
 
-class SandboxFailure(SkillchatError):
+class SandboxFailure(InternalSignal):
     """bubblewrap could not set up the sandbox (the command never ran): run_command
     answers INTERNAL_ERROR, `skillchat doctor` reports the sandbox as unusable."""
 
 
-class LocalModelError(SkillchatError):
+class LocalModelError(ModelError):
     """A local model cannot be used: a missing or corrupt GGUF file, a failed or
     unverified download, a server that did not start, or no `xllamacpp`
     (skillchat/engine/local/)."""

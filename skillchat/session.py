@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
-    from skillchat.chats.recorder import ChatRecorder
-    from skillchat.chats.store import ChatStore, Transcript
+    from skillchat.recorder import ChatRecorder
+    from skillchat.chats.records import Transcript
+    from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
     from skillchat.engine.backends.base import Backend
     from skillchat.engine.emit import Listener
@@ -65,8 +66,9 @@ def load_registry(settings: Settings) -> Registry:
 def open_store(settings: Settings) -> ChatStore:
     """The chat database of `settings`, created if missing; StorageError if unusable."""
     from skillchat.chats.store import ChatStore
+    from skillchat.tools.toolbox import stored_result
 
-    return ChatStore.open(settings.database_path())
+    return ChatStore.open(settings.database_path(), keep=stored_result)
 
 
 def chosen_transcript(
@@ -269,7 +271,7 @@ class Session:
 
         listeners: list[Listener] = [self.emit]
         if self.store is not None:
-            from skillchat.chats.recorder import ChatRecorder
+            from skillchat.recorder import ChatRecorder
 
             self.recorder = ChatRecorder(
                 self.store,

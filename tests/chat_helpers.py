@@ -26,8 +26,8 @@ from skillchat.workspace.files import Workspace
 def write_skill(
     root: Path, name: str, body: str = "# Body\n", files: dict[str, str] | None = None
 ) -> Skill:
-    """A skill folder on disk, and its Skill (bypassing discovery, so seed names such
-    as `data_processor` work too)."""
+    """A skill folder on disk, and its Skill (bypassing discovery, so names of the
+    tool contract's examples such as `data_processor` work too)."""
     description = f"The {name} skill."
     folder = skill_folder(root, name, f"name: {name}\ndescription: {description}\n", body)
     write_files(folder, files or {})

@@ -20,6 +20,7 @@ from hypothesis import settings
 from openai_server import ScriptedServer
 
 from skillchat.chats.store import ChatStore
+from skillchat.tools.toolbox import stored_result
 
 if TYPE_CHECKING:
     from pty_session import PtySession
@@ -165,5 +166,5 @@ def db(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def store(db: Path) -> Iterator[ChatStore]:
-    with ChatStore.open(db) as s:
+    with ChatStore.open(db, keep=stored_result) as s:
         yield s

@@ -11,10 +11,13 @@ from rich.console import Console
 from skillchat.engine.emit import ToolRecord
 from skillchat.ui.cards import collapse, format_arguments, human_size, tool_card
 from skillchat.ui.safe import exact
+from skillchat.ui.theme import theme
 
 
 def render(record: ToolRecord, width: int = 80) -> str:
-    console = Console(record=True, width=width, no_color=False, color_system="standard")
+    console = Console(
+        record=True, width=width, no_color=False, color_system="standard", theme=theme()
+    )
     console.print(tool_card(record))
     return console.export_text()
 
@@ -50,13 +53,13 @@ def test_read_card_shows_args_size_and_a_collapsed_preview(tmp_path: Path) -> No
     assert "[truncated: 'long.txt'" in text  # the last line is the notice
     assert "792 B · truncated" in text
     assert len(text.splitlines()) <= 12
-    assert tool_card(rec).border_style == "cyan"
+    assert tool_card(rec).border_style == "card.border"
 
 
 def test_error_card_is_red_with_the_code(tmp_path: Path) -> None:
     rec = record(tools(tmp_path), "read_file_in_skill", {"skill_name": "calc", "file_path": "../x"})
     card = tool_card(rec)
-    assert card.border_style == "red"
+    assert card.border_style == "card.border.error"
     text = render(rec)
     assert "Path traversal detected" in text and "error: PATH_TRAVERSAL" in text
 

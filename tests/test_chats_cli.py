@@ -16,6 +16,7 @@ import pexpect
 import pytest
 
 from skillchat.chats.store import ChatStore
+from skillchat.tools.toolbox import stored_result
 
 NOW_ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"
 
@@ -49,7 +50,7 @@ def skillchat(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[st
 
 def fill(db: Path) -> list[str]:
     """Two chats: an old one-liner, then a newer one with a skill, tools and a Ctrl-C."""
-    with ChatStore.open(db) as store:
+    with ChatStore.open(db, keep=stored_result) as store:
         old = store.create_chat("gpt-old")
         store.append_message(old.id, {"role": "user", "content": "first\tchat"})
         new = store.create_chat("openai/local")

@@ -14,14 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillchat.errors import FileAccessError
-from skillchat.files import (
-    HARD_CAP_BYTES,
-    Container,
-    list_skill_files,
-    normalise_relative_path,
-    read_skill_file,
-    read_skill_md,
-)
+from skillchat.safe_io.read import HARD_CAP_BYTES, Container, normalise_relative_path
+from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
 from skillchat.skills.model import Skill
 
 TRAVERSAL = "Path traversal detected: cannot access files outside skill folder"
@@ -186,7 +180,7 @@ def test_symlink_loop_is_refused(skill: Skill) -> None:
     assert "loop" in message
 
 
-def test_missing_file_uses_the_seed_message(skill: Skill) -> None:
+def test_missing_file_uses_the_contract_message(skill: Skill) -> None:
     message = refused(skill, "examples/missing.py", "NOT_FOUND")
     assert message == "File 'examples/missing.py' not found in skill 'calc'"
 
@@ -309,7 +303,7 @@ def test_one_gigabyte_file_reads_only_the_limit(tmp_path: Path) -> None:
         "import resource, sys\n"
         "from pathlib import Path\n"
         "from skillchat.errors import FileAccessError\n"
-        "from skillchat.files import Container, read_contained\n"
+        "from skillchat.safe_io.read import Container, read_contained\n"
         f"c = Container(Path({str(s.root)!r}), 'skill x', 'skill folder')\n"
         "try:\n"
         "    read_contained(c, 'huge.txt', limit=2_000_000)\n"

@@ -13,7 +13,7 @@ import pytest
 from helpers import skill_folder
 
 from skillchat.errors import FileAccessError
-from skillchat.files import list_skill_files, read_skill_file
+from skillchat.skills.files import list_skill_files, read_skill_file
 from skillchat.skills.registry import discover
 from skillchat.workspace.files import Workspace
 

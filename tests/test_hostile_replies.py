@@ -16,11 +16,12 @@ from chat_helpers import make_chat, registry, sent, tool_messages, write_skill
 from helpers import session_options, skillchat
 from openai_server import call, reply
 
-from skillchat.chats.recorder import ChatRecorder
+from skillchat.recorder import ChatRecorder
 from skillchat.chats.store import ChatStore
 from skillchat.config import user_data_dir
 from skillchat.errors import ProviderError
 from skillchat.skills.registry import Registry
+from skillchat.tools.toolbox import stored_result
 
 DEEP = "[" * 5_000 + "]" * 5_000
 
@@ -178,7 +179,10 @@ def test_two_sessions_continuing_one_chat_both_save(tmp_path: Path) -> None:
     """Two sessions on one chat, their writes interleaved as two processes would: the
     second one's user message lands between the first's call and its results."""
     path = tmp_path / "chats.db"
-    with ChatStore.open(path) as one, ChatStore.open(path) as two:
+    with (
+        ChatStore.open(path, keep=stored_result) as one,
+        ChatStore.open(path, keep=stored_result) as two,
+    ):
         first = ChatRecorder(one, "m")
         first.message({"role": "user", "content": "start"})
         second = ChatRecorder(two, "m", first.chat_id)

@@ -1,4 +1,4 @@
-"""`/name rest` parsing (DESIGN §6): known skills only, `/skill NAME` always a skill."""
+"""`/name rest` parsing: known skills only, `/skill NAME` always a skill."""
 
 from __future__ import annotations
 

@@ -1,7 +1,14 @@
 """The layers of skillchat, lowest first; a module never imports a higher layer.
 
-    errors → config → skills → fdwalk → files → workspace → tools → prompt → engine
-    → sandbox → chats → session → evals → ui → cli → __main__
+    errors → safe_io → mounts → config → chats → skills → workspace → tools → prompt
+    → engine → sandbox → session → evals → ui → cli → __main__
+
+Each sits just above what it needs: the safe reads (`safe_io`: the descriptor walk
+and the path rules) need only `errors`, so skill discovery opens SKILL.md through
+them; the sandbox's mount points (`mounts`) are names the skills' `allowed-tools`
+rules are judged against, so they sit below `skills`, not inside `sandbox`; the
+saved chats (`chats`) are plain persistence, below every skill and tool: the store
+is handed what to keep of a tool result instead of importing the tools.
 
 `errors` may be imported by anyone (it is listed lowest). The package root
 `skillchat/__init__.py` holds only metadata (`__version__`) and imports nothing of
@@ -21,17 +28,18 @@ PACKAGE = Path(__file__).resolve().parents[1] / "skillchat"
 LAYERS = (
     "errors",
     "localfile",  # a path the user names, opened as a regular file (eval, store, --gguf)
+    "safe_io",  # the descriptor walk and the rules of every read: needs only errors
+    "mounts",  # where the sandbox shows folders: allowed-tools rules name them
     "config",
     "hardlinks",  # which folders may hold hard-linked files (the bundled skills')
-    "skills",
-    "fdwalk",  # the descriptor walk under files.py, its only reader besides workspace
-    "files",
+    "chats",  # plain persistence: handed the tools' keep policy, imports none of them
+    "skills",  # reads SKILL.md and resources through safe_io
     "workspace",
     "tools",
     "prompt",
     "engine",
     "sandbox",
-    "chats",
+    "recorder",  # saves a chat as the engine's events arrive: engine events into chats
     "session",
     "evals",
     "ui",
@@ -118,10 +126,11 @@ def write(root: Path, files: dict[str, str]) -> Path:
             {"tools/x.py": "from skillchat import session\n"},
             "skillchat/tools/x.py:1: skillchat.tools.x (tools) imports skillchat.session (session)",
         ),
+        # The store importing the tools (what it once did for their keep policy).
         (
-            {"engine/x.py": "from ..chats import store\n"},
-            "skillchat/engine/x.py:1: skillchat.engine.x (engine) imports "
-            "skillchat.chats.store (chats)",
+            {"chats/store.py": "from ..tools import toolbox\n", "tools/toolbox.py": ""},
+            "skillchat/chats/store.py:1: skillchat.chats.store (chats) imports "
+            "skillchat.tools.toolbox (tools)",
         ),
         (
             {

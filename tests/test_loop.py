@@ -1,4 +1,4 @@
-"""The agent loop (DESIGN §6), in process, through the real SDKs against the scripted
+"""The agent loop, in process, through the real SDKs against the scripted
 server: each test scripts the model's moves and checks what skillchat sent back."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The system prompt (DESIGN §4): rules, one sorted JSON catalog, activated names."""
+"""The system prompt: rules, one sorted JSON catalog, activated names."""
 
 from __future__ import annotations
 

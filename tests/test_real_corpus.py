@@ -75,8 +75,7 @@ REASONS = {
         "which is what the model gets to see."
     ),
     "size-limit": (
-        "skillchat reads at most 64 KiB of frontmatter (DESIGN §3) and rejects "
-        "more; skills-ref has no limit."
+        "skillchat reads at most 64 KiB of frontmatter and rejects more; skills-ref has no limit."
     ),
 }
 

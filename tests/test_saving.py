@@ -1,4 +1,4 @@
-"""Saving chats as they happen (DESIGN §7), in process: the real loop, through the real
+"""Saving chats as they happen, in process: the real loop, through the real
 SDK, against the scripted server, recording into a real database. Each test checks
 what reached the database and, on resume, what skillchat sent back to the model."""
 
@@ -24,7 +24,7 @@ from chat_helpers import (
 from openai_server import call, reply
 
 from skillchat.chats import store as store_mod
-from skillchat.chats.recorder import sigint_deferred
+from skillchat.recorder import sigint_deferred
 from skillchat.chats.store import ChatStore
 from skillchat.engine.request import INTERRUPTED_MARK
 from skillchat.session import Session, chosen_transcript, resumed_settings

@@ -237,6 +237,22 @@ def test_tool_results_must_answer_a_pending_call_once(store: ChatStore) -> None:
     assert store.get_chat(chat.id).message_count == 3
 
 
+def test_a_store_opened_without_a_keep_policy_refuses_tool_messages(db: Path) -> None:
+    """The store knows no tool: what it keeps of a result is the policy it was handed,
+    and without one a tool result is refused, never stored whole."""
+    with ChatStore.open(db) as plain:
+        chat = plain.create_chat("m")
+        plain.append_message(chat.id, {"role": "user", "content": "hi"})
+        plain.append_message(
+            chat.id, {"role": "assistant", "content": None, "tool_calls": [call("a", "get_skill")]}
+        )
+        with pytest.raises(RuntimeError, match="without `keep`"):
+            plain.append_message(chat.id, tool("a", skill_result("calc", "BODY")))
+    with ChatStore.open(db, keep=stored_result) as kept:
+        kept.append_message(chat.id, tool("a", skill_result("calc", "BODY")))
+        assert "BODY" not in json.dumps(kept.load_transcript(chat.id).messages)
+
+
 def without_skill_body(tool: str, arguments: str, content: str) -> tuple[str, str | None]:
     stored = stored_result(tool, arguments, content)
     return stored.content, stored.activated

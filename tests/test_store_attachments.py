@@ -15,6 +15,7 @@ from helpers import skillchat
 
 from skillchat.chats.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from skillchat.chats.store import AttachedFile, ChatStore
+from skillchat.tools.toolbox import stored_result
 from skillchat.tools.workspace_tools import FILE_STUB_NOTE
 
 SHA = "a" * 64
@@ -99,7 +100,7 @@ def test_workspace_file_content_is_stored_as_a_stub(tmp_path: Path) -> None:
         "file": {"path": "a.md", "sizeBytes": 9, "content": "SECRET", "isTruncated": False},
     }
     refused = {"success": False, "errorCode": "NOT_FOUND", "errors": ["File 'b.md' ..."]}
-    with ChatStore.open(tmp_path / "chats.db") as store:
+    with ChatStore.open(tmp_path / "chats.db", keep=stored_result) as store:
         chat = store.create_chat("m")
         store.append_message(chat.id, {"role": "user", "content": "look at @a.md"})
         calls = [

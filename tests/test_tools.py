@@ -1,5 +1,5 @@
-"""The three tools (DESIGN §5). Every example of seeds 000, 003 and 004 runs end to
-end: the scripted model makes the seed's call, and the test checks the tool message
+"""The three skill tools (docs/tools.md). Every example of their contract runs end to
+end: the scripted model makes the call, and the test checks the tool message
 skillchat sent back. Then the edges: arguments, limits, binary files, context."""
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ CALC_BODY = (
     "## Usage\n\n```python\nresult = 2 + 2\nprint(result)\n```"
 )
 TRAVERSAL = "Path traversal detected: cannot access files outside skill folder"
-# Seed 003 example 3, as its JSON decodes: one backslash.
+# get_skill's invalid-name message, as its JSON decodes: one backslash.
 INVALID_NAME = (
     "Invalid skill name: '../../../etc/passwd'. Skill names must not contain '/', '\\', or '..'"
 )
 
 
 @pytest.fixture
-def seed_skills(tmp_path: Path):
+def example_skills(tmp_path: Path):
     root = tmp_path / "skills"
     return registry(
         write_skill(root, "calculator", CALC_BODY, {"examples/basic.py": BASIC_PY}),
@@ -57,7 +57,7 @@ def round_trip(server: ScriptedServer, reg, name: str, arguments: dict | str) ->
     return message
 
 
-# ------------------------------------------------------------------ seed 000
+# ------------------------------------------------------- read_file_in_skill
 
 
 @pytest.mark.parametrize(
@@ -77,19 +77,19 @@ def round_trip(server: ScriptedServer, reg, name: str, arguments: dict | str) ->
     ],
     ids=["1-python", "2-markdown", "3-missing", "4-traversal", "5-no-skill", "6-json", "7-nested"],
 )
-def test_seed_000_read_file_in_skill(server, seed_skills, skill, path, expected) -> None:
+def test_read_file_in_skill_examples(server, example_skills, skill, path, expected) -> None:
     message = round_trip(
-        server, seed_skills, "read_file_in_skill", {"skill_name": skill, "file_path": path}
+        server, example_skills, "read_file_in_skill", {"skill_name": skill, "file_path": path}
     )
     assert message["content"] == expected
 
 
-# ------------------------------------------------------------------ seed 003
+# ---------------------------------------------------------------- get_skill
 
 
-def test_seed_003_1_get_skill_returns_the_body_without_frontmatter(server, seed_skills) -> None:
+def test_get_skill_returns_the_body_without_frontmatter(server, example_skills) -> None:
     content = json.loads(
-        round_trip(server, seed_skills, "get_skill", {"skill_name": "calculator"})["content"]
+        round_trip(server, example_skills, "get_skill", {"skill_name": "calculator"})["content"]
     )
     assert list(content) == ["skill_name", "documentation", "frontmatter", "files", "truncated"]
     assert content["skill_name"] == "calculator"
@@ -102,37 +102,37 @@ def test_seed_003_1_get_skill_returns_the_body_without_frontmatter(server, seed_
     assert content["truncated"] is False
 
 
-def test_seed_003_2_skill_md_gone(server, seed_skills) -> None:
-    (seed_skills.get("calculator").root / "SKILL.md").unlink()
-    message = round_trip(server, seed_skills, "get_skill", {"skill_name": "calculator"})
+def test_get_skill_when_skill_md_is_gone(server, example_skills) -> None:
+    (example_skills.get("calculator").root / "SKILL.md").unlink()
+    message = round_trip(server, example_skills, "get_skill", {"skill_name": "calculator"})
     assert json.loads(message["content"]) == {
         "error": "SKILL.md not found for skill 'calculator'",
         "error_code": "NOT_FOUND",
     }
 
 
-def test_seed_003_3_invalid_skill_name(server, seed_skills) -> None:
-    message = round_trip(server, seed_skills, "get_skill", {"skill_name": "../../../etc/passwd"})
+def test_get_skill_with_an_invalid_name(server, example_skills) -> None:
+    message = round_trip(server, example_skills, "get_skill", {"skill_name": "../../../etc/passwd"})
     assert json.loads(message["content"]) == {
         "error": INVALID_NAME,
         "error_code": "INVALID_ARGUMENT",
     }
-    # The seed's own JSON text of the message, byte for byte.
+    # The contract's own JSON text of the message, byte for byte.
     assert r"must not contain '/', '\\', or '..'" in message["content"]
 
 
-def test_seed_003_4_skill_folder_does_not_exist(server, seed_skills) -> None:
-    message = round_trip(server, seed_skills, "get_skill", {"skill_name": "nonexistent"})
+def test_get_skill_of_a_skill_that_does_not_exist(server, example_skills) -> None:
+    message = round_trip(server, example_skills, "get_skill", {"skill_name": "nonexistent"})
     assert json.loads(message["content"]) == {
         "error": "Skill 'nonexistent' not found in skills folder",
         "error_code": "NOT_FOUND",
     }
 
 
-# ------------------------------------------------------------------ seed 004
+# -------------------------------------------------------------- list_skills
 
 
-def test_seed_004_1_list_skills(server, tmp_path: Path) -> None:
+def test_list_skills_names_every_skill(server, tmp_path: Path) -> None:
     root = tmp_path / "skills"
     reg = registry(*(write_skill(root, n) for n in ("web_search", "calculator", "weather")))
     message = round_trip(server, reg, "list_skills", {})
@@ -144,7 +144,7 @@ def list_skills_over(reg) -> str:
     return ListSkills().run("", ToolContext(Settings(), reg)).content
 
 
-def test_seed_004_2_empty_skills_folder(server, tmp_path: Path) -> None:
+def test_list_skills_of_an_empty_folder(server, tmp_path: Path) -> None:
     (tmp_path / "skills").mkdir()
     empty = registry(directories=(tmp_path / "skills",))
     assert list_skills_over(empty) == '{"skills": []}'
@@ -157,7 +157,7 @@ def test_seed_004_2_empty_skills_folder(server, tmp_path: Path) -> None:
     assert "tools" not in server.completions[0].body
 
 
-def test_seed_004_3_skills_folder_not_found(tmp_path: Path) -> None:
+def test_list_skills_without_a_skills_folder(tmp_path: Path) -> None:
     # Adapted: skillchat scans several folders, so "not found" means none of them exists.
     missing = tmp_path / "nowhere" / "skills"
     assert json.loads(list_skills_over(registry(directories=(missing,)))) == {
@@ -204,6 +204,18 @@ def test_bad_calls_become_error_results(tmp_path: Path, name, arguments, message
         assert result.content.startswith("ERROR: ")
     else:
         assert "error" in json.loads(result.content)
+
+
+def test_a_number_past_pythons_digit_limit_is_an_invalid_argument(server, example_skills) -> None:
+    """JSON allows any number of digits; Python refuses to turn more than 4,300 of them
+    into an int (a ValueError that is not a JSONDecodeError). The model gets its own
+    mistake back as INVALID_ARGUMENT, not INTERNAL_ERROR."""
+    arguments = '{"skill_name": "calculator", "max_bytes": ' + "9" * 5000 + "}"
+    message = round_trip(server, example_skills, "get_skill", arguments)
+    result = json.loads(message["content"])
+    assert result["error_code"] == "INVALID_ARGUMENT", result
+    assert "arguments are not valid JSON" in result["error"]
+    assert "4300" in result["error"] and len(result["error"]) < 600
 
 
 def test_max_bytes_can_only_lower_the_limit(tmp_path: Path) -> None:

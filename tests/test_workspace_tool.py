@@ -1,4 +1,4 @@
-"""`read_file` over the workspace (seed 002), end to end: the scripted model calls the
+"""`read_file` over the workspace (docs/tools.md), end to end: the scripted model calls the
 tool through the real SDK and the local server, and each test checks the tool
 message skillchat sent back. Then every bad input, each a clear error, the chat
 going on."""
@@ -44,10 +44,10 @@ def error(code: str, message: str) -> dict:
     return {"success": False, "errorCode": code, "errors": [message]}
 
 
-# ---------------------------------------------------------------- seed 002 shapes
+# ---------------------------------------------------------- contract shapes
 
 
-def test_success_payload_is_seed_002s(server, ws) -> None:
+def test_success_payload_is_the_contracts(server, ws) -> None:
     [result] = result_of(server, ws, read("src/app.py"))
     assert result == {
         "success": True,
@@ -110,7 +110,7 @@ def test_one_result_is_capped_at_a_quarter_of_the_context_budget(server, tmp_pat
     assert result["file"]["nextOffset"] == 5_000
 
 
-def test_not_found_has_the_seed_message(server, ws) -> None:
+def test_not_found_has_the_contract_message(server, ws) -> None:
     [result] = result_of(server, ws, read("src/Experimental.py"))
     assert result == error(
         "NOT_FOUND",

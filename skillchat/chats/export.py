@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from skillchat.chats.messages import COMPACTION
-from skillchat.chats.store import AttachedFile, Chat, StoredMessage
+from skillchat.chats.records import AttachedFile, Chat, StoredMessage
 
 SUMMARY_CHARS = 100
 
@@ -120,7 +120,7 @@ def _label(message: dict[str, Any]) -> str:
 def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str]]:
     """The `chats show` transcript as (style, text) lines; style '' is plain."""
     lines = [
-        ("bold", f"chat {chat.id} · {chat.model} · {chat.message_count} messages"),
+        ("strong", f"chat {chat.id} · {chat.model} · {chat.message_count} messages"),
         ("", f"title: {chat.title or '(untitled)'}"),
         ("", f"created {local_time(chat.created_at)} · updated {local_time(chat.updated_at)}"),
     ]
@@ -133,20 +133,20 @@ def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str
     for stored in messages:
         message = stored.message
         if (compacted := compaction_line(message)) is not None:
-            lines += [("", ""), ("bold magenta", f"── {compacted} ──")]
+            lines += [("", ""), ("transcript.compaction", f"── {compacted} ──")]
             continue
         if message["role"] == "tool":
             tool = names.get(message.get("tool_call_id", ""), "tool")
             text = text_of(message.get("content"))
             shown = (run_summary(text) if tool == "run_command" else None) or one_line(text)
-            lines.append(("dim", f"  ← {tool}: {shown}"))
+            lines.append(("muted", f"  ← {tool}: {shown}"))
             continue
         flag = " [interrupted]" if stored.interrupted else ""
-        lines += [("", ""), ("bold cyan", f"{_label(message)}{flag}")]
+        lines += [("", ""), ("transcript.role", f"{_label(message)}{flag}")]
         text = text_of(message.get("content"))
         lines += [("", f"  {line}") for line in text.splitlines()]
         for call in message.get("tool_calls") or []:
-            lines.append(("yellow", f"  → {call_summary(call)}"))
+            lines.append(("transcript.call", f"  → {call_summary(call)}"))
     return lines
 
 

@@ -162,7 +162,7 @@ def check_version(conn: sqlite3.Connection, path: Path) -> int:
             f"{path}: chat database has schema version {version}, newer than this "
             f"skillchat knows ({SCHEMA_VERSION}); upgrade skillchat or set [storage] path"
         )
-    return version
+    return int(version)
 
 
 # The tables a chat's first write goes to (one row per chat, so they are small and
@@ -173,7 +173,7 @@ CHECKED_TABLES = ("chats", "chat_skills", "chat_attachments")
 def check_tables(conn: sqlite3.Connection, path: Path) -> None:
     """Refuse a database whose tables are missing or damaged when it is opened.
 
-    A write that fails mid-chat does not end the chat (chats/recorder.py), so without
+    A write that fails mid-chat does not end the chat (recorder.py), so without
     this a damaged `chats` table was found only after the question had gone to the
     model: an answer paid for that could not be saved. Now nothing is sent."""
     try:

@@ -13,9 +13,12 @@ Why it is shaped this way:
   so a second process waits on `busy_timeout` (and then a few retries) instead of
   failing on a lock upgrade.
 - SKILL.md bodies and workspace files are never stored, and the store enforces it,
-  not its callers: a tool message answering a `get_skill` call (or a
-  `read_file_in_skill` call for SKILL.md, or a workspace `read_file` call) is
-  replaced by a stub before it reaches the database. Attached files are kept as
+  not its callers: every tool message passes through the `keep` policy the store was
+  opened with (the tools' `stored_result`: a `get_skill` result, a
+  `read_file_in_skill` of SKILL.md, a workspace `read_file` become stubs) before it
+  reaches the database. The store knows no tool: the policy is handed in, and a
+  store opened without one (to read, list or delete chats) refuses tool messages
+  rather than keep them whole. Attached files are kept as
   paths and content hashes (`record_attachment`). A successful
   `get_skill` result also records the skill as activated, so the two cannot diverge.
 - A tool message must answer a call of the assistant message just before it, so the
@@ -36,7 +39,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from skillchat.chats.messages import (
@@ -68,12 +71,26 @@ from skillchat.chats.schema import (
 )
 from skillchat.config import user_data_dir
 from skillchat.errors import StorageError, UnknownChatError
-from skillchat.tools.toolbox import stored_result
 
 BUSY_TIMEOUT_MS = 5000
 BUSY_RETRIES = 4
 _HEX = re.compile(r"^[0-9a-f]{1,8}$")
 T = TypeVar("T")
+
+
+class KeptResult(Protocol):
+    """What a keep policy decides for one tool result: the content to store, and the
+    skill the call activated (if any)."""
+
+    @property
+    def content(self) -> Any: ...
+
+    @property
+    def activated(self) -> str | None: ...
+
+
+# (tool name, the call's raw arguments, the result's content) -> what to store.
+KeepPolicy = Callable[[str, str, Any], KeptResult]
 
 
 def without_credentials(url: str | None) -> str | None:
@@ -99,13 +116,20 @@ def _storage_error(path: Path, exc: sqlite3.Error) -> StorageError:
 class ChatStore:
     """The chat database. Open with `ChatStore.open`; one store per thread."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(
+        self, path: Path, conn: sqlite3.Connection, keep: KeepPolicy | None = None
+    ) -> None:
         self.path = path
         self._conn = conn
+        self._keep = keep
 
     @classmethod
-    def open(cls, path: Path) -> ChatStore:
+    def open(cls, path: Path, *, keep: KeepPolicy | None = None) -> ChatStore:
         """Open (creating it and its directory if needed) and migrate the database.
+
+        `keep` decides what of each tool result is stored (see the module's
+        docstring); without it the store reads, lists and deletes, and refuses to
+        append a tool message.
 
         An existing file is checked before anything can write to it: a corrupt file,
         another application's database or a newer schema is a `StorageError`, and the
@@ -129,7 +153,7 @@ class ChatStore:
         except sqlite3.Error as exc:
             raise _storage_error(path, exc) from None
         conn.row_factory = sqlite3.Row
-        store = cls(path, conn)
+        store = cls(path, conn, keep)
         try:
             with store._errors():
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -201,7 +225,7 @@ class ChatStore:
         row = conn.execute("SELECT message_count FROM chats WHERE id = ?", (chat_id,)).fetchone()
         if row is None:
             raise UnknownChatError(f"no saved chat '{chat_id}'")
-        return row[0]
+        return int(row[0])
 
     # -- writing ----------------------------------------------------------------------
 
@@ -284,15 +308,20 @@ class ChatStore:
     ) -> StoredMessage:
         """One message into the open write transaction (see `append_message`)."""
         message = dict(message)
+        usage_dict: dict[str, Any] | None = None
         if dataclasses.is_dataclass(usage) and not isinstance(usage, type):
-            usage = dataclasses.asdict(usage)
-        usage_json = dumps(dict(usage)) if usage is not None else None
+            usage_dict = dataclasses.asdict(usage)
+        elif isinstance(usage, Mapping):
+            usage_dict = dict(usage)
+        usage_json = dumps(usage_dict) if usage_dict is not None else None
         stamp = now()
         seq = self._require(conn, chat_id)
         activated = None
         if message["role"] == "tool":
             tool, arguments = self._answered_call(conn, chat_id, message["tool_call_id"])
-            stored = stored_result(tool, arguments, message.get("content"))
+            if self._keep is None:
+                raise RuntimeError("a tool message for a store opened without `keep` (a bug)")
+            stored = self._keep(tool, arguments, message.get("content"))
             message["content"], activated = stored.content, stored.activated
         conn.execute(
             "INSERT INTO messages (chat_id, seq, role, content, tool_calls, tool_call_id,"
@@ -310,7 +339,7 @@ class ChatStore:
         )
         if activated:
             self._activate(conn, chat_id, activated, stamp)
-        return StoredMessage(seq, message, interrupted, usage, stamp)
+        return StoredMessage(seq, message, interrupted, usage_dict, stamp)
 
     def _answered_call(
         self, conn: sqlite3.Connection, chat_id: str, call_id: str
@@ -433,8 +462,8 @@ class ChatStore:
                 " WHERE chat_id = ? ORDER BY rowid",
                 (rows[0][0],),
             ).fetchall()
-        return Chat(
-            *rows[0],
+        return dataclasses.replace(
+            Chat(*rows[0]),
             activated_skills=tuple(r[0] for r in skills),
             attached_files=tuple(AttachedFile(*r) for r in files),
         )

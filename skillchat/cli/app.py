@@ -3,7 +3,7 @@
 With no subcommand it opens the interactive session (cli/chat_cmd.py); its options
 are the root's, so `skillchat --model x` works and `skillchat --help` lists them.
 
-Exit codes (DESIGN §1): 0 success; 1 a failure the user can act on; 2 usage error;
+Exit codes: 0 success; 1 a failure the user can act on; 2 usage error;
 130 interrupted. Tracebacks appear only with `--debug` (accepted anywhere on the line),
 and even then with secrets masked (ui/redact.py); every error line too.
 """

@@ -282,7 +282,7 @@ def ask(
             result = session.send(text)
     except KeyboardInterrupt as stop:  # what was shown stays shown (the view flushed it)
         how = "terminated" if isinstance(stop, Terminated) else "interrupted"
-        err().print(how, style="yellow", markup=False, highlight=False)
+        err().print(how, style="warning", markup=False, highlight=False)
         raise typer.Exit(143 if how == "terminated" else 130) from None
     if json_out:
         from skillchat.ui.safe import json_text
@@ -291,7 +291,7 @@ def ask(
         sys.stdout.write(json_text(report) + "\n")
     else:
         line = " · ".join(filter(None, [usage_line(result.usage), f"chat {session.chat_id}"]))
-        err().print(line, style="dim", markup=False, highlight=False)
+        err().print(line, style="muted", markup=False, highlight=False)
     recorder = session.recorder
     if recorder and recorder.pending:  # the answer is out; a script must learn it is unsaved
         raise StorageError(f"the chat was not saved: {recorder.failure}")

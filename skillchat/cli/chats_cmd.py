@@ -25,7 +25,10 @@ from skillchat.cli.common import ConfigOpt, JsonOpt, load
 from skillchat.ui.safe import clean, json_text, one_line
 
 if TYPE_CHECKING:
-    from skillchat.chats.store import ChatStore, ChatSummary
+    from pathlib import Path
+
+    from skillchat.chats.records import ChatSummary
+    from skillchat.chats.store import ChatStore
 
 app = typer.Typer(help="List, show, export and delete saved chats.", no_args_is_help=True)
 
@@ -39,7 +42,7 @@ class Format(StrEnum):
 
 
 @contextmanager
-def _opened(ctx: typer.Context, config: object) -> Iterator[ChatStore | None]:
+def _opened(ctx: typer.Context, config: Path | None) -> Iterator[ChatStore | None]:
     """The store named by the settings (closed after), or None when no chat was ever saved."""
     from skillchat.chats.store import ChatStore
 

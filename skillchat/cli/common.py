@@ -1,4 +1,4 @@
-"""Options shared by several commands, declared once (DESIGN §1)."""
+"""Options shared by several commands, declared once."""
 
 from __future__ import annotations
 

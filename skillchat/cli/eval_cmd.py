@@ -167,7 +167,7 @@ def _evaluate(
 
         print_report(report, out())
     if interrupted:
-        err().print("interrupted", style="yellow", markup=False, highlight=False)
+        err().print("interrupted", style="warning", markup=False, highlight=False)
         raise typer.Exit(130)
     if not report.ok:
         raise typer.Exit(1)

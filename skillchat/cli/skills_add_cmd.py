@@ -41,7 +41,7 @@ def _show(prepared: Any) -> None:
         where += f" (commit {prepared.commit})"
     out.print(safe.text(f"source: {where}"), soft_wrap=True)
     for c in prepared.skills:
-        out.print(safe.line((safe.one_line(c.name), "bold"), " — ", safe.one_line(c.description)))
+        out.print(safe.line((safe.one_line(c.name), "strong"), " — ", safe.one_line(c.description)))
         lines = [
             f"path: {c.folder or '.'} · {c.files} files, {c.size:,} bytes · "
             f"licence: {c.license or 'none given'}",
@@ -214,7 +214,7 @@ def update_cmd(
         out = console.out()
         for u in updates:
             head = f"{u.name}: {u.old_commit[:12]} -> {(u.prepared.commit or '?')[:12]}"
-            out.print(safe.text(safe.one_line(head), "bold"), soft_wrap=True)
+            out.print(safe.text(safe.one_line(head), "strong"), soft_wrap=True)
             for line in [*u.changes, *(f"! {f}" for f in u.skill.findings)]:
                 out.print(safe.text("  " + safe.one_line(line)), soft_wrap=True)
         _confirm(f"Update and trust {safe.counted(len(updates), 'skill')}?", yes)

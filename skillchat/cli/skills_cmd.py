@@ -141,12 +141,12 @@ def list_cmd(
     from rich.table import Table
 
     table = Table(title=None, show_lines=False, expand=False)
-    table.add_column("skill", style="bold cyan", no_wrap=True)
+    table.add_column("skill", style="skill", no_wrap=True)
     table.add_column("trust", no_wrap=True)
     table.add_column("description", overflow="fold")
     for s in skills:
         state = trust[s.name]
-        shown = (state.describe(), "green" if state.trusted else "yellow")
+        shown = (state.describe(), "ok" if state.trusted else "warning")
         description = safe.one_line(s.description)
         if note := _invocation_note(s):
             description = f"({note}) {description}"
@@ -183,7 +183,7 @@ def show_cmd(
 ) -> None:
     """Show a skill's frontmatter, body and files; with --file, that file's text."""
     from skillchat.errors import FrontmatterError
-    from skillchat.files import list_skill_files, read_skill_file, read_skill_md
+    from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
     from skillchat.skills.frontmatter import json_safe, split_skill_md
 
     settings, registry = settings_and_registry(ctx, config, skills_dir)
@@ -279,7 +279,7 @@ def _show_rich(
 
     out = console.out()
     meta = Table.grid(padding=(0, 2))
-    meta.add_column(style="bold")
+    meta.add_column(style="strong")
     meta.add_column(overflow="fold")
     meta.add_row("path", safe.text(str(skill.root)))
     meta.add_row("trust", safe.text(trust.describe()))
@@ -289,7 +289,7 @@ def _show_rich(
         meta.add_row(safe.text(str(key)), safe.text(_scalar(value)))
     meta.add_row("files", safe.text("\n".join(files) or "(none)"))
     title = safe.text(safe.one_line(skill.name))
-    out.print(Panel(meta, title=title, title_align="left", border_style="cyan"))
+    out.print(Panel(meta, title=title, title_align="left", border_style="panel.border"))
     for w in skill.warnings:
         console.warn(str(w))
     out.print(safe.markdown(body))
@@ -350,11 +350,11 @@ def _print_reports(reports: list[Any], strict: bool) -> None:
     out = console.out()
     for report in reports:
         if terminal:
-            mark = ("✓", "green") if report.ok else ("✗", "red")
+            mark = ("✓", "ok") if report.ok else ("✗", "error")
             name = safe.one_line(report.name or "-")
-            out.print(safe.line(mark, " ", (name, "bold"), f"  {report.path}"))
+            out.print(safe.line(mark, " ", (name, "strong"), f"  {report.path}"))
         for p in report.problems:
-            style = {"error": "red", "warning": "yellow"}.get(p.severity, "dim")
+            style = {"error": "error", "warning": "warning"}.get(p.severity, "muted")
             shown = safe.one_line(str(p))
             out.print(safe.text(f"  {shown}" if terminal else shown, style), soft_wrap=True)
     errors = sum(len(r.errors) for r in reports)

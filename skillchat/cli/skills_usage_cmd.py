@@ -57,17 +57,17 @@ def cost_cmd(
     from rich.table import Table
 
     table = Table(expand=False)
-    table.add_column("skill", style="bold cyan", no_wrap=True)
+    table.add_column("skill", style="skill", no_wrap=True)
     for label in ("catalog", "body", "files", "activation"):
         table.add_column(label, justify="right")
     table.add_column("")
     for s in report.skills:
         note = "shortened" if s.shortened else ("" if s.in_catalog else "not in catalog")
         numbers = [f"{n:,}" for n in (s.catalog, s.body, s.files, s.activation)]
-        table.add_row(safe.text(s.name), *numbers, safe.text(s.error or note, "yellow"))
+        table.add_row(safe.text(s.name), *numbers, safe.text(s.error or note, "warning"))
     console.out().print(table)
     for line in summary:
-        console.out().print(safe.text(line, "dim"))
+        console.out().print(safe.text(line, "muted"))
 
 
 @app.command("stats", short_help="How the saved chats used each skill.")
@@ -110,11 +110,11 @@ def stats_cmd(
     from rich.table import Table
 
     table = Table(expand=False)
-    table.add_column("skill", style="bold cyan", no_wrap=True)
+    table.add_column("skill", style="skill", no_wrap=True)
     for label in ("by model", "by /name", "files read", "commands", "last used"):
         table.add_column(label, justify="right")
     for u in used:
         numbers = [str(n) for n in (u.by_model, u.by_user, u.files_read, u.commands)]
         table.add_row(safe.text(u.name), *numbers, safe.text(u.last_used or ""))
     console.out().print(table)
-    console.out().print(safe.text(footer, "dim"))
+    console.out().print(safe.text(footer, "muted"))

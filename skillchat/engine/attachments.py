@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from skillchat.errors import FileAccessError
-from skillchat.files import FileText
+from skillchat.safe_io.read import FileText
 from skillchat.tools.base import ToolContext
 from skillchat.tools.workspace_tools import content_key, read_workspace
 from skillchat.workspace.mentions import mentioned_paths

@@ -3,7 +3,7 @@
 The loop and its steps report each thing as it happens as one event value; every
 consumer is a `Listener` (a callable taking an event) and takes the events it
 cares about: the terminal views (ui/views.py) show text, cards and notices, the
-chat recorder (chats/recorder.py) saves messages, attachments and compactions,
+chat recorder (recorder.py) saves messages, attachments and compactions,
 eval's tally (evals/runner.py) counts files read and usage. A new consumer is one
 more listener; a new kind of event is one more class here.
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skillchat.engine.events import Usage
-from skillchat.files import FileText
+from skillchat.safe_io.read import FileText
 from skillchat.tools.base import ToolResult
 
 TextEnd = Literal["answer", "narration", "interrupted", "failed"]

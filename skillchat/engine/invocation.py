@@ -1,4 +1,4 @@
-"""Explicit skill invocation (DESIGN §6): `/name rest` at the start of a user message.
+"""Explicit skill invocation: `/name rest` at the start of a user message.
 
 `/name` with `name` a known skill activates it before the model is called and the
 prefix is stripped; an unknown `/name` is plain text, left untouched (a path such as

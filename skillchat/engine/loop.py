@@ -44,8 +44,8 @@ from skillchat.engine.steps.compaction import AutoCompaction
 from skillchat.engine.steps.fitting import Fitting
 from skillchat.engine.turn import Step, Turn, TurnResult
 from skillchat.errors import SkillchatError, ToolRoundLimit, UsageError
-from skillchat.files import FileText
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
+from skillchat.safe_io.read import FileText
 from skillchat.skills.registry import Registry
 from skillchat.tools.base import Tool, ToolContext, ToolResult
 from skillchat.tools.context import ContextLedger

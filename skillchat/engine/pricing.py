@@ -27,7 +27,8 @@ def _price_map() -> dict[str, Any]:
     for location in spec.submodule_search_locations:
         path = Path(location) / _PRICE_FILE
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            prices: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            return prices
         except (OSError, ValueError):
             continue
     return {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import email.utils
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 
 from skillchat.engine.events import Delta
 from skillchat.errors import ProviderError
@@ -61,7 +61,7 @@ def backoff_delay(attempt: int, retry_after: float | None) -> float:
     """
     if retry_after is not None:
         return min(retry_after, MAX_DELAY)
-    ceiling = min(BASE_DELAY * 2 ** (attempt - 1), MAX_DELAY)
+    ceiling = min(BASE_DELAY * 2.0 ** (attempt - 1), MAX_DELAY)
     return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 
@@ -71,7 +71,7 @@ def stream_with_retries(
     max_retries: int,
     sleep: Callable[[float], None] = time.sleep,
     on_retry: Callable[[int, float, ProviderError], None] | None = None,
-) -> Iterator[Delta]:
+) -> Generator[Delta, None, None]:
     """Yield the deltas of `open_stream()`, reopening it after a retryable failure.
 
     `on_retry(attempt, delay, error)` is called before each wait (to tell the user).

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from skillchat.engine.emit import ToolRecord
 from skillchat.engine.events import Usage
 from skillchat.engine.invocation import Invocation
-from skillchat.files import FileText
 from skillchat.prompt import InjectedSkill
+from skillchat.safe_io.read import FileText
 
 if TYPE_CHECKING:
     from skillchat.engine.loop import Chat

@@ -28,11 +28,12 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from skillchat.errors import SandboxFailure
+from skillchat.errors import SandboxFailure, ToolArgumentError
+from skillchat.mounts import SKILLS_MOUNT
 from skillchat.sandbox.detect import SandboxStatus
-from skillchat.sandbox.layout import SKILLS_MOUNT, SandboxSpec
+from skillchat.sandbox.layout import SandboxSpec
 from skillchat.sandbox.runner import Outcome, OutputSink, run_in_sandbox
-from skillchat.tools.base import ToolArgumentError, ToolResult
+from skillchat.tools.base import ToolResult
 
 MAX_COMMAND_CHARS = 20_000
 NETWORK_ON = "ON (includes this machine's local services)"

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillchat.skills.mounts import SCRATCH_MOUNT, SKILLS_MOUNT, WORKSPACE_MOUNT
+from skillchat.mounts import SCRATCH_MOUNT, SKILLS_MOUNT, WORKSPACE_MOUNT
 
 HOME = "/home/user"
 SANDBOX_UID = 1000

@@ -17,7 +17,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillchat.sandbox.layout import PROTECTED, WORKSPACE_MOUNT, Limits
+from skillchat.mounts import WORKSPACE_MOUNT
+from skillchat.sandbox.layout import PROTECTED, Limits
 
 MAX_LISTED = 200
 

@@ -67,6 +67,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
+from skillchat.mounts import SKILLS_MOUNT, WORKSPACE_MOUNT
 from skillchat.skills.command_paths import (
     Place,
     changes_shell_state,
@@ -78,7 +79,6 @@ from skillchat.skills.command_paths import (
     wildcard_matches,
     working_folders,
 )
-from skillchat.skills.mounts import SKILLS_MOUNT, WORKSPACE_MOUNT
 
 if TYPE_CHECKING:
     from skillchat.skills.model import Skill

@@ -19,7 +19,7 @@ must survive hostile files. Hence:
   (PyYAML silently keeps the last one; js-yaml and strictyaml refuse them).
 * A SKILL.md that is not a regular file, or has more than one hard link (another
   name for it may be outside the skill folder: the rule of every read, see
-  skillchat/files.py), is refused before a byte of it is read.
+  skillchat/safe_io/read.py), is refused before a byte of it is read.
 * Every failure is a `FrontmatterError` carrying a one-line message and the line of
   the SKILL.md it points to, never a traceback.
 """
@@ -33,11 +33,13 @@ import math
 import os
 import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from skillchat.errors import FrontmatterError
+from skillchat.errors import FileAccessError, FrontmatterError
+from skillchat.safe_io.read import Container, open_contained
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_DEPTH = 64  # collections inside collections; real frontmatter uses 2 or 3
@@ -62,7 +64,7 @@ class Frontmatter:
     key_lines: dict[Any, int] = field(default_factory=dict)
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _Loader(_BaseLoader):  # type: ignore[misc]
     """Safe loader that refuses aliases and duplicate keys, and records the line of
     each top-level key.
 
@@ -97,7 +99,8 @@ class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
                 seen.add(ident)
                 if node is self._root:
                     self.key_lines.setdefault(key_node.value, key_node.start_mark.line)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 # --------------------------------------------------------------------------- delimiters
@@ -203,7 +206,7 @@ def read_frontmatter_text(fd: int, *, hard_links: bool = False) -> str:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         raise FrontmatterError("SKILL.md is not a regular file")
-    if st.st_nlink > 1 and not hard_links:  # the same rule as every read (files.py)
+    if st.st_nlink > 1 and not hard_links:  # the same rule as every read (safe_io/read.py)
         raise FrontmatterError(
             f"SKILL.md has {st.st_nlink} hard links; a hard-linked file may be a second "
             "name for one outside the skill folder, so it is not read"
@@ -250,16 +253,22 @@ def parse_open_frontmatter(fd: int, filename: str, *, hard_links: bool = False) 
     return parse_frontmatter(text)
 
 
-def _open_symlinked(path: str, root: str, filename: str) -> int:
-    """Open a SKILL.md that is a symlink, only if it resolves inside the skill
-    folder: files outside it are never served, so they must not be listed either."""
-    real = os.path.realpath(path)
-    if not (real + os.sep).startswith(os.path.realpath(root) + os.sep):
-        raise FrontmatterError(f"{filename} is a symlink to a file outside the skill folder")
+def _open_symlinked(root: str, filename: str) -> int:
+    """Open a SKILL.md that is a symlink through the descriptor walk of every read: it
+    is served only if it leads to a regular file inside the skill folder (files
+    outside it are never served, so they must not be listed either), and what is
+    opened is what the walk checked."""
+    container = Container(Path(os.path.realpath(root)), "skill folder", "skill folder")
     try:
-        return os.open(real, _OPEN_FLAGS)
-    except OSError as exc:
-        raise FrontmatterError(f"cannot open {filename}: {exc.strerror or exc}") from None
+        return open_contained(container, filename)
+    except FileAccessError as exc:
+        if exc.code == "PATH_TRAVERSAL":
+            raise FrontmatterError(
+                f"{filename} is a symlink to a file outside the skill folder"
+            ) from None
+        if exc.code == "UNSUPPORTED_FILE":
+            raise FrontmatterError(f"{filename} is not a regular file") from None
+        raise FrontmatterError(exc.message) from None
 
 
 def open_skill_md(root: str) -> tuple[int, str] | None:
@@ -267,19 +276,17 @@ def open_skill_md(root: str) -> tuple[int, str] | None:
     the folder has neither, i.e. is not a skill.
 
     Opens with O_NOFOLLOW so the common case costs one syscall; a symlinked
-    SKILL.md takes the slow path through realpath. Raises FrontmatterError.
+    SKILL.md takes the descriptor walk. Raises FrontmatterError.
     """
     for filename in SKILL_MD_NAMES:
         path = os.path.join(root, filename)
         try:
-            if not _NOFOLLOW and os.path.islink(path):
-                return _open_symlinked(path, root, filename), filename
             return os.open(path, _OPEN_FLAGS | _NOFOLLOW), filename
         except FileNotFoundError:
             continue
         except OSError as exc:
-            if exc.errno == errno.ELOOP and os.path.islink(path):
-                return _open_symlinked(path, root, filename), filename
+            if exc.errno == errno.ELOOP:
+                return _open_symlinked(root, filename), filename
             raise FrontmatterError(f"cannot open {filename}: {exc.strerror or exc}") from None
     return None
 

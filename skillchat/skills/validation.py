@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from skillchat.errors import FrontmatterError
 from skillchat.hardlinks import hard_links_allowed
 from skillchat.skills.frontmatter import (
     SKILL_MD_NAMES,
-    FrontmatterError,
     json_safe,
     open_skill_md,
     parse_open_frontmatter,

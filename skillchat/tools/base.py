@@ -9,7 +9,8 @@ A tool is a subclass of `Tool` in its own module, registered once in
 - `call(args, context)`: the work, on arguments already parsed into a dict; it may
   raise `ToolArgumentError` for arguments it cannot use. `run` wraps it and never
   raises: bad JSON, bad arguments and bugs all become `error(...)` results;
-- `error(code, message)`: the tool's own error shape (the seeds differ per tool);
+- `error(code, message)`: the tool's own error shape (they differ per tool:
+  docs/tools.md);
 - `stored(args, content)`: the result as the chat database keeps it (file contents
   and SKILL.md bodies become stubs; a resumed chat's model reads them again);
 - `prompt_rule`: a paragraph for the system prompt while the tool is offered (and
@@ -91,8 +92,9 @@ def parse_arguments(raw: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError as exc:
-        raise ToolArgumentError(f"arguments are not valid JSON ({exc.msg}): {raw[:200]}") from None
+    except ValueError as exc:  # JSONDecodeError, or an int past Python's 4,300 digits
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise ToolArgumentError(f"arguments are not valid JSON ({reason}): {raw[:200]}") from None
     if not isinstance(value, dict):
         raise ToolArgumentError("arguments must be a JSON object")
     return value

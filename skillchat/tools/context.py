@@ -2,7 +2,7 @@
 
 A tool result that would repeat, byte for byte, something still in the context
 (same skill or workspace, same path, same content hash) wastes tokens and invites the model to
-loop; the tools answer `ALREADY_IN_CONTEXT` instead (seed 002). The ledger keys each
+loop; the tools answer `ALREADY_IN_CONTEXT` instead (docs/tools.md). The ledger keys each
 piece of content by the tool call that delivered it: when that message leaves the
 context (elided, cut, or rebuilt from storage as a stub) the caller forgets the
 call and the content is served again.

@@ -10,12 +10,12 @@
                "matchingLines": 3, "snippet": "40- ...\\n41: ...", "alreadyInContext": false}],
             "filesMatched", "filesSearched", "isTruncated", "notices": [...]}
 
-Errors are seed 002's `{"success": false, "errorCode", "errors": [...]}`, as
-read_file's: INVALID_ARGUMENT (a bad regex, a glob starting with '!'),
+Errors are `{"success": false, "errorCode", "errors": [...]}`, as read_file's
+(docs/tools.md): INVALID_ARGUMENT (a bad regex, a glob starting with '!'),
 PATH_TRAVERSAL (`../*`, an absolute glob or path), NOT_FOUND, PERMISSION_DENIED
 (hidden, ignored, or a folder whose `.gitignore` cannot be read), UNSUPPORTED_FILE.
 
-Snippets follow seed 002's retrieval pathing: the DocPath is what to pass to
+Snippets name two paths: the DocPath is what to pass to
 read_file, the ChunkPath where the snippet sits. A result whose file's whole text
 is already in the conversation (the ledger holds read_file's key for it) is marked
 `alreadyInContext`: the model should reuse that text, and a read_file of it would be
@@ -30,11 +30,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillchat.errors import FileAccessError
+from skillchat.errors import FileAccessError, ToolArgumentError
 from skillchat.tools.base import (
     Stored,
     Tool,
-    ToolArgumentError,
     ToolContext,
     ToolResult,
     function_schema,
@@ -76,7 +75,7 @@ def _optional_string(args: dict[str, Any], key: str) -> str | None:
 
 
 class _WorkspaceFinder(Tool):
-    """What both tools share: offered with a workspace, seed 002's error shape."""
+    """What both tools share: offered with a workspace, read_file's error shape."""
 
     @classmethod
     def offered(cls, context: ToolContext) -> bool:
@@ -110,7 +109,7 @@ class ListFiles(_WorkspaceFinder):
 
 def listing_result(listing: Listing) -> ToolResult:
     """The payload of a listing, and a card preview of its first entries."""
-    entries = [
+    entries: list[dict[str, Any]] = [
         {"path": e.path, "type": "directory"}
         if e.is_dir
         else {"path": e.path, "type": "file", "sizeBytes": e.size}
@@ -210,7 +209,7 @@ def _in_context(context: ToolContext, path: str) -> bool:
 
 def search_result(found: Search, context: ToolContext) -> ToolResult:
     """The payload of a search, and a card preview: the count, then the ChunkPaths."""
-    results = [
+    results: list[dict[str, Any]] = [
         {
             "docPath": hit.path,
             "chunkPath": hit.chunk_path,

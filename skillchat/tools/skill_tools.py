@@ -7,9 +7,9 @@
     read_file_in_skill(skill_name, file_path,
                        max_bytes?)                 -> the file's text | "ERROR: <message>"
 
-The result shapes and error messages are the seeds' own (000, 003, 004), because
-models and prompts written against those contracts should work unchanged. Every
-file read goes through `skillchat/files.py`. They are offered only in a chat that has
+The result shapes and error messages are a contract (docs/tools.md): models and
+prompts written against them must work unchanged. Every
+file read goes through `skillchat/safe_io/read.py`. They are offered only in a chat that has
 skills. In the chat database, a get_skill result is a stub (SKILL.md bodies are the
 skill's, and a resumed chat must read the current version) and so is the text of a
 successful read_file_in_skill; errors are kept, so a resumed model sees why a call
@@ -21,15 +21,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from skillchat.errors import FileAccessError
-from skillchat.files import (
-    FileText,
-    list_skill_files,
-    read_skill_file,
-    read_skill_md,
-    truncation_notice,
-)
-from skillchat.skills.frontmatter import FrontmatterError, json_safe, split_skill_md
+from skillchat.errors import FileAccessError, FrontmatterError
+from skillchat.safe_io.read import FileText, truncation_notice
+from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
+from skillchat.skills.frontmatter import json_safe, split_skill_md
 from skillchat.skills.model import Skill
 from skillchat.tools.base import (
     MAX_BYTES_SCHEMA,
@@ -71,7 +66,7 @@ def _already(tool: type[Tool], what: str, holder: str) -> ToolResult:
 
 
 def lookup(context: ToolContext, skill_name: str, *, by_model: bool = True) -> Skill:
-    """The named skill, or a FileAccessError with the seeds' message.
+    """The named skill, or a FileAccessError with the contract's message.
 
     A skill its author hid from the model (`disable-model-invocation`, Codex's
     `allow_implicit_invocation: false`) is the user's to start: the model may use
@@ -104,7 +99,7 @@ class SkillTool(Tool):
 
 
 class ListSkills(SkillTool):
-    """Seed 004. With no skill directory at all, the seed's "folder not found"."""
+    """The skills' names; with no skill directory at all, "folder not found"."""
 
     name = LIST_SKILLS
     schema = function_schema(
@@ -129,7 +124,8 @@ class ListSkills(SkillTool):
 
 
 class GetSkill(SkillTool):
-    """Seed 003 / seed 001's activate; also what `/name` runs (with `$ARGUMENTS`)."""
+    """A skill's instructions (activating it); also what `/name` runs (with
+    `$ARGUMENTS`)."""
 
     name = GET_SKILL
     schema = function_schema(
@@ -213,7 +209,7 @@ class GetSkill(SkillTool):
 
 
 class ReadFileInSkill(SkillTool):
-    """Seed 000 / seed 001's readResource, from byte `offset` on. `max_bytes` can only
+    """One file of a skill, from byte `offset` on. `max_bytes` can only
     lower the limit, which is `result_cap`."""
 
     name = READ_FILE

@@ -1,4 +1,4 @@
-"""`read_file`: the model's read-only window on the user's workspace (seed 002).
+"""`read_file`: the model's read-only window on the user's workspace.
 
     read_file(path, max_bytes?,
               offset?)      -> {"success": true,
@@ -6,16 +6,16 @@
                                               "nextOffset" (only when cut)}}
                                  | {"success": false, "errorCode": CODE, "errors": [message]}
 
-The shapes and the ActiveFiles rule are seed 002's: a file whose unchanged content
+The shapes and the active-files rule are a contract (docs/tools.md): a file whose unchanged content
 is already in the conversation (attached by the user, or returned by an earlier
 read that is still in context) is not sent again but answered `ALREADY_IN_CONTEXT`
-with the seed's message; a file changed on disk since is a new content hash and is
-served afresh. Error codes are seed 002's four plus PATH_TRAVERSAL, TOO_LARGE,
-UNSUPPORTED_FILE, PERMISSION_DENIED. The parameter is `max_bytes`, like
-read_file_in_skill's; seed 002's spelling `maxBytes` is accepted too.
+with the contract's message; a file changed on disk since is a new content hash and is
+served afresh. Error codes: INVALID_ARGUMENT, NOT_FOUND, ALREADY_IN_CONTEXT, INTERNAL_ERROR,
+PATH_TRAVERSAL, UNSUPPORTED_FILE, PERMISSION_DENIED. The parameter is `max_bytes`, like
+read_file_in_skill's; the spelling `maxBytes` is accepted too.
 
 Offered only in a chat with a workspace. Every read goes through `Workspace.read`,
-hence `skillchat/files.py`. Stored in the chat as a stub (path, size, cut flag): the
+hence `skillchat/safe_io/read.py`. Stored in the chat as a stub (path, size, cut flag): the
 files are the user's, and a resumed chat must read the current version.
 """
 
@@ -25,7 +25,7 @@ import contextlib
 from typing import Any
 
 from skillchat.errors import FileAccessError
-from skillchat.files import FileText
+from skillchat.safe_io.read import FileText
 from skillchat.tools.base import (
     MAX_BYTES_SCHEMA,
     OFFSET_SCHEMA,
@@ -62,7 +62,7 @@ def read_workspace(
 
 
 class ReadWorkspaceFile(Tool):
-    """Seed 002's execution rules: validate, ActiveFiles, read, or say why not."""
+    """Validate, check the active files, read, or say why not."""
 
     name = READ_WORKSPACE_FILE
     schema = function_schema(
@@ -87,15 +87,15 @@ class ReadWorkspaceFile(Tool):
 
     @classmethod
     def error(cls, code: str, message: str) -> ToolResult:
-        """Seed 002's error payload."""
+        """The error payload (docs/tools.md)."""
         content = to_json({"success": False, "errorCode": code, "errors": [message]})
         return ToolResult(content, is_error=True, error_code=code, preview=message)
 
     @classmethod
     def result(cls, file: FileText) -> ToolResult:
-        """Seed 002's success payload for `file`, keyed for the ledger (attachments
+        """The success payload for `file`, keyed for the ledger (attachments
         are put in context with it too)."""
-        payload = {
+        payload: dict[str, Any] = {
             "success": True,
             "file": {
                 "path": file.path,
@@ -104,7 +104,7 @@ class ReadWorkspaceFile(Tool):
                 "isTruncated": file.truncated,
             },
         }
-        if file.truncated:  # where to read on: the seed's content stays the file's text
+        if file.truncated:  # where to read on: `content` stays the file's text
             payload["file"]["nextOffset"] = file.end
         return ToolResult(
             to_json(payload),
@@ -138,7 +138,7 @@ class ReadWorkspaceFile(Tool):
         try:
             file = read_workspace(context, path, max_bytes, offset)
         except FileAccessError as exc:
-            if exc.code == "NOT_FOUND":  # the seed's wording: the model should ask
+            if exc.code == "NOT_FOUND":  # the contract's wording: the model should ask
                 return self.error(
                     "NOT_FOUND",
                     f"File '{path}' is not available in activeFiles or the workspace. "

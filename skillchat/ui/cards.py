@@ -1,4 +1,4 @@
-"""Tool cards: every tool call shown to the user as a small Rich panel (seed 001 §9).
+"""Tool cards: every tool call shown to the user as a small Rich panel.
 
 A card says which tool ran, with what arguments, and what came back: size, whether
 it was cut, errors in red, and a preview collapsed to its first and last lines, so
@@ -79,23 +79,23 @@ def tool_card(record: ToolRecord, number: int | None = None) -> RenderableType:
     from rich.text import Text
 
     error = record.result.is_error
-    title = Text(f"#{number} " if number is not None else "", style="dim")
-    title.append(exact(record.name, style="bold"))
+    title = Text(f"#{number} " if number is not None else "", style="muted")
+    title.append(exact(record.name, style="strong"))
     if record.synthetic:  # added by skillchat, not called by the model
         skill = json.loads(record.arguments).get("skill_name")
-        title.append(clean(f" · /{skill}") if skill else " · attached", style="dim")
+        title.append(clean(f" · /{skill}") if skill else " · attached", style="muted")
     body = Text()
-    body.append("args  ", style="dim")
+    body.append("args  ", style="muted")
     body.append(exact(format_arguments(record.arguments) or "(none)"))
     preview = collapse(clean(record.result.preview))
     if preview:
         body.append("\n")
-        body.append("\n".join(preview), style="red" if error else "")
+        body.append("\n".join(preview), style="error" if error else "")
     return Panel(
         body,
         title=title,
         title_align="left",
-        subtitle=Text(clean(summary(record)), style="red" if error else "dim"),
+        subtitle=Text(clean(summary(record)), style="error" if error else "muted"),
         subtitle_align="right",
-        border_style="red" if error else "cyan",
+        border_style="card.border.error" if error else "card.border",
     )

@@ -2,7 +2,7 @@
 `/resume`, `/show`, `/attach`, `/files`, `/grep`, `/compact`, `/reload`, `/trust`, `/exit`.
 
 A line whose first word is one of these runs it and never reaches the model; a
-skill with the same name is reached with `/skill NAME` (DESIGN §6), and the REPL
+skill with the same name is reached with `/skill NAME`, and the REPL
 says so once. Each command is a function of the session and the rest of the line;
 it returns True only to end the session. Every line goes through `_print`, which
 makes each part safe (ui/safe.py): skill descriptions, chat titles, tool arguments
@@ -45,11 +45,11 @@ def _help(repl: Repl, arg: str) -> None:
     for command in COMMANDS.values():
         if command.name in ALIASES:
             continue
-        _print((f"/{command.name} {command.usage}".ljust(16), "bold"), command.help)
-    _print(("/skill NAME ...".ljust(16), "bold"), "use a skill, even one a command shadows")
-    _print(("/NAME ...".ljust(16), "bold"), "use the skill NAME for this message (Tab completes)")
+        _print((f"/{command.name} {command.usage}".ljust(16), "strong"), command.help)
+    _print(("/skill NAME ...".ljust(16), "strong"), "use a skill, even one a command shadows")
+    _print(("/NAME ...".ljust(16), "strong"), "use the skill NAME for this message (Tab completes)")
     _print(
-        ("keys".ljust(16), "dim"),
+        ("keys".ljust(16), "muted"),
         "Enter sends · Esc Enter (Alt+Enter) new line · Ctrl-C stops a reply · Ctrl-D quits",
     )
 
@@ -65,23 +65,23 @@ def _skills(repl: Repl, arg: str) -> None:
     session = repl.session
     names = session.registry.names()
     if not names:
-        _print(("no skills found", "yellow"), " (skill directories: see `skillchat config show`)")
+        _print(("no skills found", "warning"), " (skill directories: see `skillchat config show`)")
     active = set(session.chat.activated)
     for name in names:
         skill = session.registry.skills[name]
-        mark = ("● ", "green") if name in active else "  "
+        mark = ("● ", "ok") if name in active else "  "
         shadowed = " (use /skill " + name + ")" if name in COMMANDS else ""
         note = " (user only)" if not skill.model_invocable else ""
         note += " (model only)" if not skill.user_invocable else ""
         _print(
             mark,
-            (name, "bold"),
+            (name, "strong"),
             shadowed,
-            (note, "yellow"),
-            ("  " + one_line(skill.description), "dim"),
+            (note, "warning"),
+            ("  " + one_line(skill.description), "muted"),
         )
     for name in session.settings.skills_disabled:
-        _print("  ", (name, "bold"), ("  disabled", "yellow"))
+        _print("  ", (name, "strong"), ("  disabled", "warning"))
 
 
 def _toggle(repl: Repl, action: str, name: str) -> None:
@@ -104,8 +104,8 @@ def _toggle(repl: Repl, action: str, name: str) -> None:
     repl.warn_skills()
     where = session.settings.config_path or "the config file"
     _print(
-        (f"{name} {action}d for this session", "bold"),
-        (f"; to keep it, edit [skills] disabled in {where}", "dim"),
+        (f"{name} {action}d for this session", "strong"),
+        (f"; to keep it, edit [skills] disabled in {where}", "muted"),
     )
 
 
@@ -120,7 +120,7 @@ def _retry(repl: Repl, arg: str) -> None:
         text = content if isinstance(content, str) else None
     if not text:
         raise UsageError("nothing to retry: no message was sent in this chat")
-    _print(("retrying: ", "dim"), (one_line(text)[:80], "dim"))
+    _print(("retrying: ", "muted"), (one_line(text)[:80], "muted"))
     repl.send(text)
 
 
@@ -128,12 +128,12 @@ def _model(repl: Repl, arg: str) -> None:
     session = repl.session
     if arg:
         session.switch_model(arg)
-    _print("model: ", (session.settings.model, "bold"), f" (backend: {session.backend.name})")
+    _print("model: ", (session.settings.model, "strong"), f" (backend: {session.backend.name})")
 
 
 def _new(repl: Repl, arg: str) -> None:
     repl.start_chat(None)
-    _print(("new chat", "dim"))
+    _print(("new chat", "muted"))
 
 
 def _chats(repl: Repl, arg: str) -> None:
@@ -141,12 +141,12 @@ def _chats(repl: Repl, arg: str) -> None:
 
     chats = repl.session.store.list_chats(limit=CHATS_SHOWN) if repl.session.store else []
     if not chats:
-        _print(("no saved chats yet", "dim"))
+        _print(("no saved chats yet", "muted"))
     for chat in chats:
         current = chat.id == repl.session.chat_id
         _print(
-            ("* " if current else "  ", "green"),
-            (chat.id, "bold"),
+            ("* " if current else "  ", "ok"),
+            (chat.id, "strong"),
             f"  {local_time(chat.updated_at)}  {chat.message_count:>4} msgs  ",
             one_line(chat.title or "(untitled)"),
         )
@@ -171,8 +171,8 @@ def _show(repl: Repl, arg: str) -> None:
     from skillchat.ui import safe
     from skillchat.ui.console import out
 
-    head = safe.exact(f"#{arg} {record.name}", "bold")  # invisible characters marked
-    out().print(head.append("  ").append(safe.exact(record.arguments, "dim")))
+    head = safe.exact(f"#{arg} {record.name}", "strong")  # invisible characters marked
+    out().print(head.append("  ").append(safe.exact(record.arguments, "muted")))
     try:
         value = json.loads(record.result.content)
     except ValueError:
@@ -182,10 +182,10 @@ def _show(repl: Repl, arg: str) -> None:
         return
     for key, item in value.items():  # get_skill's documentation as text, not one JSON line
         if isinstance(item, str) and "\n" in item:
-            _print((f"{key}:", "cyan"))
+            _print((f"{key}:", "key"))
             _print(item)
         else:
-            _print((f"{key}: ", "cyan"), json.dumps(item, ensure_ascii=False))
+            _print((f"{key}: ", "key"), json.dumps(item, ensure_ascii=False))
 
 
 def _attach(repl: Repl, arg: str) -> None:
@@ -197,14 +197,14 @@ def _attach(repl: Repl, arg: str) -> None:
         pending = attachments.pending if attachments else []
         if not pending:
             raise UsageError("/attach needs a path in the workspace (Tab completes)")
-        _print(("for the next message: ", "dim"), ", ".join(pending))
+        _print(("for the next message: ", "muted"), ", ".join(pending))
         return
     file = repl.session.chat.attach(arg)
     cut = ", cut to the limit" if file.truncated else ""
     _print(
-        ("attached ", "dim"),
-        (file.path, "bold"),
-        (f" ({human_size(file.size)}{cut}): it goes with your next message", "dim"),
+        ("attached ", "muted"),
+        (file.path, "strong"),
+        (f" ({human_size(file.size)}{cut}): it goes with your next message", "muted"),
     )
 
 
@@ -223,15 +223,15 @@ def _find(repl: Repl, tool: str, args: dict[str, str]) -> None:
         raise UsageError(f"{result['errorCode']}: {result['errors'][0]}")
     for entry in result.get("entries", []):
         size = f"  {human_size(entry['sizeBytes'])}" if "sizeBytes" in entry else ""
-        _print(entry["path"], (size, "dim"))
+        _print(entry["path"], (size, "muted"))
     for hit in result.get("results", []):
         mark = "  (already in the chat)" if hit["alreadyInContext"] else ""
-        _print((hit["docPath"], "bold"), ("  " + hit["chunkPath"] + mark, "dim"))
+        _print((hit["docPath"], "strong"), ("  " + hit["chunkPath"] + mark, "muted"))
         _print(hit["snippet"])
     if "results" in result:
-        _print((f"{result['filesMatched']} of {result['filesSearched']} files match", "dim"))
+        _print((f"{result['filesMatched']} of {result['filesSearched']} files match", "muted"))
     for notice in result["notices"]:
-        _print((notice, "yellow"))
+        _print((notice, "warning"))
 
 
 def _files(repl: Repl, arg: str) -> None:
@@ -255,7 +255,7 @@ def _reload(repl: Repl, arg: str) -> None:
         line += f"; new: {', '.join(added)}"
     if removed:
         line += f"; gone: {', '.join(removed)}"
-    _print((line, "dim"))
+    _print((line, "muted"))
 
 
 def _trust(repl: Repl, arg: str) -> None:
@@ -271,23 +271,23 @@ def _trust(repl: Repl, arg: str) -> None:
     skills = [registry.skills[n] for n in registry.names()]
     pending = needing_trust(store, skills) if arg in ("", "--all") else []
     if arg in ("", "--all") and not pending:
-        _print(("every skill is trusted", "dim"))
+        _print(("every skill is trusted", "muted"))
         return
     if not arg:
         for skill, state in pending:
-            _print("  ", (skill.name, "bold"), ("  " + state.describe(), "yellow"))
-        _print(("/trust NAME (or --all) trusts as it is now; a change revokes it", "dim"))
+            _print("  ", (skill.name, "strong"), ("  " + state.describe(), "warning"))
+        _print(("/trust NAME (or --all) trusts as it is now; a change revokes it", "muted"))
         return
     chosen = [skill for skill, _ in pending]
     for name in arg.split() if arg != "--all" else []:
-        skill = registry.get(name)
-        if skill is None:
+        named = registry.get(name)
+        if named is None:
             raise UsageError(f"no skill named '{name}' (see /skills)")
-        chosen.append(skill)
+        chosen.append(named)
     lines = [apply_trust(store, skill) for skill in chosen]
     store.save()
     for line in lines:
-        _print(("✓ ", "green"), line)
+        _print(("✓ ", "ok"), line)
 
 
 def _compact(repl: Repl, arg: str) -> None:

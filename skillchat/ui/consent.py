@@ -93,7 +93,7 @@ class ReplConsent:
     def __call__(self, request: RunRequest) -> Verdict:
         if request.verdict.kind == "approved":  # allowed-tools of a trusted skill
             out().print(
-                Text(clean(f"run_command pre-approved: {request.verdict.reason}"), style="dim")
+                Text(clean(f"run_command pre-approved: {request.verdict.reason}"), style="muted")
             )
             return Verdict("approved")
         scope = always_scope(request.skill_name, request.command)
@@ -101,11 +101,11 @@ class ReplConsent:
             return Verdict("approved")
         _discard_typed_ahead()
         console = out()
-        card = Text("run_command wants to run\n", style="bold yellow")
+        card = Text("run_command wants to run\n", style="consent.title")
         card.append("  $ ")
         card.append(exact(request.command))
-        card.append("\n  skill: ", style="dim")
-        card.append(exact(request.skill_name or "(none)", style="dim"))
+        card.append("\n  skill: ", style="muted")
+        card.append(exact(request.skill_name or "(none)", style="muted"))
         card.append(
             clean(
                 f" · in {request.cwd} · "
@@ -113,18 +113,18 @@ class ReplConsent:
                 f"workspace writes: {'ON' if request.writes else 'off'} · "
                 f"timeout {request.timeout_s:g} s\n  asking because: {request.verdict.reason}"
             ),
-            style="dim",
+            style="muted",
         )
-        card.append("\n  always = ", style="dim")
+        card.append("\n  always = ", style="muted")
         if scope[1]:
-            card.append(exact(shlex.join(scope[2]) + " …", style="dim"))
+            card.append(exact(shlex.join(scope[2]) + " …", style="muted"))
         else:
-            card.append("this exact command", style="dim")
-        card.append(" from skill ", style="dim")
-        card.append(exact(request.skill_name or "(none)", style="dim"))
-        card.append(", until this chat ends", style="dim")
+            card.append("this exact command", style="muted")
+        card.append(" from skill ", style="muted")
+        card.append(exact(request.skill_name or "(none)", style="muted"))
+        card.append(", until this chat ends", style="muted")
         console.print(card)
-        console.print(Text("Run it? [y]es / [n]o / [a]lways: ", style="bold"), end="")
+        console.print(Text("Run it? [y]es / [n]o / [a]lways: ", style="strong"), end="")
         try:
             answer = sys.stdin.readline().strip().lower()
         except KeyboardInterrupt:
@@ -150,14 +150,14 @@ def live_card(request: RunRequest) -> Iterator[OutputSink]:
     from rich.panel import Panel
 
     tail: list[str] = [""]
-    title = Text("run_command · running", style="bold")
+    title = Text("run_command · running", style="strong")
 
     def card() -> Panel:
-        body = Text("$ ", style="bold")
-        body.append(exact(request.command, style="bold"))
+        body = Text("$ ", style="strong")
+        body.append(exact(request.command, style="strong"))
         body.append("\n")
-        body.append(clean("\n".join(tail[-TAIL_LINES:])), style="dim")
-        return Panel(body, title=title, title_align="left", border_style="yellow")
+        body.append(clean("\n".join(tail[-TAIL_LINES:])), style="muted")
+        return Panel(body, title=title, title_align="left", border_style="consent.border")
 
     with Live(card(), console=out(), transient=True, auto_refresh=False) as live:
 

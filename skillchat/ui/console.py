@@ -22,7 +22,9 @@ def out() -> Console:
     """The console for the command's result (stdout)."""
     from rich.console import Console
 
-    return Console(soft_wrap=False, highlight=False)
+    from skillchat.ui.theme import theme
+
+    return Console(soft_wrap=False, highlight=False, theme=theme())
 
 
 @cache
@@ -30,7 +32,9 @@ def err() -> Console:
     """The console for cards, progress and diagnostics (stderr)."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    from skillchat.ui.theme import theme
+
+    return Console(stderr=True, highlight=False, theme=theme())
 
 
 def stdout_is_terminal() -> bool:
@@ -45,7 +49,7 @@ def warn(message: str) -> None:
     from skillchat.ui import safe
     from skillchat.ui.redact import redact
 
-    err().print(safe.line(("warning: ", "yellow"), redact(message)), soft_wrap=True)
+    err().print(safe.line(("warning: ", "warning"), redact(message)), soft_wrap=True)
 
 
 def error_line(message: str) -> str:

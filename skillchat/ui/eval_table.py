@@ -30,14 +30,14 @@ def _cells(result: SkillResult, minimum: float | None) -> dict[str, Text]:
     )
     tokens = "-" if result.mean_tokens is None else f"{result.mean_tokens:,.0f}"
     cost = "-" if result.mean_cost is None else f"${result.mean_cost:.4f}"
-    catalog_style = {"full": "", "shortened": "yellow", "cut": "red"}[result.catalog]
+    catalog_style = {"full": "", "shortened": "warning", "cut": "error"}[result.catalog]
     return {
         "model": safe.text(result.model),
-        "skill": safe.text(result.skill, "bold cyan"),
-        "triggered": safe.line((trigger, "red" if result.below(minimum) else "")),
-        "false triggers": safe.line((false, "red" if data["false_trigger_runs"] else "")),
+        "skill": safe.text(result.skill, "skill"),
+        "triggered": safe.line((trigger, "error" if result.below(minimum) else "")),
+        "false triggers": safe.line((false, "error" if data["false_trigger_runs"] else "")),
         "catalog": safe.line((result.catalog, catalog_style)),
-        "errors": safe.line((str(result.errors), "red" if result.errors else "")),
+        "errors": safe.line((str(result.errors), "error" if result.errors else "")),
         "tokens/run": safe.text(tokens),
         "cost/run": safe.text(cost),
     }
@@ -65,33 +65,33 @@ def print_report(report: Report, console: Console) -> None:
     for name in columns:
         left = name in ("model", "skill", "catalog")
         table.add_column(name, justify="left" if left else "right", no_wrap=name == "skill")
-    for result in report.skills:
-        cells = _cells(result, report.min_trigger_rate)
+    for row in report.skills:
+        cells = _cells(row, report.min_trigger_rate)
         table.add_row(*(cells[name] for name in columns))
     if len(report.models) == 1:
-        console.print(safe.line("model: ", (report.models[0], "bold")))
+        console.print(safe.line("model: ", (report.models[0], "strong")))
     console.print(table)
     failed = [(s, r) for s in report.skills for r in s.failed]
     if failed:
-        console.print(safe.line(("Queries that went wrong", "bold")))
+        console.print(safe.line(("Queries that went wrong", "strong")))
     for skill, result in failed:
         q = result.job.query
         expected = "should trigger" if q.should_trigger else "should not trigger"
         parts: list[str | tuple[str, str]] = [
             "  ",
-            (f"{skill.skill}", "cyan"),
+            (f"{skill.skill}", "skill"),
             f" on {skill.model} ({expected}) {len(result.wrong)}/{len(result.outcomes)} wrong: ",
             safe.one_line(q.query, QUERY_CHARS),
         ]
         instead = activated_instead(result)
         if instead:
-            parts.append(("  activated instead: " + ", ".join(instead), "yellow"))
+            parts.append(("  activated instead: " + ", ".join(instead), "warning"))
         errors = {o.error for o in result.wrong if o.error}
         if errors:
-            parts.append(("  error: " + safe.one_line(sorted(errors)[0], 200), "red"))
+            parts.append(("  error: " + safe.one_line(sorted(errors)[0], 200), "error"))
         console.print(safe.line(*parts), soft_wrap=True)
     for note in notes(report):
-        console.print(safe.line(("note: ", "yellow"), note), soft_wrap=True)
+        console.print(safe.line(("note: ", "warning"), note), soft_wrap=True)
 
 
 def notes(report: Report) -> list[str]:

@@ -1,9 +1,9 @@
-"""The interactive session: `skillchat` with no command (DESIGN §1, §6, §7).
+"""The interactive session: `skillchat` with no command.
 
     Repl(settings, registry, store, transcript).run()  -> exit code
 
 Each line is a built-in command (ui/commands.py) or a message for the loop; every
-message is saved as it completes (chats/recorder.py). What the session guarantees:
+message is saved as it completes (recorder.py). What the session guarantees:
 
 - The prompt comes first. The model library (openai ~0.5 s, litellm seconds) and
   Rich's Markdown load in daemon threads started once the prompt is on screen, so
@@ -39,8 +39,9 @@ from skillchat.ui.safe import counted, one_line
 from skillchat.ui.views import ReplView
 
 if TYPE_CHECKING:
-    from skillchat.chats.recorder import ChatRecorder
-    from skillchat.chats.store import ChatStore, Transcript
+    from skillchat.recorder import ChatRecorder
+    from skillchat.chats.records import Transcript
+    from skillchat.chats.store import ChatStore
     from skillchat.skills.registry import Registry
     from skillchat.workspace.files import Workspace
 
@@ -134,27 +135,27 @@ class Repl:
                 return bool(command.run(self, arg))
             if mistake := unknown_name(text, self.session.registry, commands.COMMANDS):
                 # Not sent: a typo would cost a request and an answer to the wrong text.
-                _line(f"{mistake} (not sent; Up brings the line back)", "yellow")
+                _line(f"{mistake} (not sent; Up brings the line back)", "warning")
                 return False
             self.send(text)
         except KeyboardInterrupt:  # a reply (or a command) stopped; what was shown stays
-            _line("⏹ interrupted", "yellow")
+            _line("⏹ interrupted", "warning")
         except SkillchatError as exc:
-            _line(f"error: {error_line(str(exc))}", "red")
+            _line(f"error: {error_line(str(exc))}", "error")
         except Exception as exc:  # a bug must not end the session (the chat is saved)
             if self.debug:
                 from skillchat.ui.redact import traceback_text
 
                 _line(traceback_text(exc))
             detail = error_line(f"{exc.__class__.__name__}: {exc}")
-            _line(f"internal error: {detail} (rerun with --debug)", "red")
+            _line(f"internal error: {detail} (rerun with --debug)", "error")
         return False
 
     def send(self, text: str) -> None:
         """One message to the model (the loop keeps and saves a reply cut by Ctrl-C)."""
         backend = self.session.backend
         if isinstance(backend, BackgroundBackend) and backend.loading:
-            _line(f"(loading the {backend.name} library…)", "dim")
+            _line(f"(loading the {backend.name} library…)", "muted")
         self.last_sent = text
         with keys_unechoed():
             result = self.session.send(text)
@@ -165,11 +166,11 @@ class Repl:
         if self.recorder.pending and not self.recorder.flush():
             n, chat = self.recorder.pending, self.recorder.chat_id or "(new)"
             failure = error_line(str(self.recorder.failure))
-            _line(f"error: {counted(n, 'write')} of chat {chat} not saved: {failure}", "red")
+            _line(f"error: {counted(n, 'write')} of chat {chat} not saved: {failure}", "error")
             return 1
         if self.recorder.chat_id is not None:
             chat = self.recorder.chat_id
-            _line(f"chat {chat} saved: skillchat -c (or --chat {chat}) goes on with it", "dim")
+            _line(f"chat {chat} saved: skillchat -c (or --chat {chat}) goes on with it", "muted")
         return 0
 
     # ------------------------------------------------------------ chat switching
@@ -200,7 +201,7 @@ class Repl:
         chat = self.store.get_chat(self.recorder.chat_id or "")
         title = one_line(chat.title or "untitled")
         _line(
-            f"resumed chat {chat.id} · {counted(chat.message_count, 'message')} · {title}", "bold"
+            f"resumed chat {chat.id} · {counted(chat.message_count, 'message')} · {title}", "strong"
         )
         messages = self.session.chat.messages
         replies = [m for m in messages if m["role"] == "assistant" and m["content"]]
@@ -210,7 +211,7 @@ class Repl:
             cut = lines[-RESUME_PREVIEW_LINES:]
             if len(lines) > len(cut):
                 cut.insert(0, "…")
-            _line("\n".join(cut), "dim")
+            _line("\n".join(cut), "muted")
 
     # --------------------------------------------------------- toolbar, completion
 

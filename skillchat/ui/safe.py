@@ -63,7 +63,7 @@ _INVISIBLE = re.compile(
     "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
 )
-MARKER_STYLE = "reverse"
+MARKER_STYLE = "marker"  # ui/theme.py
 
 
 def _visible(match: re.Match[str]) -> str:

@@ -38,7 +38,7 @@ class _Line:
         line = f"{FRAMES[int(waited * 10) % len(FRAMES)]} {LABEL}"
         if waited >= SECONDS_AFTER:
             line += f" · {waited:.0f}s"
-        return Text(line, style="dim")
+        return Text(line, style="muted")
 
 
 class WaitingLine:

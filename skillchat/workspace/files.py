@@ -3,7 +3,7 @@
     workspace = Workspace.open("~/src/app")       # WorkspaceError if not a folder
     text = workspace.read("src/main.py", limit=2_000_000)
 
-Every read goes through `skillchat/files.py` (`read_contained`): the same lexical and
+Every read goes through `skillchat/safe_io/read.py` (`read_contained`): the same lexical and
 real-path containment, regular-files-only, binary and size rules as skill files.
 On top of them the workspace refuses, before touching the file:
 
@@ -37,8 +37,8 @@ from skillchat.errors import (
     UsageError,
     WorkspaceError,
 )
-from skillchat.fdwalk import is_inside
-from skillchat.files import Container, FileText, normalise_relative_path, read_contained
+from skillchat.safe_io.read import Container, FileText, normalise_relative_path, read_contained
+from skillchat.safe_io.walk import is_inside
 from skillchat.workspace.walk import MAX_WALK_ENTRIES, Walker
 
 LABEL = "workspace"

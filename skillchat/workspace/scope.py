@@ -21,8 +21,8 @@ import re
 from collections.abc import Callable
 
 from skillchat.errors import FileAccessError, GlobTimeout
-from skillchat.fdwalk import is_inside
-from skillchat.files import normalise_relative_path, traversal_error
+from skillchat.safe_io.read import normalise_relative_path, traversal_error
+from skillchat.safe_io.walk import is_inside
 from skillchat.workspace.files import Workspace
 from skillchat.workspace.globmatch import compile_pattern
 from skillchat.workspace.ignore import as_bytes_path, parse_rule

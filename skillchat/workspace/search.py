@@ -6,7 +6,7 @@
     hit.chunk_path     # 'src/cart.py#L40-L58': where in the file (informational)
     hit.snippet        # '40- ...\\n41: total = round(...)\\n...' numbered lines
 
-Seed 002 describes retrieval snippets this way: the DocPath hydrates the whole file
+A retrieval snippet names two paths (docs/tools.md): the DocPath hydrates the whole file
 with `read_file`, the ChunkPath says which part the snippet is. Here:
 
 - The query is literal text (case-sensitive, like `git grep -F`) unless `regex`.
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillchat.errors import FileAccessError, RegexTimeout, SearchFileTooLarge
-from skillchat.files import FileText, read_bytes_at
+from skillchat.safe_io.read import FileText, read_bytes_at
 from skillchat.workspace.files import Workspace
 from skillchat.workspace.scope import compile_glob, folder_error, invalid, resolve_folder
 from skillchat.workspace.walk import Entry, Walker
@@ -87,7 +87,8 @@ def _matcher(query: str, regex: bool) -> Callable[[str, float], list[int]]:
     if not regex:
 
         def literal(text: str, _: float) -> list[int]:
-            found, at = [], text.find(query)
+            found: list[int] = []
+            at = text.find(query)
             while at != -1 and len(found) < MAX_MATCHES_PER_FILE:
                 found.append(at)
                 at = text.find(query, at + max(1, len(query)))

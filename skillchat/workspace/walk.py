@@ -4,7 +4,7 @@
 may read: no hidden entry (a name starting with '.'), nothing git ignores, no link
 leading out of the workspace or to a hidden or ignored file, regular files only.
 
-Folders are opened one at a time from their open parent (`skillchat/files.py`,
+Folders are opened one at a time from their open parent (`skillchat/safe_io/read.py`,
 `open_folder_at`, never through a link), so a folder swapped for a link mid-walk
 cannot lead outside. Links to folders are shown in a folder's listing but never
 followed by a walk: no loop, no file seen twice. Every walk stops, and says so, past
@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from skillchat.errors import IgnoreFileError
-from skillchat.fdwalk import is_inside, open_folder, open_folder_at
-from skillchat.files import read_bytes_at
+from skillchat.safe_io.read import read_bytes_at
+from skillchat.safe_io.walk import is_inside, open_folder, open_folder_at
 from skillchat.workspace.ignore import (
     MAX_IGNORE_FILE_BYTES,
     NO_RULES,
@@ -239,14 +239,14 @@ class Walker:
             if entry is not None:
                 yield entry
 
-    def _visible(self, here: _Here, item: os.DirEntry) -> Entry | None:
+    def _visible(self, here: _Here, item: os.DirEntry[str]) -> Entry | None:
         try:
             return self._judge(here, item)
         except IgnoreFileError as exc:
             self._blocked(exc.file)
             return None
 
-    def _judge(self, here: _Here, item: os.DirEntry) -> Entry | None:
+    def _judge(self, here: _Here, item: os.DirEntry[str]) -> Entry | None:
         if not item.name.isascii():
             try:
                 item.name.encode("utf-8")

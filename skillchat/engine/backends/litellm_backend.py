@@ -31,7 +31,6 @@ from skillchat.engine.backends.base import ReplyDeadline
 from skillchat.engine.backends.openai_backend import (
     NO_KEY,
     PLACEHOLDER_KEY,
-    MalformedChunk,
     chunk_to_delta,
     describe_base,
     is_empty,
@@ -41,7 +40,7 @@ from skillchat.engine.backends.openai_backend import (
 from skillchat.engine.backends.origin import guarded_client
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, Usage
-from skillchat.errors import ProviderError
+from skillchat.errors import MalformedChunk, ProviderError
 
 
 def _quieten() -> None:

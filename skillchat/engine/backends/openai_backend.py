@@ -90,7 +90,8 @@ def chunk_to_delta(chunk: Any) -> Delta:
     a wrong type raises MalformedChunk (one provider error, never a TypeError deep in
     the loop), and text is cleaned of lone surrogates before anything keeps it.
     """
-    text, fragments, finish = None, (), None
+    text, finish = None, None
+    fragments: tuple[ToolCallFragment, ...] = ()
     choices = getattr(chunk, "choices", None)
     if choices is not None and not isinstance(choices, list | tuple):
         raise MalformedChunk(f"'choices' is {type(choices).__name__}, not a list")
@@ -138,8 +139,9 @@ def _detail(exc: BaseException) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"]
+        said = inner.get("message") if isinstance(inner, dict) else None
+        if isinstance(said, str):
+            return said
     message = str(getattr(exc, "message", None) or exc)
     # litellm: "litellm.RateLimitError: RateLimitError: OpenAIException - <message>"
     return re.sub(r"^(litellm\.\w+: )?(\w+Error: )?(\w+Exception - )?", "", message)
@@ -239,7 +241,7 @@ def provider_error(
     return ProviderError(f"the request was rejected ({status}) by {where}: {detail}")
 
 
-def malformed(exc: ValueError, where: str) -> ProviderError:
+def malformed(exc: ValueError | MalformedChunk, where: str) -> ProviderError:
     """The one-line error for a reply the server garbled (not retried: it would be
     shown twice if any of it was)."""
     what = f"a chunk that is not JSON ({exc.msg})" if isinstance(exc, json.JSONDecodeError) else exc

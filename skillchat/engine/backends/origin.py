@@ -15,13 +15,18 @@ backends report as one line (`provider_error`), not retried.
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
+
+from skillchat.errors import InternalSignal
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-class CrossOriginRedirect(httpx.HTTPError):
-    """The server answered with a redirect to another origin; it was not followed."""
+class CrossOriginRedirect(httpx.HTTPError, InternalSignal):
+    """The server answered with a redirect to another origin; it was not followed.
+    An httpx error, so the SDK carries it out of its response hook."""
 
     def __init__(self, target: str) -> None:
         super().__init__(f"redirect to {target} not followed")
@@ -44,7 +49,7 @@ def refuse_cross_origin(response: httpx.Response) -> None:
         raise CrossOriginRedirect(f"{scheme}://{host}:{port}")
 
 
-def guarded_client(**options: object) -> httpx.Client:
+def guarded_client(**options: Any) -> httpx.Client:
     """An `openai.DefaultHttpxClient` (the SDK's own defaults) that refuses redirects
     to another origin; `options` go to it as they are."""
     import openai

@@ -1,4 +1,4 @@
-"""Pick and build the backend for a model (DESIGN §6).
+"""Pick and build the backend for a model.
 
 This module imports no SDK: `choose_backend` is a pure function of names, and
 `make_backend` imports the chosen backend's module (and so `openai`, ~0.5 s, or

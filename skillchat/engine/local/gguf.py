@@ -66,7 +66,7 @@ class _Reader:
         self.pos = 0
 
     def scalar(self, fmt: str) -> int | float | bool:
-        (value,) = struct.unpack_from("<" + fmt, self.data, self.pos)
+        value: int | float | bool = struct.unpack_from("<" + fmt, self.data, self.pos)[0]
         self.pos += struct.calcsize(fmt)
         return value
 

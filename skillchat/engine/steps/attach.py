@@ -13,7 +13,7 @@ from skillchat.engine.emit import FilesAttached, ToolFinished, ToolRecord, ToolS
 from skillchat.engine.events import ToolCall
 from skillchat.engine.messages import assistant_message, new_call_id
 from skillchat.engine.turn import Step, Turn
-from skillchat.files import FileText
+from skillchat.safe_io.read import FileText
 from skillchat.tools.workspace_tools import READ_WORKSPACE_FILE, ReadWorkspaceFile
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 (engine/emit.py), backed by a `ChatStore`.
 
 The loop emits each message once it is complete; the recorder commits it at
-once (DESIGN §7), so a crash loses at most the reply in flight. Two choices:
+once, so a crash loses at most the reply in flight. Two choices:
 
 - The chat row is created with the first message, so opening the REPL and leaving
   (or `/new` twice) leaves no empty chats behind.
@@ -23,7 +23,7 @@ from typing import Any
 from skillchat.chats.store import ChatStore
 from skillchat.engine.emit import Compacted, Event, FilesAttached, MessageAdded
 from skillchat.errors import SkillchatError, StorageError
-from skillchat.files import FileText
+from skillchat.safe_io.read import FileText
 
 
 @contextmanager
@@ -38,9 +38,12 @@ def sigint_deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    caught: list[int] = []
+    caught: list[signal.Signals] = []
     held = (signal.SIGINT, signal.SIGTERM)
-    previous = {sig: signal.signal(sig, lambda signum, _: caught.append(signum)) for sig in held}
+    previous = {
+        sig: signal.signal(sig, lambda signum, _: caught.append(signal.Signals(signum)))
+        for sig in held
+    }
     try:
         yield
     finally:
@@ -127,7 +130,7 @@ class ChatRecorder:
                 if self.chat_id is None and self.unsaved:
                     chat = self.store.create_chat(self.model, self.api_base, self.backend)
                     self.chat_id = chat.id
-                while self.unsaved:
+                while self.unsaved and self.chat_id is not None:
                     message, flag, more = self.unsaved[0]
                     if isinstance(message, list):
                         self.store.append_compaction(self.chat_id, message, flag, more)

@@ -1,6 +1,6 @@
 """Walking a path by descriptor, so what is opened is what was checked.
 
-The safe file layer (`skillchat/files.py`) reads through these functions and never
+The safe file layer (`skillchat/safe_io/read.py`) reads through these functions and never
 through a path string the kernel resolves on its own:
 
 - `open_root` opens a container's root by walking its real path from `/`, one

@@ -10,7 +10,7 @@ through `read_contained`, which:
    (`dir_fd=`, `O_NOFOLLOW`) per folder, resolving symlinks itself: one that stays
    inside is followed, one that leads out (or a root swapped for a link since it
    was recorded) is PATH_TRAVERSAL. The walk *is* the containment check, so there
-   is no window between a check and an open to race (see `skillchat/fdwalk.py`);
+   is no window between a check and an open to race (see `skillchat/safe_io/walk.py`);
 3. the container's own policy (the workspace refuses hidden and git-ignored
    files) judges the path as asked and the path the walk really opened;
 4. on Linux, also checks where the kernel says the opened file is
@@ -25,8 +25,8 @@ through `read_contained`, which:
 7. never reads more than the limit + 1 byte, so a 1 GB file costs `limit` bytes;
 8. refuses binary content (NUL bytes or invalid UTF-8) and strips a UTF-8 BOM.
 
-Errors are `FileAccessError(code, message)` with the seeds' messages and the
-tool error codes (NOT_FOUND, PATH_TRAVERSAL, PERMISSION_DENIED, UNSUPPORTED_FILE,
+Errors are `FileAccessError(code, message)` with the tools' messages and
+error codes (docs/tools.md) (NOT_FOUND, PATH_TRAVERSAL, PERMISSION_DENIED, UNSUPPORTED_FILE,
 INVALID_ARGUMENT, INTERNAL_ERROR), so the tools can pass them to the model as they are.
 """
 
@@ -43,17 +43,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillchat.errors import FileAccessError
-from skillchat.fdwalk import LIST_FLAGS, Walk, open_root, opened_inside, resolve
-from skillchat.hardlinks import hard_links_allowed
 from skillchat.localfile import file_kind
-from skillchat.skills.model import Skill
+from skillchat.safe_io.walk import Walk, open_root, opened_inside, resolve
 
 # No configuration can raise a read above this: the memory bound of one tool call.
 HARD_CAP_BYTES = 32 * 1024 * 1024
-# get_skill lists a skill's files; a skill with a node_modules inside must not flood it.
-MAX_LISTED_FILES = 500
-# Past this many, a listing stops counting and says "N+" files.
-MAX_COUNTED_FILES = 20_000
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -75,11 +69,6 @@ class Container:
     boundary: str  # "skill folder" / "workspace"
     allow: Callable[[str], None] | None = None
     hard_links: bool = False  # files with more than one link are served (hardlinks.py)
-
-    @classmethod
-    def for_skill(cls, skill: Skill) -> Container:
-        label = f"skill '{skill.name}'"
-        return cls(skill.root, label, "skill folder", hard_links=hard_links_allowed(skill.root))
 
 
 @dataclass(frozen=True)
@@ -212,7 +201,7 @@ def _open_regular(
     return fd
 
 
-def _open_contained(container: Container, clean: str) -> int:
+def open_contained(container: Container, clean: str) -> int:
     """Open `clean` by walking it from the pinned root; the container's policy is
     applied to the path the walk really took."""
     escape = functools.partial(traversal_error, container)
@@ -245,7 +234,7 @@ def read_contained(container: Container, rel: object, *, limit: int, offset: int
     limit = max(0, min(limit, HARD_CAP_BYTES))
     if container.allow is not None:
         container.allow(clean)
-    fd = _open_contained(container, clean)
+    fd = open_contained(container, clean)
     try:
         size = os.fstat(fd).st_size
         if offset and offset >= size:
@@ -277,111 +266,6 @@ def read_contained(container: Container, rel: object, *, limit: int, offset: int
         sha256=hashlib.sha256(data).hexdigest(),
         offset=start,
     )
-
-
-def read_skill_file(skill: Skill, rel: object, *, limit: int, offset: int = 0) -> FileText:
-    """A resource of `skill` (any file under its folder), cut at `limit` bytes from
-    `offset`."""
-    return read_contained(Container.for_skill(skill), rel, limit=limit, offset=offset)
-
-
-def read_skill_md(skill: Skill, *, limit: int) -> FileText:
-    """The whole SKILL.md of `skill` through the same rules as every other file."""
-    try:
-        return read_skill_file(skill, skill.skill_md.name, limit=limit)
-    except FileAccessError as exc:
-        if exc.code == "NOT_FOUND":
-            raise FileAccessError(
-                "NOT_FOUND", f"SKILL.md not found for skill '{skill.name}'"
-            ) from None
-        raise
-
-
-@dataclass(frozen=True)
-class FileList:
-    """Some of a skill's files, and how many there were: `paths` is cut at the
-    listing limit, so `cut` says whether the reader sees all of them."""
-
-    paths: list[str]
-    total: int  # files found (at most MAX_COUNTED_FILES: counting stops there)
-
-    @property
-    def cut(self) -> bool:
-        return self.total > len(self.paths)
-
-    def notice(self) -> str | None:
-        """One line saying the list is incomplete, or None when it is not."""
-        if not self.cut:
-            return None
-        total = f"{self.total:,}" + ("+" if self.total >= MAX_COUNTED_FILES else "")
-        return (
-            f"only the first {len(self.paths):,} of {total} files are listed (sorted by "
-            "path); any file can still be read by its path"
-        )
-
-
-def _is_listable(container: Container, rel: str) -> bool:
-    """Whether the symlink `rel` leads to a file a read would serve (the same walk)."""
-    try:
-        os.close(_open_contained(container, rel))
-    except FileAccessError:
-        return False
-    return True
-
-
-def _listed(fd: int, prefix: str, found: list[str], cap: int, container: Container) -> None:
-    """Add the regular files below the folder `fd` (named `prefix`) to `found`."""
-    with os.scandir(fd) as entries:
-        kinds = sorted(
-            (e.name, e.is_dir(follow_symlinks=False), e.is_file(follow_symlinks=False))
-            for e in entries
-            if not e.name.startswith(".")
-        )
-    for name, is_dir, is_file in kinds:
-        if len(found) >= cap:
-            return
-        rel = f"{prefix}{name}"
-        if is_dir:
-            try:
-                sub = os.open(name, LIST_FLAGS, dir_fd=fd)
-            except OSError:
-                continue
-            try:
-                _listed(sub, rel + "/", found, cap, container)
-            except OSError:
-                pass
-            finally:
-                os.close(sub)
-        elif is_file or _is_listable(container, rel):
-            found.append(rel)
-
-
-def list_skill_files(skill: Skill, *, max_files: int = MAX_LISTED_FILES) -> FileList:
-    """Relative paths of the regular files in a skill's folder, sorted, hidden ones
-    skipped, at most `max_files` of them (`FileList.total` says how many there were).
-
-    The folders are walked by descriptor from the pinned root, as reads are; symlinked
-    folders are not descended into (they may lead anywhere), and a symlinked file is
-    listed only when it leads to a regular file inside the folder.
-    """
-    container = Container.for_skill(skill)
-    found: list[str] = []
-    try:
-        root_fd = open_root(str(skill.root), functools.partial(traversal_error, container))
-        try:
-            top = os.open(".", LIST_FLAGS, dir_fd=root_fd)
-        finally:
-            os.close(root_fd)
-    except (OSError, FileAccessError):
-        return FileList([], 0)
-    try:
-        _listed(top, "", found, max(max_files, MAX_COUNTED_FILES), container)
-    except (OSError, RecursionError):
-        pass  # a folder gone mid-listing, or nested past Python's stack: list what was found
-    finally:
-        os.close(top)
-    found.sort()
-    return FileList(found[:max_files], len(found))
 
 
 def read_bytes_at(dir_fd: int, name: str, *, limit: int) -> tuple[bytes, int]:
