@@ -8,7 +8,9 @@ leaves the code just above the one that raised it.
     │   ├── ConfigError             a config file or value that cannot be used
     │   ├── SkillError              a skill that cannot be used:
     │   │   ├── FrontmatterError    its SKILL.md's frontmatter (has a line)
-    │   │   └── TrustError          its folder cannot be hashed, or trust not saved
+    │   │   ├── TrustError          its folder cannot be hashed, or trust not saved
+    │   │   ├── InstallError        `skills add/update/sync` cannot go on: nothing written
+    │   │   └── LockError           a skills.lock that cannot be read or written
     │   ├── FileError               a file or folder pointed at:
     │   │   ├── FileAccessError     a read refused by the path rules (has a tool code)
     │   │   └── WorkspaceError      the workspace is missing, not a folder, unreadable
@@ -131,6 +133,16 @@ class StorageError(ChatError):
 class TrustError(SkillError):
     """A skill cannot be trusted (its folder is too big or unreadable to hash) or
     the trust store cannot be saved (skillchat/skills/trust.py)."""
+
+
+class InstallError(SkillError):
+    """An install (`skills add`, `update`, `sync`) that cannot go on: one line, nothing
+    written (skills/install.py)."""
+
+
+class LockError(SkillError):
+    """A skills.lock that cannot be read or written: one line, nothing changed
+    (skills/lock.py)."""
 
 
 class ProviderError(ModelError):

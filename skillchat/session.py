@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
-    from skillchat.recorder import ChatRecorder
     from skillchat.chats.records import Transcript
     from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
     from skillchat.engine.emit import Listener
     from skillchat.engine.loop import Chat
     from skillchat.engine.turn import TurnResult
+    from skillchat.recorder import ChatRecorder
     from skillchat.sandbox.command_tool import Consent, SandboxCommands
     from skillchat.skills.registry import Registry
     from skillchat.tools.base import ToolResult

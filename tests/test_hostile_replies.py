@@ -16,10 +16,10 @@ from chat_helpers import make_chat, registry, sent, tool_messages, write_skill
 from helpers import session_options, skillchat
 from openai_server import call, reply
 
-from skillchat.recorder import ChatRecorder
 from skillchat.chats.store import ChatStore
 from skillchat.config import user_data_dir
 from skillchat.errors import ProviderError
+from skillchat.recorder import ChatRecorder
 from skillchat.skills.registry import Registry
 from skillchat.tools.toolbox import stored_result
 

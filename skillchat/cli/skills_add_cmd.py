@@ -17,7 +17,7 @@ import typer
 
 from skillchat.cli.common import ConfigOpt, JsonOpt
 from skillchat.cli.skills_cmd import app, settings_and_registry
-from skillchat.skills.gitfetch import InstallError
+from skillchat.errors import InstallError
 from skillchat.ui import console, safe
 
 ProjectOpt = Annotated[

@@ -31,7 +31,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillchat.errors import SkillchatError
+from skillchat.errors import InstallError
 
 GITHUB_BASE_ENV = "SKILLCHAT_GITHUB_BASE"
 GITHUB_BASE = "https://github.com"
@@ -40,10 +40,6 @@ MAX_DOWNLOAD = 100_000_000
 MAX_DOWNLOAD_ENV = "SKILLCHAT_MAX_DOWNLOAD_BYTES"
 _SHORTHAND = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)/([A-Za-z0-9_.-]+)((?:/[^@]+)?)(?:@(.+))?$")
 _URL = re.compile(r"^(https?|ssh|file|git)://|^[\w.-]+@[\w.-]+:")
-
-
-class InstallError(SkillchatError):
-    """An install that cannot go on: one line, nothing written."""
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillchat.errors import TrustError
-from skillchat.skills.gitfetch import InstallError, Source, TreeEntry, clean_path
+from skillchat.errors import InstallError, TrustError
+from skillchat.skills.gitfetch import Source, TreeEntry, clean_path
 from skillchat.skills.lock import Lock, lock_path, record_for
 from skillchat.skills.trust import MAX_BYTES, MAX_ENTRIES
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillchat.errors import SkillchatError, TrustError
+from skillchat.errors import LockError, TrustError
 from skillchat.skills.model import Problem, Skill
 
 if TYPE_CHECKING:
@@ -44,10 +44,6 @@ LOCK_VERSION = 1
 LOCK_NAME = "skills.lock"
 MAX_LOCK_BYTES = 5_000_000
 _RECORD_KEYS = ("source", "ref", "commit", "path", "digest", "files", "installed_at")
-
-
-class LockError(SkillchatError):
-    """A lock file that cannot be read or written: one line, nothing changed."""
 
 
 def lock_path(skills_dir: Path) -> Path:

@@ -20,7 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from skillchat.skills.gitfetch import InstallError, Source, clean_path, parse_source
+from skillchat.errors import InstallError
+from skillchat.skills.gitfetch import Source, clean_path, parse_source
 from skillchat.skills.install import Prepared, install, prepare
 from skillchat.skills.lock import Lock, lock_path
 from skillchat.skills.trust import content_hash

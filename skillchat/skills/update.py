@@ -19,8 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillchat.errors import TrustError
-from skillchat.skills.gitfetch import InstallError
+from skillchat.errors import InstallError, TrustError
 from skillchat.skills.install import Candidate, Prepared, folder_lock, prepare
 from skillchat.skills.lock import Lock, lock_path, record_for
 from skillchat.skills.sync import source_of

@@ -39,9 +39,9 @@ from skillchat.ui.safe import counted, one_line
 from skillchat.ui.views import ReplView
 
 if TYPE_CHECKING:
-    from skillchat.recorder import ChatRecorder
     from skillchat.chats.records import Transcript
     from skillchat.chats.store import ChatStore
+    from skillchat.recorder import ChatRecorder
     from skillchat.skills.registry import Registry
     from skillchat.workspace.files import Workspace
 
