@@ -11,7 +11,6 @@ and even then with secrets masked (ui/redact.py); every error line too.
 from __future__ import annotations
 
 import sys
-from difflib import get_close_matches
 from importlib import import_module
 from typing import Annotated, Any
 
@@ -115,6 +114,8 @@ class _LazyGroup(TyperGroup):
         try:
             return super().resolve_command(ctx, args)
         except typer.TyperException as exc:  # click's UsageError
+            from difflib import get_close_matches
+
             message = getattr(exc, "message", "")
             matches = get_close_matches(args[0], list(_COMMANDS)) if args else []
             if matches and isinstance(message, str) and "Did you mean" not in message:

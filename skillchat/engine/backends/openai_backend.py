@@ -271,7 +271,7 @@ class OpenAIBackend:
             api_key=self._key,
             timeout=settings.timeout,
             max_retries=0,
-            http_client=guarded_client(),
+            http_client=guarded_client(settings.api_base),
         )
 
     def context_window(self) -> int | None:
