@@ -109,19 +109,21 @@ class LineWriter:
     def lines(self, renderable: RenderableType, *, fresh_from: int | None = None) -> list[str]:
         """`renderable` as encoded lines, each painting its whole row.
 
-        `fresh_from`: the lines are printed one after the other, so a line starts in
-        the style the one before ended in (a code block's background and colour carry
-        over), and rows from that index on are blank: a line there needs no erasing
-        unless a background was set when the newline scrolled it in. Without it each
-        line stands alone (the live region skips the rows that did not change)."""
+        Lines before `fresh_from` (all of them when it is None) stand alone, from
+        and back to the plain style, so that the live region can compare them with
+        the rows it shows and skip those that did not change. From `fresh_from` on,
+        the lines are printed one after the other on blank rows: a line starts in
+        the style the one before ended in (a code block's background and colour
+        carry over), and needs no erasing unless a background was set when the
+        newline scrolled its row in."""
         console = self.console
         rendered = console.render_lines(renderable, console.options.update(height=None), pad=False)
         encoded: list[str] = []
         state = _PLAIN
         for n, segments in enumerate(rendered):
-            blank = fresh_from is not None and n >= fresh_from and not state[2]
-            text, state = self.line(segments, state, blank=blank)
-            if fresh_from is None:
+            alone = fresh_from is None or n < fresh_from
+            text, state = self.line(segments, state, blank=not (alone or state[2]))
+            if alone:
                 text, state = text + _change(state, _PLAIN), _PLAIN
             encoded.append(text)
         if encoded and state != _PLAIN:
@@ -208,11 +210,17 @@ class LiveRegion:
         self.file.flush()
 
     def print(self, renderable: RenderableType) -> None:
-        """Print `renderable` for good where the region begins; the region is
-        taken down (drawn again by the next `update`)."""
-        lines = self.writer.lines(renderable, fresh_from=len(self._shown))
-        leftover = len(self._shown) > len(lines)
-        self._write(self._home() + "".join(f"{line}\n" for line in lines) + ("\x1b[J" * leftover))
+        """Print `renderable` for good where the region begins (rows the region
+        already shows as they should be are kept); the region is taken down (drawn
+        again by the next `update`)."""
+        shown = self._shown
+        lines = self.writer.lines(renderable, fresh_from=len(shown))
+        parts = [self._home()]
+        for n, line in enumerate(lines):
+            parts.append("\n" if n < len(shown) and shown[n] == line else f"{line}\n")
+        if len(shown) > len(lines):
+            parts.append("\x1b[J")
+        self._write("".join(parts))
         self._shown = []
 
     def update(self, renderable: RenderableType | None) -> None:
