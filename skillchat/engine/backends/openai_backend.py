@@ -28,7 +28,7 @@ import openai
 from skillchat.config import Settings
 from skillchat.engine.backends.base import reply_timeout_error
 from skillchat.engine.backends.origin import CrossOriginRedirect, guarded_client
-from skillchat.engine.backends.sse import _arguments, _text, iter_data, payload_delta
+from skillchat.engine.backends.sse import arguments_text, iter_data, payload_delta, text_field
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, ToolCallFragment, Usage
 from skillchat.engine.messages import clean_text
@@ -65,7 +65,7 @@ def _fragment(tc: Any) -> ToolCallFragment:
         index=index if isinstance(index, int) and not isinstance(index, bool) else None,
         id=clean_text(str(call_id)) if call_id not in (None, "") else None,
         name=clean_text(str(name)) if name not in (None, "") else None,
-        arguments=_arguments(getattr(function, "arguments", None)),
+        arguments=arguments_text(getattr(function, "arguments", None)),
     )
 
 
@@ -84,12 +84,12 @@ def chunk_to_delta(chunk: Any) -> Delta:
         choice = choices[0]
         delta = getattr(choice, "delta", None)
         if delta is not None:
-            text = _text(getattr(delta, "content", None), "content")
+            text = text_field(getattr(delta, "content", None), "content")
             calls = getattr(delta, "tool_calls", None) or ()
             if not isinstance(calls, list | tuple):
                 raise MalformedChunk(f"'tool_calls' is {type(calls).__name__}, not a list")
             fragments = tuple(_fragment(tc) for tc in calls)
-        finish = _text(getattr(choice, "finish_reason", None), "finish_reason")
+        finish = text_field(getattr(choice, "finish_reason", None), "finish_reason")
     usage = None
     if (u := getattr(chunk, "usage", None)) is not None:
         usage = Usage(

@@ -56,13 +56,15 @@ def iter_data(chunks: Iterable[bytes]) -> Iterator[str]:
                 data.append("")
 
 
-def _text(value: Any, field: str) -> str | None:
+def text_field(value: Any, field: str) -> str | None:
+    """A text field of a chunk (shared with `chunk_to_delta`): None, or the string
+    with lone surrogates replaced; anything else is a malformed chunk."""
     if value is None or isinstance(value, str):
         return clean_text(value) if value else None
     raise MalformedChunk(f"'{field}' is {type(value).__name__}, not text")
 
 
-def _arguments(value: Any) -> str | None:
+def arguments_text(value: Any) -> str | None:
     """Arguments as JSON text; an object (or 5, or a list) is re-encoded, so the tool
     answers with an error the model can read."""
     if value is None or isinstance(value, str):
@@ -80,7 +82,7 @@ def _fragment(call: Any) -> ToolCallFragment:
         index=index if isinstance(index, int) and not isinstance(index, bool) else None,
         id=clean_text(str(call_id)) if call_id not in (None, "") else None,
         name=clean_text(str(name)) if name not in (None, "") else None,
-        arguments=_arguments(function.get("arguments")),
+        arguments=arguments_text(function.get("arguments")),
     )
 
 
@@ -100,12 +102,12 @@ def payload_delta(payload: Any) -> Delta:
     if choices and isinstance(choice := choices[0], dict):
         delta = choice.get("delta")
         if isinstance(delta, dict):
-            text = _text(delta.get("content"), "content")
+            text = text_field(delta.get("content"), "content")
             calls = delta.get("tool_calls") or ()
             if not isinstance(calls, list | tuple):
                 raise MalformedChunk(f"'tool_calls' is {type(calls).__name__}, not a list")
             fragments = tuple(_fragment(call) for call in calls)
-        finish = _text(choice.get("finish_reason"), "finish_reason")
+        finish = text_field(choice.get("finish_reason"), "finish_reason")
     usage = None
     if (u := payload.get("usage")) is not None:
         usage = Usage(
