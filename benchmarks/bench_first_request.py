@@ -8,20 +8,25 @@ and the process start are read from one monotonic clock):
 - `skillchat ask` on the openai backend (the bundled skills dir, so discovery counts);
 - `llm` (PyPI `llm`), pointed at the server through `extra-openai-models.yaml` in a
   temporary LLM_USER_PATH;
-- `skillchat ask --backend litellm`.
+- `skillchat ask --backend litellm`;
+- the raw SDK floor: a script that imports `openai` and sends the same streamed
+  request with the client's generic `post` (what any openai-based CLI must do).
 
 Runs are interleaved (one of each, then again) so drift in machine load hits all
-three alike; medians and ratios are printed. Targets: skillchat below llm, and at
-least 4x faster than the litellm backend. `llm` pins an openai SDK other than
-skillchat's, so install it in a venv of its own (`python -m venv /tmp/llm-venv &&
-/tmp/llm-venv/bin/pip install llm`) and pass `--llm /tmp/llm-venv/bin/llm`; without
-it, llm is skipped.
+alike; medians and ratios are printed, with each whole process's CPU (user +
+system). Targets: skillchat at most 1.03x the SDK floor's time to its request, its
+CPU at least 10% below llm's, and at least 4x faster than the litellm backend.
+`--before PATH` adds `skillchat ask` run from another checkout (PYTHONPATH=PATH). `llm`
+pins an openai SDK other than skillchat's, so install it in a venv of its own
+(`python -m venv /tmp/llm-venv && /tmp/llm-venv/bin/pip install llm`) and pass
+`--llm /tmp/llm-venv/bin/llm`; without it, llm is skipped.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -36,9 +41,17 @@ sys.path.insert(0, str(REPO / "tests"))
 from openai_server import ScriptedServer, reply  # noqa: E402
 
 SKILLCHAT = Path(sys.executable).parent / "skillchat"
+FLOOR = """import sys, httpx, openai
+client = openai.OpenAI(base_url=sys.argv[1], api_key="sk-no-key", max_retries=0)
+body = {"model": "test-model", "messages": [{"role": "user", "content": "hi"}],
+        "stream": True, "stream_options": {"include_usage": True}}
+for line in client.post("/chat/completions", body=body, cast_to=httpx.Response,
+                        stream=True).iter_lines():
+    pass
+"""
 
 
-def commands(base_url: str, llm: str | None) -> dict[str, list[str]]:
+def commands(base_url: str, llm: str | None, before: str | None = None) -> dict[str, list[str]]:
     ask = [
         str(SKILLCHAT),
         "ask",
@@ -51,6 +64,12 @@ def commands(base_url: str, llm: str | None) -> dict[str, list[str]]:
         "skillchat (openai)": [*ask, "--model", "openai/test-model", "hi"],
         "llm": [llm, "-m", "bench", "hi"] if llm else [],
         "skillchat (litellm)": [*ask, "--backend", "litellm", "--model", "openai/test-model", "hi"],
+        "SDK floor": [sys.executable, "-c", FLOOR, base_url],
+        "skillchat (before)": (
+            ["env", f"PYTHONPATH={before}", *ask, "--model", "openai/test-model", "hi"]
+            if before
+            else []
+        ),
     }
     return {name: argv for name, argv in found.items() if argv}
 
@@ -71,9 +90,13 @@ def environment(home: Path, base_url: str) -> dict[str, str]:
     return env
 
 
-def time_one(server: ScriptedServer, argv: list[str], env: dict[str, str], cwd: Path) -> float:
-    """Seconds from spawning `argv` to its first chat-completions request."""
+def time_one(
+    server: ScriptedServer, argv: list[str], env: dict[str, str], cwd: Path
+) -> tuple[float, float]:
+    """Seconds from spawning `argv` to its first chat-completions request, and the
+    CPU seconds of the whole process."""
     before = len(server.completions)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     proc = subprocess.Popen(
         argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
@@ -82,13 +105,17 @@ def time_one(server: ScriptedServer, argv: list[str], env: dict[str, str], cwd: 
     _, err = proc.communicate(timeout=120)
     if proc.returncode != 0 or len(server.completions) <= before:
         raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err.decode()[-500:]}")
-    return server.completions[before].at - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - usage.ru_utime) + (after.ru_stime - usage.ru_stime)
+    return server.completions[before].at - start, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--llm", default=shutil.which("llm"), help="path of the llm CLI")
+    parser.add_argument("--before", help="another checkout of skillchat, to compare")
+    parser.add_argument("--no-litellm", action="store_true", help="leave the litellm backend out")
     args = parser.parse_args()
     with (
         ScriptedServer([reply("Hello!")], loop=True) as server,
@@ -96,27 +123,37 @@ def main() -> None:
     ):
         home = Path(tmp)
         env = environment(home, server.base_url)
-        cmds = commands(server.base_url, args.llm)
+        cmds = commands(server.base_url, args.llm, args.before)
+        if args.no_litellm:
+            del cmds["skillchat (litellm)"]
         for argv in cmds.values():  # warm the page cache and the .pyc files
             time_one(server, argv, env, home)
         times: dict[str, list[float]] = {name: [] for name in cmds}
+        cpus: dict[str, list[float]] = {name: [] for name in cmds}
         for _ in range(args.runs):
             for name, argv in cmds.items():
-                times[name].append(time_one(server, argv, env, home))
+                wall, cpu = time_one(server, argv, env, home)
+                times[name].append(wall)
+                cpus[name].append(cpu)
     medians = {name: statistics.median(values) for name, values in times.items()}
+    cpu = {name: statistics.median(values) for name, values in cpus.items()}
     ours = medians["skillchat (openai)"]
     python = sys.version.split()[0]
     print(f"time to first request, median of {args.runs} interleaved runs (python {python})")
     for name, median in medians.items():
         spread = f"min {min(times[name]) * 1000:.0f} / max {max(times[name]) * 1000:.0f} ms"
         ratio = "" if median == ours else f"  ({median / ours:.1f}x skillchat's)"
-        print(f"  {name:22} {median * 1000:7.0f} ms   {spread}{ratio}")
-    litellm = medians["skillchat (litellm)"] / ours
-    verdict = "met" if litellm >= 4 else "MISSED"
-    print(f"target: litellm backend >= 4x slower -> {litellm:.1f}x: {verdict}")
+        print(f"  {name:22} {median * 1000:7.0f} ms   {spread}{ratio}  cpu {cpu[name]:.3f} s")
+    if "skillchat (litellm)" in medians:
+        litellm = medians["skillchat (litellm)"] / ours
+        verdict = "met" if litellm >= 4 else "MISSED"
+        print(f"target: litellm backend >= 4x slower -> {litellm:.1f}x: {verdict}")
+    floor = ours / medians["SDK floor"]
+    print(f"target: <= 1.03x the SDK floor -> {floor:.2f}x: {'met' if floor <= 1.03 else 'MISSED'}")
     if "llm" in medians:
-        below = ours < medians["llm"]
-        print(f"target: below llm -> {'met' if below else 'MISSED'}")
+        share = cpu["skillchat (openai)"] / cpu["llm"]
+        verdict = "met" if share <= 0.9 else "MISSED"
+        print(f"target: CPU >= 10% below llm's -> {share:.2f}x llm's: {verdict}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ server and the wire out, the exact request bodies skillchat sent are then replay
 with bare http.client requests that read each SSE stream to its end, against the same
 moves. Overhead per round = (skillchat wall - bare replay wall) / requests: the SDK's
 parsing, delta assembly, running the tool, building the next request. Target: at
-most 10 ms per round on the openai backend. Median over the sessions is printed.
+most 5 ms per round on the openai backend. Median over the sessions is printed.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from skillchat.engine.backends.select import make_backend  # noqa: E402
 from skillchat.engine.loop import Chat  # noqa: E402
 from skillchat.skills.registry import discover  # noqa: E402
 
-TARGET_MS = 10.0
+TARGET_MS = 5.0
 SSV = "skills-system-validation"
 CALLS = [
     call("list_skills"),

@@ -154,6 +154,24 @@ def test_max_skills_keeps_the_first_in_scan_order(tmp_path: Path) -> None:
     assert discover([tmp_path / "one"], max_skills=0).skills == {}
 
 
+def test_past_max_skills_folders_are_not_read(tmp_path: Path) -> None:
+    """Past the limit a folder is known by its name: its SKILL.md is not parsed, so
+    a broken one is over the limit, not invalid; shadowing and disabling still hold."""
+    for name in ["a", "b"]:
+        make_skill(tmp_path / "one", name)
+    skill_folder(tmp_path / "one", "c", "name: [unclosed\n")  # not YAML: never read
+    make_skill(tmp_path / "one", "d")
+    (tmp_path / "one" / "e").mkdir()  # no SKILL.md: not a skill at all
+    make_skill(tmp_path / "two", "a")
+    registry = discover([tmp_path / "one", tmp_path / "two"], max_skills=2, disabled={"d"})
+    assert registry.names() == ["a", "b"]
+    assert reasons(registry) == [
+        ("over-limit", "c", "c"),
+        ("disabled", "d", "d"),
+        ("shadowed", "a", "a"),
+    ]
+
+
 def test_symlinked_skill_folder_is_followed_to_its_real_path(tmp_path: Path) -> None:
     real = make_skill(tmp_path / "store", "demo")
     skills = tmp_path / "skills"

@@ -11,23 +11,13 @@ and even then with secrets masked (ui/redact.py); every error line too.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from importlib import import_module
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from skillchat import __version__
-from skillchat.cli import (
-    ask_cmd,
-    chat_cmd,
-    chats_cmd,
-    config_cmd,
-    doctor_cmd,
-    eval_cmd,
-    models_cmd,
-    skills_add_cmd,  # noqa: F401 - registers `skills add`, `remove` and `verify`
-    skills_cmd,
-    skills_usage_cmd,  # noqa: F401 - registers `skills cost` and `skills stats`
-)
 from skillchat.cli.common import (
     AllowNetworkOpt,
     AllowRunOpt,
@@ -65,25 +55,94 @@ The default model is gpt-4.1-mini. Keys come from the environment, each provider
 own: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, MISTRAL_API_KEY,
 GROQ_API_KEY, OPENROUTER_API_KEY, DEEPSEEK_API_KEY (none for a local server)."""
 
+_SETTINGS: dict[str, Any] = {
+    "add_completion": False,
+    "pretty_exceptions_enable": False,
+    "rich_markup_mode": None,
+}
+
+# The subcommands, by name, in the order `--help` lists them: (modules to import,
+# the Typer app or function, how it is registered). Each is imported and turned into
+# a click command only when it is the one run (or `--help` lists them all): `ask`
+# does not pay for importing and building `skills`, `config`, `eval`...
+_COMMANDS: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
+    # skills_usage_cmd registers `skills cost` and `skills stats` on skills_cmd's app,
+    # skills_add_cmd `skills add`, `remove`, `verify`, `sync` and `update`.
+    "skills": (
+        (
+            "skillchat.cli.skills_cmd",
+            "skillchat.cli.skills_usage_cmd",
+            "skillchat.cli.skills_add_cmd",
+        ),
+        "app",
+        {},
+    ),
+    "config": (("skillchat.cli.config_cmd",), "app", {}),
+    "ask": (
+        ("skillchat.cli.ask_cmd",),
+        "ask",
+        {"short_help": "Ask one question; the answer on stdout.", "epilog": EXAMPLES},
+    ),
+    "chats": (("skillchat.cli.chats_cmd",), "app", {}),
+    "doctor": (("skillchat.cli.doctor_cmd",), "doctor", {}),
+    "models": (("skillchat.cli.models_cmd",), "app", {}),
+    "eval": (
+        ("skillchat.cli.eval_cmd",),
+        "eval_cmd",
+        {"short_help": "Check which skills models pick for test queries."},
+    ),
+}
+
+
+def _subcommand(name: str) -> Any:
+    """Import one subcommand and build its click command, as `add_typer` or
+    `command` on the root app would have."""
+    modules, attribute, options = _COMMANDS[name]
+    loaded = [import_module(module) for module in modules]
+    target = getattr(loaded[0], attribute)
+    holder = typer.Typer(**_SETTINGS)
+    if isinstance(target, typer.Typer):
+        holder.add_typer(target, name=name)
+    else:
+        holder.command(name, **options)(target)
+    return typer.main.get_group(holder).commands[name]
+
+
+class _LazyGroup(TyperGroup):
+    """The root group: its subcommands are built on demand (`_COMMANDS`).
+
+    The overrides take `typer.Context`, what Typer passes; the base class annotates
+    them with the Context of the click copy Typer vendors, hence the ignores."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        return list(_COMMANDS)
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:  # type: ignore[override]
+        return _subcommand(cmd_name) if cmd_name in _COMMANDS else None
+
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:  # type: ignore[override]
+        """Typer's, with its "did you mean" drawn from `_COMMANDS` (Typer looks
+        among the commands already built, and none is)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except typer.TyperException as exc:  # click's UsageError
+            from difflib import get_close_matches
+
+            message = getattr(exc, "message", "")
+            matches = get_close_matches(args[0], list(_COMMANDS)) if args else []
+            if matches and isinstance(message, str) and "Did you mean" not in message:
+                suggestions = ", ".join(repr(match) for match in matches)
+                exc.message = f"{message.rstrip('.')}. Did you mean {suggestions}?"
+            raise
+
+
 app = typer.Typer(
     name="skillchat",
     help="Chat with any LLM, with your Agent Skills. With no command: an interactive session.",
     epilog=EXAMPLES,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+    cls=_LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(skills_cmd.app, name="skills")
-app.add_typer(config_cmd.app, name="config")
-app.command("ask", short_help="Ask one question; the answer on stdout.", epilog=EXAMPLES)(
-    ask_cmd.ask
-)
-app.add_typer(chats_cmd.app, name="chats")
-app.command("doctor")(doctor_cmd.doctor)
-app.add_typer(models_cmd.app, name="models")
-app.command("eval", short_help="Check which skills models pick for test queries.")(
-    eval_cmd.eval_cmd
+    **_SETTINGS,
 )
 
 
@@ -140,6 +199,8 @@ def root(
         chat_template,
     )
     if ctx.invoked_subcommand is None:
+        from skillchat.cli import chat_cmd
+
         chat_cmd.chat(
             ctx,
             model=model,

@@ -17,7 +17,11 @@ Rules, in order:
    broken project-level copy does not hide a working user-level one.
 5. A skill named in `disabled` (`[skills] disabled`, `/skills disable`) is
    `Excluded("disabled")`, every folder of that name: the user turned the name off.
-6. Past `max_skills` usable skills, the rest are `Excluded("over-limit")`.
+6. Past `max_skills` usable skills, the rest are `Excluded("over-limit")`, and their
+   SKILL.md is not read (its YAML parse is most of discovery's cost: 10,000 skills
+   cost ten times 1,000): a folder past the limit is known by its name, which a
+   usable skill's must equal, so it is still reported as shadowed or disabled, and
+   a broken one as over the limit rather than invalid.
 
 Codex's `agents/openai.yaml` beside a SKILL.md is read here too (skills/vendor.py),
 as what it says decides whether the model may see the skill.
@@ -25,10 +29,13 @@ as what it says decides whether the model may see the skill.
 
 from __future__ import annotations
 
+import os
+import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillchat.skills.frontmatter import SKILL_MD_NAMES
 from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.validation import SkillDir, inspect_skill, list_skill_dirs
 from skillchat.skills.vendor import read_codex_policy
@@ -85,18 +92,26 @@ def _load_one(found: SkillDir, source_dir: Path) -> Skill | Excluded | None:
     )
 
 
-def _scan(directory: Path) -> tuple[list[tuple[str, Skill | Excluded]], Problem | None]:
-    """Every skill (usable or invalid) in one directory, in name order, each with
-    its folder as listed (the path users see, before symlinks are resolved)."""
+def _holds_skill_md(found: SkillDir) -> bool:
+    """Whether a folder has a SKILL.md (or skill.md), without reading it."""
+    for name in SKILL_MD_NAMES:
+        try:
+            os.lstat(f"{found.real}/{name}")
+            return True
+        except OSError:
+            continue
+    return False
+
+
+def _list(directory: Path) -> tuple[list[SkillDir], Problem | None]:
+    """The candidate folders of one directory, in name order."""
     try:
-        children = list_skill_dirs(str(directory))
+        return list_skill_dirs(str(directory)), None
     except FileNotFoundError:
         return [], None
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         return [], Problem(directory, f"cannot list skills directory: {reason}")
-    loaded = ((child.path, _load_one(child, directory)) for child in children)
-    return [(path, item) for path, item in loaded if item is not None], None
 
 
 def discover(
@@ -113,21 +128,33 @@ def discover(
     excluded: list[Excluded] = []
     problems: list[Problem] = []
     for directory in dirs:
-        items, problem = _scan(directory)
+        children, problem = _list(directory)
         if problem is not None:
             problems.append(problem)
-        for path, item in items:
-            if isinstance(item, Excluded):
-                excluded.append(item)
-            elif item.name in disabled:
-                excluded.append(Excluded(Path(path), "disabled", item.name))
-            elif item.name in usable:
-                winner = Path(listed_at[item.name])
-                excluded.append(Excluded(Path(path), "shadowed", item.name, shadowed_by=winner))
-            elif len(usable) >= max_skills:
-                excluded.append(Excluded(Path(path), "over-limit", item.name))
+        for child in children:
+            path = child.path
+            if len(usable) >= max_skills:  # full: the folder's name stands for its skill's
+                if not _holds_skill_md(child):
+                    continue
+                item: Skill | Excluded | None = None
+                name = unicodedata.normalize("NFKC", child.name)
             else:
-                usable[item.name] = item
-                listed_at[item.name] = path
+                item = _load_one(child, directory)
+                if item is None:
+                    continue
+                if isinstance(item, Excluded):
+                    excluded.append(item)
+                    continue
+                name = item.name
+            if name in disabled:
+                excluded.append(Excluded(Path(path), "disabled", name))
+            elif name in usable:
+                winner = Path(listed_at[name])
+                excluded.append(Excluded(Path(path), "shadowed", name, shadowed_by=winner))
+            elif not isinstance(item, Skill):  # past max_skills: known by its name
+                excluded.append(Excluded(Path(path), "over-limit", name))
+            else:
+                usable[name] = item
+                listed_at[name] = path
     skills = {name: usable[name] for name in sorted(usable)}
     return Registry(skills, tuple(excluded), dirs, tuple(problems))

@@ -221,9 +221,9 @@ def finished_piece(source: str, blank_first: bool) -> tuple[RenderableType | Non
 class LiveTail:
     """The renderable of the live region: the last screenful of the open block.
 
-    It reads the stream's state when drawn, so every redraw (a refresh, or Rich
-    redrawing the region after a print above it) shows the current text, and costs
-    only what fits on the screen.
+    It reads the stream's state when drawn, so every redraw shows the current text,
+    and costs only what fits on the screen (ui/live_region.py writes only the rows
+    that changed).
     """
 
     def __init__(self, splitter: BlockSplitter) -> None:

@@ -3,7 +3,8 @@
 - `TerminalView` (stdout is a terminal): the reply rendered as Markdown while it
   streams (ui/markdown_stream.py): finished blocks are printed once, for good; only
   the last screenful of the block still being written is live, so scrolling back
-  shows every block once and the cost per chunk does not grow with the answer.
+  shows every block once and the cost per chunk does not grow with the answer;
+  ui/live_region.py writes it in few bytes and redraws only the rows that changed.
 - `PipeView` (stdout is a file or pipe): stdout gets only the answer, raw. A reply
   that may call tools is held until it ends: only then is it known to be the
   answer and not narration before tool calls (which goes to stderr with the cards);
@@ -37,7 +38,7 @@ from skillchat.ui.markdown_stream import BlockSplitter, LiveTail, finished_piece
 from skillchat.ui.waiting import WaitingLine
 
 if TYPE_CHECKING:
-    from rich.live import Live
+    from skillchat.ui.live_region import LiveRegion
 
 
 class CardsView(ViewListener):
@@ -126,7 +127,7 @@ class TerminalView(CardsView):
         self._partial: list[str] = []  # the line being written, in pieces
         self._blank = False  # the next piece printed wants a blank line above it
         self._drawn = 0.0
-        self._live: Live | None = None
+        self._live: LiveRegion | None = None
 
     def preload(self) -> None:
         """Import rich.markdown (~80 ms) in a daemon thread, once: `ask` does it while
@@ -137,17 +138,10 @@ class TerminalView(CardsView):
 
     def text(self, chunk: str) -> None:
         if self._live is None:
-            from rich.live import Live
+            from skillchat.ui.live_region import LiveRegion
 
             self.waiting_line.stop()
-            self._live = Live(
-                self._tail,
-                console=out(),
-                auto_refresh=False,
-                transient=True,  # the tail goes; each block is printed once, whole
-                vertical_overflow="crop",  # a guard: the tail already fits the screen
-            )
-            self._live.start()
+            self._live = LiveRegion(out())
         if "\n" in chunk:
             first, *lines, last = chunk.split("\n")
             lines = ["".join(self._partial) + first, *lines]
@@ -162,23 +156,24 @@ class TerminalView(CardsView):
         now = time.monotonic()
         if now - self._drawn >= self.REDRAW_EVERY:
             self._tail.partial = "".join(self._partial)
-            self._live.refresh()
+            self._live.update(self._tail)
             self._drawn = now
 
     def _print(self, source: str) -> None:
-        """Print a finished piece for good (above the live tail, if one is shown)."""
+        """Print a finished piece for good, where the live tail was: the tail is drawn
+        again at the next redraw (at most REDRAW_EVERY later, with the next chunk)."""
         piece, self._blank = finished_piece(self._splitter.preamble() + source, self._blank)
         self._tail.blank_first = self._blank
-        if piece is not None:
-            out().print(piece)
+        if piece is not None and self._live is not None:
+            self._live.print(piece)
 
     def end_text(self, how: TextEnd) -> None:
         self.waiting_line.stop()
         if self._live is not None:
             rest = self._splitter.rest() + "".join(self._partial)
-            self._live.stop()
             if rest.strip():
                 self._print(rest)
+            self._live.close()
         self._begin()
 
 

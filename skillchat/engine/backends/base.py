@@ -75,7 +75,12 @@ class ReplyDeadline:
         self._timer.cancel()
 
     def error(self) -> ProviderError:
-        return ProviderError(
-            f"the reply took longer than reply_timeout ({self.seconds:g}s): stopped, "
-            "keeping what arrived (raise it with --reply-timeout)"
-        )
+        return reply_timeout_error(self.seconds)
+
+
+def reply_timeout_error(seconds: float) -> ProviderError:
+    """The error of a reply stopped at its `reply_timeout`."""
+    return ProviderError(
+        f"the reply took longer than reply_timeout ({seconds:g}s): stopped, "
+        "keeping what arrived (raise it with --reply-timeout)"
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -23,11 +24,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import openai
-from openai.types.chat import ChatCompletionChunk
 
 from skillchat.config import Settings
-from skillchat.engine.backends.base import ReplyDeadline
+from skillchat.engine.backends.base import reply_timeout_error
 from skillchat.engine.backends.origin import CrossOriginRedirect, guarded_client
+from skillchat.engine.backends.sse import arguments_text, iter_data, payload_delta, text_field
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, ToolCallFragment, Usage
 from skillchat.engine.messages import clean_text
@@ -55,21 +56,6 @@ def describe_base(url: str) -> str:
     return url
 
 
-def _text(value: Any, field: str) -> str | None:
-    """A text field of a chunk: None, or a string with lone surrogates replaced."""
-    if value is None or isinstance(value, str):
-        return clean_text(value) if value else None
-    raise MalformedChunk(f"'{field}' is {type(value).__name__}, not text")
-
-
-def _arguments(value: Any) -> str | None:
-    """A call's arguments as JSON text. Servers that send an object (or 5, or a list)
-    get it re-encoded, so the tool answers with an error the model can read."""
-    if value is None or isinstance(value, str):
-        return clean_text(value) if value else None
-    return clean_text(json.dumps(value, ensure_ascii=False, default=str))
-
-
 def _fragment(tc: Any) -> ToolCallFragment:
     function = getattr(tc, "function", None)
     index = getattr(tc, "index", None)
@@ -79,7 +65,7 @@ def _fragment(tc: Any) -> ToolCallFragment:
         index=index if isinstance(index, int) and not isinstance(index, bool) else None,
         id=clean_text(str(call_id)) if call_id not in (None, "") else None,
         name=clean_text(str(name)) if name not in (None, "") else None,
-        arguments=_arguments(getattr(function, "arguments", None)),
+        arguments=arguments_text(getattr(function, "arguments", None)),
     )
 
 
@@ -99,12 +85,12 @@ def chunk_to_delta(chunk: Any) -> Delta:
         choice = choices[0]
         delta = getattr(choice, "delta", None)
         if delta is not None:
-            text = _text(getattr(delta, "content", None), "content")
+            text = text_field(getattr(delta, "content", None), "content")
             calls = getattr(delta, "tool_calls", None) or ()
             if not isinstance(calls, list | tuple):
                 raise MalformedChunk(f"'tool_calls' is {type(calls).__name__}, not a list")
             fragments = tuple(_fragment(tc) for tc in calls)
-        finish = _text(getattr(choice, "finish_reason", None), "finish_reason")
+        finish = text_field(getattr(choice, "finish_reason", None), "finish_reason")
     usage = None
     if (u := getattr(chunk, "usage", None)) is not None:
         usage = Usage(
@@ -266,6 +252,11 @@ class OpenAIBackend:
         self._user_model = settings.model
         self._timeout = settings.timeout
         self._reply_timeout = settings.reply_timeout
+        # Each read waits at most this long: a silent server is cut at `timeout`, and
+        # one silent past `reply_timeout` is noticed then (see _until).
+        self._wait = httpx.Timeout(
+            settings.timeout, read=min(settings.timeout, settings.reply_timeout)
+        )
         # OpenAI's own API takes max_completion_tokens (its reasoning models refuse
         # max_tokens); other OpenAI-compatible servers know max_tokens.
         self._max_tokens: dict[str, int] = {}
@@ -282,7 +273,7 @@ class OpenAIBackend:
             api_key=self._key,
             timeout=settings.timeout,
             max_retries=0,
-            http_client=guarded_client(),
+            http_client=guarded_client(settings.api_base),
         )
 
     def context_window(self) -> int | None:
@@ -308,9 +299,8 @@ class OpenAIBackend:
     ) -> Iterator[Delta]:
         """Yield the reply's non-empty deltas; raise ProviderError on any failure.
 
-        The SDK ends silently when a server closes the body without [DONE], and
-        raises httpx's errors (not its own) when the connection drops mid-body;
-        both are reported as a cut reply unless the finish chunk already arrived.
+        A body that ends without [DONE], or a connection dropped mid-body (httpx's
+        errors), is reported as a cut reply unless the finish chunk already arrived.
         """
         body: dict[str, Any] = {
             "model": self.model,
@@ -321,32 +311,36 @@ class OpenAIBackend:
         }
         if tools:
             body["tools"] = tools
-        deadline = ReplyDeadline(self._reply_timeout)
-        try:
-            yield from self._stream(body, deadline)
-        finally:
-            deadline.cancel()
+        yield from self._stream(body, time.monotonic() + self._reply_timeout)
 
-    def _stream(self, body: dict[str, Any], deadline: ReplyDeadline) -> Iterator[Delta]:
+    def _stream(self, body: dict[str, Any], deadline: float) -> Iterator[Delta]:
+        # The client's documented generic `post`, not `chat.completions.create`: the
+        # same request, headers, auth and status errors, without importing
+        # `openai.resources` (~0.25 s at startup) or deep-copying the request through
+        # the SDK's TypedDict transforms on every round; and the raw response, read
+        # by sse.py, not a Pydantic object built per chunk.
         try:
-            # The client's documented generic `post`, not `chat.completions.create`:
-            # the same request and stream types, without importing `openai.resources`
-            # (~0.25 s at startup) or deep-copying the request through the SDK's
-            # TypedDict transforms on every round.
-            chunks = self._client.post(
+            response = self._client.post(
                 "/chat/completions",
                 body=body,
-                cast_to=ChatCompletionChunk,
+                cast_to=httpx.Response,
                 stream=True,
-                stream_cls=openai.Stream[ChatCompletionChunk],
+                options={"timeout": self._wait},
             )
         except openai.OpenAIError as exc:
+            if time.monotonic() >= deadline:
+                raise reply_timeout_error(self._reply_timeout) from exc
             raise self._error(exc, mid_stream=False) from exc
-        deadline.arm(chunks.close)
         finished = False
+        chunks = _until(deadline, self._reply_timeout, response.iter_bytes())
         try:
-            for chunk in chunks:
-                delta = chunk_to_delta(chunk)
+            for data in iter_data(chunks):
+                if data.startswith("[DONE]"):
+                    break
+                payload = json.loads(data)
+                if isinstance(payload, dict) and payload.get("error"):
+                    raise _stream_error(payload["error"], response.request)
+                delta = payload_delta(payload)
                 finished = finished or bool(delta.finish_reason)
                 if delta.usage is not None and self._priced:
                     usage = replace(delta.usage, cost=price(self.model, delta.usage))
@@ -356,12 +350,34 @@ class OpenAIBackend:
         except (ValueError, MalformedChunk) as exc:  # a chunk that is not JSON, or not a chunk
             raise malformed(exc, self.where) from exc
         except (openai.OpenAIError, httpx.HTTPError) as exc:
-            if deadline.expired:
-                raise deadline.error() from exc
+            if time.monotonic() >= deadline:
+                raise reply_timeout_error(self._reply_timeout) from exc
             if finished:
                 return  # only the trailing usage chunk was lost
             raise self._error(exc, mid_stream=True) from exc
         finally:
-            chunks.close()
+            response.close()
         if not finished:
             raise ProviderError(f"{_CUT} by {self.where} (no finish_reason)", retryable=True)
+
+
+def _until(deadline: float, seconds: float, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """`chunks`, ended at the reply's deadline however steadily they drip.
+
+    Checked as each piece of the body arrives (keep-alive comments too), so no timer
+    thread is needed: a read waits at most the read timeout, itself at most
+    `reply_timeout` (`_wait`), and one that times out past the deadline is reported
+    as the deadline (`_stream`).
+    """
+    for chunk in chunks:
+        if time.monotonic() >= deadline:
+            raise reply_timeout_error(seconds)
+        yield chunk
+
+
+def _stream_error(error: Any, request: httpx.Request) -> openai.APIError:
+    """An `{"error": ...}` event mid-stream, raised as the SDK's own Stream raises it."""
+    message = error.get("message") if isinstance(error, dict) else None
+    if not isinstance(message, str) or not message:
+        message = "An error occurred during streaming"
+    return openai.APIError(message=message, request=request, body=error)

@@ -49,9 +49,27 @@ def refuse_cross_origin(response: httpx.Response) -> None:
         raise CrossOriginRedirect(f"{scheme}://{host}:{port}")
 
 
-def guarded_client(**options: Any) -> httpx.Client:
+def guarded_client(base_url: str | None = None, **options: Any) -> httpx.Client:
     """An `openai.DefaultHttpxClient` (the SDK's own defaults) that refuses redirects
-    to another origin; `options` go to it as they are."""
+    to another origin; `options` go to it as they are.
+
+    For a plain `http://` server (a local one, usually) no certificates are loaded:
+    that costs 20-70 ms per client, and a client that only follows redirects within
+    its origin never speaks TLS. Its context still verifies, against no authority, so
+    TLS would fail rather than go unchecked; not when a proxy is configured (the
+    proxy may be reached over TLS)."""
     import openai
 
+    if base_url and base_url.lower().startswith("http://") and not _proxied():
+        import ssl
+
+        options.setdefault("verify", ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
     return openai.DefaultHttpxClient(event_hooks={"response": [refuse_cross_origin]}, **options)
+
+
+def _proxied() -> bool:
+    """Whether the environment names a proxy for plain HTTP (httpx would use it)."""
+    from urllib.request import getproxies
+
+    proxies = getproxies()
+    return bool(proxies.get("http") or proxies.get("all"))
