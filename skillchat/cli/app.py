@@ -25,6 +25,7 @@ from skillchat.cli import (
     eval_cmd,
     models_cmd,
     skills_cmd,
+    skills_deps_cmd,  # noqa: F401 - registers `skills deps`
     skills_usage_cmd,  # noqa: F401 - registers `skills cost` and `skills stats`
 )
 from skillchat.cli.common import (

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from skillchat.cli.common import (
+    AllowInstallOpt,
     AllowNetworkOpt,
     AllowRunOpt,
     AllowWriteOpt,
@@ -208,6 +209,7 @@ def ask(
     allow_run: AllowRunOpt = False,
     allow_network: AllowNetworkOpt = False,
     allow_write: AllowWriteOpt = False,
+    allow_install: AllowInstallOpt = False,
 ) -> None:
     """Ask one question; the answer goes to stdout, tool cards and usage to stderr.
 
@@ -229,6 +231,7 @@ def ask(
         allow_run=allow_run,
         allow_network=allow_network,
         allow_write=allow_write,
+        allow_install=allow_install,
         gguf=gguf,
         local=local,
         chat_template=chat_template,

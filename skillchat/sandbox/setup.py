@@ -8,10 +8,11 @@ so what a chat's commands wrote stays with the chat.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
+    from skillchat.envs.provider import InstallRequest, SkillEnvs
     from skillchat.sandbox.command_tool import Consent, Policy, SandboxCommands
     from skillchat.skills.registry import Registry
     from skillchat.workspace.files import Workspace
@@ -52,6 +53,37 @@ def command_runner(
         policy=skill_policy(settings, registry, spec().default_cwd()),
         default_timeout_s=settings.run_timeout_s,
         max_timeout_s=settings.run_max_timeout_s,
+        envs=skill_envs(settings, registry, status.tools, consent),
+    )
+
+
+def skill_envs(settings: Settings, registry: Registry, tools: Any, consent: Any) -> SkillEnvs:
+    """The skills' package environments: installed with the REPL's yes/no (a
+    consent object with `ask_install`), else only with `--allow-install` or
+    `[run] allow_install`; progress one line per step on stderr."""
+    from rich.text import Text
+
+    from skillchat.envs.provider import SkillEnvs
+    from skillchat.envs.store import EnvStore
+    from skillchat.ui.console import err
+
+    ask = getattr(consent, "ask_install", None)
+
+    def allowed(request: InstallRequest) -> bool:
+        if settings.run_allow_install:
+            return True
+        return bool(ask(request)) if ask is not None else False
+
+    def progress(line: str) -> None:
+        err().print(Text(f"  install: {line}", style="dim"), highlight=False)
+
+    return SkillEnvs(
+        EnvStore(settings.database_path().parent / "envs"),
+        tools,
+        lambda: {name: skill.root for name, skill in registry.skills.items()},
+        settings.skill_packages,
+        allowed,
+        progress=progress,
     )
 
 

@@ -35,6 +35,7 @@ from contextlib import contextmanager, suppress
 from rich.text import Text
 
 from skillchat.config import Settings
+from skillchat.envs.provider import InstallRequest
 from skillchat.sandbox.command_tool import RunRequest, Verdict
 from skillchat.sandbox.runner import OutputSink
 from skillchat.ui.console import out
@@ -136,6 +137,32 @@ class ReplConsent:
         if answer in ("y", "yes"):
             return Verdict("approved")
         return Verdict("refused", "the user declined to run this command")
+
+    def ask_install(self, request: InstallRequest) -> bool:
+        """Before a skill's first install: the packages, where they were declared,
+        yes or no (Ctrl-C and end of input are no; no "always": the set is
+        installed once, then reused)."""
+        _discard_typed_ahead()
+        console = out()
+        card = Text("run_command needs packages\n", style="bold yellow")
+        card.append("  ")
+        card.append(exact(", ".join(request.packages)))
+        card.append("\n  skill: ", style="dim")
+        card.append(exact(request.skill, style="dim"))
+        card.append(" · declared in ", style="dim")
+        card.append(exact("; ".join(request.sources), style="dim"))
+        card.append(
+            "\n  wheels only, from the configured index, in a sandbox with the network on",
+            style="dim",
+        )
+        console.print(card)
+        console.print(Text("Install them? [y]es / [n]o: ", style="bold"), end="")
+        try:
+            answer = sys.stdin.readline().strip().lower()
+        except KeyboardInterrupt:
+            answer = ""
+        console.print(Text(answer or "no"))
+        return answer in ("y", "yes")
 
 
 TAIL_LINES = 8
