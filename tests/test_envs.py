@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from envs_helpers import local_index, write_wheel
-from helpers import skillchat, skill_folder, write_files
+from helpers import skill_folder, skillchat, write_files
 from openai_server import ScriptedServer, call, reply
 from sandbox_helpers import require_sandbox
 

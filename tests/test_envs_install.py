@@ -78,7 +78,7 @@ def test_declarations_in_order_and_the_override_refused_too(tmp_path: Path) -> N
         root,
         {
             "scripts/a.py": '# /// script\n# requires-python = ">=3.9"\n'
-            '# dependencies = ["alpha[x]>=1,<3 ; python_version >= \'3\'"]\n# ///\n',
+            "# dependencies = [\"alpha[x]>=1,<3 ; python_version >= '3'\"]\n# ///\n",
             "scripts/b.py": "",
             "requirements.txt": "gamma==2.*\n",
         },
@@ -143,7 +143,7 @@ def test_a_failing_index_ends_with_a_clear_line(
 ) -> None:
     monkeypatch.setenv("UV_INDEX_URL", f"http://127.0.0.1:{closed_port()}/simple")
     monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
-    with pytest.raises(InstallFailed, match="installing tinypkg failed: .*127.0.0.1"):
+    with pytest.raises(InstallFailed, match=r"installing tinypkg failed: .*127\.0\.0\.1"):
         ensure(EnvStore(tmp_path / "envs"), ("tinypkg",), tools)
 
 
