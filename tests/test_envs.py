@@ -83,6 +83,22 @@ def test_a_pep723_script_runs_with_its_packages_after_install_offline(
     assert "notes" not in again
 
 
+def test_a_changed_environment_is_made_again_before_its_first_use(
+    server: ScriptedServer, tmp_path: Path, wheels: Path
+) -> None:
+    skills = demo_skill(tmp_path, {"scripts/show.py": PEP723 + SHOW})
+    ask_run(server, skills, "python /skills/demo/scripts/show.py", "--allow-install")
+    (env,) = [p for p in envs_folder().iterdir() if p.name not in ("cache", "locks")]
+    (planted,) = env.glob("lib/python*/site-packages/tinypkg")
+    (planted / "evil.py").write_text("")
+    _, result = ask_run(server, skills, "python /skills/demo/scripts/show.py")
+    assert result["error_code"] == "NOT_ALLOWED"  # reinstalling asks again
+    assert not env.exists()
+    _, result = ask_run(server, skills, "python /skills/demo/scripts/show.py", "--allow-install")
+    assert result["stdout"] == "value 42 /opt/skillchat/env\n"
+    assert not list(env.glob("lib/python*/site-packages/tinypkg/evil.py"))
+
+
 def test_requirements_txt_beside_the_script_and_the_skill_folder_spellings(
     server: ScriptedServer, tmp_path: Path, wheels: Path
 ) -> None:

@@ -38,6 +38,7 @@ from skillchat.envs.store import (
     EnvStore,
     Record,
     env_key,
+    fingerprint,
     folder_size,
     installed_packages,
 )
@@ -224,6 +225,7 @@ def _install(
         )
     if as_root:  # commands run as nobody: the environment must not be theirs to change
         _chown_tree(env, 0)
+    _read_only(env)
     return Record(
         key=key,
         requested=list(packages),
@@ -232,6 +234,7 @@ def _install(
         size_bytes=size,
         fetched_bytes=max(0, folder_size(store.cache) - fetched_before),
         duration_ms=int((time.monotonic() - start) * 1000),
+        fingerprint=fingerprint(env),
     )
 
 
@@ -260,6 +263,16 @@ def _local_find_links() -> list[Path]:
             if path.is_absolute() and path.is_dir():
                 out.append(path.resolve())
     return out
+
+
+def _read_only(root: Path) -> None:
+    """No write bit on files: an environment changes only by being made again.
+    Folders keep theirs, so the owner can still remove it (prune)."""
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.lstat(path).st_mode & ~0o222)
 
 
 def _chown_tree(root: Path, uid: int) -> None:

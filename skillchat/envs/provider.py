@@ -27,7 +27,7 @@ from skillchat.envs.install import (
     ensure,
     sandbox_python,
 )
-from skillchat.envs.store import EnvStore, Record, env_key
+from skillchat.envs.store import EnvStore, Record, env_key, fingerprint
 from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.layout import PATH
 
@@ -88,6 +88,7 @@ class SkillEnvs:
         self.consent = consent
         self.progress = progress
         self.limits = limits or InstallLimits()
+        self.checked: set[str] = set()  # environments whose fingerprint matched
 
     def declared(self, skill: str | None, command: str) -> tuple[str, Declaration] | None:
         """The skill the command runs a script of, and what that script declares."""
@@ -117,6 +118,13 @@ class SkillEnvs:
             )
         notes: list[str] = []
         record = self.store.ready(env_key(wanted.packages, python))
+        if record is not None and record.key not in self.checked:
+            if fingerprint(self.store.path(record.key)) != record.fingerprint:
+                self.store.remove(record.key)  # changed since its install: made again
+                notes.append("its environment had changed since it was installed")
+                record = None
+            else:
+                self.checked.add(record.key)
         if record is None:
             request = InstallRequest(name, wanted.packages, wanted.sources)
             if not self.consent(request):

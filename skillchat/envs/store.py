@@ -52,6 +52,7 @@ class Record:
     size_bytes: int
     fetched_bytes: int
     duration_ms: int
+    fingerprint: str = ""  # of every entry's path, size, mode and mtime (`fingerprint`)
 
     def summary(self) -> str:
         """`pyyaml 6.0.3, pillow 12.0` for cards and listings."""
@@ -98,6 +99,7 @@ class EnvStore:
     def publish(self, built: Path, record: Record) -> Path:
         """Write the record into `built` and rename it into place (atomic)."""
         (built / RECORD_NAME).write_text(json.dumps(asdict(record), indent=1))
+        os.chmod(built / RECORD_NAME, 0o444)
         target = self.path(record.key)
         if target.exists():  # a tampered or unrecorded leftover: replaced whole
             shutil.rmtree(target)
@@ -164,6 +166,25 @@ class EnvStore:
             return False
         finally:
             os.close(fd)
+
+
+def fingerprint(env: Path) -> str:
+    """A hash of every entry's path, type, size, mode and mtime under `env` (the
+    record aside): cheap enough to check before a chat's first use (stat only), and
+    any file added, removed or rewritten after the install changes it. It catches
+    changes made by mistake or by a program that does not know it is watched; one
+    that can write the data folder can rewrite the record too."""
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(env):
+        dirs.sort()
+        for name in sorted(files) + dirs:
+            path = os.path.join(folder, name)
+            if path == str(env / RECORD_NAME):
+                continue
+            st = os.lstat(path)
+            entry = f"{os.path.relpath(path, env)}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\n"
+            digest.update(entry.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
 
 
 def folder_size(path: Path) -> int:
