@@ -253,3 +253,27 @@ def test_skills_deps_lists_installs_removes_and_prunes(tmp_path: Path, wheels: P
     pruned = skillchat("skills", "deps", "--skills-dir", str(tmp_path / "none"), "--prune")
     assert pruned.returncode == 0 and "removed" in pruned.stderr
     one_line_error(skillchat(*base, "--remove"), code=2)
+
+
+@pytest.mark.parametrize(
+    ("path", "edited"),
+    [
+        ("scripts/requirements.txt", "tinypkg\nother\n"),
+        ("scripts/x.py", '# /// script\n# dependencies = ["tinypkg", "other"]\n# ///\n'),
+    ],
+)
+def test_a_changed_declaration_untrusts_the_skill(tmp_path: Path, path: str, edited: str) -> None:
+    from chat_helpers import write_skill
+
+    from skillchat.skills.trust import TrustState, TrustStore
+
+    files = {
+        "scripts/requirements.txt": "tinypkg\n",
+        "scripts/x.py": '# /// script\n# dependencies = ["tinypkg"]\n# ///\n',
+    }
+    skill = write_skill(tmp_path / "project", "demo", files=files)
+    store = TrustStore.load(tmp_path / "trust.json")
+    store.trust(skill)
+    assert store.state(skill) is TrustState.TRUSTED
+    (skill.root / path).write_text(edited)
+    assert store.state(skill) is TrustState.CHANGED
