@@ -109,6 +109,7 @@ def test_requirements_txt_beside_the_script_and_the_skill_folder_spellings(
         "cd /skills/demo && python scripts/show.py",
         "python3 ~/.agents/skills/demo/scripts/show.py",
         "python ~/.claude/skills/demo/scripts/show.py",
+        "python /home/user/.config/skillchat/skills/demo/scripts/show.py",
         "uv run /skills/demo/scripts/show.py",
     ):
         _, result = ask_run(server, skills, command, "--allow-install")

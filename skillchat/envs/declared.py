@@ -157,8 +157,8 @@ def script_of(
 
 
 _SPELLINGS = re.compile(
-    r"^(?:/skills|~/\.agents/skills|~/\.claude/skills|/home/user/\.agents/skills"
-    r"|/home/user/\.claude/skills)/(?P<name>[^/]+)/(?P<rest>.+)$"
+    r"^(?:/skills|(?:~|/home/user)/(?:\.agents/skills|\.claude/skills|\.config/skillchat/skills))"
+    r"/(?P<name>[^/]+)/(?P<rest>.+)$"
 )
 
 

@@ -11,7 +11,8 @@ beyond looking at which system folders exist).
     /scratch             the chat's scratch folder, writable (the working folder
                          when there is no workspace)
     /home/user           an empty home (a tmpfs: gone after the run), where
-                         ~/.agents/skills and ~/.claude/skills lead to /skills
+                         ~/.agents/skills, ~/.claude/skills and
+                         ~/.config/skillchat/skills lead to /skills
     /opt/skillchat/bin   `python` (the system's python3) and a `uv` that runs
                          `uv run SCRIPT` offline; first on PATH
     /opt/skillchat/env   the skill's Python environment, read-only, when it has
@@ -45,7 +46,7 @@ SHIM_BIN = "/opt/skillchat/bin"
 PATH = f"{SHIM_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # The user-level spellings of a skill's folder that SKILL.md files print
 # (`~/.agents/skills/NAME/...`): links to /skills in the empty home.
-HOME_SKILL_LINKS = (".agents/skills", ".claude/skills")
+HOME_SKILL_LINKS = (".agents/skills", ".claude/skills", ".config/skillchat/skills")
 # `uv run scripts/x.py` (the spec's recommendation) inside the sandbox: the script
 # runs with the environment skillchat prepared before the run, offline; uv's other
 # commands would reach for the network, so they say why they are not here.
@@ -269,7 +270,9 @@ def bwrap_args(
     args += ["--size", str(limits.home_mb * mib)]
     args += ["--perms", "0777" if as_root else "0700", "--tmpfs", HOME]
     for link in HOME_SKILL_LINKS:
-        args += ["--perms", "0755", "--dir", f"{HOME}/{link.split('/')[0]}"]
+        parts = link.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            args += ["--perms", "0755", "--dir", f"{HOME}/{'/'.join(parts[:depth])}"]
         args += ["--symlink", SKILLS_MOUNT, f"{HOME}/{link}"]
     args += ["--perms", "0755", "--dir", SKILLS_MOUNT]
     for name, root in sorted(spec.mountable_skills().items()):
