@@ -75,6 +75,7 @@ def test_no_and_ctrl_c_install_nothing_and_yes_installs_then_runs(
     repl.line("y")
     repl.expect(INSTALL)
     repl.line("y")
+    repl.expect("+ tinypkg==1.0")  # uv's steps, shown while it installs
     repl.prompt()
     first, second, third = results(server)
     assert first["error_code"] == second["error_code"] == "NOT_ALLOWED"

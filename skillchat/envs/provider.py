@@ -9,7 +9,8 @@ keeps the network off (unless `--allow-network`): everything was fetched before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,13 @@ class InstallRequest:
 
 
 InstallConsent = Callable[[InstallRequest], bool]
+# Shows an install as it goes: entered around it, gives the sink uv's lines.
+Progress = Callable[[InstallRequest], AbstractContextManager[Callable[[str], None]]]
+
+
+@contextmanager
+def _quiet(request: InstallRequest) -> Iterator[Callable[[str], None]]:
+    yield lambda line: None
 
 
 class EnvRefused(Exception):
@@ -78,7 +86,7 @@ class SkillEnvs:
         overrides: Mapping[str, tuple[str, ...]],
         consent: InstallConsent,
         *,
-        progress: Callable[[str], None] = lambda line: None,
+        progress: Progress | None = None,
         limits: InstallLimits | None = None,
     ) -> None:
         self.store = store
@@ -86,7 +94,7 @@ class SkillEnvs:
         self.roots = roots
         self.overrides = overrides
         self.consent = consent
-        self.progress = progress
+        self.progress = progress or _quiet
         self.limits = limits or InstallLimits()
         self.checked: set[str] = set()  # environments whose fingerprint matched
 
@@ -135,13 +143,10 @@ class SkillEnvs:
                     "(or `allow_install = true` under [run] in the config)",
                 )
             try:
-                record, made = ensure(
-                    self.store,
-                    wanted.packages,
-                    self.tools,
-                    limits=self.limits,
-                    progress=self.progress,
-                )
+                with self.progress(request) as sink:
+                    record, made = ensure(
+                        self.store, wanted.packages, self.tools, limits=self.limits, progress=sink
+                    )
             except InstallFailed as exc:
                 raise EnvRefused("INSTALL_FAILED", str(exc)) from None
             if made:

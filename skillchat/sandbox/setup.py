@@ -7,7 +7,8 @@ so what a chat's commands wrote stays with the chat.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -60,12 +61,14 @@ def command_runner(
 def skill_envs(settings: Settings, registry: Registry, tools: Any, consent: Any) -> SkillEnvs:
     """The skills' package environments: installed with the REPL's yes/no (a
     consent object with `ask_install`), else only with `--allow-install` or
-    `[run] allow_install`; progress one line per step on stderr."""
+    `[run] allow_install`. Progress: the REPL's live display (`install_progress`),
+    else one line per step on stderr."""
     from rich.text import Text
 
     from skillchat.envs.provider import SkillEnvs
     from skillchat.envs.store import EnvStore
     from skillchat.ui.console import err
+    from skillchat.ui.safe import clean
 
     ask = getattr(consent, "ask_install", None)
 
@@ -74,8 +77,9 @@ def skill_envs(settings: Settings, registry: Registry, tools: Any, consent: Any)
             return True
         return bool(ask(request)) if ask is not None else False
 
-    def progress(line: str) -> None:
-        err().print(Text(f"  install: {line}", style="dim"), highlight=False)
+    @contextmanager
+    def lines(request: InstallRequest) -> Iterator[Callable[[str], None]]:
+        yield lambda line: err().print(Text(clean(f"  install: {line}"), style="dim"))
 
     return SkillEnvs(
         EnvStore(settings.database_path().parent / "envs"),
@@ -83,7 +87,7 @@ def skill_envs(settings: Settings, registry: Registry, tools: Any, consent: Any)
         lambda: {name: skill.root for name, skill in registry.skills.items()},
         settings.skill_packages,
         allowed,
-        progress=progress,
+        progress=getattr(consent, "install_progress", None) or lines,
     )
 
 

@@ -29,7 +29,7 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 from rich.text import Text
@@ -163,6 +163,19 @@ class ReplConsent:
             answer = ""
         console.print(Text(answer or "no"))
         return answer in ("y", "yes")
+
+    @contextmanager
+    def install_progress(self, request: InstallRequest) -> Iterator[Callable[[str], None]]:
+        """While packages install: a Rich status with uv's latest step; each step
+        stays printed above it (dim), so the whole install can be read after."""
+        console = out()
+        with console.status(clean(f"installing packages for {request.skill} …")) as status:
+
+            def sink(line: str) -> None:
+                console.print(Text(clean(f"  {line}"), style="dim"))
+                status.update(clean(f"installing packages for {request.skill}: {line}"))
+
+            yield sink
 
 
 TAIL_LINES = 8
