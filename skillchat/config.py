@@ -120,6 +120,11 @@ class Settings:
     run_allow_write: bool = False
     run_timeout_s: float = 120.0
     run_max_timeout_s: float = 600.0
+    # Installing the packages a skill's scripts declare (skillchat/sandbox/envs): the REPL
+    # asks; `ask` and `eval` install only with this. `[packages]` declares what a
+    # skill forgot: skill name -> requirement strings.
+    run_allow_install: bool = False
+    skill_packages: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
     gguf: str | None = None
     chat_template: str | None = None
     local_context_max: int = 8192
@@ -192,6 +197,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("run", "allow_write"): ("run_allow_write", (bool,)),
     ("run", "timeout_s"): ("run_timeout_s", (int, float)),
     ("run", "max_timeout_s"): ("run_max_timeout_s", (int, float)),
+    ("run", "allow_install"): ("run_allow_install", (bool,)),
 }
 _SECTIONS = {"skills", "storage", "run", "local"}
 _STRING_LISTS = {"skill_dirs", "skills_disabled"}
@@ -255,6 +261,8 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     warnings: list[str] = []
     if "models" in data:
         values["named_models"] = _named_models(path, text, data.pop("models"))
+    if "packages" in data:
+        values["skill_packages"] = _skill_packages(path, text, data.pop("packages"))
     for top_key, top_value in data.items():
         items: list[tuple[str | None, str, Any]]
         if top_key in _SECTIONS and isinstance(top_value, dict):
@@ -280,6 +288,21 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
                 raise ConfigError(f"{where}: '{dotted}' must be {want}")
             values[name] = tuple(value) if name in _STRING_LISTS else value
     return values, warnings
+
+
+def _skill_packages(path: Path, text: str, table: Any) -> dict[str, tuple[str, ...]]:
+    """`[packages]`: skill name -> the requirements its scripts need and it does not
+    declare (`skill-creator = ["pyyaml"]`). Each is checked when it is installed."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: 'packages' must be a table: [packages]")
+    out: dict[str, tuple[str, ...]] = {}
+    for skill, wanted in table.items():
+        if not isinstance(wanted, list) or not all(isinstance(w, str) for w in wanted):
+            line = _line_of(text, "packages", skill)
+            where = f"{path}:{line}" if line else str(path)
+            raise ConfigError(f"{where}: 'packages.{skill}' must be a list of strings")
+        out[skill] = tuple(wanted)
+    return out
 
 
 # What a `[models.NAME]` table may set: the settings of one model and its server.

@@ -10,7 +10,9 @@ leaves the code just above the one that raised it.
     │   │   ├── FrontmatterError    its SKILL.md's frontmatter (has a line)
     │   │   ├── TrustError          its folder cannot be hashed, or trust not saved
     │   │   ├── InstallError        `skills add/update/sync` cannot go on: nothing written
-    │   │   └── LockError           a skills.lock that cannot be read or written
+    │   │   ├── LockError           a skills.lock that cannot be read or written
+    │   │   ├── RefusedDeclaration  a declared package a safe install cannot honour
+    │   │   └── InstallFailed       a skill's package environment could not be made
     │   ├── FileError               a file or folder pointed at:
     │   │   ├── FileAccessError     a read refused by the path rules (has a tool code)
     │   │   └── WorkspaceError      the workspace is missing, not a folder, unreadable
@@ -32,6 +34,7 @@ leaves the code just above the one that raised it.
         │                           is cut with the time-limit note
         ├── NotRegularFile          a path the user named is a FIFO, device, socket or
         │                           folder (localfile.py) → each caller's own error
+        ├── EnvRefused              a command's packages not ready → its error result
         ├── SandboxFailure          bubblewrap could not start → INTERNAL_ERROR
         │                           result, or `doctor`'s "sandbox unusable"
         └── CrossOriginRedirect     a redirect to another origin → ProviderError; in
@@ -145,6 +148,16 @@ class LockError(SkillError):
     (skills/lock.py)."""
 
 
+class RefusedDeclaration(SkillError):
+    """A declared requirement a safe install cannot honour (one line: file, line,
+    why; sandbox/envs/declared.py)."""
+
+
+class InstallFailed(SkillError):
+    """A package install that did not give an environment (one line: what and why;
+    sandbox/envs/install.py)."""
+
+
 class ProviderError(ModelError):
     """The model provider failed in a way the user must act on.
 
@@ -210,6 +223,15 @@ class GlobTimeout(InternalSignal):
 class NotRegularFile(InternalSignal):
     """A path the user named is not a regular file; `str()` says what it is ("it is a
     FIFO, not a regular file"). Raised by localfile.py, worded by its callers."""
+
+
+class EnvRefused(InternalSignal):
+    """A command cannot run with its packages (not allowed, refused, failed):
+    `code` and one line, which run_command turns into the model's error result."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class SandboxFailure(InternalSignal):

@@ -67,12 +67,14 @@ _SETTINGS: dict[str, Any] = {
 # does not pay for importing and building `skills`, `config`, `eval`...
 _COMMANDS: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
     # skills_usage_cmd registers `skills cost` and `skills stats` on skills_cmd's app,
-    # skills_add_cmd `skills add`, `remove`, `verify`, `sync` and `update`.
+    # skills_add_cmd `skills add`, `remove`, `verify`, `sync` and `update`,
+    # skills_deps_cmd `skills deps`.
     "skills": (
         (
             "skillchat.cli.skills_cmd",
             "skillchat.cli.skills_usage_cmd",
             "skillchat.cli.skills_add_cmd",
+            "skillchat.cli.skills_deps_cmd",
         ),
         "app",
         {},

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from skillchat.cli.common import (
+    AllowInstallOpt,
     AllowNetworkOpt,
     AllowRunOpt,
     AllowWriteOpt,
@@ -209,6 +210,7 @@ def ask(
     allow_run: AllowRunOpt = False,
     allow_network: AllowNetworkOpt = False,
     allow_write: AllowWriteOpt = False,
+    allow_install: AllowInstallOpt = False,
 ) -> None:
     """Ask one question; the answer goes to stdout, tool cards and usage to stderr.
 
@@ -230,6 +232,7 @@ def ask(
         allow_run=allow_run,
         allow_network=allow_network,
         allow_write=allow_write,
+        allow_install=allow_install,
         gguf=gguf,
         local=local,
         chat_template=chat_template,
@@ -248,6 +251,7 @@ def ask(
         resumed_settings,
     )
     from skillchat.ui import views
+    from skillchat.ui.consent import stderr_install_progress
     from skillchat.ui.console import err, keys_unechoed, stdout_is_terminal, warn
 
     store = open_store(settings)
@@ -274,7 +278,7 @@ def ask(
         transcript=transcript,
         listeners=[view],
         workspace=folder,
-        consent=lambda: flag_consent(settings),
+        consent=lambda: flag_consent(settings, stderr_install_progress),
     )
     attach_all(session.chat, attach or [])
     try:

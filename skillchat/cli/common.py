@@ -138,6 +138,13 @@ AllowRunOpt = Annotated[
 AllowNetworkOpt = Annotated[
     bool, typer.Option("--allow-network", help="Give sandboxed commands the network.")
 ]
+AllowInstallOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-install",
+        help="Install the packages a skill's scripts declare, from wheels, in a sandbox.",
+    ),
+]
 AllowWriteOpt = Annotated[
     bool, typer.Option("--allow-write", help="Let sandboxed commands write to the workspace.")
 ]
@@ -185,6 +192,7 @@ def open_session(
     allow_run: bool = False,
     allow_network: bool = False,
     allow_write: bool = False,
+    allow_install: bool = False,
     gguf: Path | None = None,
     local: bool = False,
     chat_template: Path | None = None,
@@ -212,6 +220,7 @@ def open_session(
         run_allow=True if allow_run else None,
         run_allow_network=True if allow_network else None,
         run_allow_write=True if allow_write else None,
+        run_allow_install=True if allow_install else None,
         gguf=str(gguf) if gguf else None,
         chat_template=str(chat_template) if chat_template else None,
     )

@@ -61,6 +61,7 @@ def starter_document() -> dict[str, Any]:
             "allow_write": d.run_allow_write,
             "timeout_s": d.run_timeout_s,
             "max_timeout_s": d.run_max_timeout_s,
+            "allow_install": d.run_allow_install,
         },
         "local": {"context_max": d.local_context_max},
     }

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from skillchat.cli.common import (
+    AllowInstallOpt,
     AllowRunOpt,
     ApiBaseOpt,
     BackendOpt,
@@ -83,6 +84,7 @@ def eval_cmd(
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
     allow_run: AllowRunOpt = False,
+    allow_install: AllowInstallOpt = False,
 ) -> None:
     """Replay trigger queries through the real catalog and loop, and report per skill
     and model how often each skill was activated when it should and should not be."""
@@ -97,6 +99,7 @@ def eval_cmd(
         api_base=api_base,
         backend=backend.value if backend else None,
         skill_dirs=skill_dirs_override(skills_dir),
+        run_allow_install=True if allow_install else None,
     )
     settings = replace(settings, tools=True)  # triggering is a get_skill call
     queries = load_queries(queries_file, skill)

@@ -5,7 +5,8 @@ and turn what happened into the result.
     result: {"exit_code", "stdout", "stderr", "truncated", "duration_ms", "files_written",
              "notes"?}  (a listing cut short, a scratch folder over its size,
              files written where the host runs code from)
-          | {"error", "error_code"}  NOT_ALLOWED, NO_SANDBOX, TIMEOUT, INTERNAL_ERROR
+          | {"error", "error_code"}  NOT_ALLOWED, NO_SANDBOX, TIMEOUT, INSTALL_FAILED,
+                                   INTERNAL_ERROR
     (INVALID_ARGUMENT comes from the Tool contract: bad arguments raise
     ToolArgumentError)
 
@@ -28,9 +29,11 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from skillchat.errors import SandboxFailure, ToolArgumentError
+from skillchat.errors import EnvRefused, SandboxFailure, ToolArgumentError
 from skillchat.mounts import SKILLS_MOUNT
 from skillchat.sandbox.detect import SandboxStatus
+from skillchat.sandbox.envs.notes import missing_notes
+from skillchat.sandbox.envs.provider import EnvUse, SkillEnvs
 from skillchat.sandbox.layout import SandboxSpec
 from skillchat.sandbox.runner import Outcome, OutputSink, run_in_sandbox
 from skillchat.tools.base import ToolResult
@@ -88,6 +91,7 @@ class SandboxCommands:
         policy: Policy = ask_everything,
         default_timeout_s: float = 120.0,
         max_timeout_s: float = 600.0,
+        envs: SkillEnvs | None = None,
     ) -> None:
         self.status = status
         self.spec = spec  # called per run: the scratch folder may depend on the chat id
@@ -95,6 +99,7 @@ class SandboxCommands:
         self.policy = policy
         self.default_timeout_s = default_timeout_s
         self.max_timeout_s = max_timeout_s
+        self.envs = envs  # the skills' package environments (skillchat/sandbox/envs)
         # Set by the front end to show a run as it goes: entered around the run,
         # it gives the sink the output streams to (the REPL's live card).
         self.watch: Watch | None = None
@@ -128,12 +133,20 @@ class SandboxCommands:
         answer = self.consent(request)
         if answer.kind != "approved":
             return _error("NOT_ALLOWED", f"not allowed: {answer.reason}")
+        try:
+            use = self.envs.prepare(skill, command) if self.envs else EnvUse()
+        except EnvRefused as exc:
+            return _error(exc.code, str(exc))
         extra = {"SKILL_DIR": f"{SKILLS_MOUNT}/{skill}"} if skill else {}
-        spec = replace(spec, limits=replace(spec.limits, timeout_s=timeout))
+        extra |= use.env
+        limits = replace(spec.limits, timeout_s=timeout)
+        spec = replace(spec, limits=limits, binds=spec.binds + use.binds)
         with self.watch(request) if self.watch else nullcontext(None) as sink:
             outcome = run_in_sandbox(
                 self.status.tools, spec, command, extra_env=extra, on_output=sink
             )
+        outcome.notes = [*use.notes, *outcome.notes]
+        outcome.notes += missing_notes(skill, outcome.exit_code, outcome.stderr)
         return outcome_result(outcome, timeout, widened=_widened(request))
 
     def _arguments(self, args: dict[str, Any], spec: SandboxSpec) -> tuple[str, str | None, float]:

@@ -10,7 +10,13 @@ beyond looking at which system folders exist).
                          read-only
     /scratch             the chat's scratch folder, writable (the working folder
                          when there is no workspace)
-    /home/user           an empty home (a tmpfs: gone after the run)
+    /home/user           an empty home (a tmpfs: gone after the run), where
+                         ~/.agents/skills, ~/.claude/skills and
+                         ~/.config/skillchat/skills lead to /skills
+    /opt/skillchat/bin   `python` (the system's python3) and a `uv` that runs
+                         `uv run SCRIPT` offline; first on PATH
+    /opt/skillchat/env   the skill's Python environment, read-only, when it has
+                         one (skillchat/sandbox/envs); its bin/ comes before everything
     /tmp  /dev/shm       empty tmpfs
     /proc /dev           new ones, for the sandbox's own pid namespace (/dev is
                          read-only: only its device nodes are usable)
@@ -36,7 +42,32 @@ from skillchat.mounts import SCRATCH_MOUNT, SKILLS_MOUNT, WORKSPACE_MOUNT
 HOME = "/home/user"
 SANDBOX_UID = 1000
 SANDBOX_USER = "user"
-PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SHIM_BIN = "/opt/skillchat/bin"
+PATH = f"{SHIM_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# The user-level spellings of a skill's folder that SKILL.md files print
+# (`~/.agents/skills/NAME/...`): links to /skills in the empty home.
+HOME_SKILL_LINKS = (".agents/skills", ".claude/skills", ".config/skillchat/skills")
+# `uv run scripts/x.py` (the spec's recommendation) inside the sandbox: the script
+# runs with the environment skillchat prepared before the run, offline; uv's other
+# commands would reach for the network, so they say why they are not here.
+UV_SHIM = """#!/bin/sh
+if [ "$1" = run ]; then
+  shift
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --) shift; break ;;
+      --with|--python|-p|--directory|--project|--extra|--group|--index|--env-file) shift 2 ;;
+      -*) shift ;;
+      *) break ;;
+    esac
+  done
+  exec python "$@"
+fi
+echo "uv: only 'uv run SCRIPT' works in skillchat's sandbox" \
+  "(its packages are prepared before the run)" >&2
+exit 2
+"""
+EXECUTABLE_FILES = frozenset({f"{SHIM_BIN}/uv"})
 
 # Top-level system folders bound read-only when they exist (a symlink stays one).
 SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -131,6 +162,9 @@ class SandboxSpec:
     writable_workspace: bool = False
     network: bool = False
     limits: Limits = field(default_factory=Limits)
+    # More folders: (host folder, where it is seen, writable). A skill's
+    # environment at /opt/skillchat/env; the install's own folders (skillchat/sandbox/envs).
+    binds: tuple[tuple[Path, str, bool], ...] = ()
 
     def default_cwd(self) -> str:
         """Where a command starts: the workspace if there is one, else the scratch."""
@@ -166,11 +200,12 @@ _HOSTS = "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost ip6-loopback\
 
 
 def etc_files(network: bool) -> dict[str, str]:
-    """The made-up /etc files (path -> content): `whoami`, `id` and Python's `pwd`
+    """The made-up files (path -> content): `whoami`, `id` and Python's `pwd`
     work without the host's user list, and `localhost` resolves (scripts wait for
     their servers on it) without the host's hosts file. With the network, the
-    host's nsswitch.conf is bound instead of this one."""
+    host's nsswitch.conf is bound instead of this one. Plus the `uv` shim."""
     files = {"/etc/passwd": _passwd(), "/etc/group": _group(), "/etc/hosts": _HOSTS}
+    files[f"{SHIM_BIN}/uv"] = UV_SHIM
     if not network:
         files["/etc/nsswitch.conf"] = "passwd: files\ngroup: files\nhosts: files\n"
     return files
@@ -221,8 +256,11 @@ def bwrap_args(
     for name in ETC_ALWAYS + (ETC_NETWORK if spec.network else ()):
         if os.path.lexists(host_root / "etc" / name):
             args += ["--ro-bind-try", str(host_root / "etc" / name), f"/etc/{name}"]
+    args += ["--perms", "0755", "--dir", SHIM_BIN]
+    args += ["--symlink", "/usr/bin/python3", f"{SHIM_BIN}/python"]
     for path, fd in data_fds.items():
-        args += ["--perms", "0644", "--ro-bind-data", str(fd), path]
+        perms = "0755" if path in EXECUTABLE_FILES else "0644"
+        args += ["--perms", perms, "--ro-bind-data", str(fd), path]
     mib = 1024 * 1024
     limits = spec.limits
     args += ["--proc", "/proc", "--dev", "/dev"]
@@ -231,6 +269,11 @@ def bwrap_args(
     args += ["--size", str(limits.tmp_mb * mib), "--perms", "1777", "--tmpfs", "/tmp"]
     args += ["--size", str(limits.home_mb * mib)]
     args += ["--perms", "0777" if as_root else "0700", "--tmpfs", HOME]
+    for link in HOME_SKILL_LINKS:
+        parts = link.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            args += ["--perms", "0755", "--dir", f"{HOME}/{'/'.join(parts[:depth])}"]
+        args += ["--symlink", SKILLS_MOUNT, f"{HOME}/{link}"]
     args += ["--perms", "0755", "--dir", SKILLS_MOUNT]
     for name, root in sorted(spec.mountable_skills().items()):
         args += ["--ro-bind", str(root), f"{SKILLS_MOUNT}/{name}"]
@@ -241,6 +284,9 @@ def bwrap_args(
             for name in PROTECTED:
                 args += ["--ro-bind", str(spec.workspace / name), f"{WORKSPACE_MOUNT}/{name}"]
     args += ["--bind", str(spec.scratch), SCRATCH_MOUNT]
+    for host, dest, writable in spec.binds:  # parents made traversable by the command
+        args += ["--perms", "0755", "--dir", os.path.dirname(dest)]
+        args += ["--bind" if writable else "--ro-bind", str(host), dest]
     # The root is a tmpfs without a size, which the command's user owns when
     # skillchat is not root: read-only, like everything not bound writable.
     args += ["--remount-ro", "/", "--chdir", cwd]

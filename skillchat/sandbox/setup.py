@@ -13,11 +13,19 @@ commands wrote stays with the chat.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
-    from skillchat.sandbox.command_tool import Consent, Policy, SandboxCommands
+    from skillchat.sandbox.command_tool import (
+        Consent,
+        Policy,
+        RunRequest,
+        SandboxCommands,
+        Verdict,
+    )
+    from skillchat.sandbox.envs.provider import InstallRequest, Progress, SkillEnvs
     from skillchat.skills.registry import Registry
     from skillchat.workspace.files import Workspace
 
@@ -75,6 +83,35 @@ def command_runner(
         ),
         default_timeout_s=settings.run_timeout_s,
         max_timeout_s=settings.run_max_timeout_s,
+        envs=skill_envs(settings, lambda: live.registry, status.tools, consent),
+    )
+
+
+def skill_envs(
+    settings: Settings, registry: Callable[[], Registry], tools: Any, consent: Any
+) -> SkillEnvs:
+    """The skills' package environments: installed with the REPL's yes/no (a
+    consent object with `ask_install`), else only with `--allow-install` or
+    `[run] allow_install`. Progress goes where the consent's `install_progress`
+    shows it (the REPL's live display, `ask`'s lines on stderr), else nowhere. The
+    skills are the session's of the moment (`registry` is read at each use)."""
+    from skillchat.sandbox.envs.provider import SkillEnvs
+    from skillchat.sandbox.envs.store import EnvStore
+
+    ask = getattr(consent, "ask_install", None)
+
+    def allowed(request: InstallRequest) -> bool:
+        if settings.run_allow_install:
+            return True
+        return bool(ask(request)) if ask is not None else False
+
+    return SkillEnvs(
+        EnvStore(settings.database_path().parent / "envs"),
+        tools,
+        lambda: {name: skill.root for name, skill in registry().skills.items()},
+        settings.skill_packages,
+        allowed,
+        progress=getattr(consent, "install_progress", None),
     )
 
 
@@ -106,14 +143,21 @@ def skill_policy(
     return policy
 
 
-def flag_consent(settings: Settings) -> Consent:
+@dataclass(frozen=True)
+class FlagConsent:
     """`ask` never prompts: `--allow-run` (or `[run] allow = true`) allows, else not,
     even a command the skill's `allowed-tools` pre-approve: `ask` runs nothing the
-    user did not allow on its command line or in the config."""
-    from skillchat.sandbox.command_tool import RunRequest, Verdict
+    user did not allow on its command line or in the config. `install_progress`
+    shows a package install as it goes (the front end's, which this layer cannot
+    draw itself)."""
 
-    def decide(request: RunRequest) -> Verdict:
-        if settings.run_allow:
+    settings: Settings
+    install_progress: Progress | None = None
+
+    def __call__(self, request: RunRequest) -> Verdict:
+        from skillchat.sandbox.command_tool import Verdict
+
+        if self.settings.run_allow:
             return Verdict("approved")
         return Verdict(
             "refused",
@@ -121,4 +165,7 @@ def flag_consent(settings: Settings) -> Consent:
             "(or `allow = true` under [run] in the config)",
         )
 
-    return decide
+
+def flag_consent(settings: Settings, progress: Progress | None = None) -> Consent:
+    """The consent of `ask` and eval (see `FlagConsent`)."""
+    return FlagConsent(settings, progress)

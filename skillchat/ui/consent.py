@@ -29,15 +29,16 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 from rich.text import Text
 
 from skillchat.config import Settings
 from skillchat.sandbox.command_tool import RunRequest, Verdict
+from skillchat.sandbox.envs.provider import InstallRequest
 from skillchat.sandbox.runner import OutputSink
-from skillchat.ui.console import out
+from skillchat.ui.console import err, out
 from skillchat.ui.safe import clean, exact
 
 # Shell syntax that makes a command more than one program with its arguments.
@@ -137,6 +138,45 @@ class ReplConsent:
             return Verdict("approved")
         return Verdict("refused", "the user declined to run this command")
 
+    def ask_install(self, request: InstallRequest) -> bool:
+        """Before a skill's first install: the packages, where they were declared,
+        yes or no (Ctrl-C and end of input are no; no "always": the set is
+        installed once, then reused)."""
+        _discard_typed_ahead()
+        console = out()
+        card = Text("run_command needs packages\n", style="consent.title")
+        card.append("  ")
+        card.append(exact(", ".join(request.packages)))
+        card.append("\n  skill: ", style="muted")
+        card.append(exact(request.skill, style="muted"))
+        card.append(" · declared in ", style="muted")
+        card.append(exact("; ".join(request.sources), style="muted"))
+        card.append(
+            "\n  wheels only, from the configured index, in a sandbox with the network on",
+            style="muted",
+        )
+        console.print(card)
+        console.print(Text("Install them? [y]es / [n]o: ", style="strong"), end="")
+        try:
+            answer = sys.stdin.readline().strip().lower()
+        except KeyboardInterrupt:
+            answer = ""
+        console.print(Text(answer or "no"))
+        return answer in ("y", "yes")
+
+    @contextmanager
+    def install_progress(self, request: InstallRequest) -> Iterator[Callable[[str], None]]:
+        """While packages install: a Rich status with uv's latest step; each step
+        stays printed above it (dim), so the whole install can be read after."""
+        console = out()
+        with console.status(clean(f"installing packages for {request.skill} …")) as status:
+
+            def sink(line: str) -> None:
+                console.print(Text(clean(f"  {line}"), style="muted"))
+                status.update(clean(f"installing packages for {request.skill}: {line}"))
+
+            yield sink
+
 
 TAIL_LINES = 8
 
@@ -169,3 +209,10 @@ def live_card(request: RunRequest) -> Iterator[OutputSink]:
             live.update(card(), refresh=True)
 
         yield sink
+
+
+@contextmanager
+def stderr_install_progress(request: InstallRequest) -> Iterator[Callable[[str], None]]:
+    """`ask`'s view of a package install: one line per step on stderr (uv's output
+    and the package names are the index's text, so cleaned)."""
+    yield lambda line: err().print(Text(clean(f"  install: {line}"), style="muted"))

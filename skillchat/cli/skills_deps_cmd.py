@@ -1,0 +1,142 @@
+"""`skillchat skills deps [NAME]`: what each skill's scripts declare, where it was
+found, whether its environment is ready (and its size), and what cannot be
+installed and why. `--install` prepares the environments ahead (for offline use and
+CI; running the command is the consent), `--remove` removes NAME's, `--prune`
+removes every environment no discovered skill declares and leftovers of crashed
+installs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt
+from skillchat.cli.skills_cmd import app, find_skill, settings_and_registry
+from skillchat.errors import InstallFailed, RefusedDeclaration, UsageError
+from skillchat.ui import console, safe
+
+MAX_SCRIPTS = 200  # .py files looked at per skill for PEP 723 blocks
+
+
+def _declarations(name: str, root: Path, override: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Every declaration of one skill: the skill-wide one, and each script's own."""
+    from skillchat.sandbox.envs.declared import declaration, read_pep723
+
+    rows: list[dict[str, Any]] = []
+    folder = root / "scripts"
+    scripts = sorted(folder.glob("*.py"))[:MAX_SCRIPTS] if folder.is_dir() else []
+    for script in [None, *scripts]:
+        try:
+            if script is not None and read_pep723(script, script.name) is None:
+                continue
+            found = declaration(name, root, script, override)
+        except RefusedDeclaration as exc:
+            rows.append({"skill": name, "packages": [], "sources": [], "refused": str(exc)})
+            continue
+        if found.packages:
+            rows.append(
+                {"skill": name, "packages": list(found.packages), "sources": list(found.sources)}
+            )
+    return rows
+
+
+@app.command("deps", short_help="Packages skills' scripts declare, and their environments.")
+def deps_cmd(
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Argument(help="Only this skill.")] = None,
+    install: Annotated[
+        bool, typer.Option("--install", help="Prepare the environments now.")
+    ] = False,
+    remove: Annotated[bool, typer.Option("--remove", help="Remove NAME's environments.")] = False,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Remove environments no skill declares.")
+    ] = False,
+    skills_dir: SkillsDirOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """List what skills' scripts need; prepare, remove or prune their environments."""
+    from skillchat.sandbox.envs.install import ensure, sandbox_python
+    from skillchat.sandbox.envs.store import EnvStore, env_key
+
+    if remove and not name:
+        raise UsageError("--remove needs a skill NAME")
+    settings, registry = settings_and_registry(ctx, config, skills_dir)
+    store = EnvStore(settings.database_path().parent / "envs")
+    skills = [find_skill(registry, name)] if name else list(registry.skills.values())
+    rows: list[dict[str, Any]] = []
+    for skill in skills:
+        rows += _declarations(skill.name, skill.root, settings.skill_packages.get(skill.name, ()))
+    python = sandbox_python()
+    for row in rows:
+        if "refused" not in row:
+            row["key"] = env_key(tuple(row["packages"]), python)
+    failed = False
+    if install:
+        tools = _tools()
+        for row in rows:
+            if "key" in row:
+                try:
+                    ensure(store, tuple(row["packages"]), tools, progress=_progress)
+                except InstallFailed as exc:
+                    row["error"] = str(exc)
+                    failed = True
+    if remove:
+        for row in rows:
+            if "key" in row and store.remove(row["key"]):
+                console.err().print(safe.text(f"removed the environment of {row['skill']}"))
+    if prune:
+        every = [
+            r
+            for s in registry.skills.values()
+            for r in _declarations(s.name, s.root, settings.skill_packages.get(s.name, ()))
+        ]
+        keep = {env_key(tuple(r["packages"]), python) for r in every if "refused" not in r}
+        for gone in store.prune(keep):
+            console.err().print(safe.text(f"removed {gone}"))
+    for row in rows:
+        record = store.ready(row["key"]) if "key" in row else None
+        row["ready"] = record is not None
+        if record is not None:
+            row["size_bytes"] = record.size_bytes
+            row["installed"] = record.installed
+    _show(rows, json_out)
+    if failed or (install and any("refused" in r for r in rows)):
+        raise typer.Exit(1)
+
+
+def _tools() -> Any:
+    from skillchat.sandbox.detect import probe
+
+    status = probe()
+    if not status.available or status.tools is None:
+        raise UsageError(f"no sandbox to install in: {status.reason}")
+    return status.tools
+
+
+def _progress(line: str) -> None:
+    console.err().print(safe.text(f"  install: {line}", style="muted"))
+
+
+def _show(rows: list[dict[str, Any]], json_out: bool) -> None:
+    if json_out:
+        print(safe.json_text(rows, indent=1))
+        return
+    if not rows:
+        console.err().print("no skill declares packages")
+        return
+    for row in rows:
+        if "refused" in row:
+            state = f"refused: {row['refused']}"
+        elif "error" in row:
+            state = f"failed: {row['error']}"
+        elif row["ready"]:
+            state = f"ready, {row['size_bytes'] / 1e6:.1f} MB"
+        else:
+            state = "not installed"
+        line = "\t".join(
+            [row["skill"], " ".join(row["packages"]), "; ".join(row["sources"]), state]
+        )
+        print(safe.clean(line))

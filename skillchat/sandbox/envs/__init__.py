@@ -1,0 +1,12 @@
+"""Per-skill Python environments: the packages a skill's scripts declare, installed
+from wheels only in a sandbox of their own, stored once per requirement set under
+the data folder, and mounted read-only into the command's sandbox.
+
+    declared.py   what a command's script declares (PEP 723, requirements.txt, the
+                  config's `[packages]`), and the lines a safe install refuses
+    store.py      where environments live, their key, lock, record, listing, pruning
+    install.py    uv in a sandbox with the network on and nothing else writable
+    provider.py   what `run_command` asks before a run: is an environment needed,
+                  ready, may it be installed
+    notes.py      what a run's output says is missing (a module, a program)
+"""

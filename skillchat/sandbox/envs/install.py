@@ -1,0 +1,278 @@
+"""Install a requirement set with uv, in a sandbox of its own, from wheels only.
+
+uv is the pinned `uv` wheel's static binary (`uv.find_uv_bin()`), bound read-only
+into a bubblewrap sandbox made like a command's (skillchat/sandbox/layout.py), with:
+
+    /opt/skillchat/env    the new environment, writable (the staging folder's env/)
+    /opt/skillchat/cache  uv's cache, writable, shared by every install
+    /opt/skillchat/uv     uv, read-only
+    /scratch              the install's requirements file
+    the network           on: the package index is reached from inside
+
+Nothing else of the host: no home (no keys, no ~/.config/uv, no ~/.pypirc), no data
+folder, no other environment. The index is the user's, passed through uv's and
+pip's variables (UV_INDEX_URL, UV_DEFAULT_INDEX, UV_EXTRA_INDEX_URL, UV_FIND_LINKS,
+UV_NO_INDEX, PIP_INDEX_URL, ...) and proxy variables; a local find-links folder is
+bound read-only at its own path. `--only-binary :all:`: no source distribution is
+built, so no package's code runs during the install (a `.pth` file in a wheel runs
+only when the environment's Python starts, which is only inside a command's sandbox:
+the record is read from files). The environment is made at the path it is mounted
+at for commands, so its scripts' `#!` lines work there.
+
+Bounded: the run's timeout, uv's HTTP timeout (a hung index ends with a clear
+line), the environment's size and its number of packages.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillchat.errors import InstallFailed, SandboxFailure
+from skillchat.sandbox.detect import Tools
+from skillchat.sandbox.envs.store import (
+    EnvStore,
+    Record,
+    env_key,
+    fingerprint,
+    folder_size,
+    installed_packages,
+)
+from skillchat.sandbox.layout import Limits, SandboxSpec
+from skillchat.sandbox.runner import NOBODY, run_in_sandbox
+
+ENV_MOUNT = "/opt/skillchat/env"
+CACHE_MOUNT = "/opt/skillchat/cache"
+UV_MOUNT = "/opt/skillchat/uv"
+LINKS_MOUNT = "/opt/skillchat/links"
+CERT_MOUNT = "/opt/skillchat/ca-certificates.crt"
+# pip's and uv's "index off" variables (uv has no variable of its own for it).
+NO_INDEX = ("UV_NO_INDEX", "PIP_NO_INDEX")
+SYSTEM_PYTHON = "/usr/bin/python3"
+# What of the host's environment reaches uv: where the index is, how to reach it.
+PASSED_VARIABLES = (
+    "UV_INDEX_URL",
+    "UV_DEFAULT_INDEX",
+    "UV_INDEX",
+    "UV_EXTRA_INDEX_URL",
+    "UV_FIND_LINKS",
+    "UV_INDEX_STRATEGY",
+    "UV_HTTP_TIMEOUT",
+    "UV_NATIVE_TLS",
+    "UV_SYSTEM_CERTS",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+)
+
+
+@dataclass(frozen=True)
+class InstallLimits:
+    timeout_s: float = 600.0
+    http_timeout_s: int = 30
+    max_mb: int = 2048
+    max_packages: int = 200
+
+
+@functools.cache
+def sandbox_python() -> tuple[int, ...]:
+    """The version of the Python commands run (`python3` inside the sandbox)."""
+    done = subprocess.run(
+        [SYSTEM_PYTHON, "-I", "-c", "import sys; print(*sys.version_info[:3])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    return tuple(int(p) for p in done.stdout.split())
+
+
+def uv_binary() -> str:
+    """The pinned uv's binary."""
+    try:
+        from uv import find_uv_bin
+    except ImportError:
+        raise InstallFailed("uv is not installed with skillchat: pip install uv") from None
+    return find_uv_bin()
+
+
+def ensure(
+    store: EnvStore,
+    packages: tuple[str, ...],
+    tools: Tools,
+    *,
+    limits: InstallLimits = InstallLimits(),
+    progress: Callable[[str], None] = lambda line: None,
+) -> tuple[Record, bool]:
+    """The environment of `packages`: (its record, whether it was installed now).
+    Made under the key's lock; a second caller waits, then reuses it."""
+    key = env_key(packages, sandbox_python())
+    if (record := store.ready(key)) is not None:
+        return record, False
+    with store.lock(key):
+        if (record := store.ready(key)) is not None:
+            return record, False
+        staging = store.staging(key)
+        try:
+            record = _install(store, key, packages, staging, tools, limits, progress)
+            store.publish(staging / "env", record)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return record, True
+
+
+def _install(
+    store: EnvStore,
+    key: str,
+    packages: tuple[str, ...],
+    staging: Path,
+    tools: Tools,
+    limits: InstallLimits,
+    progress: Callable[[str], None],
+) -> Record:
+    as_root = os.geteuid() == 0
+    env, work = staging / "env", staging / "work"
+    env.mkdir(mode=0o755)
+    work.mkdir(mode=0o755)
+    store.cache.mkdir(parents=True, exist_ok=True)
+    (work / "requirements.txt").write_text("".join(p + "\n" for p in packages))
+    if as_root:  # the install runs as nobody
+        for folder in (env, store.cache):
+            os.chown(folder, NOBODY, NOBODY)
+    fetched_before = folder_size(store.cache)
+    uv = uv_binary()
+    binds = [(env, ENV_MOUNT, True), (store.cache, CACHE_MOUNT, True), (Path(uv), UV_MOUNT, False)]
+    variables = {"UV_HTTP_TIMEOUT": str(limits.http_timeout_s)}
+    variables |= {n: os.environ[n] for n in PASSED_VARIABLES if n in os.environ}
+    links = _local_find_links()
+    for number, folder in enumerate(links):
+        binds.append((folder, f"{LINKS_MOUNT}/{number}", False))
+    if links:  # local folders seen where they are bound; URLs pass as they are
+        urls = [u for n in ("UV_FIND_LINKS", "PIP_FIND_LINKS") for u in _items(n) if "://" in u]
+        variables["UV_FIND_LINKS"] = ",".join(
+            [f"{LINKS_MOUNT}/{n}" for n in range(len(links))] + urls
+        )
+        variables.pop("PIP_FIND_LINKS", None)
+    cert = os.environ.get("SSL_CERT_FILE")
+    if cert and Path(cert).is_file():  # a company's CA bundle, read-only
+        binds.append((Path(cert).resolve(), CERT_MOUNT, False))
+        variables["SSL_CERT_FILE"] = CERT_MOUNT
+    no_index = any(os.environ.get(n, "") not in ("", "0", "false") for n in NO_INDEX)
+    variables |= {
+        "UV_CACHE_DIR": CACHE_MOUNT,
+        "UV_PYTHON_DOWNLOADS": "never",
+        "UV_LINK_MODE": "copy",
+        "UV_NO_PROGRESS": "1",
+        "UV_HTTP_RETRIES": "1",
+    }
+    command = (
+        f"{UV_MOUNT} venv --quiet --no-project --python {SYSTEM_PYTHON} {ENV_MOUNT} && "
+        f"{UV_MOUNT} pip install --python {ENV_MOUNT}/bin/python --only-binary :all: "
+        f"{'--no-index ' if no_index else ''}-r /scratch/requirements.txt"
+    )
+    spec = SandboxSpec(
+        scratch=work,
+        network=True,
+        binds=tuple(binds),
+        limits=Limits(timeout_s=limits.timeout_s, max_file_mb=limits.max_mb, memory_mb=16384),
+    )
+    partial = {"stdout": "", "stderr": ""}
+
+    def sink(stream: str, text: str) -> None:
+        """uv's lines, whole, as they come (a chunk may end mid-line)."""
+        *lines, partial[stream] = (partial[stream] + text).split("\n")
+        for line in lines:
+            if line.strip():
+                progress(line.strip())
+
+    start = time.monotonic()
+    try:
+        outcome = run_in_sandbox(tools, spec, command, extra_env=variables, on_output=sink)
+    except SandboxFailure as exc:
+        raise InstallFailed(f"the install sandbox could not start: {exc}") from None
+    if outcome.stopped == "timeout":
+        raise InstallFailed(
+            f"the install took longer than {limits.timeout_s:g} s and was stopped "
+            "(is the package index reachable?)"
+        )
+    if outcome.exit_code != 0:
+        raise InstallFailed(f"installing {', '.join(packages)} failed: {_reason(outcome.stderr)}")
+    size = folder_size(env)
+    if size > limits.max_mb * 1024 * 1024:
+        raise InstallFailed(
+            f"the environment would be {size // 2**20} MB, over the {limits.max_mb} MB cap"
+        )
+    installed = installed_packages(env)
+    if len(installed) > limits.max_packages:
+        raise InstallFailed(
+            f"{len(installed)} packages would be installed, over the cap of {limits.max_packages}"
+        )
+    if as_root:  # commands run as nobody: the environment must not be theirs to change
+        _chown_tree(env, 0)
+    _read_only(env)
+    return Record(
+        key=key,
+        requested=list(packages),
+        python=".".join(map(str, sandbox_python())),
+        installed=installed,
+        size_bytes=size,
+        fetched_bytes=max(0, folder_size(store.cache) - fetched_before),
+        duration_ms=int((time.monotonic() - start) * 1000),
+        fingerprint=fingerprint(env),
+    )
+
+
+def _reason(stderr: str) -> str:
+    """uv's error, on one line: the wheel-less package named, hints dropped."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    picked = [ln for ln in lines if not ln.startswith(("hint:", "help:"))] or lines or ["no output"]
+    text = " ".join(picked[-4:])
+    if "no usable wheels" in text or "no wheels" in text or "building from source" in text:
+        text += " (only wheels are installed: building from source would run the package's code)"
+    return " ".join(text.replace("×", "").replace("╰─▶", "").split())
+
+
+def _items(name: str) -> list[str]:
+    return os.environ.get(name, "").replace(",", " ").split()
+
+
+def _local_find_links() -> list[Path]:
+    """Local folders named by UV_FIND_LINKS / PIP_FIND_LINKS: bound read-only."""
+    out = []
+    for name in ("UV_FIND_LINKS", "PIP_FIND_LINKS"):
+        for item in _items(name):
+            if "://" in item and not item.startswith("file://"):
+                continue
+            path = Path(item.removeprefix("file://"))
+            if path.is_absolute() and path.is_dir():
+                out.append(path.resolve())
+    return out
+
+
+def _read_only(root: Path) -> None:
+    """No write bit on files: an environment changes only by being made again.
+    Folders keep theirs, so the owner can still remove it (prune)."""
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.lstat(path).st_mode & ~0o222)
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            os.lchown(os.path.join(folder, name), uid, uid)
+    os.lchown(root, uid, uid)

@@ -1,0 +1,83 @@
+"""The REPL's consent to a first install, in a real terminal: the packages and where
+they were declared on the card, then yes / no; no and Ctrl-C install nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from chat_helpers import tool_messages
+from envs_helpers import local_index, write_wheel
+from helpers import session_options, skill_folder, write_files
+from openai_server import ScriptedServer, call, reply
+from pty_session import PtySession
+from sandbox_helpers import require_sandbox
+
+RUN = "Run it? [y]es / [n]o / [a]lways:"
+INSTALL = "Install them? [y]es / [n]o:"
+SCRIPT = (
+    '# /// script\n# dependencies = ["tinypkg"]\n# ///\nimport tinypkg\nprint("v", tinypkg.VALUE)\n'
+)
+
+
+@pytest.fixture
+def repl(
+    server: ScriptedServer,
+    pty_sessions: Callable[..., PtySession],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> PtySession:
+    require_sandbox()
+    write_wheel(tmp_path / "wheels", "tinypkg", code="VALUE = 7\n")
+    local_index(monkeypatch, tmp_path / "wheels")
+    folder = skill_folder(tmp_path / "skills", "demo", "name: demo\ndescription: A demo.\n")
+    write_files(folder, {"scripts/show.py": SCRIPT})
+    session = pty_sessions(*session_options(server, tmp_path / "skills"))
+    session.prompt()
+    return session
+
+
+def results(server: ScriptedServer) -> list[dict[str, object]]:
+    return [json.loads(m["content"]) for m in tool_messages(server)]
+
+
+def test_no_and_ctrl_c_install_nothing_and_yes_installs_then_runs(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    run = call(
+        "run_command", {"command": "python /skills/demo/scripts/show.py", "skill_name": "demo"}
+    )
+    server.script(
+        reply("", calls=[run]),
+        reply("declined"),
+        reply("", calls=[run]),
+        reply("interrupted"),
+        reply("", calls=[run]),
+        reply("ran"),
+    )
+    repl.line("first")
+    repl.expect(RUN)
+    repl.line("y")
+    card = repl.expect(INSTALL)
+    assert "tinypkg" in card and "/skills/demo/scripts/show.py (# /// script)" in card
+    repl.line("n")
+    repl.prompt()
+    repl.line("second")
+    repl.expect(RUN)
+    repl.line("y")
+    repl.expect(INSTALL)
+    repl.interrupt()
+    repl.prompt()
+    repl.line("third")
+    repl.expect(RUN)
+    repl.line("y")
+    repl.expect(INSTALL)
+    repl.line("y")
+    repl.expect("+ tinypkg==1.0")  # uv's steps, shown while it installs
+    repl.prompt()
+    first, second, third = results(server)
+    assert first["error_code"] == second["error_code"] == "NOT_ALLOWED"
+    assert third["stdout"] == "v 7\n"
+    assert str(third["notes"]).startswith("['installed tinypkg 1.0 in ")
