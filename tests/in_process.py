@@ -122,9 +122,11 @@ def _text(stream: io.TextIOWrapper) -> str:
 
 
 @contextmanager
-def _timer(seconds: float) -> Iterator[None]:
+def _timer(seconds: float, interrupted: list[int]) -> Iterator[None]:
     """`_TimedOut` raised in the run after `seconds` (main thread only, as a child's
-    timeout is measured by its parent's clock)."""
+    timeout is measured by its parent's clock). A Ctrl-C meant for pytest is noted in
+    `interrupted`: the CLI turns KeyboardInterrupt into exit 130, so the caller raises
+    it again after the run and pytest still stops."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -132,13 +134,19 @@ def _timer(seconds: float) -> Iterator[None]:
     def expire(signum: int, frame: Any) -> None:
         raise _TimedOut
 
+    def ctrl_c(signum: int, frame: Any) -> None:
+        interrupted.append(signum)
+        raise KeyboardInterrupt
+
     previous = signal.signal(signal.SIGALRM, expire)
+    previous_int = signal.signal(signal.SIGINT, ctrl_c)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 def _exit_code(exc: SystemExit, stderr: IO[str]) -> int:
@@ -167,7 +175,7 @@ def run_cli(
     unimported = [name for name in IMPORT_TIME_ENV if name not in sys.modules]
     home = os.getcwd()
     new_in, new_out, new_err = _stdin(input, stdin), _output("strict"), _output("backslashreplace")
-    timed_out = False
+    timed_out, interrupted = False, []
     with _environment(env) as started:
         _reset_process_caches()
         if cwd is not None:
@@ -175,7 +183,7 @@ def run_cli(
         here = os.getcwd()
         sys.stdin, sys.stdout, sys.stderr = new_in, new_out, new_err
         try:
-            with _timer(timeout):
+            with _timer(timeout, interrupted):
                 try:
                     code = run(list(args))
                 except SystemExit as exc:
@@ -190,6 +198,8 @@ def run_cli(
             _reset_process_caches()
     new_in.close()
     out, err = _text(new_out), _text(new_err)
+    if interrupted:
+        raise KeyboardInterrupt
     if timed_out:
         raise subprocess.TimeoutExpired(argv, timeout, out, err)
     for name in unimported:
