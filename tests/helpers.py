@@ -1,10 +1,10 @@
 """Shared pieces for the tests: files and skill folders on disk, and `skillchat` run as
-a user runs it (a subprocess, pointed at the scripted server)."""
+a user runs it (in process or as a subprocess, pointed at the scripted server)."""
 
 from __future__ import annotations
 
 import socket
-import subprocess
+import subprocess as _subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from openai_server import ScriptedServer
 
 REPO = Path(__file__).resolve().parents[1]
+# Options whose run starts a local model server that only the interpreter's exit stops.
+LOCAL_MODEL_OPTIONS = {"--local", "--gguf"}
 # The test data kept beside the repository: next to a CI clone, or above a worktree
 # made under a checkout's folder. None when absent (the `shared` fixture then skips).
 SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "real-skills").is_dir()), None)
@@ -46,14 +48,32 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
-def skillchat(*args: str, timeout: float = 60, **options: Any) -> subprocess.CompletedProcess[str]:
-    """`python -m skillchat ARGS` to the end, its output captured as text; `options`
-    (cwd, env, input, stdin) go to `subprocess.run` as they are. Without `input` or
-    `stdin`, stdin is /dev/null: whatever the test runner's own stdin is (a pipe, in
-    some CI), `ask` must not read it."""
+def skillchat(
+    *args: str, timeout: float = 60, subprocess: bool = False, **options: Any
+) -> _subprocess.CompletedProcess[str]:
+    """`skillchat ARGS` to the end, its output captured as text; `options` (cwd, env,
+    input, stdin) as `subprocess.run` takes them. Without `input` or `stdin`, stdin is
+    /dev/null: whatever the test runner's own stdin is (a pipe, in some CI), `ask` must
+    not read it.
+
+    It runs in the test's own process (tests/in_process.py), as fast as a function
+    call; `subprocess=True` starts `python -m skillchat` instead, for a test whose
+    subject is the process: a terminal, a signal, what it imports, how Python starts.
+    So does a run of the local model (`--local`, `--gguf`): its llama.cpp server is
+    a child stopped when the interpreter exits."""
+    if subprocess or LOCAL_MODEL_OPTIONS & set(args):
+        return _in_subprocess(args, timeout, options)
+    from in_process import run_cli
+
+    return run_cli(args, timeout=timeout, **options)
+
+
+def _in_subprocess(
+    args: tuple[str, ...], timeout: float, options: dict[str, Any]
+) -> _subprocess.CompletedProcess[str]:
     if "input" not in options and "stdin" not in options:
-        options["stdin"] = subprocess.DEVNULL
-    return subprocess.run(
+        options["stdin"] = _subprocess.DEVNULL
+    return _subprocess.run(
         [sys.executable, "-m", "skillchat", *args],
         capture_output=True,
         text=True,
@@ -62,7 +82,7 @@ def skillchat(*args: str, timeout: float = 60, **options: Any) -> subprocess.Com
     )
 
 
-def one_line_error(done: subprocess.CompletedProcess[str], code: int = 1) -> str:
+def one_line_error(done: _subprocess.CompletedProcess[str], code: int = 1) -> str:
     """The one `skillchat: error:` line of a run that exited with `code`, no traceback."""
     assert done.returncode == code, done.stderr
     assert "Traceback" not in done.stderr

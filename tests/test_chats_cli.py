@@ -119,6 +119,7 @@ def test_list_json_shape(env: dict, db: Path) -> None:
 
 def test_list_on_a_terminal_is_a_table(env: dict, db: Path) -> None:
     new, _ = fill(db)
+    # A real process on a pty: the subject is the table a terminal gets.
     child = pexpect.spawn(
         sys.executable, ["-m", "skillchat", "chats", "list"], env=env, encoding="utf-8"
     )

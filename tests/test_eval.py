@@ -388,6 +388,7 @@ def test_ctrl_c_prints_the_partial_report(
     server.when("who proved", reply("never sent back", delay=120))  # held until SIGINT
     path = queries_file(tmp_path, QUERIES[:3])
     argv = three_queries_argv(path, server)
+    # A real process: the subject is its SIGINT and what it prints as it stops.
     proc = subprocess.Popen(
         [sys.executable, "-m", "skillchat", *argv, *(["--json"] if json_out else [])],
         stdout=subprocess.PIPE,

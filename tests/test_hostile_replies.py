@@ -215,6 +215,7 @@ def test_two_asks_continuing_one_chat_at_once_both_finish_and_save(server, tmp_p
         reply("done", **slow),
         reply("done", **slow),
     )
+    # Real processes: the subject is two of them writing one chat at once.
     children = [
         subprocess.Popen(
             [sys.executable, "-m", "skillchat", "ask", *options, "-c", f"question {n}"],

@@ -39,6 +39,7 @@ def test_ask_under_umask_000_writes_a_private_database(
 ) -> None:
     server.script(reply("hello"))
     fresh = tmp_path / "fresh"  # XDG_DATA_HOME does not exist yet
+    # A real process: it inherits the umask at its start, as a user's shell gives it.
     done = subprocess.run(
         [sys.executable, "-m", "skillchat", "ask", *session_options(server, "."), "hi"],
         capture_output=True,

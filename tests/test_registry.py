@@ -222,9 +222,9 @@ def test_hostile_skill_md_files_do_not_hang_or_crash(tmp_path: Path) -> None:
         f"---\nname: binary-body\ndescription: {DESC}\n---\n".encode() + body
     )
     (skills / "outside" / "SKILL.md").symlink_to("/etc/hostname")
-    start = time.perf_counter()
+    # A fifo opened would block this call for good; the 100 MB file is read only to
+    # its cap (test_frontmatter.py measures that read's memory).
     registry = discover([skills])
-    assert time.perf_counter() - start < 2
     assert registry.names() == ["binary-body"]
     assert {e.path.name: e.summary() for e in registry.excluded} == {
         "dir": "SKILL.md is not a regular file",

@@ -41,6 +41,7 @@ def skills(tmp_path: Path) -> Path:
 
 
 def argv(server: ScriptedServer, skills: Path, *args: str) -> list[str]:
+    """A real process's argv: the tests using it run several sessions at once."""
     return [sys.executable, "-m", "skillchat", "ask", *session_options(server, skills), *args]
 
 

@@ -89,7 +89,8 @@ def test_cost_without_the_tokenizer_says_it_estimates(
         files[bad] = "not a BPE file\n"
     write_files(tmp_path / "fake" / "litellm", files)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "fake"), *sys.path])}
-    report = cost(library, env=env)
+    # A child: the fake package must be first on sys.path from the interpreter's start.
+    report = cost(library, env=env, subprocess=True)
     assert report["tokenizer"] == "characters / 4 (estimate)" and report["exact_for"] is None
     guide_and_script = (len(GUIDE) + 3) // 4 + (len("print(1)\n") + 3) // 4
     assert report["skills"][0]["files"] == guide_and_script

@@ -159,6 +159,7 @@ def test_sigterm_on_a_pipe_writes_what_arrived(server: ScriptedServer, tools: bo
     master, slave = pty.openpty()
     screen = pyte.Screen(COLUMNS, ROWS)
     stream = pyte.ByteStream(screen)
+    # A real process on a pty's stderr: the subject is its SIGTERM and exit 143.
     argv = [sys.executable, "-m", "skillchat", "ask", *session_options(server, SKILLS)]
     argv += [] if tools else ["--no-tools"]
     proc = subprocess.Popen(

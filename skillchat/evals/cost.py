@@ -79,13 +79,21 @@ def load_counter() -> Counter:
     folder = _litellm_tokenizers()
     if folder is None:
         return estimate
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)  # read by tiktoken at load time
+    # tiktoken reads its cache folder from the environment while it loads; set only
+    # for that, so the commands and skill scripts started later do not inherit it.
+    previous = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
     try:
         import tiktoken
 
         encoding = tiktoken.get_encoding(ENCODING)
     except Exception:
         return estimate
+    finally:
+        if previous is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = previous
     return Counter(lambda text: len(encoding.encode(text, disallowed_special=())), ENCODING, True)
 
 
