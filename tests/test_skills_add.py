@@ -64,6 +64,22 @@ def test_one_skill_is_shown_installed_and_locked_to_its_commit(tmp_path: Path) -
     assert "pdf\tA test skill.\tuser-level" in listed.stdout.splitlines()
 
 
+def test_the_summary_names_the_packages_the_scripts_declare(tmp_path: Path) -> None:
+    files = {
+        **PDF,
+        "skills/pdf/scripts/requirements.txt": "pypdf==5.1.0\n",
+        "skills/pdf/scripts/chart.py": (
+            "# /// script\n# dependencies = ['matplotlib']\n# ///\nprint('chart')\n"
+        ),
+    }
+    done = skillchat("skills", "add", url(make_repo(tmp_path / "src", files)), "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "packages: pypdf==5.1.0, matplotlib" in done.stdout
+    bad = {**PDF, "skills/pdf/requirements.txt": "-e git+https://example.org/x.git\n"}
+    refused = skillchat("skills", "add", url(make_repo(tmp_path / "bad", bad)), "--yes")
+    assert "packages: refused:" in refused.stdout
+
+
 @pytest.mark.parametrize("kind", ["tag", "branch", "commit"])
 def test_shorthand_with_a_path_and_a_ref_through_the_base_override(
     tmp_path: Path, kind: str

@@ -98,6 +98,7 @@ def test_update_shows_script_and_allowed_tools_changes_then_swaps_and_relocks(
         {
             "skills/pdf/SKILL.md": skill_md("pdf", extra="allowed-tools: Bash(rm)\n"),
             "skills/pdf/scripts/wipe.sh": "rm -rf x\n",
+            "skills/pdf/scripts/requirements.txt": "pyyaml\n",
         },
     )
     asked = skillchat("skills", "update", "--project")  # not a terminal, no --yes: shown only
@@ -107,6 +108,7 @@ def test_update_shows_script_and_allowed_tools_changes_then_swaps_and_relocks(
         "~ SKILL.md",
         "new script: scripts/wipe.sh",
         "allowed-tools: Bash(ls) -> Bash(rm)",
+        "packages: none declared -> pyyaml",
     ):
         assert shown in asked.stdout
     installed = Path.cwd() / ".agents" / "skills" / "pdf"

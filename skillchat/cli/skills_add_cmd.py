@@ -7,6 +7,7 @@ Everything a repository supplies (names, descriptions, file names, licence,
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -47,6 +48,7 @@ def _show(prepared: Any) -> None:
             f"licence: {c.license or 'none given'}",
             "scripts: " + (", ".join(c.scripts) or "none"),
             "allowed-tools: " + (c.allowed_tools or "none"),
+            "packages: " + _packages(c),
         ]
         lines += [f"! {finding}" for finding in c.findings]
         lines += [f"✗ {why}" for why in c.refusals]
@@ -54,6 +56,42 @@ def _show(prepared: Any) -> None:
             out.print(safe.text("  " + safe.one_line(line)), soft_wrap=True)
     for skipped in prepared.skipped:
         out.print(safe.text("left out: " + safe.one_line(skipped)), soft_wrap=True)
+
+
+def _packages(c: Any) -> str:
+    """What a candidate's scripts declare (see `_declared`)."""
+    return _declared(c.name, c.staged, c.scripts)
+
+
+def _declared(name: str, root: Path, scripts: list[str]) -> str:
+    """What the skill's scripts declare, read as a run would read it (a PEP 723 block
+    per script, else the requirements.txt it would use; sandbox/envs/declared.py):
+    installed later, with consent, only when a command needs them."""
+    from skillchat.errors import RefusedDeclaration
+    from skillchat.sandbox.envs.declared import declaration
+
+    found: dict[str, None] = {}
+    try:
+        for script in [None, *scripts]:
+            path = root / script if script else None
+            found.update(dict.fromkeys(declaration(name, root, path).packages))
+    except RefusedDeclaration as exc:
+        return f"refused: {exc}"
+    except (OSError, ValueError) as exc:  # a script that is not text
+        return f"unreadable: {exc}"
+    return ", ".join(found) or "none declared"
+
+
+def _scripts_in(root: Path) -> list[str]:
+    """An installed skill's scripts, as an install lists them: files under `scripts/`
+    and executable files (bounded by the skill's own size limits at install)."""
+    found = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        script = rel.startswith("scripts/") or os.access(path, os.X_OK)
+        if script and path.is_file() and not path.is_symlink():
+            found.append(rel)
+    return found
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -215,7 +253,11 @@ def update_cmd(
         for u in updates:
             head = f"{u.name}: {u.old_commit[:12]} -> {(u.prepared.commit or '?')[:12]}"
             out.print(safe.text(safe.one_line(head), "strong"), soft_wrap=True)
-            for line in [*u.changes, *(f"! {f}" for f in u.skill.findings)]:
+            lines = list(u.changes)
+            before = _declared(u.name, target / u.name, _scripts_in(target / u.name))
+            if (after := _packages(u.skill)) != before:
+                lines.append(f"packages: {before} -> {after}")
+            for line in [*lines, *(f"! {f}" for f in u.skill.findings)]:
                 out.print(safe.text("  " + safe.one_line(line)), soft_wrap=True)
         _confirm(f"Update and trust {safe.counted(len(updates), 'skill')}?", yes)
         update.apply(target, updates)
