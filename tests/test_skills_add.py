@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -266,6 +267,53 @@ def test_ctrl_c_at_the_question_leaves_nothing_behind(
     assert not user_skills().exists() or not any(user_skills().iterdir())
     assert not (user_skills().parent / "skills.lock").exists()
     assert list(tmp.iterdir()) == []  # the fetched copy is gone too
+
+
+@pytest.fixture()
+def holds_the_fetch() -> Iterator[tuple[str, threading.Event]]:
+    """An HTTP server on 127.0.0.1 that takes git's first request and never answers
+    it (a slow or hung remote); its base URL, and an event set once a request came."""
+    arrived = threading.Event()
+    release = threading.Event()
+
+    class Hold(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            arrived.set()
+            release.wait(120)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hold)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", arrived
+    release.set()
+    server.shutdown()
+
+
+def test_ctrl_c_in_the_middle_of_the_fetch_leaves_nothing_behind(
+    tmp_path: Path, holds_the_fetch: tuple[str, threading.Event]
+) -> None:
+    base, arrived = holds_the_fetch
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    run = subprocess.Popen(  # a real process: its Ctrl-C is the subject
+        [sys.executable, "-m", "skillchat", "skills", "add", f"{base}/acme/tools", "--yes"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )
+    assert arrived.wait(60), "git never reached the server"
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    assert "Traceback" not in err
+    assert not user_skills().exists() or not any(user_skills().iterdir())
+    assert not (user_skills().parent / "skills.lock").exists()
+    assert list(tmp.iterdir()) == []  # the half-fetched repository is gone too
 
 
 def test_two_installs_at_once_give_one_skill_and_one_clear_refusal(tmp_path: Path) -> None:
