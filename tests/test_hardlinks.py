@@ -44,6 +44,7 @@ def test_hard_linked_bundled_skills_are_used(server: ScriptedServer, tmp_path: P
     done = skillchat(
         "ask", "--model", "openai/test-model", "--api-base", server.base_url, "/calculator 2+2",
         env=env,
+        subprocess=True,  # a real process: PYTHONPATH must pick the linked copy at start-up
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "left out" not in done.stderr
