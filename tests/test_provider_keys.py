@@ -43,5 +43,6 @@ def test_ask_stops_at_once_without_importing_litellm() -> None:
     assert lines[-1] == "1 False"
     assert lines[0] == (
         "skillchat: error: ANTHROPIC_API_KEY is not set: export it "
-        "(or pass --api-base for a proxy that holds it)"
+        "(or pass --api-base for a proxy that holds it), "
+        "or run a model on this machine with no key: --local (or --gguf FILE)"
     )

@@ -29,7 +29,6 @@ from litellm.exceptions import MidStreamFallbackError
 from skillchat.config import Settings
 from skillchat.engine.backends.base import ReplyDeadline
 from skillchat.engine.backends.openai_backend import (
-    NO_KEY,
     PLACEHOLDER_KEY,
     chunk_to_delta,
     describe_base,
@@ -38,6 +37,7 @@ from skillchat.engine.backends.openai_backend import (
     provider_error,
 )
 from skillchat.engine.backends.origin import guarded_client
+from skillchat.engine.backends.select import NO_KEY
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, Usage
 from skillchat.errors import MalformedChunk, ProviderError

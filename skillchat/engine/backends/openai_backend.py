@@ -28,6 +28,7 @@ import openai
 from skillchat.config import Settings
 from skillchat.engine.backends.base import reply_timeout_error
 from skillchat.engine.backends.origin import CrossOriginRedirect, guarded_client
+from skillchat.engine.backends.select import NO_KEY
 from skillchat.engine.backends.sse import arguments_text, iter_data, payload_delta, text_field
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, ToolCallFragment, Usage
@@ -39,7 +40,6 @@ from skillchat.errors import MalformedChunk, ProviderError
 OPENAI_URL = "https://api.openai.com/v1"
 # Local servers ignore the key, but the SDK refuses to start without one.
 PLACEHOLDER_KEY = "sk-no-key"
-NO_KEY = "OPENAI_API_KEY is not set: export it, or pass --api-base for a local server"
 # OpenAI-style keys (sk-..., sk-proj-..., sk-ant-..., sk-or-...) echoed back by a provider.
 _KEY_PATTERN = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{8,}")
 _CUT = "the stream was cut off mid-reply"

@@ -14,6 +14,10 @@ from skillchat.config import PROVIDER_KEY_ENV, Settings
 from skillchat.engine.backends.base import Backend
 from skillchat.errors import ProviderError
 
+# The keyless ways are named too: a new user without a key can still chat.
+KEYLESS = "or run a model on this machine with no key: --local (or --gguf FILE)"
+NO_KEY = f"OPENAI_API_KEY is not set: export it, or pass --api-base for a local server, {KEYLESS}"
+
 # Bare model names OpenAI serves (gpt-4.1, o3-mini, chatgpt-4o-latest, ...).
 OPENAI_NAME_PREFIXES = (
     "gpt-",
@@ -72,11 +76,9 @@ def make_backend(settings: Settings) -> Backend:
         from skillchat.engine.backends.openai_backend import OpenAIBackend
 
         return OpenAIBackend(settings)
-    missing = missing_key(settings.model, settings.api_base)
-    if missing:
-        raise ProviderError(
-            f"{missing} is not set: export it (or pass --api-base for a proxy that holds it)"
-        )
+    problem = key_problem(settings)
+    if problem:
+        raise ProviderError(problem)
     from skillchat.engine.backends.litellm_backend import LiteLLMBackend
 
     return LiteLLMBackend(settings)
@@ -94,3 +96,22 @@ def missing_key(model: str, api_base: str | None) -> str | None:
     if env is None or provider == "openai" or api_base or os.environ.get(env):
         return None
     return env
+
+
+def key_problem(settings: Settings) -> str | None:
+    """The one-line error `make_backend` would raise for a missing key, or None.
+
+    Cheap (no SDK imported), so the REPL and `doctor` can say it before the first
+    message rather than after it."""
+    if settings.gguf:
+        return None
+    api_base = settings.api_base or os.environ.get("OPENAI_BASE_URL")
+    if choose_backend(settings.model, settings.backend, settings.api_base) == "openai":
+        return None if os.environ.get("OPENAI_API_KEY") or api_base else NO_KEY
+    missing = missing_key(settings.model, settings.api_base)
+    if missing:
+        return (
+            f"{missing} is not set: export it (or pass --api-base for a proxy that holds it), "
+            f"{KEYLESS}"
+        )
+    return None

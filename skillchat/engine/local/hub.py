@@ -21,6 +21,7 @@ process-unique temporary file, so a killed download starts again from zero.)
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -92,12 +93,42 @@ def default_model() -> Path:
     except LocalModelError:
         raise
     except Exception as exc:  # network, HTTP, disk: the client's own words, one line
-        reason = " ".join(str(exc).split())[:300] or exc.__class__.__name__
-        raise LocalModelError(
-            f"could not download {DEFAULT_REPO}/{DEFAULT_FILE}: {reason} "
-            "(run again to resume, or pass a file with --gguf)"
-        ) from None
+        raise LocalModelError(_download_failed(exc, target)) from None
     return target
+
+
+def hub_endpoint() -> str:
+    """Where the model comes from: `HF_ENDPOINT` (a mirror) or the Hugging Face Hub."""
+    return os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """The hub could not be reached at all (offline, no DNS, refused), not an answer."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        name = type(seen).__name__
+        if isinstance(seen, OSError) or "Connect" in name or "Offline" in name:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _download_failed(exc: Exception, target: Path) -> str:
+    """One line: where it tried, why (no raw errno), and "resume" only if bytes were
+    kept to resume from."""
+    partial = target.with_name(target.name + PARTIAL)
+    kept = partial.stat().st_size if partial.is_file() else 0
+    where = f"{DEFAULT_REPO}/{DEFAULT_FILE} from {hub_endpoint()}"
+    if _unreachable(exc) and not kept:
+        reason = "the hub cannot be reached (offline?)"
+    else:
+        reason = re.sub(r"\[Errno -?\d+\]\s*", "", " ".join(str(exc).split()))[:300]
+        reason = reason or exc.__class__.__name__
+    after = f"{kept // 1_000_000} MB kept: run again to resume; " if kept else ""
+    return (
+        f"could not download {where}: {reason} ({after}set HF_ENDPOINT for a mirror, "
+        "or pass a model file with --gguf)"
+    )
 
 
 @dataclass(frozen=True)

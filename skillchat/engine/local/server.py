@@ -38,7 +38,12 @@ from skillchat.config import Settings
 from skillchat.engine.local.gguf import GgufInfo, read_gguf
 from skillchat.errors import LocalModelError
 
-INSTALL_HINT = "the local model needs llama.cpp's server: pip install 'skillchat[local]'"
+# pip, pipx and uv each add an extra their own way; a user knows which one they used.
+INSTALL_HINT = (
+    "the local model needs llama.cpp's server: pip install 'skillchat[local]' "
+    "(pipx: pipx inject skillchat xllamacpp huggingface_hub; "
+    "uv: uv tool install --reinstall 'skillchat[local]')"
+)
 # Seconds a model may take to load before skillchat gives up (a few GB from a slow disk).
 LOAD_TIMEOUT = 300.0
 STOP_TIMEOUT = 5.0
