@@ -16,10 +16,10 @@ from pty_session import PtySession
 from skillchat.config import _FILE_KEYS, read_config_file
 
 
-def test_a_question_without_ask_points_to_ask() -> None:
+def test_a_question_without_ask_and_a_terminal_points_to_print() -> None:
     done = skillchat("what is 2+2")
     line = one_line_error(done, code=2)
-    assert 'skillchat ask "what is 2+2"' in line
+    assert "skillchat -p 'QUESTION'" in line
     typo = skillchat("aks", "hi")
     assert typo.returncode == 2 and "Did you mean 'ask'?" in typo.stderr  # click's own
 

@@ -37,6 +37,7 @@ from skillchat.cli.common import (
     SkillsDirOpt,
     WorkspaceOpt,
 )
+from skillchat.cli.question import question_argv
 from skillchat.errors import SkillchatError, UsageError
 
 # Shown under every `--help` that starts a model: click rewraps paragraphs, so each
@@ -44,6 +45,8 @@ from skillchat.errors import SkillchatError, UsageError
 EXAMPLES = """\b
 Examples:
   skillchat                                   an interactive chat
+  skillchat "what is 17% of 230?"             a chat that starts with a question
+  skillchat -p "what is 17% of 230?"          one answer, printed (as ask)
   skillchat ask "/calculator 17% of 230"      one question, one skill
   git diff | skillchat ask "/commit-message"  the prompt, then piped text
   skillchat -m anthropic/claude-sonnet-4-5    another provider
@@ -178,6 +181,13 @@ def root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    print_answer: Annotated[
+        bool,
+        typer.Option(
+            "--print", "-p", help='skillchat -p "QUESTION": print one answer and exit (as ask).'
+        ),
+    ] = False,
+    first: Annotated[str | None, typer.Option("--first-message", hidden=True)] = None,
 ) -> None:
     """Chat with any LLM, with your Agent Skills: with no command, an interactive session."""
     debug = debug or (ctx.obj or {}).get("debug", False)
@@ -199,6 +209,8 @@ def root(
         gguf,
         local or None,
         chat_template,
+        print_answer or None,
+        first,
     )
     if ctx.invoked_subcommand is None:
         from skillchat.cli import chat_cmd
@@ -220,6 +232,7 @@ def root(
             gguf=gguf,
             local=local,
             chat_template=chat_template,
+            first=first,
         )
     elif any(option is not None for option in session):
         raise UsageError(
@@ -274,6 +287,7 @@ def run(argv: list[str]) -> int:
     if debug:
         argv = [a for a in argv if a != "--debug"]
     command = typer.main.get_command(app)
+    argv = question_argv(argv, command)
     try:
         result = command.main(
             argv, prog_name="skillchat", standalone_mode=False, obj={"debug": debug}

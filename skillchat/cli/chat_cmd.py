@@ -36,12 +36,13 @@ def chat(
     gguf: Path | None = None,
     local: bool = False,
     chat_template: Path | None = None,
+    first: str | None = None,
 ) -> None:
     """Run the REPL until the user leaves; exit 1 if some messages could not be saved."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError(
             "the interactive session needs a terminal; for pipes and scripts use: "
-            "skillchat ask 'QUESTION'"
+            "skillchat ask 'QUESTION' (or skillchat -p 'QUESTION')"
         )
     settings, folder = open_session(
         ctx,
@@ -60,14 +61,21 @@ def chat(
         local=local,
         chat_template=chat_template,
     )
-    from skillchat.session import chosen_transcript, load_registry, open_store
+    from skillchat.engine.backends.select import key_problem
+    from skillchat.errors import ProviderError
+    from skillchat.session import chosen_transcript, load_registry, open_store, resumed_settings
     from skillchat.ui.console import warn
     from skillchat.ui.repl import Repl
 
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
+    # A missing key is said now, not after the first message (which would leave a
+    # chat with no answer in the store).
+    if problem := key_problem(resumed_settings(settings, transcript)):
+        store.close()
+        raise ProviderError(problem)
     repl = Repl(settings, load_registry(settings), store, transcript, debug=debug, workspace=folder)
-    code = repl.run()
+    code = repl.run(first)
     store.close()
     if code:
         raise typer.Exit(code)

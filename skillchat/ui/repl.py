@@ -99,8 +99,9 @@ class Repl:
 
     # -------------------------------------------------------------- the session
 
-    def run(self) -> int:
-        """Read and answer until /exit or Ctrl-D; 1 if some messages could not be saved."""
+    def run(self, first: str | None = None) -> int:
+        """Read and answer until /exit or Ctrl-D; 1 if some messages could not be saved.
+        `first` (`skillchat "QUESTION"`) is handled as if typed at the first prompt."""
         if not self.debug:
             warnings.simplefilter("ignore")
         count = len(self.session.registry.skills)
@@ -115,6 +116,10 @@ class Repl:
         self.warn_skills()
         if self._resumed is not None:
             self.show_resumed()
+        if first and first.strip():
+            print(one_line(f"❯ {first}"))
+            if self.handle(first):
+                return self._close()
         while (text := self.editor.read(on_shown=self._preload)) is not None:
             if text.strip() and self.handle(text):
                 break
