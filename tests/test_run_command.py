@@ -233,10 +233,12 @@ def test_an_extensionless_bash_script_runs(server: ScriptedServer) -> None:
     assert "usage: sdd-workspace PLAN_FILE" in result["stdout"] + result["stderr"]
 
 
-def test_doctor_says_whether_the_sandbox_works_and_how_to_install_it(tmp_path: Path) -> None:
+def test_doctor_says_whether_the_sandbox_works_and_how_to_install_it(
+    tmp_path: Path, server: ScriptedServer
+) -> None:
     import os
 
-    works = skillchat("doctor")
+    works = skillchat("doctor", "--api-base", server.base_url)
     assert works.returncode == 0 and works.stdout.startswith("sandbox: available: bubblewrap")
     env = {**os.environ, "PATH": str(tmp_path)}  # no bwrap on this PATH
     missing = skillchat("doctor", env=env)

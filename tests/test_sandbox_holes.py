@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers import skillchat
+from openai_server import ScriptedServer
 from sandbox_helpers import require_sandbox
 
 from skillchat.errors import SandboxFailure
@@ -228,14 +229,14 @@ def test_the_network_switch_says_it_includes_local_services() -> None:
     )
 
 
-def test_doctor_leaves_the_temp_folder_as_it_was(tmp_path: Path) -> None:
+def test_doctor_leaves_the_temp_folder_as_it_was(tmp_path: Path, server: ScriptedServer) -> None:
     require_sandbox()
     system_tmp = tmp_path / "systmp"
     system_tmp.mkdir()
     system_tmp.chmod(0o1777)
     env = {**os.environ, "TMPDIR": str(system_tmp)}
-    done = skillchat("doctor", env=env)
-    assert done.returncode == 0, done.stderr
+    done = skillchat("doctor", "--api-base", server.base_url, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
     assert "sandbox: available" in done.stdout + done.stderr
     assert stat.S_IMODE(system_tmp.stat().st_mode) == 0o1777
     assert list(system_tmp.iterdir()) == []

@@ -89,7 +89,11 @@ _COMMANDS: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
         {"short_help": "Ask one question; the answer on stdout.", "epilog": EXAMPLES},
     ),
     "chats": (("skillchat.cli.chats_cmd",), "app", {}),
-    "doctor": (("skillchat.cli.doctor_cmd",), "doctor", {}),
+    "doctor": (
+        ("skillchat.cli.doctor_cmd",),
+        "doctor",
+        {"short_help": "Check the key, server, config, skills, chats and sandbox."},
+    ),
     "models": (("skillchat.cli.models_cmd",), "app", {}),
     "eval": (
         ("skillchat.cli.eval_cmd",),
