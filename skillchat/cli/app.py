@@ -272,19 +272,6 @@ def _json_error(argv: list[str], message: str, code: int) -> None:
     sys.stdout.write(json.dumps({"error": error_line(message), "exit_code": code}) + "\n")
 
 
-def _prompt_as_command(exc: Exception, argv: list[str]) -> str | None:
-    """The words of `skillchat "what is 2+2"`: an unknown command that reads as a
-    question (several words, or a `?`), not a typo of one (`aks`: click's own
-    "did you mean" says that better)."""
-    message = str(getattr(exc, "message", ""))
-    if not message.startswith("No such command"):
-        return None
-    words = [a for a in argv if not a.startswith("-")]
-    first = words[0] if words else ""
-    looks_like_prose = " " in first.strip() or "?" in first or len(words) > 2
-    return first if looks_like_prose and "did you mean" not in message.lower() else None
-
-
 def run(argv: list[str]) -> int:
     """Run the CLI on `argv` and return the exit code, turning every error into one line."""
     debug = "--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv
@@ -300,12 +287,6 @@ def run(argv: list[str]) -> int:
     except typer.Exit as exc:
         return exc.exit_code
     except typer.TyperException as exc:  # click's usage errors live under this base
-        if (prompt := _prompt_as_command(exc, argv)) is not None:
-            return _fail(
-                f"'{prompt}' is not a command; to ask it: skillchat ask \"{prompt}\" "
-                "(or run skillchat alone for a chat)",
-                2,
-            )
         show = getattr(exc, "show", None)
         if show:
             show()
