@@ -105,6 +105,9 @@ class Settings:
     skills_disabled: tuple[str, ...] = ()
     # The skills installed with skillchat (BUNDLED_SKILLS), found from any folder.
     skills_bundled: bool = True
+    # Load only skills that meet every spec MUST (as `skills validate`), not also the
+    # ones Claude Code loads (a long description, a name unlike its folder).
+    skills_strict: bool = False
     max_skill_md_bytes: int = 200_000
     max_resource_bytes: int = 2_000_000
     catalog_max_chars: int = 30_000
@@ -186,6 +189,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("skills", "max_skills"): ("max_skills", (int,)),
     ("skills", "disabled"): ("skills_disabled", (list,)),
     ("skills", "bundled"): ("skills_bundled", (bool,)),
+    ("skills", "strict"): ("skills_strict", (bool,)),
     ("skills", "max_skill_md_bytes"): ("max_skill_md_bytes", (int,)),
     ("skills", "max_resource_bytes"): ("max_resource_bytes", (int,)),
     ("skills", "catalog_max_chars"): ("catalog_max_chars", (int,)),

@@ -59,6 +59,7 @@ def load_registry(settings: Settings) -> Registry:
             settings.resolved_skill_dirs(),
             max_skills=settings.max_skills,
             disabled=settings.skills_disabled,
+            strict=settings.skills_strict,
         )
     )
 

@@ -22,6 +22,7 @@ from skillchat.errors import SkillchatError
 from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.registry import Registry
 from skillchat.skills.trust import TrustState, TrustStore, apply_trust, needing_trust
+from skillchat.skills.validation import LENIENT_NOTE
 from skillchat.ui import console, safe
 
 if TYPE_CHECKING:
@@ -127,6 +128,10 @@ def list_cmd(
         return
     for problem in registry.problems:  # a skills directory that could not be listed
         console.warn(f"{problem.path}: {problem.message}")
+    for s in skills:  # loaded although the spec says no: say so, one line each
+        for w in s.warnings:
+            if w.message.endswith(LENIENT_NOTE):
+                console.warn(safe.one_line(f"{s.name}: {w.message}"))
     footer = _left_out_line(registry)
     if not console.stdout_is_terminal():
         if not skills:  # said on stderr: stdout stays empty for scripts

@@ -11,7 +11,10 @@ Rules, in order:
    cannot be listed is skipped and noted in `Registry.problems`.
 2. Each non-hidden child folder holding a SKILL.md (else skill.md) is a skill;
    children are taken in name order so every run gives the same result.
-3. A skill whose frontmatter breaks a required rule is `Excluded("invalid")`.
+3. A skill whose frontmatter breaks a required rule is `Excluded("invalid")`. Unless
+   `strict`, a description over 1,024 characters or a `name` that differs from its
+   folder only warns, as other clients load such skills (see validation.py); the
+   folder name is then the skill's name.
 4. Only *usable* skills claim a name: the first one wins, later ones with the same
    (NFKC) name are `Excluded("shadowed")`. An invalid skill shadows nothing, so a
    broken project-level copy does not hide a working user-level one.
@@ -70,9 +73,11 @@ class Registry:
         return [e for e in self.excluded if e.reason in ("invalid", "over-limit")]
 
 
-def _load_one(found: SkillDir, source_dir: Path) -> Skill | Excluded | None:
+def _load_one(found: SkillDir, source_dir: Path, strict: bool) -> Skill | Excluded | None:
     """Inspect one candidate folder: a Skill, an invalid Excluded, or None (no SKILL.md)."""
-    inspection = inspect_skill(found.real, dir_name=found.name, shown_dir=found.path, strict=False)
+    inspection = inspect_skill(
+        found.real, dir_name=found.name, shown_dir=found.path, strict=False, lenient=not strict
+    )
     if inspection is None:
         return None
     if not inspection.ok or inspection.name is None or inspection.description is None:
@@ -115,7 +120,11 @@ def _list(directory: Path) -> tuple[list[SkillDir], Problem | None]:
 
 
 def discover(
-    directories: Sequence[Path | str], *, max_skills: int = 1000, disabled: Collection[str] = ()
+    directories: Sequence[Path | str],
+    *,
+    max_skills: int = 1000,
+    disabled: Collection[str] = (),
+    strict: bool = False,
 ) -> Registry:
     """Scan `directories` (highest precedence first) and return the registry.
 
@@ -139,7 +148,7 @@ def discover(
                 item: Skill | Excluded | None = None
                 name = unicodedata.normalize("NFKC", child.name)
             else:
-                item = _load_one(child, directory)
+                item = _load_one(child, directory, strict)
                 if item is None:
                     continue
                 if isinstance(item, Excluded):
