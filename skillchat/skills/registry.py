@@ -25,6 +25,8 @@ Rules, in order:
    cost ten times 1,000): a folder past the limit is known by its name, which a
    usable skill's must equal, so it is still reported as shadowed or disabled, and
    a broken one as over the limit rather than invalid.
+7. The folders `hidden` names in a directory are not looked at: skillchat's own
+   test fixtures among its bundled skills are not a user's skills.
 
 Codex's `agents/openai.yaml` beside a SKILL.md is read here too (skills/vendor.py),
 as what it says decides whether the model may see the skill.
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,6 +127,7 @@ def discover(
     max_skills: int = 1000,
     disabled: Collection[str] = (),
     strict: bool = False,
+    hidden: Mapping[Path, Collection[str]] | None = None,
 ) -> Registry:
     """Scan `directories` (highest precedence first) and return the registry.
 
@@ -140,7 +143,10 @@ def discover(
         children, problem = _list(directory)
         if problem is not None:
             problems.append(problem)
+        skip = (hidden or {}).get(directory, ())
         for child in children:
+            if child.name in skip:
+                continue
             path = child.path
             if len(usable) >= max_skills:  # full: the folder's name stands for its skill's
                 if not _holds_skill_md(child):
