@@ -39,6 +39,9 @@ PROVIDER_KEY_ENV = {
 # skills-system-validation): package data, so they are there after `pipx install`
 # or `uv tool install`, whatever folder skillchat runs from.
 BUNDLED_SKILLS = Path(__file__).resolve().parent / "bundled_skills"
+# Bundled skills that are test fixtures, not a user's tools: out of the catalog unless
+# `[skills] fixtures = true` or the bundled folder is named as a skills directory.
+BUNDLED_FIXTURES = frozenset({"skills-system-validation"})
 # Environment variables that override single keys (flag > environment > file > default).
 ENV_KEYS = {
     "SKILLCHAT_MODEL": "model",
@@ -105,6 +108,11 @@ class Settings:
     skills_disabled: tuple[str, ...] = ()
     # The skills installed with skillchat (BUNDLED_SKILLS), found from any folder.
     skills_bundled: bool = True
+    # Load only skills that meet every spec MUST (as `skills validate`), not also the
+    # ones Claude Code loads (a long description, a name unlike its folder).
+    skills_strict: bool = False
+    # Show the bundled fixtures (BUNDLED_FIXTURES) in the catalog.
+    skills_fixtures: bool = False
     max_skill_md_bytes: int = 200_000
     max_resource_bytes: int = 2_000_000
     catalog_max_chars: int = 30_000
@@ -148,6 +156,15 @@ class Settings:
             dirs.append(BUNDLED_SKILLS)
         return dirs
 
+    def hides_fixtures(self, cwd: Path | None = None) -> bool:
+        """Whether discovery leaves out the bundled fixtures: yes, unless asked for
+        (`[skills] fixtures = true`) or their folder is named as a skills directory."""
+        if self.skills_fixtures:
+            return False
+        base = cwd or Path.cwd()
+        named = {os.path.realpath(base / Path(d).expanduser()) for d in self.skill_dirs}
+        return os.path.realpath(BUNDLED_SKILLS) not in named
+
     def resolved_workspace(self, cwd: Path | None = None) -> Path | None:
         """The workspace folder (`~` expanded, relative to the cwd), or None when off."""
         if not self.workspace:
@@ -186,6 +203,8 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("skills", "max_skills"): ("max_skills", (int,)),
     ("skills", "disabled"): ("skills_disabled", (list,)),
     ("skills", "bundled"): ("skills_bundled", (bool,)),
+    ("skills", "strict"): ("skills_strict", (bool,)),
+    ("skills", "fixtures"): ("skills_fixtures", (bool,)),
     ("skills", "max_skill_md_bytes"): ("max_skill_md_bytes", (int,)),
     ("skills", "max_resource_bytes"): ("max_resource_bytes", (int,)),
     ("skills", "catalog_max_chars"): ("catalog_max_chars", (int,)),

@@ -49,16 +49,20 @@ def load_registry(settings: Settings) -> Registry:
 
     The one place the setting is honoured: `ask`, the REPL (and its `/reload`) and
     `skills list|show|validate` all come here."""
+    from skillchat.config import BUNDLED_FIXTURES, BUNDLED_SKILLS
     from skillchat.skills.lock import checked
     from skillchat.skills.registry import Registry, discover
 
     if not settings.skills_enabled:
         return Registry(skills={})
+    hidden = {BUNDLED_SKILLS: BUNDLED_FIXTURES} if settings.hides_fixtures() else {}
     return checked(  # installed skills that drifted from their lock: one problem each
         discover(
             settings.resolved_skill_dirs(),
             max_skills=settings.max_skills,
             disabled=settings.skills_disabled,
+            strict=settings.skills_strict,
+            hidden=hidden,
         )
     )
 

@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from chat_helpers import sent, tool_messages
+from chat_helpers import tool_messages
 from helpers import session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, reply
 
@@ -55,15 +55,15 @@ def test_hard_linked_bundled_skills_are_used(server: ScriptedServer, tmp_path: P
 
 
 def test_hard_linked_user_skills_are_still_refused(server: ScriptedServer, tmp_path: Path) -> None:
-    """The same links outside the bundled folder: the skill is left out, with the reason."""
+    """The same links outside the bundled folder: the skill is left out, and `/calc`
+    says so in one line rather than sending it as text."""
     cache = skill_folder(tmp_path / "cache", "calc", "name: calc\ndescription: Adds.\n")
     (tmp_path / "skills" / "calc").mkdir(parents=True)
     os.link(cache / "SKILL.md", tmp_path / "skills" / "calc" / "SKILL.md")
-    server.script(reply("plain"))
     done = skillchat("ask", *session_options(server, tmp_path / "skills"), "/calc 1+1")
-    assert done.returncode == 0, done.stderr
-    assert "1 skill left out" in done.stderr
-    assert sent(server, 0)[-1] == {"role": "user", "content": "/calc 1+1"}
+    assert done.returncode == 2, done.stderr
+    assert "/calc: the skill 'calc' is left out: SKILL.md has 2 hard links" in done.stderr
+    assert server.completions == []
 
 
 def test_a_folder_named_like_the_bundled_one_is_not_exempt(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 # Without PYTHONPATH: a source tree on it (a developer's, with its egg-info) would
 # make pip see skillchat as installed already, and the wheel's code not run.
 CLEAN = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-BUNDLED = ["calculator", "commit-message", "skills-system-validation"]
+BUNDLED = ["calculator", "commit-message"]  # and the fixture, hidden unless asked for
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +95,10 @@ def test_the_installed_wheel_lists_its_bundled_skills(installed: Path, tmp_path:
     assert all(Path(s["path"]).is_relative_to(venv_dir) for s in skills)  # not the repo's
     piped = run(installed, "skills", "list", cwd=tmp_path)
     assert [line.split("\t")[0] for line in piped.stdout.splitlines()] == BUNDLED
+    fixtures = tmp_path / "fixtures.toml"
+    fixtures.write_text("[skills]\nfixtures = true\n", encoding="utf-8")
     shown = run(installed, "skills", "show", "skills-system-validation", "--file",
-                "references/REFERENCE.md", cwd=tmp_path)  # fmt: skip
+                "references/REFERENCE.md", "--config", str(fixtures), cwd=tmp_path)  # fmt: skip
     assert shown.returncode == 0 and shown.stdout.strip(), shown.stderr
 
 

@@ -17,7 +17,7 @@ from pty_session import PtySession
 def library(tmp_path: Path) -> Path:
     root = tmp_path / "skills"
     skill_folder(root, "calculator", "name: calculator\ndescription: Sums.\n")
-    skill_folder(root, "broken", "name: other\ndescription: D.\n")
+    skill_folder(root, "other", "name: other\n")  # no description
     skill_folder(root, "\x1b[31mred", "name: x\ndescription: D.\n")  # a hostile folder name
     return root
 
@@ -31,7 +31,7 @@ def ask(server: ScriptedServer, library: Path, text: str):
     ("text", "said"),
     [
         ("/calculatr 2+2", "/calculatr is not a skill or a command: did you mean /calculator?"),
-        ("/other hi", "/other: the skill 'other' is left out: name 'other' does not match"),
+        ("/other hi", "/other: the skill 'other' is left out: description is missing"),
     ],
 )
 def test_ask_refuses_a_name_that_looks_like_a_skill(

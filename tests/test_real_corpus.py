@@ -236,6 +236,36 @@ def test_every_corpus_skill_loads_without_a_crash() -> None:
         assert report.name, report  # every one has a readable name, even if invalid
 
 
+# What discovery leaves out of the corpus, by default and with `[skills] strict = true`.
+# By default only names taken twice: a long description or a name unlike its folder
+# loads (under the folder's name) as Claude Code loads it.
+LEFT_OUT_BY_DEFAULT = {
+    "github-awesome-copilot/webapp-testing": "shadowed",
+    "openai-skills/.system/skill-creator": "shadowed",
+}
+LEFT_OUT_WHEN_STRICT = {
+    **LEFT_OUT_BY_DEFAULT,
+    "anthropics-skills/claude-api": "invalid",  # a 1,068-character description
+    "vercel-labs-agent-skills/composition-patterns": "invalid",
+    "vercel-labs-agent-skills/react-best-practices": "invalid",
+    "vercel-labs-agent-skills/react-native-skills": "invalid",
+    "vercel-labs-agent-skills/react-view-transitions": "invalid",
+}
+# Nested qdrant skills whose names are not their folders' (strict leaves them out).
+QDRANT_STRICT_ONLY = 15
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_what_discovery_leaves_out(strict: bool) -> None:
+    parents = sorted({folder.parent for folder in corpus_skill_dirs()})
+    registry = discover(parents, max_skills=10_000, strict=strict)
+    left = {e.path.relative_to(CORPUS).as_posix(): e.reason for e in registry.excluded}
+    qdrant = {path for path in left if "/qdrant-" in path}
+    assert len(qdrant) == (QDRANT_STRICT_ONLY if strict else 0)
+    expected = LEFT_OUT_WHEN_STRICT if strict else LEFT_OUT_BY_DEFAULT
+    assert {p: r for p, r in left.items() if p not in qdrant} == expected
+
+
 def test_load_mode_accepts_all_that_skills_ref_accepts(
     verdicts: dict[str, tuple[str, str, str]],
 ) -> None:

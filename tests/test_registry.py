@@ -120,7 +120,7 @@ def test_invalid_skills_are_recorded_with_every_error(tmp_path: Path) -> None:
     make_skill(skills, "wrong-dir", name="Other_Name")
     (skills / "no-frontmatter").mkdir()
     (skills / "no-frontmatter" / "SKILL.md").write_text("# Title only\n")
-    registry = discover([skills])
+    registry = discover([skills], strict=True)  # every error: as `[skills] strict = true`
     assert registry.skills == {}
     assert [(e.reason, e.path.name, e.summary()) for e in registry.excluded] == [
         (
@@ -190,7 +190,7 @@ def test_a_symlink_must_be_named_like_the_skill(tmp_path: Path) -> None:
     skills = tmp_path / "skills"
     skills.mkdir()
     (skills / "alias").symlink_to(real)
-    registry = discover([skills])
+    registry = discover([skills], strict=True)  # by default: loaded as 'alias', with a warning
     assert registry.skills == {}
     assert registry.excluded[0].summary() == "name 'demo' does not match directory 'alias'"
     assert registry.excluded[0].path == skills / "alias"

@@ -58,9 +58,7 @@ def test_list_uses_default_directories_relative_to_cwd(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert "delta\tD.\tuntrusted" in lines and "gamma\tG.\tuntrusted" in lines
     names = [line.split("\t")[0] for line in lines]  # sorted, the bundled ones included
-    assert names == sorted(
-        ["delta", "gamma", "calculator", "commit-message", "skills-system-validation"]
-    )
+    assert names == sorted(["delta", "gamma", "calculator", "commit-message"])  # no fixture
 
 
 def test_bundled_skills_come_last_and_can_be_turned_off(tmp_path: Path) -> None:
@@ -71,10 +69,7 @@ def test_bundled_skills_come_last_and_can_be_turned_off(tmp_path: Path) -> None:
     assert calc["description"] == "Mine." and calc["bundled"] is False  # the user's wins
     [shadowed] = [e for e in doc["excluded"] if e["reason"] == "shadowed"]
     assert shadowed["path"].endswith("bundled_skills/calculator")
-    assert {s["name"] for s in doc["skills"] if s["bundled"]} == {
-        "commit-message",
-        "skills-system-validation",
-    }
+    assert {s["name"] for s in doc["skills"] if s["bundled"]} == {"commit-message"}
     cfg = tmp_path / "c.toml"
     cfg.write_text("[skills]\nbundled = false\n")
     done = skillchat("skills", "list", "--config", str(cfg), cwd=tmp_path)

@@ -130,7 +130,7 @@ def test_skills_commands_on_a_terminal(skills: Path, pty_sessions) -> None:
         screen = screen_of(raw)
         assert screen.title == "", args
         assert "␛]52;c;cHduZWQ=␇" in shown(screen).replace("\n", ""), shown(screen)
-    code, raw = run_in_pty(pty_sessions, "skills", "list", "--skills-dir", str(skills))
+    code, raw = run_in_pty(pty_sessions, "skills", "list", "--long", "--skills-dir", str(skills))
     assert "[/bold]" in shown(screen_of(raw))
 
 

@@ -107,7 +107,7 @@ def test_a_bad_openai_yaml_is_a_warning_and_the_skill_stays(tmp_path: Path) -> N
 def test_disabled_in_the_config_and_the_left_out_line(
     server: ScriptedServer, library: Path, tmp_path: Path
 ) -> None:
-    skill_folder(library, "broken", "name: other-name\ndescription: D.\n")
+    skill_folder(library, "broken", "name: broken\n")  # no description
     config = tmp_path / "config.toml"
     config.write_text('[skills]\ndisabled = ["charts"]\n')
     server.script(reply("ok"))
@@ -124,7 +124,7 @@ def test_disabled_in_the_config_and_the_left_out_line(
     doc = json.loads(listing.stdout)
     assert {(e["name"], e["reason"]) for e in doc["excluded"]} == {
         ("charts", "disabled"),
-        ("other-name", "invalid"),
+        ("broken", "invalid"),
     }
     hidden = next(s for s in doc["skills"] if s["name"] == "hidden")
     assert hidden["model_invocable"] is False and hidden["user_invocable"] is True

@@ -48,6 +48,8 @@ def starter_document() -> dict[str, Any]:
             "max_skills": d.max_skills,
             "disabled": list(d.skills_disabled),
             "bundled": d.skills_bundled,
+            "strict": d.skills_strict,
+            "fixtures": d.skills_fixtures,
             "max_skill_md_bytes": d.max_skill_md_bytes,
             "max_resource_bytes": d.max_resource_bytes,
             "catalog_max_chars": d.catalog_max_chars,

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, load, skill_dirs_override
+from skillchat.cli.skills_listing import invocation_note, long_table, short_lines
 from skillchat.config import BUNDLED_SKILLS
 from skillchat.errors import SkillchatError
 from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.registry import Registry
 from skillchat.skills.trust import TrustState, TrustStore, apply_trust, needing_trust
+from skillchat.skills.validation import LENIENT_NOTE
 from skillchat.ui import console, safe
 
 if TYPE_CHECKING:
@@ -69,17 +71,6 @@ def _skill_json(s: Skill, trust: TrustState) -> dict[str, Any]:
     }
 
 
-def _invocation_note(s: Skill) -> str:
-    """Where the skill comes from when it ships with skillchat, and what other
-    clients' keys change about who may start it ("" if nothing)."""
-    notes = ["bundled"] if s.source_dir == BUNDLED_SKILLS else []
-    if not s.model_invocable:
-        notes.append("user only: not shown to the model")
-    if not s.user_invocable:
-        notes.append("model only: no /name")
-    return "; ".join(notes)
-
-
 def _excluded_json(e: Excluded) -> dict[str, Any]:
     return {
         "path": str(e.path),
@@ -110,8 +101,12 @@ def list_cmd(
     config: ConfigOpt = None,
     skills_dir: SkillsDirOpt = None,
     json_out: JsonOpt = False,
+    long: Annotated[
+        bool, typer.Option("--long", "-l", help="Whole descriptions, folded, in a grid.")
+    ] = False,
 ) -> None:
-    """List usable skills, and count the ones left out (invalid, shadowed, over the limit)."""
+    """List usable skills, one line each on a terminal, and count the ones left out
+    (invalid, shadowed, over the limit)."""
     registry = settings_and_registry(ctx, config, skills_dir)[1]
     skills = [registry.skills[n] for n in registry.names()]
     store = load_trust()
@@ -127,6 +122,10 @@ def list_cmd(
         return
     for problem in registry.problems:  # a skills directory that could not be listed
         console.warn(f"{problem.path}: {problem.message}")
+    for s in skills:  # loaded although the spec says no: say so, one line each
+        for w in s.warnings:
+            if w.message.endswith(LENIENT_NOTE):
+                console.warn(safe.one_line(f"{s.name}: {w.message}"))
     footer = _left_out_line(registry)
     if not console.stdout_is_terminal():
         if not skills:  # said on stderr: stdout stays empty for scripts
@@ -138,22 +137,12 @@ def list_cmd(
         if footer:
             console.err().print(footer, markup=False)
         return
-    from rich.table import Table
-
-    table = Table(title=None, show_lines=False, expand=False)
-    table.add_column("skill", style="skill", no_wrap=True)
-    table.add_column("trust", no_wrap=True)
-    table.add_column("description", overflow="fold")
-    for s in skills:
-        state = trust[s.name]
-        shown = (state.describe(), "ok" if state.trusted else "warning")
-        description = safe.one_line(s.description)
-        if note := _invocation_note(s):
-            description = f"({note}) {description}"
-        table.add_row(safe.text(s.name), safe.line(shown), safe.text(description))
     out = console.out()
-    if skills:
-        out.print(table)
+    if skills and long:
+        out.print(long_table(skills, trust))
+    elif skills:
+        for line in short_lines(skills, trust, out.width):
+            out.print(line, no_wrap=True, overflow="ellipsis")
     else:
         dirs = ", ".join(str(d) for d in registry.directories) or "none of the directories exist"
         out.print(safe.text(f"No skills found (searched: {dirs})."))
@@ -167,6 +156,11 @@ def find_skill(registry: Registry, name: str) -> Skill:
     for e in registry.excluded:
         if name in (e.name, e.path.name):
             raise SkillchatError(f"skill '{name}' is not usable: {e.summary()} ({e.path})")
+    import difflib
+
+    near = difflib.get_close_matches(name, registry.names(), n=1, cutoff=0.6)
+    if near:
+        raise SkillchatError(f"no skill named '{name}': did you mean '{near[0]}'?")
     raise SkillchatError(f"no skill named '{name}' (see `skillchat skills list`)")
 
 
@@ -283,7 +277,7 @@ def _show_rich(
     meta.add_column(overflow="fold")
     meta.add_row("path", safe.text(str(skill.root)))
     meta.add_row("trust", safe.text(trust.describe()))
-    if note := _invocation_note(skill):
+    if note := invocation_note(skill):
         meta.add_row("invocation", safe.text(note))
     for key, value in frontmatter.items():
         meta.add_row(safe.text(str(key)), safe.text(_scalar(value)))

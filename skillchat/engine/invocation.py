@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
@@ -68,8 +69,9 @@ def unknown_name(text: str, registry: Registry, commands: Iterable[str] = ()) ->
     commands = list(commands)
     if name in registry.skills or name in commands or name == SKILL_COMMAND:
         return None
-    for left in registry.excluded:
-        if left.name == name and left.reason != "shadowed":
+    for left in registry.excluded:  # by its name, or its folder's when it has none
+        called = left.name == name or unicodedata.normalize("NFKC", left.path.name) == name
+        if called and left.reason != "shadowed":
             return f"/{name}: the skill '{name}' is left out: {left.summary()}"
     usable = [n for n, s in registry.skills.items() if s.user_invocable]
     near = difflib.get_close_matches(name, [*usable, *commands], n=1, cutoff=0.75)

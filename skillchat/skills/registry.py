@@ -11,7 +11,10 @@ Rules, in order:
    cannot be listed is skipped and noted in `Registry.problems`.
 2. Each non-hidden child folder holding a SKILL.md (else skill.md) is a skill;
    children are taken in name order so every run gives the same result.
-3. A skill whose frontmatter breaks a required rule is `Excluded("invalid")`.
+3. A skill whose frontmatter breaks a required rule is `Excluded("invalid")`. Unless
+   `strict`, a description over 1,024 characters or a `name` that differs from its
+   folder only warns, as other clients load such skills (see validation.py); the
+   folder name is then the skill's name.
 4. Only *usable* skills claim a name: the first one wins, later ones with the same
    (NFKC) name are `Excluded("shadowed")`. An invalid skill shadows nothing, so a
    broken project-level copy does not hide a working user-level one.
@@ -22,6 +25,8 @@ Rules, in order:
    cost ten times 1,000): a folder past the limit is known by its name, which a
    usable skill's must equal, so it is still reported as shadowed or disabled, and
    a broken one as over the limit rather than invalid.
+7. The folders `hidden` names in a directory are not looked at: skillchat's own
+   test fixtures among its bundled skills are not a user's skills.
 
 Codex's `agents/openai.yaml` beside a SKILL.md is read here too (skills/vendor.py),
 as what it says decides whether the model may see the skill.
@@ -31,7 +36,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,9 +75,11 @@ class Registry:
         return [e for e in self.excluded if e.reason in ("invalid", "over-limit")]
 
 
-def _load_one(found: SkillDir, source_dir: Path) -> Skill | Excluded | None:
+def _load_one(found: SkillDir, source_dir: Path, strict: bool) -> Skill | Excluded | None:
     """Inspect one candidate folder: a Skill, an invalid Excluded, or None (no SKILL.md)."""
-    inspection = inspect_skill(found.real, dir_name=found.name, shown_dir=found.path, strict=False)
+    inspection = inspect_skill(
+        found.real, dir_name=found.name, shown_dir=found.path, strict=False, lenient=not strict
+    )
     if inspection is None:
         return None
     if not inspection.ok or inspection.name is None or inspection.description is None:
@@ -115,7 +122,12 @@ def _list(directory: Path) -> tuple[list[SkillDir], Problem | None]:
 
 
 def discover(
-    directories: Sequence[Path | str], *, max_skills: int = 1000, disabled: Collection[str] = ()
+    directories: Sequence[Path | str],
+    *,
+    max_skills: int = 1000,
+    disabled: Collection[str] = (),
+    strict: bool = False,
+    hidden: Mapping[Path, Collection[str]] | None = None,
 ) -> Registry:
     """Scan `directories` (highest precedence first) and return the registry.
 
@@ -131,7 +143,10 @@ def discover(
         children, problem = _list(directory)
         if problem is not None:
             problems.append(problem)
+        skip = (hidden or {}).get(directory, ())
         for child in children:
+            if child.name in skip:
+                continue
             path = child.path
             if len(usable) >= max_skills:  # full: the folder's name stands for its skill's
                 if not _holds_skill_md(child):
@@ -139,7 +154,7 @@ def discover(
                 item: Skill | Excluded | None = None
                 name = unicodedata.normalize("NFKC", child.name)
             else:
-                item = _load_one(child, directory)
+                item = _load_one(child, directory, strict)
                 if item is None:
                     continue
                 if isinstance(item, Excluded):

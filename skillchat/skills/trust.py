@@ -65,7 +65,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from skillchat.config import user_data_dir, user_skill_dirs
+from skillchat.config import BUNDLED_SKILLS, user_data_dir, user_skill_dirs
 from skillchat.errors import TrustError
 from skillchat.skills.model import Skill
 
@@ -80,6 +80,7 @@ class TrustState(StrEnum):
     """A skill's trust, as `skills list` prints it in plain and JSON form."""
 
     USER = "user-level"  # in a user-level folder: always trusted
+    BUNDLED = "bundled"  # ships with skillchat: trusted as skillchat itself is
     TRUSTED = "trusted"  # trusted by the user, unchanged since
     UNTRUSTED = "untrusted"  # project-level, never trusted
     CHANGED = "changed"  # trusted once, but the folder changed since: untrusted
@@ -87,12 +88,13 @@ class TrustState(StrEnum):
 
     @property
     def trusted(self) -> bool:
-        return self in (TrustState.USER, TrustState.TRUSTED)
+        return self in (TrustState.USER, TrustState.BUNDLED, TrustState.TRUSTED)
 
     def describe(self) -> str:
         """The state in words, for tables and messages."""
         return {
             TrustState.USER: "trusted (user-level)",
+            TrustState.BUNDLED: "trusted (bundled)",
             TrustState.TRUSTED: "trusted",
             TrustState.UNTRUSTED: "untrusted",
             TrustState.CHANGED: "changed since trusted",
@@ -260,6 +262,8 @@ class TrustStore:
         is, unless the user accepted its content as it is now (`skills trust`)."""
         from skillchat.skills.lock import drift_of, locked_record
 
+        if _real(str(skill.source_dir)) == _real(str(BUNDLED_SKILLS)):  # came with skillchat
+            return TrustState.BUNDLED
         if drift_of(skill) is not None:
             locked = locked_record(skill)
             record = self.entries.get(str(skill.root), {})
@@ -368,6 +372,8 @@ def apply_trust(store: TrustStore, skill: Skill, *, revoke: bool = False) -> str
     returns the line to show. Raises TrustError when the folder cannot be hashed."""
     if store.state(skill) is TrustState.USER:
         return f"{skill.name}: user-level, always trusted"
+    if store.state(skill) is TrustState.BUNDLED:
+        return f"{skill.name}: bundled with skillchat, always trusted"
     if revoke:
         done = store.revoke(skill)
         return f"{skill.name}: " + ("trust revoked" if done else "was not trusted")

@@ -6,6 +6,13 @@ A broken `name` or `description` is an error: without them a skill cannot be lis
 or called. *Strict mode* (`skills validate --strict`) turns those warnings into
 errors, as the reference validator `skills-ref` does for unknown keys.
 
+*Lenient* loading (discovery's default, off with `[skills] strict = true`) also
+loads what the spec calls a MUST but Claude Code and other clients load anyway, so
+skills users installed for them work here too: a description over 1,024 characters,
+and a `name` that differs from its folder. The folder name wins: it is what `/name`,
+`get_skill` and the sandbox's mount use, and what most clients key skills on.
+`skills validate` is never lenient.
+
 The name rules follow skills-ref (1-64 characters after NFKC, lowercase, letters
 or digits or '-', no '-' at either end, no '--', equal to the NFKC folder name).
 Like skills-ref, "letters and digits" means Unicode ones (`str.isalnum`), so
@@ -42,6 +49,8 @@ SPEC_KEYS = frozenset(
 PROJECT_SKILL_DIRS = ("skills", ".agents/skills", ".claude/skills")
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
+# Ends each warning of lenient loading, so it can be told from the others.
+LENIENT_NOTE = "[skills] strict = true leaves it out"
 MAX_COMPATIBILITY_CHARS = 500
 
 
@@ -95,10 +104,13 @@ class _Findings:
     """Collects problems for one SKILL.md; `odd` is a warning in load mode and an
     error in strict mode."""
 
-    def __init__(self, path: str | Path, key_lines: Mapping[Any, int], strict: bool) -> None:
+    def __init__(
+        self, path: str | Path, key_lines: Mapping[Any, int], strict: bool, lenient: bool = False
+    ) -> None:
         self.path = path  # made a Path only when there is a problem: most skills have none
         self.key_lines = key_lines
         self.strict = strict
+        self.lenient = lenient
         self.items: list[Problem] = []
 
     def add(self, severity: Severity, message: str, key: str | None = None) -> None:
@@ -113,6 +125,14 @@ class _Findings:
 
     def odd(self, message: str, key: str | None = None) -> None:
         self.add("error" if self.strict else "warning", message, key)
+
+    def must(self, message: str, loaded: str, key: str | None = None) -> None:
+        """A spec MUST that other clients overlook: a warning only when lenient,
+        saying how the skill was loaded and how to leave it out."""
+        if self.lenient:
+            self.add("warning", f"{message}: {loaded}; {LENIENT_NOTE}", key)
+        else:
+            self.add("error", message, key)
 
 
 # --------------------------------------------------------------------------- field rules
@@ -154,9 +174,29 @@ def _check_name(data: Mapping[Any, Any], dir_name: str, f: _Findings) -> str | N
         f.error(f"name {shown(raw)} must not start or end with '-'", "name")
     if "--" in name:
         f.error(f"name {shown(raw)} must not contain '--'", "name")
-    if unicodedata.normalize("NFKC", dir_name) != name:
+    folder = unicodedata.normalize("NFKC", dir_name)
+    if folder != name:
+        if f.lenient and _good_name(folder):
+            f.must(
+                f"name {shown(raw)} does not match directory {shown(dir_name)}",
+                f"loaded as {shown(folder)}, the folder name /name and the sandbox use",
+                "name",
+            )
+            return folder
         f.error(f"name {shown(raw)} does not match directory {shown(dir_name)}", "name")
     return name
+
+
+def _good_name(name: str) -> bool:
+    """Whether a folder name passes the name rules, so it may stand for the skill."""
+    return (
+        0 < len(name) <= MAX_NAME_CHARS
+        and name == name.lower()
+        and all(c.isalnum() or c == "-" for c in name)
+        and not name.startswith("-")
+        and not name.endswith("-")
+        and "--" not in name
+    )
 
 
 def _check_description(data: Mapping[Any, Any], f: _Findings) -> str | None:
@@ -164,8 +204,10 @@ def _check_description(data: Mapping[Any, Any], f: _Findings) -> str | None:
     if text is None:
         return None
     if len(text) > MAX_DESCRIPTION_CHARS:
-        f.error(
-            f"description is {len(text)} characters (max {MAX_DESCRIPTION_CHARS})", "description"
+        f.must(
+            f"description is {len(text)} characters (max {MAX_DESCRIPTION_CHARS})",
+            "loaded anyway, as Claude Code does",
+            "description",
         )
     return text
 
@@ -251,10 +293,11 @@ def check_frontmatter(
     skill_md: str | Path,
     strict: bool,
     key_lines: Mapping[Any, int] | None = None,
+    lenient: bool = False,
 ) -> Inspection:
     """Apply every rule to a parsed frontmatter mapping (no I/O). `skill_md` is the
     file named in problems; `key_lines` maps top-level keys to SKILL.md lines."""
-    f = _Findings(skill_md, key_lines or {}, strict)
+    f = _Findings(skill_md, key_lines or {}, strict, lenient)
     name = _check_name(data, dir_name, f)
     description = _check_description(data, f)
     _check_optional_strings(data, f)
@@ -271,7 +314,9 @@ def check_frontmatter(
 # --------------------------------------------------------------------------- one folder
 
 
-def inspect_skill(root: str, *, dir_name: str, shown_dir: str, strict: bool) -> Inspection | None:
+def inspect_skill(
+    root: str, *, dir_name: str, shown_dir: str, strict: bool, lenient: bool = False
+) -> Inspection | None:
     """Read and check the SKILL.md of the folder `root`; None if it is not a skill.
 
     `root` is where the files are read from (discovery passes the real path);
@@ -291,7 +336,12 @@ def inspect_skill(root: str, *, dir_name: str, shown_dir: str, strict: bool) -> 
     except FrontmatterError as exc:
         return _failed(skill_md, exc)
     result = check_frontmatter(
-        fm.data, dir_name=dir_name, skill_md=skill_md, strict=strict, key_lines=fm.key_lines
+        fm.data,
+        dir_name=dir_name,
+        skill_md=skill_md,
+        strict=strict,
+        key_lines=fm.key_lines,
+        lenient=lenient,
     )
     if filename != SKILL_MD_NAMES[0]:
         note = Problem(Path(skill_md), f"file is named {filename}, not SKILL.md", "warning")

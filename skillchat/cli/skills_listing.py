@@ -1,0 +1,67 @@
+"""How `skills list` shows skills on a terminal: one line each by default, as `gh`
+lists (211 real skills took 1,590 lines as a folded table), the grid with `--long`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillchat.config import BUNDLED_SKILLS
+from skillchat.skills.model import Skill
+from skillchat.skills.trust import TrustState
+from skillchat.ui import safe
+
+
+def invocation_note(s: Skill) -> str:
+    """Where the skill comes from when it ships with skillchat, and what other
+    clients' keys change about who may start it ("" if nothing)."""
+    notes = ["bundled"] if s.source_dir == BUNDLED_SKILLS else []
+    if not s.model_invocable:
+        notes.append("user only: not shown to the model")
+    if not s.user_invocable:
+        notes.append("model only: no /name")
+    return "; ".join(notes)
+
+
+def _rows(skills: list[Skill], trust: dict[str, TrustState]) -> list[tuple[str, Any, str]]:
+    """Name, trust (words and style) and one-line description of each skill."""
+    rows = []
+    for s in skills:
+        state = trust[s.name]
+        description = safe.one_line(s.description)
+        if note := invocation_note(s):
+            description = f"({note}) {description}"
+        rows.append((s.name, (state.describe(), "ok" if state.trusted else "warning"), description))
+    return rows
+
+
+def short_lines(skills: list[Skill], trust: dict[str, TrustState], width: int) -> list[Any]:
+    """One line per skill, as `gh` lists: name and trust whole, the description cut
+    to the terminal's width, so 200 skills take 200 lines, not 1,500."""
+    rows = _rows(skills, trust)
+    name_w = max(len(safe.one_line(name)) for name, _, _ in rows)
+    trust_w = max(len(shown[0]) for _, shown, _ in rows)
+    lines = []
+    for name, shown, description in rows:
+        line = safe.line(
+            (safe.one_line(name).ljust(name_w), "skill"),
+            "  ",
+            (shown[0].ljust(trust_w), shown[1]),
+            "  ",
+            description,
+        )
+        line.truncate(max(width, name_w + trust_w + 8), overflow="ellipsis")
+        lines.append(line)
+    return lines
+
+
+def long_table(skills: list[Skill], trust: dict[str, TrustState]) -> Any:
+    """`--long`: whole descriptions, folded, in a grid."""
+    from rich.table import Table
+
+    table = Table(title=None, show_lines=False, expand=False)
+    table.add_column("skill", style="skill", no_wrap=True)
+    table.add_column("trust", no_wrap=True)
+    table.add_column("description", overflow="fold")
+    for name, shown, description in _rows(skills, trust):
+        table.add_row(safe.text(name), safe.line(shown), safe.text(description))
+    return table
