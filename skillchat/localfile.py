@@ -47,19 +47,25 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     return fd
 
 
+def read_at_most(fd: int, count: int) -> bytes:
+    """Up to `count` bytes of `fd`, in reads of at most 1 MiB: the size a file claims
+    (0 for a device) is never trusted for how much to read."""
+    chunks: list[bytes] = []
+    remaining = count
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1024 * 1024))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
 def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     """The bytes of the regular file `path`, at most `limit` + 1 of them: more than
     `limit` means the file is larger (whatever its size said)."""
     fd = open_regular(path)
     try:
-        chunks: list[bytes] = []
-        remaining = limit + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1024 * 1024))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
+        return read_at_most(fd, limit + 1)
     finally:
         os.close(fd)
-    return b"".join(chunks)

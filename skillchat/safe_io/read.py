@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillchat.errors import FileAccessError
-from skillchat.localfile import file_kind
+from skillchat.localfile import file_kind, read_at_most
 from skillchat.safe_io.walk import Walk, open_root, opened_inside, resolve
 
 # No configuration can raise a read above this: the memory bound of one tool call.
@@ -144,18 +144,6 @@ def _os_error(exc: OSError, rel: str, container: Container) -> FileAccessError:
     )
 
 
-def _read_at_most(fd: int, count: int) -> bytes:
-    chunks: list[bytes] = []
-    remaining = count
-    while remaining > 0:
-        chunk = os.read(fd, min(remaining, 1024 * 1024))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
 def _decode(data: bytes, truncated: bool, rel: str) -> str:
     """UTF-8 text or a refusal; a cut in the middle of a character is not binary."""
     binary = FileAccessError(
@@ -244,7 +232,7 @@ def read_contained(container: Container, rel: object, *, limit: int, offset: int
             )
         if offset:
             os.lseek(fd, offset, os.SEEK_SET)
-        data = _read_at_most(fd, limit + 1)
+        data = read_at_most(fd, limit + 1)
     except OSError as exc:
         raise _os_error(exc, clean, container) from None
     finally:
@@ -280,6 +268,6 @@ def read_bytes_at(dir_fd: int, name: str, *, limit: int) -> tuple[bytes, int]:
             raise OSError(errno.EINVAL, file_kind(info.st_mode))
         most = min(limit, HARD_CAP_BYTES) + 1
         # The size says when one read is enough (a file reporting 0 may still have text).
-        return _read_at_most(fd, min(most, info.st_size) or most), info.st_size
+        return read_at_most(fd, min(most, info.st_size) or most), info.st_size
     finally:
         os.close(fd)
