@@ -1,0 +1,95 @@
+"""The README and the pages of docs/: every relative link reaches a file, every
+`#anchor` a heading (by GitHub's slug) or an explicit `<a id>`, and the README's first
+code block holds the two commands CI runs from it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+FENCE = re.compile(r"^(`{3,}|~{3,})")
+
+
+def prose(text: str) -> list[str]:
+    """The lines outside fenced code blocks."""
+    lines, fence = [], ""
+    for line in text.splitlines():
+        mark = FENCE.match(line)
+        if mark and (not fence or mark.group(1).startswith(fence)):
+            fence = "" if fence else mark.group(1)
+        elif not fence:
+            lines.append(line)
+    return lines
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to -."""
+    text = re.sub(r"<[^>]+>", "", heading).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    for line in prose(page.read_text(encoding="utf-8")):
+        found.update(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", line))
+        heading = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if heading:
+            base = slug(heading.group(1))
+            count = seen.get(base, 0)
+            seen[base] = count + 1
+            found.add(base if count == 0 else f"{base}-{count}")
+    return found
+
+
+def links(page: Path) -> list[str]:
+    text = "\n".join(prose(page.read_text(encoding="utf-8")))
+    text = re.sub(r"`[^`\n]*`", "", text)  # a link in inline code is not a link
+    return LINK.findall(text)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_relative_link_and_anchor_resolves(page: Path) -> None:
+    broken = []
+    for target in links(page):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto: ...
+            continue
+        path, _, anchor = target.partition("#")
+        file = (page.parent / unquote(path)).resolve() if path else page
+        if not file.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and file.suffix == ".md" and unquote(anchor) not in anchors(file):
+            broken.append(f"{target}: no heading or <a id> '{anchor}'")
+    assert broken == [], f"{page.relative_to(REPO)}: " + "; ".join(broken)
+
+
+def test_the_docs_pages_are_linked_from_the_readme() -> None:
+    linked = {
+        (REPO / t.partition("#")[0]).resolve() for t in links(REPO / "README.md") if t[:1] != "#"
+    }
+    missing = [p.name for p in PAGES[1:] if p.resolve() not in linked]
+    assert missing == []
+
+
+def test_the_readme_starts_with_what_skillchat_is_and_its_two_commands() -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    first = re.search(r"^```\w*\n(.*?)^```", text, re.S | re.M)
+    assert first is not None
+    assert first.group(1).splitlines() == [
+        'pip install . && skillchat ask "/calculator what is 17% of 230"',
+        "pip install -e '.[test,local]' && python -m pytest",
+    ]
+    assert "skillchat is a terminal chat runner" in text[: first.start()]
+
+
+def test_the_slug_is_githubs() -> None:
+    assert slug("Workspace files: `--workspace`, `@path` and attachments") == (
+        "workspace-files---workspace-path-and-attachments"
+    )
+    assert slug("`[run] allowed_tools`") == "run-allowed_tools"
