@@ -37,6 +37,7 @@ def chat(
     local: bool = False,
     chat_template: Path | None = None,
     first: str | None = None,
+    no_workspace: bool = False,
 ) -> None:
     """Run the REPL until the user leaves; exit 1 if some messages could not be saved."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -53,6 +54,7 @@ def chat(
         no_tools=no_tools,
         skills_dir=skills_dir,
         workspace=workspace,
+        no_workspace=no_workspace,
         **limits,
         allow_run=allow[0],
         allow_network=allow[1],
