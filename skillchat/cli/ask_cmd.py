@@ -253,14 +253,18 @@ def ask(
         load_registry,
         open_store,
         resumed_settings,
+        resumed_workspace,
     )
     from skillchat.ui import views
     from skillchat.ui.consent import stderr_install_progress
     from skillchat.ui.console import err, keys_unechoed, stdout_is_terminal, warn
+    from skillchat.workspace.files import workspace_from_settings
 
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
     settings = resumed_settings(settings, transcript)
+    if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
+        settings, folder = kept, workspace_from_settings(kept)
     if note := workspace_note(settings):  # a workspace the user did not name: said
         err().print(note, style="muted", markup=False, highlight=False, soft_wrap=True)
     registry = load_registry(settings)

@@ -65,12 +65,22 @@ def chat(
     )
     from skillchat.engine.backends.select import key_problem
     from skillchat.errors import ProviderError
-    from skillchat.session import chosen_transcript, load_registry, open_store, resumed_settings
+    from skillchat.session import (
+        chosen_transcript,
+        load_registry,
+        open_store,
+        resumed_settings,
+        resumed_workspace,
+    )
     from skillchat.ui.console import warn
     from skillchat.ui.repl import Repl
 
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
+    if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
+        from skillchat.workspace.files import workspace_from_settings
+
+        settings, folder = kept, workspace_from_settings(kept)
     # A missing key is said now, not after the first message (which would leave a
     # chat with no answer in the store).
     if problem := key_problem(resumed_settings(settings, transcript)):
