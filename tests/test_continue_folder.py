@@ -117,3 +117,33 @@ def test_a_schema_3_database_migrates_and_keeps_its_chats(
             "old one",
             None,
         )
+
+
+def test_a_chats_workspace_that_is_gone_is_one_line(
+    server: ScriptedServer, repo: Path, tmp_path: Path
+) -> None:
+    server.script(reply("one"), reply("two"))
+    first = ask(server, "hi", cwd=repo)
+    moved = tmp_path / "moved"
+    repo.rename(moved)
+    done = ask(server, "--chat", chat_id(first), "again", cwd=tmp_path)
+    assert done.returncode == 2 and "this chat's workspace:" in done.stderr, done.stderr
+    assert len(server.completions) == 1
+    done = ask(server, "--chat", chat_id(first), "--no-workspace", "again", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_repl_continues_the_chat_of_its_folder(
+    server: ScriptedServer, repo: Path, tmp_path: Path, pty_sessions
+) -> None:
+    empty = Path.home() / "no-skills"
+    empty.mkdir(exist_ok=True)
+    server.script(reply("from the shop"))
+    first = ask(server, "in the shop", cwd=repo)
+    assert first.returncode == 0, first.stderr
+    session = pty_sessions(*session_options(server, empty), "-c", cwd=repo)
+    assert f"resumed chat {chat_id(first)}" in session.prompt()
+    assert session.quit() == 0
+    other = pty_sessions(*session_options(server, empty), "-c", cwd=tmp_path)
+    assert "no saved chat of this folder to continue" in other.prompt()
+    assert other.quit() == 0
