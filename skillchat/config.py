@@ -119,6 +119,9 @@ class Settings:
     storage_path: str | None = None
     run_allowed_tools: str = "approve"
     workspace: str | None = None
+    # Folders that are projects (besides git work trees): started at or below one, it
+    # is the workspace unless `workspace` or --workspace names one (workspace/project.py).
+    projects: tuple[str, ...] = ()
     # Running skill commands in the sandbox (skillchat/sandbox): offered when a
     # sandbox works and `run_enabled`; `run_allow` runs without asking (`ask` never
     # asks, so without it `ask` refuses); network and workspace writes widen it.
@@ -194,6 +197,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     (None, "max_tool_calls"): ("max_tool_calls", (int,)),
     (None, "max_retries"): ("max_retries", (int,)),
     (None, "workspace"): ("workspace", (str,)),
+    (None, "projects"): ("projects", (list,)),
     (None, "gguf"): ("gguf", (str,)),
     (None, "chat_template"): ("chat_template", (str,)),
     (None, "context_window"): ("context_window", (int,)),
@@ -219,7 +223,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("run", "allow_install"): ("run_allow_install", (bool,)),
 }
 _SECTIONS = {"skills", "storage", "run", "local"}
-_STRING_LISTS = {"skill_dirs", "skills_disabled"}
+_STRING_LISTS = {"skill_dirs", "skills_disabled", "projects"}
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", list: "a list"}
 
 

@@ -69,10 +69,13 @@ class ChatRecorder:
         *,
         api_base: str | None = None,
         backend: str | None = None,
+        folder: str | None = None,
+        workspace: str | None = None,
     ) -> None:
         self.store = store
         self.model = model
         self.api_base, self.backend = api_base, backend  # the server, saved with the chat
+        self.folder, self.workspace = folder, workspace  # where it started, and its workspace
         self.chat_id = chat_id
         # (message, interrupted, usage), or (messages of a compaction, kept, info)
         self.unsaved: list[tuple[Any, Any, Any]] = []
@@ -128,7 +131,13 @@ class ChatRecorder:
         try:
             with sigint_deferred():
                 if self.chat_id is None and self.unsaved:
-                    chat = self.store.create_chat(self.model, self.api_base, self.backend)
+                    chat = self.store.create_chat(
+                        self.model,
+                        self.api_base,
+                        self.backend,
+                        folder=self.folder,
+                        workspace=self.workspace,
+                    )
                     self.chat_id = chat.id
                 while self.unsaved and self.chat_id is not None:
                     message, flag, more = self.unsaved[0]

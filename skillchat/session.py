@@ -23,6 +23,7 @@ stderr, and a tool that says it saves chats must not.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -88,12 +89,38 @@ def chosen_transcript(
     if chat_id:
         return store.load_transcript(chat_id)
     if last:
-        chat = store.last_chat()
+        # Claude Code's -c: the last chat started in this folder (--chat ID reaches any).
+        chat = store.last_chat(folder=os.path.realpath(os.getcwd()))
         if chat is None:
-            notify("no saved chat to continue: starting a new one")
+            notify(
+                "no saved chat of this folder to continue: starting a new one "
+                "(`skillchat chats list` and --chat ID reach the others)"
+            )
             return None
         return store.load_transcript(chat.id)
     return None
+
+
+def resumed_workspace(
+    settings: Settings, transcript: Transcript | None, notify: Callable[[str], None]
+) -> Settings:
+    """A resumed chat goes on with its own workspace, unless --workspace or
+    --no-workspace say otherwise; `notify` says so when it differs from the one this
+    start would have (the folder's project, or none). A chat saved before folders
+    were recorded keeps what this start gives."""
+    if transcript is None or transcript.chat.folder is None:
+        return settings
+    if settings.sources.get("workspace") == "flag":
+        return settings
+    kept, here = transcript.chat.workspace, settings.workspace
+    here_real = os.path.realpath(here) if here else None
+    if kept == here_real:
+        return settings
+    notify(
+        f"chat {transcript.chat.id} goes on with its workspace "
+        f"{kept or '(none)'}, not {here_real or '(none)'}: -w DIR or --no-workspace to change"
+    )
+    return replace(settings, workspace=kept, sources={**settings.sources, "workspace": "chat"})
 
 
 def resumed_settings(settings: Settings, transcript: Transcript | None) -> Settings:
@@ -284,6 +311,8 @@ class Session:
                 notify=self.emit.notice,
                 api_base=settings.api_base,
                 backend=settings.backend,
+                folder=os.path.realpath(os.getcwd()),
+                workspace=str(self.workspace.root) if self.workspace else None,
             )
             listeners.append(self.recorder)
         self.chat = Chat(

@@ -21,6 +21,8 @@ class ChatSummary:
     message_count: int
     api_base: str | None = None  # the server, credentials removed; None: the provider's
     backend: str | None = None  # None: a chat saved before servers were recorded
+    folder: str | None = None  # where it was started; None: saved before that was recorded
+    workspace: str | None = None  # its workspace's real path; None: none
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE chats ADD COLUMN api_base TEXT",
         "ALTER TABLE chats ADD COLUMN backend TEXT",
     ),
+    # 3 -> 4: where a chat was started, so `-c` continues the last chat of this folder,
+    # and its workspace, so it goes on with it: real paths; NULL folder: a chat from
+    # before (reached with --chat ID), NULL workspace: none.
+    (
+        "ALTER TABLE chats ADD COLUMN folder TEXT",
+        "ALTER TABLE chats ADD COLUMN workspace TEXT",
+        "CREATE INDEX chats_by_folder ON chats (folder, updated_at)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

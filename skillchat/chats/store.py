@@ -230,9 +230,16 @@ class ChatStore:
     # -- writing ----------------------------------------------------------------------
 
     def create_chat(
-        self, model: str, api_base: str | None = None, backend: str | None = None
+        self,
+        model: str,
+        api_base: str | None = None,
+        backend: str | None = None,
+        *,
+        folder: str | None = None,
+        workspace: str | None = None,
     ) -> Chat:
-        """A new, empty chat with a fresh 8-hex-digit id, talking to `api_base`."""
+        """A new, empty chat with a fresh 8-hex-digit id, talking to `api_base`,
+        started in `folder` with `workspace` (real paths)."""
         stamp = now()
         server = without_credentials(api_base)
         while True:
@@ -240,13 +247,13 @@ class ChatStore:
             try:
                 with self._write() as conn:
                     conn.execute(
-                        "INSERT INTO chats (id, model, created_at, updated_at, api_base, backend)"
-                        " VALUES (?,?,?,?,?,?)",
-                        (chat_id, model, stamp, stamp, server, backend),
+                        "INSERT INTO chats (id, model, created_at, updated_at, api_base, backend,"
+                        " folder, workspace) VALUES (?,?,?,?,?,?,?,?)",
+                        (chat_id, model, stamp, stamp, server, backend, folder, workspace),
                     )
             except sqlite3.IntegrityError:
                 continue  # the id is taken (1 in 4 billion per chat): draw another
-            return Chat(chat_id, model, None, stamp, stamp, 0, server, backend)
+            return Chat(chat_id, model, None, stamp, stamp, 0, server, backend, folder, workspace)
 
     def set_model(
         self, chat_id: str, model: str, api_base: str | None, backend: str | None
@@ -419,17 +426,27 @@ class ChatStore:
         """Chats, most recently updated first, read from the chats table alone."""
         with self._errors():
             rows = self._conn.execute(
-                "SELECT id, model, title, created_at, updated_at, message_count, api_base, backend"
+                "SELECT id, model, title, created_at, updated_at, message_count, api_base, backend,"
+                " folder, workspace"
                 " FROM chats"
                 " ORDER BY updated_at DESC, rowid DESC LIMIT ?",
                 (-1 if limit is None else limit,),
             ).fetchall()
         return [ChatSummary(*row) for row in rows]
 
-    def last_chat(self) -> Chat | None:
-        """The most recently updated chat, for `--continue`."""
-        latest = self.list_chats(limit=1)
-        return self.get_chat(latest[0].id) if latest else None
+    def last_chat(self, folder: str | None = None) -> Chat | None:
+        """The most recently updated chat (of those started in `folder`, when given),
+        for `--continue`."""
+        if folder is None:
+            latest = self.list_chats(limit=1)
+            return self.get_chat(latest[0].id) if latest else None
+        with self._errors():
+            row = self._conn.execute(
+                "SELECT id FROM chats WHERE folder = ? ORDER BY updated_at DESC, rowid DESC"
+                " LIMIT 1",
+                (folder,),
+            ).fetchone()
+        return self.get_chat(row[0]) if row else None
 
     def get_chat(self, id_or_prefix: str) -> Chat:
         """The chat whose id is, or starts with, `id_or_prefix` (case-insensitive).
@@ -442,7 +459,8 @@ class ChatStore:
         with self._errors():
             # Hex digits sort below 'g': this range is the prefix, read from the index.
             rows = self._conn.execute(
-                "SELECT id, model, title, created_at, updated_at, message_count, api_base, backend"
+                "SELECT id, model, title, created_at, updated_at, message_count, api_base, backend,"
+                " folder, workspace"
                 " FROM chats"
                 " WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
                 (prefix, prefix + "g"),

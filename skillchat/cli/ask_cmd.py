@@ -36,10 +36,12 @@ from skillchat.cli.common import (
     MaxTokensOpt,
     ModelOpt,
     NoToolsOpt,
+    NoWorkspaceOpt,
     ReplyTimeoutOpt,
     SkillsDirOpt,
     WorkspaceOpt,
     open_session,
+    workspace_note,
 )
 from skillchat.errors import UsageError
 
@@ -199,6 +201,7 @@ def ask(
     chat_id: ChatIdOpt = None,
     skills_dir: SkillsDirOpt = None,
     workspace: WorkspaceOpt = None,
+    no_workspace: NoWorkspaceOpt = False,
     attach: AttachOpt = None,
     reply_timeout: ReplyTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
@@ -236,6 +239,7 @@ def ask(
         gguf=gguf,
         local=local,
         chat_template=chat_template,
+        no_workspace=no_workspace,
     )
     if attach and folder is None:
         raise UsageError(
@@ -249,14 +253,20 @@ def ask(
         load_registry,
         open_store,
         resumed_settings,
+        resumed_workspace,
     )
     from skillchat.ui import views
     from skillchat.ui.consent import stderr_install_progress
     from skillchat.ui.console import err, keys_unechoed, stdout_is_terminal, warn
+    from skillchat.workspace.files import workspace_from_settings
 
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
     settings = resumed_settings(settings, transcript)
+    if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
+        settings, folder = kept, workspace_from_settings(kept)
+    if note := workspace_note(settings):  # a workspace the user did not name: said
+        err().print(note, style="muted", markup=False, highlight=False, soft_wrap=True)
     registry = load_registry(settings)
     for problem in registry.problems:  # e.g. an installed skill changed since installed
         warn(f"{problem.path}: {problem.message}")

@@ -37,6 +37,7 @@ def chat(
     local: bool = False,
     chat_template: Path | None = None,
     first: str | None = None,
+    no_workspace: bool = False,
 ) -> None:
     """Run the REPL until the user leaves; exit 1 if some messages could not be saved."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -53,6 +54,7 @@ def chat(
         no_tools=no_tools,
         skills_dir=skills_dir,
         workspace=workspace,
+        no_workspace=no_workspace,
         **limits,
         allow_run=allow[0],
         allow_network=allow[1],
@@ -63,12 +65,22 @@ def chat(
     )
     from skillchat.engine.backends.select import key_problem
     from skillchat.errors import ProviderError
-    from skillchat.session import chosen_transcript, load_registry, open_store, resumed_settings
+    from skillchat.session import (
+        chosen_transcript,
+        load_registry,
+        open_store,
+        resumed_settings,
+        resumed_workspace,
+    )
     from skillchat.ui.console import warn
     from skillchat.ui.repl import Repl
 
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
+    if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
+        from skillchat.workspace.files import workspace_from_settings
+
+        settings, folder = kept, workspace_from_settings(kept)
     # A missing key is said now, not after the first message (which would leave a
     # chat with no answer in the store).
     if problem := key_problem(resumed_settings(settings, transcript)):

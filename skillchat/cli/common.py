@@ -99,8 +99,13 @@ WorkspaceOpt = Annotated[
         "--workspace",
         "-w",
         metavar="DIR",
-        help="Project folder the model may read (read_file) and @path attaches from.",
+        help="Project folder the model may read (read_file) and @path attaches from "
+        "(default: the git work tree you are in).",
     ),
+]
+NoWorkspaceOpt = Annotated[
+    bool,
+    typer.Option("--no-workspace", help="No workspace, not even the git work tree you are in."),
 ]
 GgufOpt = Annotated[
     Path | None,
@@ -196,6 +201,7 @@ def open_session(
     gguf: Path | None = None,
     local: bool = False,
     chat_template: Path | None = None,
+    no_workspace: bool = False,
 ) -> tuple[Settings, Workspace | None]:
     """Settings and the open workspace (None when off) for a chat, the REPL or `ask`,
     from the session options they share. A bad workspace stops the command here,
@@ -228,4 +234,33 @@ def open_session(
         from skillchat.session import start_local_model
 
         settings = start_local_model(settings, default=local)
+    settings = project_workspace(settings, off=no_workspace)
     return settings, workspace_from_settings(settings)
+
+
+def project_workspace(settings: Settings, *, off: bool) -> Settings:
+    """The settings with the workspace off (`--no-workspace`), or, when neither
+    `--workspace` nor the config names one, the project the cwd is in (a git work
+    tree, or a folder in `projects`); its source says which."""
+    from dataclasses import replace
+
+    from skillchat.workspace.project import project_folder
+
+    if off:
+        if settings.sources.get("workspace") == "flag":
+            raise UsageError("--workspace and --no-workspace exclude each other: pick one")
+        return replace(settings, workspace=None, sources={**settings.sources, "workspace": "flag"})
+    if settings.workspace or (found := project_folder(Path.cwd(), settings.projects)) is None:
+        return settings
+    folder, why = found
+    return replace(settings, workspace=str(folder), sources={**settings.sources, "workspace": why})
+
+
+def workspace_note(settings: Settings) -> str | None:
+    """The line that says a workspace nobody named is on, and how to turn it off."""
+    from skillchat.workspace.project import PROJECT_SOURCES
+
+    why = settings.sources.get("workspace")
+    if why not in PROJECT_SOURCES or not settings.workspace:
+        return None
+    return f"workspace: {settings.workspace} ({why}; --no-workspace to turn it off)"

@@ -75,6 +75,7 @@ UNSET_EXAMPLES: dict[tuple[str | None, str], str] = {
     (None, "context_max_chars"): "300000",
     (None, "max_tokens"): "4096",
     (None, "workspace"): '"."',
+    (None, "projects"): '["~/notes"]',
     (None, "gguf"): '"~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf"',
     (None, "chat_template"): '"~/models/tools.jinja"',
     (None, "context_window"): "32768",

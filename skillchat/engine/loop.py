@@ -46,6 +46,7 @@ from skillchat.engine.turn import Step, Turn, TurnResult
 from skillchat.errors import SkillchatError, ToolRoundLimit, UsageError
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
 from skillchat.safe_io.read import FileText
+from skillchat.skills.left_out_seen import first_time
 from skillchat.skills.registry import Registry
 from skillchat.tools.base import Tool, ToolContext, ToolResult
 from skillchat.tools.context import ContextLedger
@@ -108,9 +109,12 @@ class Chat:
         self.tools_enabled = self.settings.tools and bool(self.schemas)
         if self.catalog is not None and (warning := self.catalog.warning()):
             self.emit.notice(warning)
-        if left := registry.left_out():
+        # Said once per state of the skills folders, with each reason (left_out_seen.py).
+        if (left := registry.left_out()) and first_time(registry):
             many = f"{len(left)} skills" if len(left) > 1 else "1 skill"
             self.emit.notice(f"{many} left out: `skillchat skills list` says why")
+            for excluded in left:
+                self.emit.notice(f"  {excluded.name or excluded.path.name}: {excluded.summary()}")
 
     def use_settings(self, settings: Settings, backend: Backend | None = None) -> None:
         """Go on under `settings` (and `backend`: `/model`) from the next request on;

@@ -37,6 +37,7 @@ from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.path_completion import PathCompleter
 from skillchat.ui.safe import counted, one_line
 from skillchat.ui.views import ReplView
+from skillchat.workspace.project import PROJECT_SOURCES
 
 if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
@@ -105,7 +106,9 @@ class Repl:
         if not self.debug:
             warnings.simplefilter("ignore")
         count = len(self.session.registry.skills)
-        where = f"workspace '{self.workspace.name}' · " if self.workspace else ""
+        why = self.session.settings.sources.get("workspace")
+        why = f" ({why})" if why in PROJECT_SOURCES else ""
+        where = f"workspace '{self.workspace.name}'{why} · " if self.workspace else ""
         print(
             one_line(
                 f"skillchat {__version__} · {self.session.settings.model} · "

@@ -170,5 +170,9 @@ def workspace_from_settings(settings: Settings) -> Workspace | None:
     except WorkspaceError as exc:
         if settings.sources.get("workspace") == "flag":
             raise UsageError(f"--workspace: {exc}") from None
+        if settings.sources.get("workspace") == "chat":  # a resumed chat's own (-c)
+            raise UsageError(
+                f"this chat's workspace: {exc}; -w DIR or --no-workspace to go on without it"
+            ) from None
         where = settings.config_path or "config"
         raise ConfigError(f"{where}: {exc}") from None

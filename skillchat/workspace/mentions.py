@@ -9,7 +9,8 @@ with spaces cannot be mentioned (use `/attach` or `--attach`).
 
 Only a mention that names something on disk counts (`@alice` in prose stays text);
 the caller then reads it under every workspace rule and tells the user if it is
-refused.
+refused. One that reads as a path (a '/' or an extension) but names nothing, or any
+such one without a workspace, is said (`unmatched_paths`), the message still sent.
 """
 
 from __future__ import annotations
@@ -50,6 +51,31 @@ def mentioned_paths(text: str, root: Path) -> list[str]:
                     paths.append(path)
                 break
     return paths
+
+
+def looks_like_path(token: str) -> bool:
+    """Whether a mention reads as a file path (`src/app.py`, `notes.md`), not a
+    name in prose (`@alice`): one with a '/' or a dotted extension."""
+    token = candidates(token)[-1]
+    return "/" in token or bool(re.search(r"[^.]\.[A-Za-z0-9]+$", token))
+
+
+def unmatched_paths(text: str, root: Path | None) -> list[str]:
+    """The mentions that read as paths but name nothing under `root` (every one when
+    there is no workspace), in order, each once: the user is told they were not
+    attached rather than the model getting a path it cannot read."""
+    missed: list[str] = []
+    for match in _MENTION.finditer(text):
+        token = match.group(1)
+        if not looks_like_path(token):
+            continue
+        if root is not None and any(
+            os.path.lexists(os.path.join(root, path)) for path in candidates(token)
+        ):
+            continue
+        if (path := candidates(token)[-1]) not in missed:
+            missed.append(path)
+    return missed
 
 
 def mention_being_typed(before_cursor: str) -> str | None:

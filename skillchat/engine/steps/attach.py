@@ -15,6 +15,7 @@ from skillchat.engine.messages import assistant_message, new_call_id
 from skillchat.engine.turn import Step, Turn
 from skillchat.safe_io.read import FileText
 from skillchat.tools.workspace_tools import READ_WORKSPACE_FILE, ReadWorkspaceFile
+from skillchat.workspace.mentions import unmatched_paths
 
 if TYPE_CHECKING:
     from skillchat.engine.loop import Chat
@@ -22,6 +23,11 @@ if TYPE_CHECKING:
 
 class AttachFiles(Step):
     def before_message(self, chat: Chat, turn: Turn) -> None:
+        workspace = chat.context.workspace
+        for path in unmatched_paths(turn.text, workspace.root if workspace else None):
+            why = "nothing by that name in the workspace" if workspace else "no workspace"
+            hint = "" if workspace else " (start in a git work tree, or give -w DIR)"
+            chat.emit.notice(f"not attached: @{path}: {why}{hint}")
         if chat.attachments is None:
             return
         turn.result.attached = chat.attachments.take(turn.text)
