@@ -228,4 +228,8 @@ def open_session(
         from skillchat.session import start_local_model
 
         settings = start_local_model(settings, default=local)
+    else:
+        from skillchat.engine.context_window import fit_to_server
+
+        settings = fit_to_server(settings)
     return settings, workspace_from_settings(settings)
