@@ -118,7 +118,7 @@ def init_cmd(
     config: ConfigOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write a starter config file listing every key, commented out at its default."""
+    """Write a starter config file, every key commented out."""
     import tomli_w
 
     root = ctx.find_root().obj or {}

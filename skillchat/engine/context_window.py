@@ -103,19 +103,28 @@ def props_url(api_base: str) -> str:
 
 def server_window(api_base: str, api_key: str | None = None) -> int | None:
     """The per-request context a llama.cpp server reports at /props; None for any
-    other answer (404 from other servers, errors, slowness, odd JSON)."""
-    import httpx  # here: only the backends call this, and they have loaded it already
+    other answer (404 from other servers, redirects, errors, slowness, odd JSON).
+
+    With the standard library, not httpx: start-up asks it (`--api-base`) before the
+    REPL's prompt is drawn, when the model libraries are not loaded yet."""
+    import http.client
+    import urllib.request
+
+    class _NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    request = urllib.request.Request(props_url(api_base), headers=headers)
+    opener = urllib.request.build_opener(_NoRedirect)
     try:
-        response = httpx.get(
-            props_url(api_base), headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
-        )
-        if response.status_code != 200:
-            return None
-        settings = response.json().get("default_generation_settings", {})
+        with opener.open(request, timeout=PROBE_TIMEOUT) as response:
+            if response.status != 200:
+                return None
+            settings = json.loads(response.read(1_000_000)).get("default_generation_settings", {})
         n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-    except (httpx.HTTPError, ValueError, AttributeError):
+    # URLError, HTTPError and timeouts are OSErrors; a cut answer an HTTPException.
+    except (OSError, http.client.HTTPException, ValueError, AttributeError):
         return None
     return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0 else None
 
