@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers import skillchat
-from openai_server import ScriptedServer, reply
+from openai_server import ScriptedServer, error, reply
 
 PROPS_4K = {"default_generation_settings": {"n_ctx": 4096}}
 WORDS = "checks and reports on a long list of things a user may want from it " * 4
@@ -75,3 +75,20 @@ def test_config_init_leaves_the_catalog_to_be_fitted(
     body = ask(server, many_skills)
     assert body["max_tokens"] == 1024
     assert system_chars(body) < 9000
+
+
+def test_a_too_long_request_says_when_the_catalog_is_most_of_it(
+    server: ScriptedServer, many_skills: Path, tmp_path: Path
+) -> None:
+    refused = "request (8411 tokens) exceeds the available context size (8192 tokens)"
+    server.script(error(400, refused))
+    argv = ["ask", "--api-base", server.base_url, "--model", "m", "--skills-dir"]
+    done = skillchat(*argv, str(many_skills), "hi")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert refused in done.stderr and "the skills catalog is" in done.stderr
+    assert "catalog_max_chars" in done.stderr
+    (tmp_path / "none").mkdir()
+    server.script(error(400, refused))
+    done = skillchat(*argv, str(tmp_path / "none"), "hi")  # no catalog: no such hint
+    assert done.returncode == 1 and refused in done.stderr
+    assert "the skills catalog" not in done.stderr
