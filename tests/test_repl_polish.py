@@ -48,3 +48,17 @@ def test_the_first_answer_has_no_library_loading_line(server, repl) -> None:
     assert "the first answer" in shown
     assert "loading the" not in shown and "library" not in shown
     assert session.quit() == 0
+
+
+def test_a_repeated_skill_or_retry_is_not_an_error_card(server, repl) -> None:
+    server.script(reply("first"), reply("second"), reply("third"))
+    session = repl()
+    assert "first" in session.run("/notes one")
+    again = session.run("/notes two")
+    assert "second" in again
+    assert "already in this chat, unchanged: not sent again" in again
+    assert "ALREADY_IN_CONTEXT" not in again and "error" not in again
+    retried = session.run("/retry")
+    assert "third" in retried and "ALREADY_IN_CONTEXT" not in retried
+    assert "already loaded" in retried
+    assert session.quit() == 0
