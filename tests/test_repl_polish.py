@@ -3,6 +3,7 @@ bare word, no library-loading chatter before the first answer."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,4 +62,14 @@ def test_a_repeated_skill_or_retry_is_not_an_error_card(server, repl) -> None:
     retried = session.run("/retry")
     assert "third" in retried and "ALREADY_IN_CONTEXT" not in retried
     assert "already loaded" in retried
+    assert session.quit() == 0
+
+
+def test_help_rows_align(repl) -> None:
+    session = repl()
+    shown = session.run("/help")
+    rows = [line for line in shown.splitlines() if line.startswith("/")]
+    assert len(rows) > 10 and any(r.startswith("/skills [disable|enable NAME]") for r in rows)
+    starts = {re.match(r"/\S+(?: \S+)*\s{2,}", row).end() for row in rows}  # type: ignore[union-attr]
+    assert len(starts) == 1  # every description starts in the same column
     assert session.quit() == 0
