@@ -84,7 +84,9 @@ def test_ctrl_c_at_the_question_is_no_and_during_a_run_kills_it(
     live = repl.expect(f"started-{n}")  # the live card streams the output's tail
     assert "run_command · running" in live and f"$ echo started-$(({n} - 1 + 1))" in live
     repl.interrupt()
-    repl.expect("interrupted")
+    kept = repl.expect("⏹ interrupted")
+    # The card stays, with the output so far, above the interrupted line.
+    assert "run_command · interrupted" in kept and f"started-{n}" in kept
     repl.prompt()
     assert processes_with(f"sleep {n}") == []
     assert "after the interrupt" in repl.run("go on")

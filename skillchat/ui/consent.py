@@ -217,7 +217,8 @@ TAIL_LINES = 8
 def live_card(request: RunRequest) -> Iterator[OutputSink]:
     """While a command runs: a card with the command and the tail of its output,
     redrawn as output arrives, and gone when the run ends (the tool card that
-    follows has the exit code, the duration and the tail)."""
+    follows has the exit code, the duration and the tail). Stopped by Ctrl-C, it
+    stays on screen, marked interrupted, with the output so far."""
     from rich.live import Live
     from rich.panel import Panel
 
@@ -231,16 +232,21 @@ def live_card(request: RunRequest) -> Iterator[OutputSink]:
         body.append(clean("\n".join(tail[-TAIL_LINES:])), style="muted")
         return Panel(body, title=title, title_align="left", border_style="consent.border")
 
-    with Live(card(), console=out(), transient=True, auto_refresh=False) as live:
+    try:
+        with Live(card(), console=out(), transient=True, auto_refresh=False) as live:
 
-        def sink(stream: str, text: str) -> None:
-            lines = text.split("\n")
-            tail[-1] += lines[0]
-            tail.extend(lines[1:])
-            del tail[: -TAIL_LINES - 1]
-            live.update(card(), refresh=True)
+            def sink(stream: str, text: str) -> None:
+                lines = text.split("\n")
+                tail[-1] += lines[0]
+                tail.extend(lines[1:])
+                del tail[: -TAIL_LINES - 1]
+                live.update(card(), refresh=True)
 
-        yield sink
+            yield sink
+    except KeyboardInterrupt:  # no tool card follows: this one stays, with the output so far
+        title = Text("run_command · interrupted", style="warning")
+        out().print(card())
+        raise
 
 
 @contextmanager
