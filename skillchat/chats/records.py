@@ -21,6 +21,7 @@ class ChatSummary:
     message_count: int
     api_base: str | None = None  # the server, credentials removed; None: the provider's
     backend: str | None = None  # None: a chat saved before servers were recorded
+    answered: bool = True  # some reply was saved (False: every turn failed); list_chats
 
 
 @dataclass(frozen=True)
