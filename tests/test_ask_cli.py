@@ -260,6 +260,8 @@ def test_stdin_and_a_prompt_together(server: ScriptedServer, tmp_path: Path) -> 
     assert documentation.startswith("# Commit messages")  # /name still works on the prompt
     user = next(m for m in sent(server, 0) if m["role"] == "user")["content"]
     assert user == "write one\n\n````\n" + diff.rstrip("\n") + "\n````"  # fence outruns ```
+    title = skillchat("chats", "list").stdout.split("\t")[4].strip()
+    assert "write one diff --git a/x b/x" in title and not title.endswith("````")  # no fence
     file = tmp_path / "notes.txt"
     file.write_text("")
     with file.open() as empty:  # an empty file on stdin: the prompt alone
