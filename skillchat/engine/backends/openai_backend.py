@@ -133,6 +133,12 @@ def _detail(exc: BaseException) -> str:
     return re.sub(r"^(litellm\.\w+: )?(\w+Error: )?(\w+Exception - )?", "", message)
 
 
+def _loopback(where: str) -> bool:
+    """`where` is a URL on this machine (localhost, 127.x, ::1)."""
+    host = urlsplit(where).hostname or ""
+    return host == "localhost" or host == "::1" or host.startswith("127.")
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     """`exc` and the exceptions it was raised from (litellm wraps transport errors
     in status errors, e.g. a refused connection in an InternalServerError 500)."""
@@ -180,9 +186,11 @@ def provider_error(
         if mid_stream:
             return ProviderError(f"{_CUT} by {where} ({detail})", retryable=True)
         if "connection refused" in detail.lower():
+            # On this machine a refusal means nothing listens: retrying only delays
+            # the answer (a remote one may be a restart or a balancer).
             return ProviderError(
                 f"cannot connect to {where}: connection refused — is the server running?",
-                retryable=True,
+                retryable=not _loopback(where),
             )
         return ProviderError(f"cannot connect to {where}: {detail}", retryable=True)
     status = getattr(exc, "status_code", None)
