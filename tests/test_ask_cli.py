@@ -285,3 +285,22 @@ def test_bad_stdin_is_a_usage_error(server: ScriptedServer, data: bytes, message
     done = subprocess.run(argv, input=data, capture_output=True, timeout=60)
     assert done.returncode == 2 and message in done.stderr.decode()
     assert server.completions == []
+
+
+def test_a_web_server_that_is_not_openai_is_named_once(tmp_path: Path) -> None:
+    """Python's own http.server answers POST with an HTML 501 page: one line asking
+    whether this is an OpenAI-compatible server, no HTML, no retries."""
+    import http.server
+    import threading
+
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{web.server_address[1]}/v1"
+        done = ask(None, "--api-base", url, "hi", tmp=tmp_path)
+    finally:
+        web.shutdown()
+        web.server_close()
+    line = one_line_error(done)
+    assert "is this an OpenAI-compatible server?" in line and "(HTTP 501)" in line
+    assert "<html" not in done.stderr.lower() and "retrying" not in done.stderr

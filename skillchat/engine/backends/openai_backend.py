@@ -133,6 +133,12 @@ def _detail(exc: BaseException) -> str:
     return re.sub(r"^(litellm\.\w+: )?(\w+Error: )?(\w+Exception - )?", "", message)
 
 
+def _is_html(detail: str) -> bool:
+    """An error body that is an HTML page, not an API's JSON error."""
+    start = detail.lstrip()[:15].lower()
+    return start.startswith("<!doctype html") or start.startswith("<html")
+
+
 def _loopback(where: str) -> bool:
     """`where` is a URL on this machine (localhost, 127.x, ::1)."""
     host = urlsplit(where).hostname or ""
@@ -194,6 +200,12 @@ def provider_error(
             )
         return ProviderError(f"cannot connect to {where}: {detail}", retryable=True)
     status = getattr(exc, "status_code", None)
+    if _is_html(detail):  # a web server or a proxy's page: retrying gets the same page
+        answered = f" (HTTP {status})" if isinstance(status, int) else ""
+        return ProviderError(
+            f"{where} answered with a web page{answered}, not the OpenAI API: is this an "
+            "OpenAI-compatible server? (check --api-base; it usually ends in /v1)"
+        )
     if not isinstance(status, int):
         if "api_key" in detail or "api key" in detail.lower():
             return ProviderError(f"no API key for {where}: set {key_env}")
