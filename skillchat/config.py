@@ -182,6 +182,24 @@ class Settings:
 
 
 # (section, key) in the TOML file -> (Settings field, expected type(s)).
+def _near_key(dotted: str) -> str:
+    """The hint after "unknown key": `; did you mean '[skills] directories'?` for a
+    misspelt key or a setting's own name (`skill_dirs`); "" when none is near."""
+    from difflib import get_close_matches
+
+    spelt = {
+        (f"{section}.{key}" if section else key): (f"[{section}] {key}" if section else key)
+        for section, key in _FILE_KEYS
+    }
+    by_name = {name: (section, key) for (section, key), (name, _) in _FILE_KEYS.items()}
+    bare = dotted.rpartition(".")[2]
+    if bare in by_name:
+        section, key = by_name[bare]
+        return f"; did you mean '{f'[{section}] {key}' if section else key}'?"
+    near = get_close_matches(dotted, list(spelt), n=1, cutoff=0.75)
+    return f"; did you mean '{spelt[near[0]]}'?" if near else ""
+
+
 _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     (None, "model"): ("model", (str,)),
     (None, "api_base"): ("api_base", (str,)),
@@ -296,7 +314,7 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
             spec = _FILE_KEYS.get((section, key))
             dotted = f"{section}.{key}" if section else key
             if spec is None:
-                warnings.append(f"{path}: unknown key '{dotted}' ignored")
+                warnings.append(f"{path}: unknown key '{dotted}' ignored{_near_key(dotted)}")
                 continue
             name, types = spec
             ok = isinstance(value, types) and not (bool not in types and isinstance(value, bool))

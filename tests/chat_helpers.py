@@ -70,7 +70,7 @@ def skill_box(
 
 class RecordingView(ViewListener):
     """A view that keeps everything it is shown, in order, as (kind, value):
-    kinds "waiting", "text", "end", "tool", "notice"."""
+    kinds "waiting", "text", "end", "tool", "notice", "done"."""
 
     def __init__(self) -> None:
         self.events: list[tuple[str, Any]] = []
@@ -89,6 +89,9 @@ class RecordingView(ViewListener):
 
     def notice(self, message: str) -> None:
         self.events.append(("notice", message))
+
+    def done(self, message: str) -> None:
+        self.events.append(("done", message))
 
     def of(self, kind: str) -> list[Any]:
         return [value for k, value in self.events if k == kind]

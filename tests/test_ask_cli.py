@@ -155,7 +155,8 @@ def test_refused_connection_and_missing_key(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     done = ask(None, "--api-base", url, "hi", config="max_retries = 1\n", tmp=tmp_path)
     line = one_line_error(done)
-    assert "connection refused" in line and "gave up after 1 retry" in line
+    assert "connection refused — is the server running?" in line
+    assert "retry" not in line and "retrying" not in done.stderr  # at once, on 127.0.0.1
     done = ask(None, "hi", model="gpt-4.1-mini")
     assert "OPENAI_API_KEY is not set" in one_line_error(done)
 
@@ -260,6 +261,8 @@ def test_stdin_and_a_prompt_together(server: ScriptedServer, tmp_path: Path) -> 
     assert documentation.startswith("# Commit messages")  # /name still works on the prompt
     user = next(m for m in sent(server, 0) if m["role"] == "user")["content"]
     assert user == "write one\n\n````\n" + diff.rstrip("\n") + "\n````"  # fence outruns ```
+    title = skillchat("chats", "list").stdout.split("\t")[4].strip()
+    assert "write one diff --git a/x b/x" in title and not title.endswith("````")  # no fence
     file = tmp_path / "notes.txt"
     file.write_text("")
     with file.open() as empty:  # an empty file on stdin: the prompt alone
@@ -282,3 +285,22 @@ def test_bad_stdin_is_a_usage_error(server: ScriptedServer, data: bytes, message
     done = subprocess.run(argv, input=data, capture_output=True, timeout=60)
     assert done.returncode == 2 and message in done.stderr.decode()
     assert server.completions == []
+
+
+def test_a_web_server_that_is_not_openai_is_named_once(tmp_path: Path) -> None:
+    """Python's own http.server answers POST with an HTML 501 page: one line asking
+    whether this is an OpenAI-compatible server, no HTML, no retries."""
+    import http.server
+    import threading
+
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{web.server_address[1]}/v1"
+        done = ask(None, "--api-base", url, "hi", tmp=tmp_path)
+    finally:
+        web.shutdown()
+        web.server_close()
+    line = one_line_error(done)
+    assert "is this an OpenAI-compatible server?" in line and "(HTTP 501)" in line
+    assert "<html" not in done.stderr.lower() and "retrying" not in done.stderr

@@ -69,3 +69,12 @@ def test_help_summaries_are_whole_and_say_model_keys_and_examples() -> None:
         text = skillchat(*argv, "--help", env=env).stdout
         assert "Examples:" in text and "gpt-4.1-mini" in text and "OPENAI_API_KEY" in text
         assert "<str>" not in text and "--model MODEL" in text
+
+
+def test_help_as_a_command_shows_the_help_and_help_me_is_a_question() -> None:
+    root = skillchat("help")
+    assert root.returncode == 0 and "Usage: skillchat [OPTIONS] COMMAND" in root.stdout
+    nested = skillchat("help", "skills", "list")
+    assert nested.returncode == 0 and "Usage: skillchat skills list" in nested.stdout
+    question = skillchat("help", "me", "write a poem")  # still a question (no terminal here)
+    assert "skillchat -p 'QUESTION'" in one_line_error(question, code=2)

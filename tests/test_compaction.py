@@ -92,7 +92,7 @@ def test_compact_summarises_older_turns_and_puts_the_skills_back(server, skills)
     bodies = [m["content"] for m in messages if m["role"] == "tool"]
     assert "PDF-BODY-MARKER" in bodies[0] and "CSV-BODY-MARKER" in bodies[1]
     assert "first question" not in json.dumps(messages)
-    notice = next(n for n in view.of("notice") if n.startswith("compacted"))
+    notice = next(n for n in view.of("done") if n.startswith("compacted"))  # not a warning
     assert f"compacted {len(before)} messages (~" in notice
     assert f"→ {outcome.messages_after} (~" in notice
     assert "skills re-attached: pdf, csv" in notice
@@ -119,7 +119,8 @@ def test_a_skill_body_over_the_budget_is_cut_and_later_ones_left_out(server, ski
     assert "BIG-START" in results[0] and "BIG-END" not in results[0]
     assert SKILL_CUT in results[0] and len(results[0]) <= 3_000
     assert len(results) == 1 or "PDF-BODY-MARKER" not in results[1]
-    notice = next(n for n in view.of("notice") if n.startswith("compacted"))
+    said = view.of("done") + view.of("notice")
+    notice = next(n for n in said if n.startswith("compacted"))
     assert "cut to the re-attach budget: big" in notice
     assert "not re-attached (over budget, the model can load them again): pdf" in notice
     chat.send("and now?")  # the cut body is not in the ledger: get_skill serves it whole
@@ -253,6 +254,8 @@ def test_compact_in_the_repl_and_ctrl_c_during_the_summary(
     session.prompt()
     shown = session.run("/compact")
     assert "compacted 8 messages (~" in shown and " tokens) → 7 (~" in shown
+    # This summary is longer than the turns it replaced: said, and as a warning.
+    assert "nothing was gained: the summary is no shorter than the turns it replaced" in shown
     assert "skills re-attached: pdf" in shown
     assert "four" in session.run("fourth")
     users = [m["content"] for m in sent(server) if m["role"] == "user"]

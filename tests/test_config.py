@@ -85,6 +85,10 @@ def test_unknown_keys_are_warnings(tmp_path: Path) -> None:
     s = load_settings(write(tmp_path / "c.toml", 'colour = "red"\n[skills]\nfoo = 1\n'))
     assert any("unknown key 'colour'" in w for w in s.warnings)
     assert any("unknown key 'skills.foo'" in w for w in s.warnings)
+    near = load_settings(write(tmp_path / "d.toml", 'skill_dirs = ["x"]\n[run]\nalow = true\n'))
+    assert any(w.endswith("'skill_dirs' ignored; did you mean '[skills] directories'?")
+               for w in near.warnings)  # fmt: skip
+    assert any(w.endswith("'run.alow' ignored; did you mean '[run] allow'?") for w in near.warnings)
 
 
 def test_non_utf8_and_directory_configs(tmp_path: Path) -> None:
@@ -150,6 +154,9 @@ def test_config_show_masks_keys_and_reports_sources(
     assert doc["api_keys"]["OPENAI_API_KEY"] == "set (…9f8e)"
     text = skillchat("config", "show", "--config", str(cfg))
     assert secret not in text.stdout and "model = m1  [file]" in text.stdout
+    # The keys as the file spells them, under their section.
+    assert "skill_dirs" not in text.stdout and "\n[skills]\nenabled = true" in text.stdout
+    assert "\ndirectories = [" in text.stdout
 
 
 def test_broken_config_is_one_line_and_exit_1(tmp_path: Path) -> None:

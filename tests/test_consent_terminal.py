@@ -58,7 +58,7 @@ def test_invisible_characters_are_shown_on_the_card(
     repl.expect(QUESTION)
     markers = "<U+200B><U+200D><U+FEFF><U+2060><U+200E><U+200F><U+061C><U+202E><U+E0041>"
     assert f"$ echo safe{markers}<U+00A0>end" in screen(repl)
-    repl.line("n")
+    repl.send("n")  # one key, no Enter
     repl.prompt()
     assert results(server)[0]["error_code"] == "NOT_ALLOWED"
     card = screen(repl).split("run_command", 2)[-1]  # the tool card after the answer
@@ -89,7 +89,7 @@ def test_always_covers_the_program_it_names_in_this_chat_only(
     repl.line("one")
     card = repl.expect(QUESTION)
     assert "always = echo … from skill calculator, until this chat ends" in card
-    repl.line("a")
+    repl.send("a")  # one key, no Enter
     assert "ran one" in repl.prompt()
     screen_two = repl.run("two")  # covered: no question
     assert QUESTION not in screen_two and "ran two" in screen_two
@@ -100,7 +100,7 @@ def test_always_covers_the_program_it_names_in_this_chat_only(
     ):
         repl.line(message)
         assert shown in repl.expect(QUESTION)
-        repl.line("n")
+        repl.send("n")  # one key, no Enter
         repl.prompt()
     got = results(server)  # this chat's tool results, as the model got them
     assert [r.get("stdout") for r in got[:2]] == ["one\n", "two\n"]
@@ -108,7 +108,7 @@ def test_always_covers_the_program_it_names_in_this_chat_only(
     repl.run("/new")
     repl.line("six")
     repl.expect(QUESTION)  # a new chat: "always" was not carried over
-    repl.line("n")
+    repl.send("n")  # one key, no Enter
     assert "declined after new" in repl.prompt()
     assert results(server)[0]["error_code"] == "NOT_ALLOWED"
     assert repl.quit() == 0
@@ -150,7 +150,7 @@ def test_keys_typed_before_the_question_do_not_answer_it(
     repl.send("y\r")  # typed ahead, before any question
     server.release("thinking")
     repl.expect(QUESTION)
-    repl.line("n")
+    repl.send("n")  # one key, no Enter
     assert "after the answer" in repl.prompt()
     assert results(server)[0]["error_code"] == "NOT_ALLOWED"
     assert "typed-ahead-7013" not in screen(repl)

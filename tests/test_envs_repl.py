@@ -59,22 +59,22 @@ def test_no_and_ctrl_c_install_nothing_and_yes_installs_then_runs(
     )
     repl.line("first")
     repl.expect(RUN)
-    repl.line("y")
+    repl.send("y")  # one key, no Enter
     card = repl.expect(INSTALL)
     assert "tinypkg" in card and "/skills/demo/scripts/show.py (# /// script)" in card
-    repl.line("n")
+    repl.send("n")  # one key, no Enter
     repl.prompt()
     repl.line("second")
     repl.expect(RUN)
-    repl.line("y")
+    repl.send("y")  # one key, no Enter
     repl.expect(INSTALL)
     repl.interrupt()
     repl.prompt()
     repl.line("third")
     repl.expect(RUN)
-    repl.line("y")
+    repl.send("y")  # one key, no Enter
     repl.expect(INSTALL)
-    repl.line("y")
+    repl.send("y")  # one key, no Enter
     repl.expect("+ tinypkg==1.0")  # uv's steps, shown while it installs
     repl.prompt()
     first, second, third = results(server)

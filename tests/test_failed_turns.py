@@ -27,6 +27,12 @@ def test_the_unanswered_message_is_not_sent_again(server: ScriptedServer, tmp_pa
     listing = skillchat("chats", "list")  # one message: the table marks it "(no answer)"
     assert listing.stdout.split("\t")[3:] == ["1", "first question\n"]
     assert ask(server, tmp_path, "-c", "second question").returncode == 1
+    table = PtySession("chats", "list")  # two messages, still no reply: still marked
+    try:
+        table.wait()
+    finally:
+        table.close()
+    assert "(no answer) first question" in "".join(table.output)
     assert ask(server, tmp_path, "-c", "third question").returncode == 0
     users = [m["content"] for m in sent(server) if m["role"] == "user"]
     assert users == ["third question"]  # not three questions in a row

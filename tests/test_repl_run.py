@@ -48,11 +48,11 @@ def test_no_then_always_then_no_more_questions(server: ScriptedServer, repl: Pty
     screen = repl.expect(QUESTION)
     assert "$ echo first-run" in screen and "skill: calculator" in screen
     assert "in /scratch · network: off · workspace writes: off" in screen
-    repl.line("n")
+    repl.send("n")  # one key, no Enter
     assert "refused, fine" in repl.prompt()
     repl.line("two")
     repl.expect(QUESTION)
-    repl.line("a")
+    repl.send("a")  # one key, no Enter
     screen = repl.prompt()
     assert "second-run" in screen and "exit 0" in screen and "ran it" in screen
     screen = repl.run("three")  # "always" for calculator: no question this time
@@ -80,11 +80,13 @@ def test_ctrl_c_at_the_question_is_no_and_during_a_run_kills_it(
     assert results(server)[0]["error_code"] == "NOT_ALLOWED"
     repl.line("two")
     repl.expect(QUESTION)
-    repl.line("y")
+    repl.send("y")  # one key, no Enter
     live = repl.expect(f"started-{n}")  # the live card streams the output's tail
     assert "run_command · running" in live and f"$ echo started-$(({n} - 1 + 1))" in live
     repl.interrupt()
-    repl.expect("interrupted")
+    kept = repl.expect("⏹ interrupted")
+    # The card stays, with the output so far, above the interrupted line.
+    assert "run_command · interrupted" in kept and f"started-{n}" in kept
     repl.prompt()
     assert processes_with(f"sleep {n}") == []
     assert "after the interrupt" in repl.run("go on")
@@ -111,6 +113,22 @@ def test_a_trusted_skills_allowed_tools_skip_the_question(
     session.line("two")
     screen = session.expect(QUESTION)  # not in its allowed-tools: asked, saying why
     assert "asking because: not in skill 'echoer' allowed-tools" in screen
-    session.line("n")
+    session.send("n")  # one key, no Enter
     session.prompt()
     assert session.quit() == 0
+
+
+def test_a_command_from_no_skill_offers_yes_or_no_only(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    server.script(
+        reply("", calls=[call("run_command", {"command": "echo loose-run"})]),
+        reply("done"),
+    )
+    repl.line("go")
+    screen = repl.expect("Run it? [y]es / [n]o: ")
+    assert "[a]lways" not in screen and "always =" not in screen
+    repl.send("a")  # not an answer here: ignored
+    repl.send("y")
+    screen = repl.prompt()
+    assert "loose-run" in screen and "exit 0" in screen and "done" in screen

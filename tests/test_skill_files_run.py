@@ -105,7 +105,7 @@ def test_in_the_repl_the_skills_file_runs_unasked_and_the_workspaces_is_asked(
     session.line("two")
     screen = session.expect(QUESTION)
     assert "asking because: not in skill 'filler' allowed-tools" in screen
-    session.line("n")
+    session.send("n")  # one key, no Enter
     session.prompt()
     assert session.quit() == 0
     assert "WORKSPACE" not in "".join(session.output)

@@ -207,3 +207,21 @@ def test_a_skills_dir_that_cannot_be_listed_is_reported(tmp_path: Path) -> None:
     assert line in done.stderr
     doc = json.loads(skillchat("skills", "list", "--json", "--skills-dir", str(not_a_dir)).stdout)
     assert [p["path"] for p in doc["directory_problems"]] == [str(not_a_dir)]
+
+
+def test_a_skill_md_in_another_case_is_reported(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    (root / "odd").mkdir(parents=True)
+    (root / "odd" / "Skill.md").write_text("---\nname: odd\ndescription: Odd.\n---\nBody\n")
+    done = skillchat("skills", "list", "--skills-dir", str(root))
+    assert done.returncode == 0
+    expected = f"{root / 'odd' / 'Skill.md'}: not loaded: the file must be named SKILL.md"
+    assert expected in done.stderr
+
+
+def test_a_skills_dir_one_level_too_high_says_where_the_skills_are(tmp_path: Path) -> None:
+    skill_folder(tmp_path / "proj" / "skills", "notes", "name: notes\ndescription: Notes.\n")
+    done = skillchat("skills", "list", "--skills-dir", str(tmp_path / "proj"))
+    assert done.returncode == 0
+    below = tmp_path / "proj" / "skills"
+    assert f"skills were found one level below, in {below}: pass that folder" in done.stderr

@@ -13,7 +13,9 @@ import pytest
 import tiktoken
 from helpers import one_line_error, skill_folder, skillchat, write_files
 from openai_server import ScriptedServer, call, reply
+from pty_session import PtySession
 
+from skillchat.chats.export import local_time
 from skillchat.config import user_data_dir
 from skillchat.evals.cost import _litellm_tokenizers
 
@@ -73,7 +75,9 @@ def test_cost_marks_shortened_descriptions_and_pipes_tsv(library: Path, tmp_path
     assert "shortened" in report["catalog_warning"]
     done = skillchat("skills", "cost", "--skills-dir", str(library), "--config", str(config))
     lines = done.stdout.splitlines()
-    assert lines[1].split("\t")[0] == "long" and lines[1].endswith("\tshortened")
+    assert lines[0] == "skill\tcatalog\tbody\tfiles\tactivation\tnote"  # every column
+    row = lines[2].split("\t")
+    assert row[0] == "long" and row[-1] == "shortened" and len(row) == 6
     assert "every request with skills:" in done.stderr and "cl100k_base" in done.stderr
 
 
@@ -126,6 +130,14 @@ def test_stats_from_real_ask_runs(server: ScriptedServer, library: Path) -> None
     piped = skillchat("skills", "stats", "--skills-dir", str(library))
     assert piped.stdout.split("\t")[:5] == ["charts", "1", "1", "1", "0"]
     assert "2 chats; never used: notes" in piped.stderr
+    shown = PtySession("skills", "stats", "--skills-dir", str(library))
+    try:
+        shown.wait()
+        table = "".join(shown.output)
+    finally:
+        shown.close()
+    local = local_time(charts["last_used"])  # the date as `chats list` shows it
+    assert local in table and charts["last_used"] not in table
 
 
 @pytest.mark.parametrize("kind", ["corrupt", "foreign"])

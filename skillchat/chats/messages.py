@@ -17,6 +17,7 @@ Kept apart from the SQL so each rule can be read (and tested) on its own:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,9 +32,14 @@ COLUMNS = ("role", "content", "tool_calls", "tool_call_id", "name")
 COMPACTION = "compaction"
 
 
+_FENCE = re.compile(r"\s*(`{3,}|~{3,})[^`\s]*\s*")
+
+
 def make_title(text: str) -> str:
-    """A chat title from a user message: whitespace collapsed, cut to TITLE_CHARS."""
-    title = " ".join(text.split())
+    """A chat title from a user message: code fences (a piped block's) dropped,
+    whitespace collapsed, cut to TITLE_CHARS."""
+    kept = [line for line in text.splitlines() if not _FENCE.fullmatch(line)]
+    title = " ".join(" ".join(kept).split())
     return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
 
 

@@ -423,16 +423,19 @@ class ChatStore:
     # -- reading ----------------------------------------------------------------------
 
     def list_chats(self, limit: int | None = None) -> list[ChatSummary]:
-        """Chats, most recently updated first, read from the chats table alone."""
+        """Chats, most recently updated first, read from the chats table (and whether
+        each has a reply, from its own messages)."""
         with self._errors():
             rows = self._conn.execute(
                 "SELECT id, model, title, created_at, updated_at, message_count, api_base, backend,"
-                " folder, workspace"
+                " folder, workspace,"
+                " EXISTS (SELECT 1 FROM messages m"  # the (chat_id, seq) index: one chat's rows
+                " WHERE m.chat_id = chats.id AND m.role = 'assistant')"
                 " FROM chats"
                 " ORDER BY updated_at DESC, rowid DESC LIMIT ?",
                 (-1 if limit is None else limit,),
             ).fetchall()
-        return [ChatSummary(*row) for row in rows]
+        return [dataclasses.replace(ChatSummary(*row[:-1]), answered=bool(row[-1])) for row in rows]
 
     def last_chat(self, folder: str | None = None) -> Chat | None:
         """The most recently updated chat (of those started in `folder`, when given),

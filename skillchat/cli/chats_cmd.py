@@ -75,8 +75,8 @@ def _table(chats: list[ChatSummary]) -> str:
             local_time(c.updated_at),
             _cut(one_line(c.model), MODEL_WIDTH),
             str(c.message_count),
-            # One message and no answer: its only turn failed (resume it and /retry).
-            ("(no answer) " if c.message_count == 1 else "") + one_line(c.title or ""),
+            # No reply saved: every turn failed (resume it and /retry).
+            ("(no answer) " if not c.answered else "") + one_line(c.title or ""),
         )
         for c in chats
     ]

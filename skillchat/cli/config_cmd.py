@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from skillchat.cli.common import ConfigOpt, JsonOpt, load
-from skillchat.config import PROVIDER_KEY_ENV, Settings, find_config_file
+from skillchat.config import _FILE_KEYS, PROVIDER_KEY_ENV, Settings, find_config_file
 from skillchat.errors import ConfigError
 from skillchat.ui.safe import json_text, one_line
 
@@ -185,9 +185,19 @@ def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
         return
     file_line = str(settings.config_path) if settings.config_path else "(none: defaults)"
     typer.echo(f"config file: {one_line(file_line)}")
-    for key, value in values.items():
+    # As the file spells them: `[skills]` then `directories = ...`, not `skill_dirs`.
+    spelt = {name: (section, key) for (section, key), (name, _) in _FILE_KEYS.items()}
+    sections: dict[str | None, list[str]] = {}
+    for name, value in values.items():
+        section, key = spelt.get(name, (None, name))
         shown = json_text(value) if not isinstance(value, str) else one_line(value)
-        typer.echo(f"{key} = {shown}  [{settings.sources.get(key, 'default')}]")
+        line = f"{key} = {shown}  [{settings.sources.get(name, 'default')}]"
+        sections.setdefault(section, []).append(line)
+    for section, lines in sorted(sections.items(), key=lambda s: s[0] is not None):
+        if section is not None:
+            typer.echo(f"[{section}]")
+        for line in lines:
+            typer.echo(line)
     for key in PROVIDER_KEYS:
         typer.echo(f"{key}: {keys.get(key, 'not set')}")
     if env_base:

@@ -2,7 +2,8 @@
 
 Click reads the root's first word as a subcommand's name. Before it parses, the
 command line is rewritten: a first word that is no command and no near miss of one
-(`aks` keeps click's "did you mean") is the question. With `-p`/`--print` it
+(`aks` keeps click's "did you mean") is the question; `help` alone or before a
+command's name is `--help`. With `-p`/`--print` it
 becomes `ask` (one answer, then exit); without, the REPL's first message.
 """
 
@@ -85,6 +86,10 @@ def question_argv(argv: list[str], command: Any) -> list[str]:
     end = at
     while end < len(argv) and (after_dashes or not argv[end].startswith("-")):
         end += 1
+    if word == "help" and not after_dashes:  # `skillchat help [COMMAND...]`, as git and gh
+        named = argv[at + 1 : end]
+        if all(name in commands for name in named[:1]) and len(named) <= 2:
+            return [*argv[:at], *named, "--help", *argv[end:]]
     if _typo(word, commands, alone=end == at + 1):
         return argv  # a typo of a command: click says "did you mean"
     question = " ".join(argv[at:end])

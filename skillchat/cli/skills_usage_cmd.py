@@ -2,7 +2,8 @@
 how they were used (skillchat/evals/cost.py and usage.py do the counting).
 
 Same three forms as the other `skills` commands: a Rich table on a terminal, tab-
-separated lines on a pipe (one skill a line, the totals on stderr), `--json`. Both
+separated lines on a pipe (`cost`: a header line, then one skill a line; the totals
+on stderr), `--json`. Dates on a terminal are local, as `chats list` shows them. Both
 are fast-path commands: no model library is imported.
 """
 
@@ -47,9 +48,11 @@ def cost_cmd(
     ]
     if report.catalog_warning:
         summary.insert(1, report.catalog_warning)
-    if not console.stdout_is_terminal():
+    if not console.stdout_is_terminal():  # the table's columns, a header first
+        typer.echo("\t".join(("skill", "catalog", "body", "files", "activation", "note")))
         for s in report.skills:
-            fields = [s.name, s.catalog, s.body, s.files, "shortened" if s.shortened else ""]
+            note = "shortened" if s.shortened else ("" if s.in_catalog else "not in catalog")
+            fields = [s.name, s.catalog, s.body, s.files, s.activation, s.error or note]
             typer.echo("\t".join(safe.one_line(str(f)) for f in fields))
         for line in summary:
             console.err().print(line, markup=False, highlight=False)
@@ -109,12 +112,15 @@ def stats_cmd(
         return
     from rich.table import Table
 
+    from skillchat.chats.export import local_time
+
     table = Table(expand=False)
     table.add_column("skill", style="skill", no_wrap=True)
     for label in ("by model", "by /name", "files read", "commands", "last used"):
         table.add_column(label, justify="right")
     for u in used:
         numbers = [str(n) for n in (u.by_model, u.by_user, u.files_read, u.commands)]
-        table.add_row(safe.text(u.name), *numbers, safe.text(u.last_used or ""))
+        when = local_time(u.last_used) if u.last_used else ""  # as `chats list` shows it
+        table.add_row(safe.text(u.name), *numbers, safe.text(when))
     console.out().print(table)
     console.out().print(safe.text(footer, "muted"))

@@ -95,6 +95,8 @@ class Outcome:
             f"{self.messages_after} (~{self.tokens_after:,} tokens), older turns replaced "
             "by the model's summary"
         )
+        if self.tokens_after >= self.tokens_before:
+            line += "; nothing was gained: the summary is no shorter than the turns it replaced"
         if self.skills:
             line += "; skills re-attached: " + ", ".join(self.skills)
         if self.cut:
@@ -239,7 +241,8 @@ class Compactor:
         outcome.messages_after = len(messages)
         outcome.tokens_after = _tokens(system, messages)
         self.emit(Compacted(head, len(kept), outcome.info()))
-        self.notice(outcome.notice(auto))
+        gained = outcome.tokens_after < outcome.tokens_before
+        self.emit.notice(outcome.notice(auto), done=gained and not auto)
         return outcome
 
     def _summary(self, older: list[dict[str, Any]], budget: int) -> str | None:

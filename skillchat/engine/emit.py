@@ -77,6 +77,7 @@ class UsageReported:
 @dataclass(frozen=True)
 class Notice:
     message: str
+    done: bool = False  # something the user asked for went well: not a warning
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,8 @@ class Emitter:
         for listener in self.listeners:
             listener(event)
 
-    def notice(self, message: str) -> None:
-        self(Notice(message))
+    def notice(self, message: str, done: bool = False) -> None:
+        self(Notice(message, done))
 
 
 class ViewListener:
@@ -149,6 +150,8 @@ class ViewListener:
                 self.end_text(how)
             case ToolFinished(record):
                 self.tool(record)
+            case Notice(message, done=True):
+                self.done(message)
             case Notice(message):
                 self.notice(message)
 
@@ -166,3 +169,6 @@ class ViewListener:
 
     def notice(self, message: str) -> None:
         """A warning or progress line for the user (retries, a cut catalog)."""
+
+    def done(self, message: str) -> None:
+        """What a command the user ran did (`/compact`): said plainly, not as a warning."""

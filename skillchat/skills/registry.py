@@ -110,6 +110,23 @@ def _holds_skill_md(found: SkillDir) -> bool:
     return False
 
 
+def _misnamed_skill_md(found: SkillDir) -> Problem | None:
+    """A folder with no SKILL.md but a `Skill.md` (or `SKILL.MD`...): said, since a
+    case-insensitive filesystem or another client would have loaded it."""
+    try:
+        names = os.listdir(found.real)
+    except OSError:
+        return None
+    for name in sorted(names):
+        if name.lower() == "skill.md" and name not in SKILL_MD_NAMES:
+            return Problem(
+                Path(found.path) / name,
+                "not loaded: the file must be named SKILL.md (or skill.md); rename it",
+                "warning",
+            )
+    return None
+
+
 def _list(directory: Path) -> tuple[list[SkillDir], Problem | None]:
     """The candidate folders of one directory, in name order."""
     try:
@@ -156,6 +173,8 @@ def discover(
             else:
                 item = _load_one(child, directory, strict)
                 if item is None:
+                    if (misnamed := _misnamed_skill_md(child)) is not None:
+                        problems.append(misnamed)
                     continue
                 if isinstance(item, Excluded):
                     excluded.append(item)

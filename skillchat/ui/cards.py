@@ -63,9 +63,17 @@ def collapse(text: str, max_lines: int = MAX_LINES) -> list[str]:
     return [*lines[:head], f"… {hidden} more lines …", *lines[-tail:]]
 
 
+def _loaded_again(record: ToolRecord) -> bool:
+    """The user's own `/name` (or `/retry` of one) for a skill already in the chat:
+    not sent again, which is no error of theirs."""
+    return record.synthetic and record.result.error_code == "ALREADY_IN_CONTEXT"
+
+
 def summary(record: ToolRecord) -> str:
     """The card's corner line: size and truncation, or the error code."""
     result = record.result
+    if _loaded_again(record):
+        return "already loaded"
     if result.is_error:
         return f"error: {result.error_code or 'ERROR'}"
     parts = [human_size(result.size)] if result.size is not None else []
@@ -78,7 +86,8 @@ def tool_card(record: ToolRecord, number: int | None = None) -> RenderableType:
     from rich.panel import Panel
     from rich.text import Text
 
-    error = record.result.is_error
+    again = _loaded_again(record)
+    error = record.result.is_error and not again
     title = Text(f"#{number} " if number is not None else "", style="muted")
     title.append(exact(record.name, style="strong"))
     if record.synthetic:  # added by skillchat, not called by the model
@@ -88,6 +97,8 @@ def tool_card(record: ToolRecord, number: int | None = None) -> RenderableType:
     body.append("args  ", style="muted")
     body.append(exact(format_arguments(record.arguments) or "(none)"))
     preview = collapse(clean(record.result.preview))
+    if again:
+        preview = ["already in this chat, unchanged: not sent again"]
     if preview:
         body.append("\n")
         body.append("\n".join(preview), style="error" if error else "")

@@ -42,16 +42,19 @@ def _print(*parts: str | tuple[str, str]) -> None:
 
 
 def _help(repl: Repl, arg: str) -> None:
-    for command in COMMANDS.values():
-        if command.name in ALIASES:
-            continue
-        _print((f"/{command.name} {command.usage}".ljust(16), "strong"), command.help)
-    _print(("/skill NAME ...".ljust(16), "strong"), "use a skill, even one a command shadows")
-    _print(("/NAME ...".ljust(16), "strong"), "use the skill NAME for this message (Tab completes)")
-    _print(
-        ("keys".ljust(16), "muted"),
-        "Enter sends · Esc Enter (Alt+Enter) new line · Ctrl-C stops a reply · Ctrl-D quits",
-    )
+    """One row per command, the descriptions in one column (the widest usage sets it)."""
+    rows = [
+        (f"/{c.name} {c.usage}".rstrip(), c.help)
+        for c in COMMANDS.values()
+        if c.name not in ALIASES
+    ]
+    rows.append(("/skill NAME ...", "use a skill, even one a command shadows"))
+    rows.append(("/NAME ...", "use the skill NAME for this message (Tab completes)"))
+    keys = "Enter sends · Esc Enter (Alt+Enter) new line · Ctrl-C stops a reply · Ctrl-D quits"
+    width = max(len(left) for left, _ in rows) + 2
+    for left, text in rows:
+        _print((left.ljust(width), "strong"), text)
+    _print(("keys".ljust(width), "muted"), keys)
 
 
 def _skills(repl: Repl, arg: str) -> None:

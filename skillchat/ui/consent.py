@@ -19,8 +19,10 @@ Keys typed before the question was on screen do not answer it: `yes⏎` typed wh
 the model was still thinking (meant as a chat message, or hasty) would otherwise be
 read as consent to a command the user had not seen, and `a` as "always". What the
 terminal holds is discarded right before the card is drawn.
-Ctrl-C or end of input at the question means no. While the command runs, a live card
-shows the tail of its output; the tool card with the exit code follows.
+The answer is one key, no Enter (y, n, a; "always" only offered for a skill's
+command). Ctrl-C, Enter, Escape or end of input at the question means no. While the
+command runs, a live card shows the tail of its output; the tool card with the exit
+code follows.
 """
 
 from __future__ import annotations
@@ -80,6 +82,39 @@ def _discard_typed_ahead() -> None:
         termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
 
 
+def _one_key(keys: str) -> str:
+    """The answer as one of `keys`, read as a single key press with no Enter (other
+    keys are ignored; Enter, Escape, Ctrl-D, Ctrl-C and end of input are "" = no).
+    Not a terminal: a line, its first letter."""
+    stream = sys.stdin
+    saved = None
+    with suppress(ImportError, OSError, ValueError, AttributeError):  # not POSIX
+        import termios
+        import tty
+
+        fd = stream.fileno()
+        with suppress(termios.error):  # a pipe or a file
+            saved = termios.tcgetattr(fd)
+    if saved is None:
+        try:
+            line = stream.readline().strip().lower()
+        except KeyboardInterrupt:
+            return ""
+        return line[:1] if line[:1] in keys else ""
+    try:
+        tty.setcbreak(fd)  # keys one by one, not echoed; Ctrl-C still interrupts
+        while True:
+            key = os.read(fd, 1).decode(errors="replace").lower()
+            if key in ("", "\r", "\n", "\x1b", "\x04"):
+                return ""
+            if key in keys:
+                return key
+    except KeyboardInterrupt:
+        return ""
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
 class ReplConsent:
     """Asks the user before each command; remembers what "always" covers."""
 
@@ -116,25 +151,25 @@ class ReplConsent:
             ),
             style="muted",
         )
-        card.append("\n  always = ", style="muted")
-        if scope[1]:
-            card.append(exact(shlex.join(scope[2]) + " …", style="muted"))
-        else:
-            card.append("this exact command", style="muted")
-        card.append(" from skill ", style="muted")
-        card.append(exact(request.skill_name or "(none)", style="muted"))
-        card.append(", until this chat ends", style="muted")
+        keys, question = "yn", "Run it? [y]es / [n]o: "
+        if request.skill_name:  # "always" is for one skill's commands: none, no always
+            card.append("\n  always = ", style="muted")
+            if scope[1]:
+                card.append(exact(shlex.join(scope[2]) + " …", style="muted"))
+            else:
+                card.append("this exact command", style="muted")
+            card.append(" from skill ", style="muted")
+            card.append(exact(request.skill_name, style="muted"))
+            card.append(", until this chat ends", style="muted")
+            keys, question = "yna", "Run it? [y]es / [n]o / [a]lways: "
         console.print(card)
-        console.print(Text("Run it? [y]es / [n]o / [a]lways: ", style="strong"), end="")
-        try:
-            answer = sys.stdin.readline().strip().lower()
-        except KeyboardInterrupt:
-            answer = ""
-        console.print(Text(answer or "no"))
-        if answer in ("a", "always"):
+        console.print(Text(question, style="strong"), end="")
+        answer = _one_key(keys)
+        console.print(Text({"y": "yes", "a": "always"}.get(answer, "no")))
+        if answer == "a":
             self.always.add(scope)
             return Verdict("approved")
-        if answer in ("y", "yes"):
+        if answer == "y":
             return Verdict("approved")
         return Verdict("refused", "the user declined to run this command")
 
@@ -157,12 +192,9 @@ class ReplConsent:
         )
         console.print(card)
         console.print(Text("Install them? [y]es / [n]o: ", style="strong"), end="")
-        try:
-            answer = sys.stdin.readline().strip().lower()
-        except KeyboardInterrupt:
-            answer = ""
-        console.print(Text(answer or "no"))
-        return answer in ("y", "yes")
+        answer = _one_key("yn")
+        console.print(Text("yes" if answer == "y" else "no"))
+        return answer == "y"
 
     @contextmanager
     def install_progress(self, request: InstallRequest) -> Iterator[Callable[[str], None]]:
@@ -185,7 +217,8 @@ TAIL_LINES = 8
 def live_card(request: RunRequest) -> Iterator[OutputSink]:
     """While a command runs: a card with the command and the tail of its output,
     redrawn as output arrives, and gone when the run ends (the tool card that
-    follows has the exit code, the duration and the tail)."""
+    follows has the exit code, the duration and the tail). Stopped by Ctrl-C, it
+    stays on screen, marked interrupted, with the output so far."""
     from rich.live import Live
     from rich.panel import Panel
 
@@ -199,16 +232,21 @@ def live_card(request: RunRequest) -> Iterator[OutputSink]:
         body.append(clean("\n".join(tail[-TAIL_LINES:])), style="muted")
         return Panel(body, title=title, title_align="left", border_style="consent.border")
 
-    with Live(card(), console=out(), transient=True, auto_refresh=False) as live:
+    try:
+        with Live(card(), console=out(), transient=True, auto_refresh=False) as live:
 
-        def sink(stream: str, text: str) -> None:
-            lines = text.split("\n")
-            tail[-1] += lines[0]
-            tail.extend(lines[1:])
-            del tail[: -TAIL_LINES - 1]
-            live.update(card(), refresh=True)
+            def sink(stream: str, text: str) -> None:
+                lines = text.split("\n")
+                tail[-1] += lines[0]
+                tail.extend(lines[1:])
+                del tail[: -TAIL_LINES - 1]
+                live.update(card(), refresh=True)
 
-        yield sink
+            yield sink
+    except KeyboardInterrupt:  # no tool card follows: this one stays, with the output so far
+        title = Text("run_command · interrupted", style="warning")
+        out().print(card())
+        raise
 
 
 @contextmanager

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from skillchat.workspace.files import Workspace
 
 RESUME_PREVIEW_LINES = 12
+LEAVE_WORDS = {"exit", "quit"}  # alone on the line: leave, as /exit does
 
 
 def _line(text: str, style: str = "") -> None:
@@ -136,6 +137,8 @@ class Repl:
 
     def handle(self, text: str) -> bool:
         """Run one line; True when it ends the session."""
+        if text.strip().lower() in LEAVE_WORDS:  # as in a shell, claude or python's REPL
+            return True
         found = commands.find(text)
         try:
             if found is not None:
@@ -161,9 +164,6 @@ class Repl:
 
     def send(self, text: str) -> None:
         """One message to the model (the loop keeps and saves a reply cut by Ctrl-C)."""
-        backend = self.session.backend
-        if isinstance(backend, BackgroundBackend) and backend.loading:
-            _line(f"(loading the {backend.name} library…)", "muted")
         self.last_sent = text
         with keys_unechoed():
             result = self.session.send(text)

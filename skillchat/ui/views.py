@@ -62,6 +62,9 @@ class CardsView(ViewListener):
     def notice(self, message: str) -> None:
         warn(message)
 
+    def done(self, message: str) -> None:
+        err().print(safe.line(("✓ ", "ok"), message), soft_wrap=True)
+
 
 class PipeView(CardsView):
     """Only the answer on stdout, as plain text."""

@@ -133,6 +133,18 @@ def _detail(exc: BaseException) -> str:
     return re.sub(r"^(litellm\.\w+: )?(\w+Error: )?(\w+Exception - )?", "", message)
 
 
+def _is_html(detail: str) -> bool:
+    """An error body that is an HTML page, not an API's JSON error."""
+    start = detail.lstrip()[:15].lower()
+    return start.startswith("<!doctype html") or start.startswith("<html")
+
+
+def _loopback(where: str) -> bool:
+    """`where` is a URL on this machine (localhost, 127.x, ::1)."""
+    host = urlsplit(where).hostname or ""
+    return host == "localhost" or host == "::1" or host.startswith("127.")
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     """`exc` and the exceptions it was raised from (litellm wraps transport errors
     in status errors, e.g. a refused connection in an InternalServerError 500)."""
@@ -180,12 +192,20 @@ def provider_error(
         if mid_stream:
             return ProviderError(f"{_CUT} by {where} ({detail})", retryable=True)
         if "connection refused" in detail.lower():
+            # On this machine a refusal means nothing listens: retrying only delays
+            # the answer (a remote one may be a restart or a balancer).
             return ProviderError(
                 f"cannot connect to {where}: connection refused — is the server running?",
-                retryable=True,
+                retryable=not _loopback(where),
             )
         return ProviderError(f"cannot connect to {where}: {detail}", retryable=True)
     status = getattr(exc, "status_code", None)
+    if _is_html(detail):  # a web server or a proxy's page: retrying gets the same page
+        answered = f" (HTTP {status})" if isinstance(status, int) else ""
+        return ProviderError(
+            f"{where} answered with a web page{answered}, not the OpenAI API: is this an "
+            "OpenAI-compatible server? (check --api-base; it usually ends in /v1)"
+        )
     if not isinstance(status, int):
         if "api_key" in detail or "api key" in detail.lower():
             return ProviderError(f"no API key for {where}: set {key_env}")
