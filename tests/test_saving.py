@@ -153,7 +153,10 @@ def test_a_stubbed_skill_is_served_again_after_resume(server, skills, store) -> 
 def test_continue_with_no_saved_chat_starts_a_new_one(store) -> None:
     said: list[str] = []
     assert chosen_transcript(store, last=True, chat_id=None, notify=said.append) is None
-    assert said == ["no saved chat to continue: starting a new one"]
+    assert said == [
+        "no saved chat of this folder to continue: starting a new one "
+        "(`skillchat chats list` and --chat ID reach the others)"
+    ]
 
 
 def test_resume_keeps_the_chat_model_unless_model_is_a_flag(server, skills, store) -> None:
