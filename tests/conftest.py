@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from pty_session import PtySession
     from real_model import RealModel
 
+    from skillchat.sandbox.detect import Tools
+
 # CI (CI=true) runs each property test on a fixed set of examples, so a verdict does
 # not depend on the draw; local runs keep exploring new inputs. A failure found
 # locally is pinned with @example.
@@ -117,6 +119,17 @@ def real_model(real_model_dir: Path) -> Iterator[RealModel]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def tools() -> Tools:
+    """The sandbox's programs, for tests that run bubblewrap directly (skipped without
+    a sandbox, failed under CI: sandbox_helpers.require_sandbox)."""
+    from sandbox_helpers import require_sandbox
+
+    status = require_sandbox()
+    assert status.tools is not None
+    return status.tools
 
 
 @pytest.fixture(scope="session")

@@ -82,6 +82,15 @@ def _in_subprocess(
     )
 
 
+def ask_in(server: ScriptedServer, *args: str, cwd: Path) -> _subprocess.CompletedProcess[str]:
+    """`skillchat ask` against the scripted server, with no skills, started in `cwd`
+    (what makes the folder a project, or the chat one of its folder)."""
+    empty = Path.home() / "no-skills"
+    empty.mkdir(exist_ok=True)
+    return skillchat("ask", *session_options(server, empty), *args,
+                     stdin=_subprocess.DEVNULL, cwd=cwd)  # fmt: skip
+
+
 def one_line_error(done: _subprocess.CompletedProcess[str], code: int = 1) -> str:
     """The one `skillchat: error:` line of a run that exited with `code`, no traceback."""
     assert done.returncode == code, done.stderr

@@ -78,6 +78,12 @@ class PtySession:
             else:
                 return plain("".join(before))
 
+    def screen(self) -> str:
+        """The 40x120 terminal as pyte draws everything printed so far."""
+        display = pyte.Screen(120, 40)
+        pyte.Stream(display).feed("".join(self.output))
+        return "\n".join(line.rstrip() for line in display.display)
+
     def until_screen(self, seen: Callable[[list[str]], bool], timeout: float = 30) -> list[str]:
         """Read until the screen, as a terminal would show it (pyte, fed everything
         printed so far), satisfies `seen`; returns its lines. For states that raw

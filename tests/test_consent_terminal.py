@@ -8,45 +8,20 @@ The screen is read back with pyte, which draws what a terminal would.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 
-import pyte
 import pytest
-from chat_helpers import tool_messages
-from helpers import session_options, wait_for
-from openai_server import ScriptedServer, call, reply
+from consent_helpers import QUESTION, bundled_repl, results, run_call
+from helpers import wait_for
+from openai_server import ScriptedServer, reply
 from pty_session import PtySession
-from sandbox_helpers import require_sandbox
 
 from skillchat.ui.consent import always_scope
-
-REPO = Path(__file__).resolve().parents[1]
-QUESTION = "Run it? [y]es / [n]o / [a]lways:"
 
 
 @pytest.fixture
 def repl(server: ScriptedServer, pty_sessions: Callable[..., PtySession]) -> PtySession:
-    require_sandbox()
-    session = pty_sessions(*session_options(server, REPO / "skillchat" / "bundled_skills"))
-    session.prompt()
-    return session
-
-
-def run_call(command: str, skill: str = "calculator") -> dict[str, object]:
-    return call("run_command", {"command": command, "skill_name": skill})
-
-
-def results(server: ScriptedServer) -> list[dict[str, object]]:
-    return [json.loads(m["content"]) for m in tool_messages(server)]
-
-
-def screen(session: PtySession) -> str:
-    """The 40x120 terminal as pyte draws everything the session printed."""
-    display = pyte.Screen(120, 40)
-    pyte.Stream(display).feed("".join(session.output))
-    return "\n".join(line.rstrip() for line in display.display)
+    return bundled_repl(server, pty_sessions)
 
 
 def test_invisible_characters_are_shown_on_the_card(
@@ -57,11 +32,11 @@ def test_invisible_characters_are_shown_on_the_card(
     repl.line("go")
     repl.expect(QUESTION)
     markers = "<U+200B><U+200D><U+FEFF><U+2060><U+200E><U+200F><U+061C><U+202E><U+E0041>"
-    assert f"$ echo safe{markers}<U+00A0>end" in screen(repl)
+    assert f"$ echo safe{markers}<U+00A0>end" in repl.screen()
     repl.send("n")  # one key, no Enter
     repl.prompt()
     assert results(server)[0]["error_code"] == "NOT_ALLOWED"
-    card = screen(repl).split("run_command", 2)[-1]  # the tool card after the answer
+    card = repl.screen().split("run_command", 2)[-1]  # the tool card after the answer
     assert f"safe{markers}" in card
     assert f"safe{markers}" in repl.run("/show 1")  # the call in full
 
@@ -153,4 +128,4 @@ def test_keys_typed_before_the_question_do_not_answer_it(
     repl.send("n")  # one key, no Enter
     assert "after the answer" in repl.prompt()
     assert results(server)[0]["error_code"] == "NOT_ALLOWED"
-    assert "typed-ahead-7013" not in screen(repl)
+    assert "typed-ahead-7013" not in repl.screen()

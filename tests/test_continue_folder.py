@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import session_options, skillchat, write_files
+from helpers import ask_in, session_options, write_files
 from openai_server import ScriptedServer, reply
 
 from skillchat.chats.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
@@ -24,13 +24,6 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def ask(server: ScriptedServer, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    empty = Path.home() / "no-skills"
-    empty.mkdir(exist_ok=True)
-    return skillchat("ask", *session_options(server, empty), *args,
-                     stdin=subprocess.DEVNULL, cwd=cwd)  # fmt: skip
-
-
 def chat_id(done: subprocess.CompletedProcess) -> str:
     return done.stderr.rsplit("chat ", 1)[1].split()[0]
 
@@ -40,10 +33,10 @@ def test_c_continues_the_last_chat_of_this_folder(
 ) -> None:
     elsewhere = write_files(tmp_path / "elsewhere", {"a.txt": "a\n"})
     server.script(reply("in shop"), reply("elsewhere"), reply("back"), reply("new"))
-    here = ask(server, "first in shop", cwd=repo)
-    there = ask(server, "first elsewhere", cwd=elsewhere)  # the most recent chat
+    here = ask_in(server, "first in shop", cwd=repo)
+    there = ask_in(server, "first elsewhere", cwd=elsewhere)  # the most recent chat
     assert here.returncode == 0 and there.returncode == 0, here.stderr + there.stderr
-    again = ask(server, "-c", "more", cwd=repo)
+    again = ask_in(server, "-c", "more", cwd=repo)
     assert again.returncode == 0, again.stderr
     assert chat_id(again) == chat_id(here)
     assert [m["content"] for m in server.completions[-1].body["messages"][1:]] == [
@@ -51,7 +44,7 @@ def test_c_continues_the_last_chat_of_this_folder(
         "in shop",
         "more",
     ]
-    fresh = ask(server, "-c", "hi", cwd=tmp_path)  # no chat started here
+    fresh = ask_in(server, "-c", "hi", cwd=tmp_path)  # no chat started here
     assert "no saved chat of this folder to continue" in fresh.stderr
     assert chat_id(fresh) not in (chat_id(here), chat_id(there))
 
@@ -60,9 +53,9 @@ def test_c_keeps_the_chats_workspace_and_says_it_differs(
     server: ScriptedServer, repo: Path
 ) -> None:
     server.script(reply("one"), reply("two"), reply("three"))
-    first = ask(server, "--no-workspace", "hi", cwd=repo)
+    first = ask_in(server, "--no-workspace", "hi", cwd=repo)
     assert first.returncode == 0, first.stderr
-    again = ask(server, "-c", "look at @src/cart.py", cwd=repo)
+    again = ask_in(server, "-c", "look at @src/cart.py", cwd=repo)
     assert again.returncode == 0, again.stderr
     assert f"goes on with its workspace (none), not {repo}" in again.stderr
     assert "not attached: @src/cart.py: no workspace" in again.stderr
@@ -75,8 +68,8 @@ def test_chat_id_reaches_a_chat_of_another_folder(
     server: ScriptedServer, repo: Path, tmp_path: Path
 ) -> None:
     server.script(reply("one"), reply("two"))
-    first = ask(server, "hi", cwd=repo)
-    other = ask(server, "--chat", chat_id(first), "again", cwd=tmp_path)
+    first = ask_in(server, "hi", cwd=repo)
+    other = ask_in(server, "--chat", chat_id(first), "again", cwd=tmp_path)
     assert other.returncode == 0, other.stderr
     assert chat_id(other) == chat_id(first)
     assert f"goes on with its workspace {repo}, not (none)" in other.stderr
@@ -104,9 +97,9 @@ def test_a_schema_3_database_migrates_and_keeps_its_chats(
             " ('0badc0de', 1, 'assistant', 'old answer', '2026-01-01T00:00:00Z')"
         )
     server.script(reply("new chat"), reply("old chat"))
-    done = ask(server, "-c", "hi", cwd=repo)  # the old chat has no folder: not this one
+    done = ask_in(server, "-c", "hi", cwd=repo)  # the old chat has no folder: not this one
     assert done.returncode == 0 and "no saved chat of this folder" in done.stderr, done.stderr
-    old = ask(server, "--chat", "0badc0de", "and?", cwd=repo)
+    old = ask_in(server, "--chat", "0badc0de", "and?", cwd=repo)
     assert old.returncode == 0, old.stderr
     assert "goes on with its workspace" not in old.stderr  # unknown then: this start's
     contents = [m.get("content") for m in server.completions[-1].body["messages"][1:]]
@@ -123,13 +116,13 @@ def test_a_chats_workspace_that_is_gone_is_one_line(
     server: ScriptedServer, repo: Path, tmp_path: Path
 ) -> None:
     server.script(reply("one"), reply("two"))
-    first = ask(server, "hi", cwd=repo)
+    first = ask_in(server, "hi", cwd=repo)
     moved = tmp_path / "moved"
     repo.rename(moved)
-    done = ask(server, "--chat", chat_id(first), "again", cwd=tmp_path)
+    done = ask_in(server, "--chat", chat_id(first), "again", cwd=tmp_path)
     assert done.returncode == 2 and "this chat's workspace:" in done.stderr, done.stderr
     assert len(server.completions) == 1
-    done = ask(server, "--chat", chat_id(first), "--no-workspace", "again", cwd=tmp_path)
+    done = ask_in(server, "--chat", chat_id(first), "--no-workspace", "again", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
 
 
@@ -139,7 +132,7 @@ def test_the_repl_continues_the_chat_of_its_folder(
     empty = Path.home() / "no-skills"
     empty.mkdir(exist_ok=True)
     server.script(reply("from the shop"))
-    first = ask(server, "in the shop", cwd=repo)
+    first = ask_in(server, "in the shop", cwd=repo)
     assert first.returncode == 0, first.stderr
     session = pty_sessions(*session_options(server, empty), "-c", cwd=repo)
     assert f"resumed chat {chat_id(first)}" in session.prompt()

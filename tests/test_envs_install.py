@@ -29,13 +29,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def tools() -> Tools:
-    status = require_sandbox()
-    assert status.tools is not None
-    return status.tools
-
-
-@pytest.fixture
 def wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "wheels"
     write_wheel(folder, "tinypkg")

@@ -3,12 +3,11 @@ they were declared on the card, then yes / no; no and Ctrl-C install nothing."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from chat_helpers import tool_messages
+from consent_helpers import results
 from envs_helpers import local_index, write_wheel
 from helpers import session_options, skill_folder, write_files
 from openai_server import ScriptedServer, call, reply
@@ -37,10 +36,6 @@ def repl(
     session = pty_sessions(*session_options(server, tmp_path / "skills"))
     session.prompt()
     return session
-
-
-def results(server: ScriptedServer) -> list[dict[str, object]]:
-    return [json.loads(m["content"]) for m in tool_messages(server)]
 
 
 def test_no_and_ctrl_c_install_nothing_and_yes_installs_then_runs(

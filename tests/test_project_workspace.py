@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import sent
-from helpers import session_options, skillchat, write_files
+from helpers import ask_in, session_options, write_files
 from openai_server import ScriptedServer, reply
 from pty_session import PtySession
 
@@ -25,13 +25,6 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def ask(server: ScriptedServer, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    empty = Path.home() / "no-skills"
-    empty.mkdir(exist_ok=True)
-    return skillchat("ask", *session_options(server, empty), *args,
-                     stdin=subprocess.DEVNULL, cwd=cwd)  # fmt: skip
-
-
 def attached_content(server: ScriptedServer) -> str | None:
     for message in sent(server):
         if message.get("role") == "tool":
@@ -41,7 +34,7 @@ def attached_content(server: ScriptedServer) -> str | None:
 
 def test_at_path_in_a_git_work_tree_attaches_without_w(server: ScriptedServer, repo: Path) -> None:
     server.script(reply("it sums"))
-    done = ask(server, "what does @src/cart.py do?", cwd=repo / "src")  # below the top
+    done = ask_in(server, "what does @src/cart.py do?", cwd=repo / "src")  # below the top
     assert done.returncode == 0, done.stderr
     assert f"workspace: {repo} (git work tree; --no-workspace to turn it off)" in done.stderr
     assert attached_content(server) == CART
@@ -49,7 +42,7 @@ def test_at_path_in_a_git_work_tree_attaches_without_w(server: ScriptedServer, r
 
 def test_no_workspace_turns_it_off_and_the_path_is_said(server: ScriptedServer, repo: Path) -> None:
     server.script(reply("no file"))
-    done = ask(server, "--no-workspace", "what does @src/cart.py do?", cwd=repo)
+    done = ask_in(server, "--no-workspace", "what does @src/cart.py do?", cwd=repo)
     assert done.returncode == 0, done.stderr
     assert "workspace:" not in done.stderr
     assert "not attached: @src/cart.py: no workspace" in done.stderr
@@ -58,7 +51,7 @@ def test_no_workspace_turns_it_off_and_the_path_is_said(server: ScriptedServer, 
 
 def test_a_path_that_names_nothing_is_said(server: ScriptedServer, repo: Path) -> None:
     server.script(reply("ok"))
-    done = ask(server, "see @src/kart.py and ping @alice", cwd=repo)
+    done = ask_in(server, "see @src/kart.py and ping @alice", cwd=repo)
     assert done.returncode == 0, done.stderr
     assert "not attached: @src/kart.py: nothing by that name in the workspace" in done.stderr
     assert "@alice" not in done.stderr  # a name in prose, not a path
@@ -67,7 +60,7 @@ def test_a_path_that_names_nothing_is_said(server: ScriptedServer, repo: Path) -
 def test_outside_a_project_there_is_no_workspace(server: ScriptedServer, tmp_path: Path) -> None:
     plain = write_files(tmp_path / "plain", {"notes.md": "x\n"})
     server.script(reply("ok"))
-    done = ask(server, "hi", cwd=plain)
+    done = ask_in(server, "hi", cwd=plain)
     assert done.returncode == 0 and "workspace:" not in done.stderr, done.stderr
 
 
@@ -76,14 +69,14 @@ def test_a_folder_named_in_the_config_is_a_project(server: ScriptedServer, tmp_p
     config = tmp_path / "config.toml"
     config.write_text(f"projects = [{json.dumps(str(notes))}]\n")
     server.script(reply("milk"))
-    done = ask(server, "--config", str(config), "what is in @todo.md?", cwd=notes)
+    done = ask_in(server, "--config", str(config), "what is in @todo.md?", cwd=notes)
     assert done.returncode == 0, done.stderr
     assert "(projects in the config; --no-workspace" in done.stderr
     assert attached_content(server) == "buy milk\n"
 
 
 def test_workspace_and_no_workspace_exclude_each_other(server: ScriptedServer, repo: Path) -> None:
-    done = ask(server, "-w", str(repo), "--no-workspace", "hi", cwd=repo)
+    done = ask_in(server, "-w", str(repo), "--no-workspace", "hi", cwd=repo)
     assert done.returncode == 2 and "exclude each other" in done.stderr
     assert server.completions == []
 

@@ -4,35 +4,20 @@ no, and Ctrl-C during a run kills the sandbox while the chat goes on."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from chat_helpers import tool_messages
+from consent_helpers import QUESTION, bundled_repl, results, run_call
 from helpers import session_options
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import processes_with, require_sandbox, unique_number
 
-REPO = Path(__file__).resolve().parents[1]
-QUESTION = "Run it? [y]es / [n]o / [a]lways:"
-
 
 @pytest.fixture
 def repl(server: ScriptedServer, pty_sessions: Callable[..., PtySession]) -> PtySession:
-    require_sandbox()
-    session = pty_sessions(*session_options(server, REPO / "skillchat" / "bundled_skills"))
-    session.prompt()
-    return session
-
-
-def run_call(command: str) -> object:
-    return call("run_command", {"command": command, "skill_name": "calculator"})
-
-
-def results(server: ScriptedServer) -> list[dict[str, object]]:
-    return [json.loads(m["content"]) for m in tool_messages(server)]
+    return bundled_repl(server, pty_sessions)
 
 
 def test_no_then_always_then_no_more_questions(server: ScriptedServer, repl: PtySession) -> None:

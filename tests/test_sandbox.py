@@ -10,18 +10,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import processes_with, require_sandbox, unique_number
+from sandbox_helpers import processes_with, unique_number
 
 from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.layout import Limits, SandboxSpec
 from skillchat.sandbox.runner import Outcome, run_in_sandbox
-
-
-@pytest.fixture
-def tools() -> Tools:
-    status = require_sandbox()
-    assert status.tools is not None
-    return status.tools
 
 
 @pytest.fixture

@@ -30,13 +30,6 @@ SECRETS = {
 }
 
 
-@pytest.fixture
-def tools() -> Tools:
-    status = require_sandbox()
-    assert status.tools is not None
-    return status.tools
-
-
 def writable_workspace(tmp_path: Path) -> Path:
     """A workspace the command's user can write (as root, that user is nobody)."""
     workspace = tmp_path / "ws"

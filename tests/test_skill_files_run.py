@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from consent_helpers import QUESTION
 from helpers import session_options, skill_folder, skillchat, write_files
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
 
-QUESTION = "Run it? [y]es / [n]o / [a]lways:"
 RULE = "Bash(python3 scripts/fill.py:*)"
 
 
