@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillchat.errors import LockError, TrustError
 from skillchat.skills.model import Problem, Skill
+from skillchat.skills.records import skill_records
 
 if TYPE_CHECKING:
     from skillchat.skills.registry import Registry
@@ -97,21 +98,15 @@ class Lock:
 
 def _parse(raw: bytes) -> dict[str, dict[str, Any]] | None:
     """The records of a lock file, or None when it is not one skillchat wrote."""
-    try:
-        doc = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(doc, dict) or doc.get("version") != LOCK_VERSION:
-        return None
-    skills = doc.get("skills")
-    if not isinstance(skills, dict):
-        return None
-    for record in skills.values():
-        if not isinstance(record, dict) or set(record) != set(_RECORD_KEYS):
-            return None
-        if not isinstance(record["digest"], str) or not isinstance(record["files"], dict):
-            return None
-    return skills
+    return skill_records(raw, LOCK_VERSION, _valid_record)
+
+
+def _valid_record(record: dict[str, Any]) -> bool:
+    return (
+        set(record) == set(_RECORD_KEYS)
+        and isinstance(record["digest"], str)
+        and isinstance(record["files"], dict)
+    )
 
 
 def record_for(root: Path, **fields: Any) -> dict[str, Any]:

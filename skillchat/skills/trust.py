@@ -68,6 +68,7 @@ from typing import Any
 from skillchat.config import BUNDLED_SKILLS, user_data_dir, user_skill_dirs
 from skillchat.errors import TrustError
 from skillchat.skills.model import Skill
+from skillchat.skills.records import skill_records
 
 MAX_ENTRIES = 2_000
 MAX_BYTES = 50_000_000
@@ -344,21 +345,13 @@ def _unusable(path: Path, why: str) -> str:
 
 def _parse(raw: bytes) -> dict[str, dict[str, str]] | None:
     """The entries of a store file, or None when it is not one we wrote."""
-    try:
-        doc = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(doc, dict) or doc.get("version") != STORE_VERSION:
-        return None
-    skills = doc.get("skills")
-    if not isinstance(skills, dict):
-        return None
-    for record in skills.values():
-        if not isinstance(record, dict) or not isinstance(record.get("sha256"), str):
-            return None
-        if not all(isinstance(v, str) for v in record.values()):
-            return None
-    return skills
+    return skill_records(raw, STORE_VERSION, _valid_entry)
+
+
+def _valid_entry(record: dict[str, Any]) -> bool:
+    return isinstance(record.get("sha256"), str) and all(
+        isinstance(v, str) for v in record.values()
+    )
 
 
 def needing_trust(store: TrustStore, skills: Iterable[Skill]) -> list[tuple[Skill, TrustState]]:
