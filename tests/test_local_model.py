@@ -134,7 +134,7 @@ def test_calculator_skill_runs_with_a_local_model(smollm2: Path, tmp_path: Path)
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "calculator" in done.stderr  # the activation card
-    # The server samples (temperature 0.8, a random seed): the 135M model either
+    # The server samples at random (temperature 0.8): the 135M model either
     # answers, or spends its 48 tokens on more tool-call text, which ends the turn
     # with the limit said. Either way the skill ran and the turn ended cleanly.
     assert done.stdout.strip() or "output limit" in done.stderr
