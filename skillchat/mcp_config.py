@@ -14,7 +14,7 @@ A stdio server gets only what `env` lists (plus PATH, HOME, USER, LOGNAME, SHELL
 TERM, which any program needs), never skillchat's whole environment: a model key
 must not reach a server the user did not hand it to. Secrets belong in environment
 variables named by `${VAR}`, expanded when the server starts; a missing variable
-stops that server with a reason, and the values are never shown (`mask`).
+stops that server with a reason, and the values are never shown.
 This module sits below config.py, which calls `mcp_servers` on the `mcp` table.
 """
 
@@ -61,10 +61,11 @@ class McpServerConfig:
         return self.allow is True or (isinstance(self.allow, tuple) and tool in self.allow)
 
     def target(self) -> str:
-        """What `mcp list` shows: the command line or the URL (no variable's value)."""
+        """What `mcp list` shows: the command line, or the URL without credentials
+        (no variable's value: `env` and `headers` are not shown)."""
         if self.command is not None:
             return " ".join([self.command, *self.args])
-        return self.url or ""
+        return re.sub(r"//[^/@]*@", "//", self.url or "")
 
 
 def expand(value: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str:
@@ -78,12 +79,6 @@ def expand(value: str, environ: dict[str, str] | os._Environ[str] = os.environ) 
         return environ[name]
 
     return _VAR.sub(one, value)
-
-
-def mask(value: str) -> str:
-    """A configured value as shown: one that names `${VAR}`s is shown as written
-    (the variables' values never are); a literal one is hidden (it may be a token)."""
-    return value if _VAR.search(value) else "(literal, hidden)"
 
 
 _KEYS: dict[str, type | tuple[type, ...]] = {

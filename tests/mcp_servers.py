@@ -14,9 +14,9 @@ import base64
 import os
 import sys
 import time
-from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel
 from mcp_types import (
     CallToolResult,
     EmbeddedResource,
@@ -24,7 +24,6 @@ from mcp_types import (
     ResourceLink,
     TextContent,
     TextResourceContents,
-    Tool,
     ToolAnnotations,
 )
 
@@ -95,41 +94,24 @@ def many() -> MCPServer:
     return server
 
 
-def recursive() -> MCPServer:
-    from mcp.server.lowlevel import Server
+class Node(BaseModel):
+    """A tree: its JSON schema refers to itself (`$ref: #/$defs/Node`)."""
 
-    del Server
+    name: str
+    children: list[Node] = []
+
+
+def recursive() -> MCPServer:
     server = MCPServer("recursive")
 
     @server.tool(description="Fine.")
     def fine(x: int) -> int:
         return x
 
-    tree: dict[str, Any] = {
-        "type": "object",
-        "$defs": {
-            "node": {
-                "type": "object",
-                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
-            }
-        },
-        "properties": {"root": {"$ref": "#/$defs/node"}},
-    }
-
     @server.tool(description="A tree.")
-    def tree_tool(root: dict[str, Any]) -> str:
-        return "tree"
+    def tree_tool(root: Node) -> str:
+        return root.name
 
-    original = server.list_tools
-
-    async def list_tools() -> list[Tool]:
-        tools = await original()
-        return [
-            t.model_copy(update={"inputSchema": tree}) if t.name == "tree_tool" else t
-            for t in tools
-        ]
-
-    server.list_tools = list_tools  # type: ignore[method-assign]
     return server
 
 

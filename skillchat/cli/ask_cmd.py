@@ -21,6 +21,7 @@ import typer
 
 from skillchat.cli.common import (
     AllowInstallOpt,
+    AllowMcpOpt,
     AllowNetworkOpt,
     AllowRunOpt,
     AllowWriteOpt,
@@ -34,6 +35,8 @@ from skillchat.cli.common import (
     JsonOpt,
     LocalOpt,
     MaxTokensOpt,
+    McpOpt,
+    NoMcpOpt,
     ModelOpt,
     NoToolsOpt,
     NoWorkspaceOpt,
@@ -214,6 +217,9 @@ def ask(
     allow_network: AllowNetworkOpt = False,
     allow_write: AllowWriteOpt = False,
     allow_install: AllowInstallOpt = False,
+    mcp: McpOpt = None,
+    no_mcp: NoMcpOpt = False,
+    allow_mcp: AllowMcpOpt = False,
 ) -> None:
     """Ask one question; the answer goes to stdout, tool cards and usage to stderr.
 
@@ -240,6 +246,7 @@ def ask(
         local=local,
         chat_template=chat_template,
         no_workspace=no_workspace,
+        mcp=(mcp, no_mcp, allow_mcp),
     )
     if attach and folder is None:
         raise UsageError(
