@@ -305,6 +305,8 @@ def ask(
         how = "terminated" if isinstance(stop, Terminated) else "interrupted"
         err().print(how, style="warning", markup=False, highlight=False)
         raise typer.Exit(143 if how == "terminated" else 130) from None
+    finally:
+        session.close()  # the MCP servers: stopped before the answer is reported
     if json_out:
         from skillchat.ui.safe import json_text
 

@@ -147,7 +147,8 @@ class Chat:
     def _turn(self, turn: Turn) -> TurnResult:
         result = turn.result
         if self.toolbox.source is not None and self.settings.tools:
-            self.toolbox.source.wait()  # the first turn waits for the servers to start
+            for notice in self.toolbox.source.wait(self.context):  # the first turn waits for them
+                self.emit.notice(notice)
             self.offer_tools()
         for step in STEPS:
             step.before_message(self, turn)
@@ -155,9 +156,11 @@ class Chat:
         for step in STEPS:
             step.after_message(self, turn)
         turn.system = self.system_prompt(turn.injected)
-        tools = self.schemas if self.tools_enabled else None
         limit = self.settings.max_tool_rounds
         for round_no in range(limit + 1):
+            if round_no and self.toolbox.source is not None:
+                self.offer_tools()  # a schema fetched last round: that tool is offered now
+            tools = self.schemas if self.tools_enabled else None
             for step in STEPS:
                 step.before_request(self, turn)
             reply = stream_reply(self, turn.system, tools)

@@ -159,7 +159,7 @@ def build_offer(
         if schema is None:
             offer.left_out.append((name, why))
             continue
-        annotations = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
+        annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
         description = neutral(tool.description or tool.title or "")
         entry = Entry(name, server, tool.name, description, schema, annotations)
         per_server.setdefault(server, []).append(entry)

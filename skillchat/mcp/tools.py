@@ -38,12 +38,28 @@ class McpTools:
         self._offer: Offer | None = None
         self._key: tuple[Any, ...] = ()
         self._waited = False
+        self._said: set[str] = set()
 
-    def wait(self) -> None:
+    def wait(self, context: ToolContext) -> list[str]:
         """Before a request: the servers are up or have failed (the first time only
-        this waits; a server still starting is not offered until it is up)."""
+        this waits); what the user should hear of it, each thing once a chat."""
         self.hub.wait()
         self._waited = True
+        offer = self.offer(context)
+        notices = [
+            f"MCP server '{name}' is not available: {state.error}"
+            for name, state in self.hub.servers.items()
+            if state.state == "failed"
+        ]
+        notices += [f"{name} left out: {why}" for name, why in offer.left_out]
+        if offer.names_only:
+            notices.append(
+                f"{len(offer.names_only)} MCP tools offered by name only (their schemas "
+                f"pass a tenth of the context): {SCHEMA_TOOL} fetches one"
+            )
+        fresh = [n for n in notices if n not in self._said]
+        self._said.update(fresh)
+        return fresh
 
     def offer(self, context: ToolContext) -> Offer:
         """The current offer, rebuilt when the servers, the budget or the fetched

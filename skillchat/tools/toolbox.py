@@ -68,8 +68,9 @@ class ToolSource(Protocol):
 
     def tools(self, context: ToolContext) -> list[Tool]: ...
 
-    def wait(self) -> None:
-        """Until the tools can be listed (before a request, never at start-up)."""
+    def wait(self, context: ToolContext) -> list[str]:
+        """Until the tools can be listed (before a request, never at start-up); the
+        notices for the user (a server that did not start, a tool left out), each once."""
 
 
 class Toolbox:
