@@ -134,7 +134,9 @@ def mcp_servers(path: Path, tables: Any) -> dict[str, McpServerConfig]:
             enabled=table.get("enabled", True),
             timeout_s=_positive(where, "timeout_s", table.get("timeout_s", DEFAULT_TIMEOUT_S)),
             startup_timeout_s=_positive(
-                where, "startup_timeout_s", table.get("startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S)
+                where,
+                "startup_timeout_s",
+                table.get("startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S),
             ),
         )
     return servers

@@ -338,7 +338,6 @@ class Session:
         if transcript is not None:
             self.chat.restore(transcript.messages, transcript.chat.activated_skills)
 
-
     def _mcp_tools(self, settings: Settings) -> ToolSource | None:
         """The servers' tools for a new chat, with a consent of its own ("always"
         is per chat); `ask` and eval never ask (`flag_consent`)."""

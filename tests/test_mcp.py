@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from chat_helpers import tool_messages
@@ -55,7 +56,9 @@ def tag(tmp_path: Path):  # type: ignore[no-untyped-def]
     assert wait_for(lambda: not alive(tmp_path), 20), alive(tmp_path)
 
 
-def ask(server: ScriptedServer, tmp: Path, config: str, *args: str) -> subprocess.CompletedProcess[str]:
+def ask(
+    server: ScriptedServer, tmp: Path, config: str, *args: str
+) -> subprocess.CompletedProcess[str]:
     (tmp / "config.toml").write_text(config)
     skills = tmp / "skills"
     skills.mkdir(exist_ok=True)
@@ -65,11 +68,13 @@ def ask(server: ScriptedServer, tmp: Path, config: str, *args: str) -> subproces
     )  # fmt: skip
 
 
-def offered(server: ScriptedServer, n: int = 0) -> dict[str, dict]:
-    return {t["function"]["name"]: t["function"] for t in server.completions[n].body.get("tools", [])}
+def offered(server: ScriptedServer, n: int = 0) -> dict[str, Any]:
+    return {
+        t["function"]["name"]: t["function"] for t in server.completions[n].body.get("tools", [])
+    }
 
 
-def result(server: ScriptedServer, n: int = -1) -> dict:
+def result(server: ScriptedServer, n: int = -1) -> Any:
     return json.loads(tool_messages(server, n)[-1]["content"])
 
 
@@ -110,7 +115,13 @@ def test_every_content_type_and_every_failure_is_a_result(
     server: ScriptedServer, tag: Path
 ) -> None:
     server.script(
-        reply(calls=[call("mcp__srv__kinds"), call("mcp__srv__fails"), call("mcp__srv__slow", {"seconds": 60})]),
+        reply(
+            calls=[
+                call("mcp__srv__kinds"),
+                call("mcp__srv__fails"),
+                call("mcp__srv__slow", {"seconds": 60}),
+            ]
+        ),
         reply(calls=[call("mcp__srv__crash")]),
         reply(calls=[call("mcp__srv__add", {"a": 20, "b": 22})]),
         reply("done"),
@@ -260,7 +271,11 @@ def test_config_tables_are_checked(tmp_path: Path) -> None:
 
 
 def test_allowed_tools_pre_approve_only_from_a_trusted_skill(tmp_path: Path) -> None:
-    skill_folder(tmp_path, "gh", "name: gh\ndescription: d\nallowed-tools: mcp__github__get_issue Bash(git:*)\n")
+    skill_folder(
+        tmp_path,
+        "gh",
+        "name: gh\ndescription: d\nallowed-tools: mcp__github__get_issue Bash(git:*)\n",
+    )
     skill_folder(tmp_path, "other", "name: other\ndescription: d\nallowed-tools: Read\n")
     registry = discover([tmp_path])
     settings = load_settings(None)
@@ -284,7 +299,8 @@ PROBE = """
 import sys
 from skillchat.cli.app import run
 code = run(sys.argv[1:])
-print(code, sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')), file=sys.stderr)
+loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types'))
+print(code, loaded, file=sys.stderr)
 """
 
 

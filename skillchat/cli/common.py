@@ -142,9 +142,7 @@ AllowRunOpt = Annotated[
 ]
 McpOpt = Annotated[
     list[str] | None,
-    typer.Option(
-        "--mcp", metavar="NAME", help="Use only this [mcp.NAME] server (repeatable)."
-    ),
+    typer.Option("--mcp", metavar="NAME", help="Use only this [mcp.NAME] server (repeatable)."),
 ]
 NoMcpOpt = Annotated[bool, typer.Option("--no-mcp", help="Start no MCP server.")]
 AllowMcpOpt = Annotated[

@@ -32,7 +32,9 @@ MAX_DESCRIPTION = 1_024
 MAX_SCHEMA_CHARS = 16_000
 MAX_DEPTH = 24
 _BAD_NAME = re.compile(r"[^A-Za-z0-9_-]")
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,11 @@ def build_offer(
         if schema is None:
             offer.left_out.append((name, why))
             continue
-        annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+        annotations = (
+            tool.annotations.model_dump(by_alias=True, exclude_none=True)
+            if tool.annotations
+            else {}
+        )
         description = neutral(tool.description or tool.title or "")
         entry = Entry(name, server, tool.name, description, schema, annotations)
         per_server.setdefault(server, []).append(entry)

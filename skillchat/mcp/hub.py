@@ -26,6 +26,7 @@ import tempfile
 import threading
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -126,10 +127,8 @@ class McpHub:
             await asyncio.wait(pending, timeout=6)
 
         if pending:
-            try:
+            with suppress(FutureTimeout, RuntimeError):
                 asyncio.run_coroutine_threadsafe(settle(), loop).result(8)
-            except (FutureTimeout, RuntimeError):
-                pass
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(2)
@@ -143,6 +142,15 @@ class McpHub:
     def listed(self) -> list[tuple[str, Tool]]:
         """Every tool of every server that is up, in config order."""
         return [(name, tool) for name, s in self.servers.items() for tool in s.tools]
+
+    def relist(self) -> None:
+        """A server announced a changed tool list: read every running server's again."""
+        self.changed = False
+        for state in self.servers.values():
+            if state.client is not None and state.state == "ready":
+                with suppress(Exception):  # a server that fails here fails at its next call
+                    future = self._submit(_list_tools(state.client))
+                    state.tools = future.result(state.config.timeout_s)
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """One `tools/call`; McpError for a timeout, a JSON-RPC error, a dead server."""
@@ -222,7 +230,7 @@ class McpHub:
                     state.tools, state.client, state.state = tools, client, "ready"
                     state.ready.set()
                 await stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - every failure is the server's reason
+        except BaseException as exc:
             if current():
                 if state.state == "starting" or not state.error:
                     state.error = _reason(exc, state)
@@ -244,7 +252,8 @@ class McpHub:
                 program, args = guarded_command(config.command, config.args)
                 env = {key: expand(value) for key, value in config.env}
                 if state.stderr is None:
-                    log = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+                    # Kept for the session (its tail is a failure's reason): no `with`.
+                    log = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
                     state.stderr = cast(TextIO, log)
                 params = StdioServerParameters(command=program, args=args, env=env, cwd=config.cwd)
                 transport = stdio_client(params, errlog=state.stderr)

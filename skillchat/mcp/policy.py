@@ -54,19 +54,28 @@ def entry_matches(entry: str, server: str, offered: str) -> bool:
 
 
 def decide(
-    settings: Settings, registry: Registry, activated: list[str], server: str, offered: str,
-    tool: str, trusted: Callable[[Any], bool],
+    settings: Settings,
+    registry: Registry,
+    activated: list[str],
+    server: str,
+    offered: str,
+    tool: str,
+    trusted: Callable[[Any], bool],
 ) -> McpVerdict:
     """The policy's verdict for one call (the module docstring's order)."""
     mode = settings.run_allowed_tools
     skills = [registry.skills[name] for name in activated if name in registry.skills]
     declared = [s for s in skills if s.allowed_tools is not None] if mode != "ignore" else []
-    listing = [s for s in declared if any(
-        entry_matches(e, server, offered) for e in split_entries(s.allowed_tools or ""))]
+    listing = [
+        s
+        for s in declared
+        if any(entry_matches(e, server, offered) for e in split_entries(s.allowed_tools or ""))
+    ]
     if mode == "restrict" and declared and not listing:
         names = ", ".join(s.name for s in declared)
         return McpVerdict(
-            "refused", f"[run] allowed_tools = restrict: the active skills ({names}) do not list {offered}"
+            "refused",
+            f"[run] allowed_tools = restrict: the active skills ({names}) do not list {offered}",
         )
     config = settings.mcp_servers.get(server)
     if config is not None and config.allows(tool):

@@ -34,8 +34,10 @@ def result_of(result: Any, cap: int) -> ToolResult:
             parts.append(block.text)
         elif kind in ("image", "audio"):
             size = len(block.data) * 3 // 4
-            notes.append(f"{kind} ({neutral(block.mime_type, 80)}, {size:,} bytes) left out: "
-                         "this chat passes text only")
+            notes.append(
+                f"{kind} ({neutral(block.mime_type, 80)}, {size:,} bytes) left out: "
+                "this chat passes text only"
+            )
         elif kind == "resource":
             resource = block.resource
             uri = neutral(str(resource.uri), 300)
@@ -45,7 +47,9 @@ def result_of(result: Any, cap: int) -> ToolResult:
                 size = len(base64.b64decode(resource.blob, validate=False)) if resource.blob else 0
                 notes.append(f"binary resource {uri} ({size:,} bytes) left out")
         elif kind == "resource_link":
-            parts.append(f"[resource link: {neutral(block.name, 200)} {neutral(str(block.uri), 300)}]")
+            parts.append(
+                f"[resource link: {neutral(block.name, 200)} {neutral(str(block.uri), 300)}]"
+            )
         else:
             notes.append(f"a content block of type {neutral(str(kind), 40)!r} left out")
     text = "\n".join(parts)
@@ -86,5 +90,9 @@ def _preview(text: str, notes: list[str]) -> str:
 
 def error_result(code: str, message: str) -> ToolResult:
     """An MCP tool's error result: `{"error", "error_code"}`, as every tool's."""
-    return ToolResult(to_json({"error": message, "error_code": code}), is_error=True,
-                      error_code=code, preview=message)
+    return ToolResult(
+        to_json({"error": message, "error_code": code}),
+        is_error=True,
+        error_code=code,
+        preview=message,
+    )

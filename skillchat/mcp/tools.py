@@ -44,6 +44,9 @@ class McpTools:
         """Before a request: the servers are up or have failed (the first time only
         this waits); what the user should hear of it, each thing once a chat."""
         self.hub.wait()
+        if self.hub.changed:  # announced by a server since the last message
+            self.hub.relist()
+            self._offer = None
         self._waited = True
         offer = self.offer(context)
         notices = [
@@ -65,7 +68,12 @@ class McpTools:
         """The current offer, rebuilt when the servers, the budget or the fetched
         schemas changed."""
         states = tuple((n, s.state, s.generation) for n, s in self.hub.servers.items())
-        key = (states, context.settings.context_max_chars, frozenset(self.fetched), self.hub.changed)
+        key = (
+            states,
+            context.settings.context_max_chars,
+            frozenset(self.fetched),
+            self.hub.changed,
+        )
         if self._offer is None or key != self._key:
             share = share_of(context.settings.context_max_chars)
             self._offer = build_offer(self.hub.listed(), share, self.fetched)
@@ -82,12 +90,14 @@ class McpTools:
         return made
 
     def call(self, entry: Entry, args: dict[str, Any], context: ToolContext) -> ToolResult:
-        from skillchat.skills.trust import TrustStore
-
-        store = TrustStore.load()
         verdict = decide(
-            context.settings, context.registry, context.activated, entry.server, entry.name,
-            entry.tool, store.is_trusted,
+            context.settings,
+            context.registry,
+            context.activated,
+            entry.server,
+            entry.name,
+            entry.tool,
+            _is_trusted,
         )
         if verdict.kind == "refused":
             return error_result("NOT_ALLOWED", verdict.reason)
@@ -100,6 +110,13 @@ class McpTools:
         except McpError as exc:
             return error_result("MCP_ERROR", str(exc))
         return result_of(result, result_cap(context.settings))
+
+
+def _is_trusted(skill: Any) -> bool:
+    """The trust store read only when a skill lists the tool (most calls need none)."""
+    from skillchat.skills.trust import TrustStore
+
+    return TrustStore.load().is_trusted(skill)
 
 
 def _tool_class(entry: Entry) -> type[McpTool]:
