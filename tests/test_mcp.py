@@ -10,8 +10,9 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from chat_helpers import tool_messages
@@ -22,6 +23,9 @@ from skillchat.config import load_settings
 from skillchat.errors import ConfigError
 from skillchat.mcp.policy import decide
 from skillchat.skills.registry import discover
+
+if TYPE_CHECKING:
+    from pty_session import PtySession
 
 SERVERS = Path(__file__).resolve().parent / "mcp_servers.py"
 
@@ -312,3 +316,49 @@ def test_ask_without_servers_imports_no_mcp(server: ScriptedServer, tmp_path: Pa
     )  # fmt: skip
     assert done.stdout == "ok\n"
     assert done.stderr.strip().splitlines()[-1] == "0 []"
+
+
+MCP_QUESTION = "Call it? [y]es / [n]o / [a]lways:"
+
+
+def test_consent_in_the_repl_yes_always_no_and_ctrl_c(
+    server: ScriptedServer, tag: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    (tag / "config.toml").write_text(stdio("srv", "basic", tag))
+    (tag / "skills").mkdir()
+    echo = call("mcp__srv__echo", {"text": "hi [bold]x[/]"})
+    server.script(
+        reply(calls=[echo]), reply("said yes"),
+        reply(calls=[echo]), reply("said always"),
+        reply(calls=[echo]), reply("no question"),
+        reply(calls=[call("mcp__srv__add", {"a": 1, "b": 2})]), reply("said no"),
+        reply(calls=[call("mcp__srv__add", {"a": 1, "b": 2})]), reply("ctrl-c"),
+    )  # fmt: skip
+    repl = pty_sessions(
+        *session_options(server, tag / "skills"), "--config", str(tag / "config.toml"), timeout=120
+    )
+    repl.prompt()
+    repl.line("one")
+    card = repl.expect(MCP_QUESTION)
+    assert "server: srv · tool: echo" in card and "hi [bold]x[/]" in card
+    repl.send("y")
+    assert "said yes" in repl.prompt()
+    repl.line("two")
+    repl.expect(MCP_QUESTION)
+    repl.send("a")
+    assert "said always" in repl.prompt()
+    screen = repl.run("three")
+    assert MCP_QUESTION not in screen and "no question" in screen
+    repl.line("four")
+    card = repl.expect(MCP_QUESTION)
+    assert "the server says (not verified): readOnlyHint=True" in card
+    repl.send("n")
+    assert "said no" in repl.prompt()
+    repl.line("five")
+    repl.expect(MCP_QUESTION)
+    repl.interrupt()
+    assert "ctrl-c" in repl.prompt()
+    got = [json.loads(m["content"]) for m in tool_messages(server)]
+    assert [g.get("content") for g in got[:3]] == ["hi [bold]x[/]"] * 3
+    assert [g.get("error_code") for g in got[3:]] == ["NOT_ALLOWED", "NOT_ALLOWED"]
+    assert repl.quit() == 0
