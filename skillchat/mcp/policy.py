@@ -31,6 +31,7 @@ from skillchat.skills.registry import Registry
 class McpVerdict:
     kind: Literal["approved", "ask", "refused"]
     reason: str = ""
+    by_config: bool = False  # approved by the config's `allow`: counts in `ask` too
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def decide(
         )
     config = settings.mcp_servers.get(server)
     if config is not None and config.allows(tool):
-        return McpVerdict("approved", f"allowed by [mcp.{server}] allow in the config")
+        return McpVerdict("approved", f"allowed by [mcp.{server}] allow", by_config=True)
     for skill in listing:
         if trusted(skill):
             return McpVerdict("approved", f"skill '{skill.name}' (trusted) lists {offered}")
@@ -92,7 +93,7 @@ def flag_consent(settings: Settings) -> McpConsent:
     """`ask` and `eval`: nothing is asked; `--allow-mcp` or the config let calls through."""
 
     def consent(request: McpRequest) -> McpVerdict:
-        if request.verdict.kind == "approved" and request.verdict.reason.startswith("allowed by"):
+        if request.verdict.by_config:
             return request.verdict
         if settings.mcp_allow:
             return McpVerdict("approved", "--allow-mcp")

@@ -38,6 +38,7 @@ class McpTools:
         self._offer: Offer | None = None
         self._key: tuple[Any, ...] = ()
         self._waited = False
+        self._made: tuple[Offer | None, list[Tool]] = (None, [])
         self._said: set[str] = set()
 
     def wait(self, context: ToolContext) -> list[str]:
@@ -84,10 +85,12 @@ class McpTools:
         if not self._waited:
             return []  # at start-up: the prompt never waits for a server
         offer = self.offer(context)
-        made: list[Tool] = [_tool_class(entry)(self, entry) for entry in offer.full]
-        if offer.names_only:
-            made.append(McpToolSchema(self))
-        return made
+        if self._made[0] is not offer:  # made once per offer: asked several times a request
+            made: list[Tool] = [_tool_class(entry)(self, entry) for entry in offer.full]
+            if offer.names_only:
+                made.append(McpToolSchema(self))
+            self._made = (offer, made)
+        return self._made[1]
 
     def call(self, entry: Entry, args: dict[str, Any], context: ToolContext) -> ToolResult:
         verdict = decide(
