@@ -128,6 +128,8 @@ def test_every_content_type_and_every_failure_is_a_result(
         ),
         reply(calls=[call("mcp__srv__crash")]),
         reply(calls=[call("mcp__srv__add", {"a": 20, "b": 22})]),
+        # Twice more dead: the second restart is the last one.
+        reply(calls=[call("mcp__srv__crash"), call("mcp__srv__crash"), call("mcp__srv__add")]),
         reply("done"),
     )  # fmt: skip
     config = stdio("srv", "basic", tag, "timeout_s = 2")
@@ -144,6 +146,9 @@ def test_every_content_type_and_every_failure_is_a_result(
     assert crashed["error_code"] == "MCP_ERROR" and "stopped answering" in crashed["error"]
     # The dead server is started again for the next call.
     assert json.loads(tool_messages(server, 3)[-1]["content"])["content"] == "42"
+    last = [json.loads(m["content"]) for m in tool_messages(server, 4)[-3:]]
+    assert [r["error_code"] for r in last] == ["MCP_ERROR"] * 3
+    assert "not restarted: 2 restarts used" in last[-1]["error"]
 
 
 def test_a_big_result_is_cut_to_its_share(server: ScriptedServer, tag: Path) -> None:

@@ -160,7 +160,7 @@ class McpHub:
         if state.client is None or state.state != "ready":
             self._restart(state)
         client = state.client
-        if client is None:
+        if client is None or state.state != "ready":
             raise McpError(f"MCP server '{server}' is not running: {state.error}")
         timeout = state.config.timeout_s
         future = self._submit(client.call_tool(tool, arguments, read_timeout_seconds=timeout))
@@ -194,8 +194,9 @@ class McpHub:
             state.ready.wait(state.config.startup_timeout_s)
             return
         if state.restarts >= MAX_RESTARTS or self._loop is None:
-            if state.restarts >= MAX_RESTARTS:
-                state.error = f"{state.error} (not restarted: {MAX_RESTARTS} restarts used)"
+            used = f" (not restarted: {MAX_RESTARTS} restarts used)"
+            if state.restarts >= MAX_RESTARTS and not state.error.endswith(used):
+                state.error += used
             return
         state.restarts += 1
         if state.stop is not None:
