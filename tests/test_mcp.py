@@ -367,3 +367,31 @@ def test_consent_in_the_repl_yes_always_no_and_ctrl_c(
     assert [g.get("content") for g in got[:3]] == ["hi [bold]x[/]"] * 3
     assert [g.get("error_code") for g in got[3:]] == ["NOT_ALLOWED", "NOT_ALLOWED"]
     assert repl.quit() == 0
+
+
+def test_a_trusted_skills_allowed_tools_pre_approve_an_untrusted_ones_do_not(
+    server: ScriptedServer, tag: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    (tag / "config.toml").write_text(stdio("srv", "basic", tag))
+    skills = tag / "skills"
+    for name in ("gh", "gh2"):
+        frontmatter = f"name: {name}\ndescription: Uses srv.\nallowed-tools: mcp__srv__echo\n"
+        skill_folder(skills, name, frontmatter, "Use the srv MCP server.\n")
+    trusted = skillchat("skills", "trust", "gh", "--skills-dir", str(skills))
+    assert trusted.returncode == 0, trusted.stderr
+    echo = call("mcp__srv__echo", {"text": "hi"})
+    server.script(reply(calls=[echo]), reply("trusted ran"), reply(calls=[echo]), reply("asked"))
+    repl = pty_sessions(
+        *session_options(server, skills), "--config", str(tag / "config.toml"), timeout=120
+    )
+    repl.prompt()
+    screen = repl.run("/gh say hi")
+    assert "pre-approved: skill 'gh' (trusted) lists mcp__srv__echo" in screen
+    assert MCP_QUESTION not in screen and "trusted ran" in screen
+    repl.run("/new")
+    repl.line("/gh2 say hi")
+    card = repl.expect(MCP_QUESTION)
+    assert "skill 'gh2' lists it but is not trusted" in card
+    repl.send("n")
+    assert "asked" in repl.prompt()
+    assert repl.quit() == 0
