@@ -277,6 +277,14 @@ def test_config_tables_are_checked(tmp_path: Path) -> None:
     done = skillchat("ask", "--config", str(tmp_path / "c.toml"), "--mcp", "y", "hi")
     assert "--mcp y: no [mcp.y]" in one_line_error(done, 2)
     assert load_settings(tmp_path / "c.toml", mcp_use=()).active_mcp_servers() == []
+    (tmp_path / "c.toml").write_text(
+        '[mcp.x]\nurl = "http://u:pw@h/mcp"\nheaders = { A = "tok-123" }\n'
+    )
+    shown = skillchat("config", "show", "--config", str(tmp_path / "c.toml"), "--json")
+    servers = json.loads(shown.stdout)["settings"]["mcp_servers"]
+    assert servers == {
+        "x": {"target": "http://h/mcp", "env": [], "headers": ["A"], "allow": [], "enabled": True}
+    }
 
 
 def test_allowed_tools_pre_approve_only_from_a_trusted_skill(tmp_path: Path) -> None:
