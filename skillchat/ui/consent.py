@@ -226,8 +226,8 @@ class McpAsk:
             line = f"{request.offered} pre-approved: {request.verdict.reason}"
             out().print(Text(clean(line), style="muted"))
             return request.verdict
-        if (request.server, request.tool) in self.always:
-            return McpVerdict("approved", "always, in this chat")
+        if self.settings.mcp_allow or (request.server, request.tool) in self.always:
+            return McpVerdict("approved", "--allow-mcp, or always in this chat")
         _discard_typed_ahead()
         console = out()
         card = Text("MCP tool call\n", style="consent.title")
