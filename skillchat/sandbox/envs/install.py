@@ -116,9 +116,19 @@ def ensure(
     limits: InstallLimits = InstallLimits(),
     progress: Callable[[str], None] = lambda line: None,
 ) -> tuple[Record, bool]:
-    """The environment of `packages`: (its record, whether it was installed now).
-    Made under the key's lock; a second caller waits, then reuses it."""
+    """The environment of `packages`: (its record, whether it was installed now)."""
+
+    def build(staging: Path) -> Record:
+        return _install(store, key, packages, staging, tools, limits, progress)
+
     key = env_key(packages, sandbox_python())
+    return made_once(store, key, build)
+
+
+def made_once(store: EnvStore, key: str, build: Callable[[Path], Record]) -> tuple[Record, bool]:
+    """The environment `key`, made by `build` (into the staging folder's `env/`)
+    under the key's lock when it is not ready: a second caller waits, then reuses
+    it; a failed build leaves nothing."""
     if (record := store.ready(key)) is not None:
         return record, False
     with store.lock(key):
@@ -126,7 +136,7 @@ def ensure(
             return record, False
         staging = store.staging(key)
         try:
-            record = _install(store, key, packages, staging, tools, limits, progress)
+            record = build(staging)
             store.publish(staging / "env", record)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -188,40 +198,9 @@ def _install(
         binds=tuple(binds),
         limits=Limits(timeout_s=limits.timeout_s, max_file_mb=limits.max_mb, memory_mb=16384),
     )
-    partial = {"stdout": "", "stderr": ""}
-
-    def sink(stream: str, text: str) -> None:
-        """uv's lines, whole, as they come (a chunk may end mid-line)."""
-        *lines, partial[stream] = (partial[stream] + text).split("\n")
-        for line in lines:
-            if line.strip():
-                progress(line.strip())
-
     start = time.monotonic()
-    try:
-        outcome = run_in_sandbox(tools, spec, command, extra_env=variables, on_output=sink)
-    except SandboxFailure as exc:
-        raise InstallFailed(f"the install sandbox could not start: {exc}") from None
-    if outcome.stopped == "timeout":
-        raise InstallFailed(
-            f"the install took longer than {limits.timeout_s:g} s and was stopped "
-            "(is the package index reachable?)"
-        )
-    if outcome.exit_code != 0:
-        raise InstallFailed(f"installing {', '.join(packages)} failed: {_reason(outcome.stderr)}")
-    size = folder_size(env)
-    if size > limits.max_mb * 1024 * 1024:
-        raise InstallFailed(
-            f"the environment would be {size // 2**20} MB, over the {limits.max_mb} MB cap"
-        )
-    installed = installed_packages(env)
-    if len(installed) > limits.max_packages:
-        raise InstallFailed(
-            f"{len(installed)} packages would be installed, over the cap of {limits.max_packages}"
-        )
-    if as_root:  # commands run as nobody: the environment must not be theirs to change
-        _chown_tree(env, 0)
-    _read_only(env)
+    run_install(tools, spec, command, variables, limits, progress, ", ".join(packages))
+    size = finish(env, limits, len(installed := installed_packages(env)))
     return Record(
         key=key,
         requested=list(packages),
@@ -232,6 +211,57 @@ def _install(
         duration_ms=int((time.monotonic() - start) * 1000),
         fingerprint=fingerprint(env),
     )
+
+
+def run_install(
+    tools: Tools,
+    spec: SandboxSpec,
+    command: str,
+    variables: dict[str, str],
+    limits: InstallLimits,
+    progress: Callable[[str], None],
+    what: str,
+) -> None:
+    """Run an installer's command line in its sandbox, its lines to `progress`;
+    InstallFailed with one line when it could not start, timed out or failed."""
+    partial = {"stdout": "", "stderr": ""}
+
+    def sink(stream: str, text: str) -> None:
+        """The installer's lines, whole, as they come (a chunk may end mid-line)."""
+        *lines, partial[stream] = (partial[stream] + text).split("\n")
+        for line in lines:
+            if line.strip():
+                progress(line.strip())
+
+    try:
+        outcome = run_in_sandbox(tools, spec, command, extra_env=variables, on_output=sink)
+    except SandboxFailure as exc:
+        raise InstallFailed(f"the install sandbox could not start: {exc}") from None
+    if outcome.stopped == "timeout":
+        raise InstallFailed(
+            f"the install took longer than {limits.timeout_s:g} s and was stopped "
+            "(is the package index reachable?)"
+        )
+    if outcome.exit_code != 0:
+        raise InstallFailed(f"installing {what} failed: {_reason(outcome.stderr)}")
+
+
+def finish(env: Path, limits: InstallLimits, count: int) -> int:
+    """Check a made environment against the caps and make it read-only (owned by
+    root when skillchat is: commands run as nobody); its size."""
+    size = folder_size(env)
+    if size > limits.max_mb * 1024 * 1024:
+        raise InstallFailed(
+            f"the environment would be {size // 2**20} MB, over the {limits.max_mb} MB cap"
+        )
+    if count > limits.max_packages:
+        raise InstallFailed(
+            f"{count} packages would be installed, over the cap of {limits.max_packages}"
+        )
+    if os.geteuid() == 0:
+        _chown_tree(env, 0)
+    _read_only(env)
+    return size
 
 
 def _reason(stderr: str) -> str:
