@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import write_files
+from helpers import skillchat, write_files
 from npm_helpers import Registry, npm_registry
 from openai_server import ScriptedServer
 from test_envs import ask_run, demo_skill, envs_folder
@@ -146,3 +146,23 @@ def test_a_missing_node_package_is_a_note(server: ScriptedServer, tmp_path: Path
     _, result = ask_run(server, skills, "node /skills/demo/show.mjs")
     (note,) = result["notes"]
     assert note.startswith("Node module `tinynode` is not installed: the skill does not declare")
+
+
+def test_skills_deps_lists_and_installs_a_package_json(
+    tmp_path: Path, npm_registry: Registry
+) -> None:
+    skills = demo_skill(tmp_path, {"scripts/package.json": MANIFEST, "scripts/show.mjs": ESM})
+    base = ["skills", "deps", "--skills-dir", str(skills)]
+    listed = skillchat(*base)
+    assert listed.stdout == (
+        "demo\ttinynode@^1.0.0\t/skills/demo/scripts/package.json\tnot installed\n"
+    )
+    installed = skillchat(*base, "--install", "--json")
+    assert installed.returncode == 0, installed.stderr
+    (row,) = json.loads(installed.stdout)
+    assert row["kind"] == "node" and row["ready"]
+    assert row["installed"][0]["name"] == "tinynode"
+    (tmp_path / "none").mkdir()
+    pruned = skillchat("skills", "deps", "--skills-dir", str(tmp_path / "none"), "--prune")
+    assert pruned.returncode == 0 and "removed" in pruned.stderr
+    assert "not installed" in skillchat(*base).stdout
