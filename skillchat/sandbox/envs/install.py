@@ -162,31 +162,8 @@ def _install(
         for folder in (env, store.cache):
             os.chown(folder, NOBODY, NOBODY)
     fetched_before = folder_size(store.cache)
-    uv = uv_binary()
-    binds = [(env, ENV_MOUNT, True), (store.cache, CACHE_MOUNT, True), (Path(uv), UV_MOUNT, False)]
-    variables = {"UV_HTTP_TIMEOUT": str(limits.http_timeout_s)}
-    variables |= {n: os.environ[n] for n in PASSED_VARIABLES if n in os.environ}
-    links = _local_find_links()
-    for number, folder in enumerate(links):
-        binds.append((folder, f"{LINKS_MOUNT}/{number}", False))
-    if links:  # local folders seen where they are bound; URLs pass as they are
-        urls = [u for n in ("UV_FIND_LINKS", "PIP_FIND_LINKS") for u in _items(n) if "://" in u]
-        variables["UV_FIND_LINKS"] = ",".join(
-            [f"{LINKS_MOUNT}/{n}" for n in range(len(links))] + urls
-        )
-        variables.pop("PIP_FIND_LINKS", None)
-    cert = os.environ.get("SSL_CERT_FILE")
-    if cert and Path(cert).is_file():  # a company's CA bundle, read-only
-        binds.append((Path(cert).resolve(), CERT_MOUNT, False))
-        variables["SSL_CERT_FILE"] = CERT_MOUNT
-    no_index = any(os.environ.get(n, "") not in ("", "0", "false") for n in NO_INDEX)
-    variables |= {
-        "UV_CACHE_DIR": CACHE_MOUNT,
-        "UV_PYTHON_DOWNLOADS": "never",
-        "UV_LINK_MODE": "copy",
-        "UV_NO_PROGRESS": "1",
-        "UV_HTTP_RETRIES": "1",
-    }
+    binds, variables, no_index = uv_access(store, limits)
+    binds.insert(0, (env, ENV_MOUNT, True))
     command = (
         f"{UV_MOUNT} venv --quiet --no-project --python {SYSTEM_PYTHON} {ENV_MOUNT} && "
         f"{UV_MOUNT} pip install --python {ENV_MOUNT}/bin/python --only-binary :all: "
@@ -211,6 +188,39 @@ def _install(
         duration_ms=int((time.monotonic() - start) * 1000),
         fingerprint=fingerprint(env),
     )
+
+
+def uv_access(
+    store: EnvStore, limits: InstallLimits
+) -> tuple[list[tuple[Path, str, bool]], dict[str, str], bool]:
+    """What uv gets in its sandbox to reach the user's index: its binary and cache
+    (binds), the index's and proxies' variables, and whether the index is off."""
+    store.cache.mkdir(parents=True, exist_ok=True)
+    binds = [(store.cache, CACHE_MOUNT, True), (Path(uv_binary()), UV_MOUNT, False)]
+    variables = {"UV_HTTP_TIMEOUT": str(limits.http_timeout_s)}
+    variables |= {n: os.environ[n] for n in PASSED_VARIABLES if n in os.environ}
+    links = _local_find_links()
+    for number, folder in enumerate(links):
+        binds.append((folder, f"{LINKS_MOUNT}/{number}", False))
+    if links:  # local folders seen where they are bound; URLs pass as they are
+        urls = [u for n in ("UV_FIND_LINKS", "PIP_FIND_LINKS") for u in _items(n) if "://" in u]
+        variables["UV_FIND_LINKS"] = ",".join(
+            [f"{LINKS_MOUNT}/{n}" for n in range(len(links))] + urls
+        )
+        variables.pop("PIP_FIND_LINKS", None)
+    cert = os.environ.get("SSL_CERT_FILE")
+    if cert and Path(cert).is_file():  # a company's CA bundle, read-only
+        binds.append((Path(cert).resolve(), CERT_MOUNT, False))
+        variables["SSL_CERT_FILE"] = CERT_MOUNT
+    no_index = any(os.environ.get(n, "") not in ("", "0", "false") for n in NO_INDEX)
+    variables |= {
+        "UV_CACHE_DIR": CACHE_MOUNT,
+        "UV_PYTHON_DOWNLOADS": "never",
+        "UV_LINK_MODE": "copy",
+        "UV_NO_PROGRESS": "1",
+        "UV_HTTP_RETRIES": "1",
+    }
+    return binds, variables, no_index
 
 
 def run_install(

@@ -43,6 +43,7 @@ from skillchat.sandbox.envs.npm_install import (
     node_binds,
     node_env_key,
 )
+from skillchat.sandbox.envs.resolve import Resolution, resolve_node, resolve_python
 from skillchat.sandbox.envs.store import EnvStore, Record, env_key, fingerprint
 from skillchat.sandbox.layout import PATH
 
@@ -55,6 +56,9 @@ class InstallRequest:
     packages: tuple[str, ...]
     sources: tuple[str, ...]
     kind: str = "python"  # or "node": npm's packages
+    # What the packages resolve to (versions, sizes): asked for by a front end that
+    # shows the user a card, as it costs a trip to the index (envs/resolve.py).
+    resolve: Callable[[], Resolution] = field(default=Resolution, compare=False)
 
     def describe(self) -> str:
         return (
@@ -123,7 +127,9 @@ class SkillEnvs:
         notes: list[str] = []
         record = self._checked(node_env_key(wanted), notes)
         if record is None:
-            request = InstallRequest(name, wanted.packages, wanted.sources, kind="node")
+            request = InstallRequest(
+                name, wanted.packages, wanted.sources, "node", lambda: resolve_node(wanted)
+            )
             record = self._install(
                 request,
                 lambda sink: ensure_node(
@@ -202,7 +208,14 @@ class SkillEnvs:
         notes: list[str] = []
         record = self._checked(env_key(wanted.packages, python), notes)
         if record is None:
-            request = InstallRequest(name, wanted.packages, wanted.sources)
+            request = InstallRequest(
+                name,
+                wanted.packages,
+                wanted.sources,
+                resolve=lambda: resolve_python(
+                    self.store, wanted.packages, self.tools, self.limits
+                ),
+            )
             record = self._install(
                 request,
                 lambda sink: ensure(
