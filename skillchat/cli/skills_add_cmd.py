@@ -182,8 +182,8 @@ def verify_cmd(
     """Hash every skill the lock lists; exit 1 if any changed, is missing, or the
     lock cannot be read."""
     from skillchat.errors import TrustError
+    from skillchat.skills.content_hash import content_hash
     from skillchat.skills.lock import Lock, changed_files, lock_path
-    from skillchat.skills.trust import content_hash
 
     target = target_dir(project)
     lock = Lock.load(lock_path(target))
