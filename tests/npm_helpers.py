@@ -19,7 +19,7 @@ import pytest
 def npm_pack(folder: Path, name: str, version: str = "1.0.0", code: str = "") -> Path:
     """`npm pack` of a package `name` whose index.js is `code` (and whose install
     script, if npm ever ran it, would leave `ran.txt` in the package's folder)."""
-    src = folder / f"src-{name}"
+    src = folder / f"src-{name}-{version}"
     src.mkdir(parents=True)
     manifest = {
         "name": name,
@@ -65,6 +65,16 @@ class Registry:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    def lock_entry(self, name: str, version: str) -> dict[str, str]:
+        """A lockfile's entry for one packed version, as npm writes it."""
+        (tarball,) = [t for n, v, t in self.packages if (n, v) == (name, version)]
+        digest = hashlib.sha512(tarball.read_bytes()).digest()
+        return {
+            "version": version,
+            "resolved": f"{self.url}{name}/-/{tarball.name}",
+            "integrity": "sha512-" + base64.b64encode(digest).decode(),
+        }
+
     def answer(self, path: str) -> bytes | None:
         if path in self.tarballs:
             return self.tarballs[path].read_bytes()
@@ -94,11 +104,15 @@ class Registry:
 
 @pytest.fixture
 def npm_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Registry]:
-    """`tinynode` 1.0.0 on a local registry that npm is pointed at."""
+    """`tinynode` 1.0.0 (answer 41) and 1.1.0 (answer 42) on a local registry that
+    npm is pointed at."""
     folder = tmp_path / "tarballs"
     folder.mkdir()
-    code = "module.exports = { answer: 42 };\n"
-    registry = Registry([("tinynode", "1.0.0", npm_pack(folder, "tinynode", code=code))])
+    packed = [
+        ("tinynode", v, npm_pack(folder, "tinynode", v, f"module.exports = {{ answer: {a} }};\n"))
+        for v, a in (("1.0.0", 41), ("1.1.0", 42))
+    ]
+    registry = Registry(packed)
     monkeypatch.setenv("npm_config_registry", registry.url)
     yield registry
     registry.server.shutdown()

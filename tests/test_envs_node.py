@@ -109,13 +109,13 @@ def test_a_package_json_installs_without_scripts_and_runs_offline(
     )
     done, result = ask_run(server, skills, "node /skills/demo/scripts/show.mjs", "--allow-install")
     assert result.get("stdout") == "answer 42 /skills/demo/scripts\n", result
-    assert any(n.startswith("installed tinynode 1.0.0 in ") for n in result["notes"])
+    assert any(n.startswith("installed tinynode 1.1.0 in ") for n in result["notes"])
     assert "install: " in done.stderr  # npm's steps, one line each
     assert any(r.endswith(".tgz") for r in npm_registry.requests)
     (env,) = [p for p in envs_folder().iterdir() if (p / "skillchat-env.json").exists()]
     record = json.loads((env / "skillchat-env.json").read_text())
     assert record["kind"] == "node"
-    assert [(p["name"], p["version"]) for p in record["installed"]] == [("tinynode", "1.0.0")]
+    assert [(p["name"], p["version"]) for p in record["installed"]] == [("tinynode", "1.1.0")]
     assert record["installed"][0]["integrity"].startswith("sha512-")
     assert not (env / "node_modules" / "tinynode" / "ran.txt").exists()  # no install script
     # require() finds it too; the same set is not installed again; the run is offline.
@@ -125,6 +125,30 @@ def test_a_package_json_installs_without_scripts_and_runs_offline(
     assert again["stdout"] == "answer 42\n", again
     assert "ENETUNREACH" in again["stderr"]
     assert "notes" not in again
+
+
+def test_a_lockfile_pins_what_is_installed_and_what_the_card_shows(
+    server: ScriptedServer, tmp_path: Path, npm_registry: Registry
+) -> None:
+    from skillchat.sandbox.envs.resolve import resolve_node
+
+    lock = {
+        "lockfileVersion": 3,
+        "packages": {
+            "": {"dependencies": {"tinynode": "^1.0.0"}},
+            "node_modules/tinynode": npm_registry.lock_entry("tinynode", "1.0.0"),
+        },
+    }
+    files = {"package.json": MANIFEST, "package-lock.json": json.dumps(lock), "show.cjs": CJS}
+    skills = demo_skill(tmp_path, files)
+    found = node_declaration(
+        "demo", skills / "demo", skills / "demo" / "show.cjs", npm_registry.url
+    )
+    assert found is not None
+    assert [(p.name, p.version) for p in resolve_node(found).packages] == [("tinynode", "1.0.0")]
+    _, result = ask_run(server, skills, "node /skills/demo/show.cjs", "--allow-install")
+    assert result.get("stdout") == "answer 41\n", result  # 1.0.0, not the newest 1.1.0
+    assert not any(r.endswith("1.1.0.tgz") for r in npm_registry.requests)
 
 
 def test_ask_without_allow_install_names_the_node_packages(
