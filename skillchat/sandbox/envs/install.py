@@ -55,6 +55,7 @@ CERT_MOUNT = "/opt/skillchat/ca-certificates.crt"
 # pip's and uv's "index off" variables (uv has no variable of its own for it).
 NO_INDEX = ("UV_NO_INDEX", "PIP_NO_INDEX")
 SYSTEM_PYTHON = "/usr/bin/python3"
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 # What of the host's environment reaches uv: where the index is, how to reach it.
 PASSED_VARIABLES = (
     "UV_INDEX_URL",
@@ -69,12 +70,7 @@ PASSED_VARIABLES = (
     "PIP_INDEX_URL",
     "PIP_EXTRA_INDEX_URL",
     "PIP_FIND_LINKS",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
+    *PROXY_VARIABLES,
 )
 
 
@@ -169,12 +165,7 @@ def _install(
         f"{UV_MOUNT} pip install --python {ENV_MOUNT}/bin/python --only-binary :all: "
         f"{'--no-index ' if no_index else ''}-r /scratch/requirements.txt"
     )
-    spec = SandboxSpec(
-        scratch=work,
-        network=True,
-        binds=tuple(binds),
-        limits=Limits(timeout_s=limits.timeout_s, max_file_mb=limits.max_mb, memory_mb=16384),
-    )
+    spec = install_spec(work, binds, limits)
     start = time.monotonic()
     run_install(tools, spec, command, variables, limits, progress, ", ".join(packages))
     size = finish(env, limits, len(installed := installed_packages(env)))
@@ -221,6 +212,19 @@ def uv_access(
         "UV_HTTP_RETRIES": "1",
     }
     return binds, variables, no_index
+
+
+def install_spec(
+    work: Path, binds: list[tuple[Path, str, bool]], limits: InstallLimits
+) -> SandboxSpec:
+    """An installer's sandbox: `work` as its scratch, the network on, `binds`, and
+    room for big packages (file size up to the environment's cap)."""
+    return SandboxSpec(
+        scratch=work,
+        network=True,
+        binds=tuple(binds),
+        limits=Limits(timeout_s=limits.timeout_s, max_file_mb=limits.max_mb, memory_mb=16384),
+    )
 
 
 def run_install(

@@ -39,14 +39,16 @@ from skillchat.errors import InstallFailed
 from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.envs.install import (
     CERT_MOUNT,
+    PROXY_VARIABLES,
     InstallLimits,
     finish,
+    install_spec,
     made_once,
     run_install,
 )
 from skillchat.sandbox.envs.node import NodeDeclaration, node_key
 from skillchat.sandbox.envs.store import EnvStore, Record, fingerprint, folder_size
-from skillchat.sandbox.layout import PATH, Limits, SandboxSpec
+from skillchat.sandbox.layout import PATH
 from skillchat.sandbox.runner import NOBODY
 
 NODE_ENV_MOUNT = "/opt/skillchat/node"
@@ -60,12 +62,7 @@ PASSED_VARIABLES = (
     "npm_config_proxy",
     "npm_config_https_proxy",
     "npm_config_noproxy",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
+    *PROXY_VARIABLES,
 )
 
 
@@ -155,12 +152,7 @@ def _install(
         f"cd {NODE_ENV_MOUNT} && {NPM} install --ignore-scripts --omit=dev "
         "--no-audit --no-fund --loglevel=http"
     )
-    spec = SandboxSpec(
-        scratch=work,
-        network=True,
-        binds=tuple(binds),
-        limits=Limits(timeout_s=limits.timeout_s, max_file_mb=limits.max_mb, memory_mb=16384),
-    )
+    spec = install_spec(work, binds, limits)
     start = time.monotonic()
     run_install(tools, spec, command, variables, limits, progress, ", ".join(found.packages))
     installed = installed_node_packages(env)

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from skillchat.errors import InstallFailed
@@ -29,13 +27,13 @@ from skillchat.sandbox.envs.install import (
     SYSTEM_PYTHON,
     UV_MOUNT,
     InstallLimits,
+    install_spec,
     run_install,
     sandbox_python,
     uv_access,
 )
 from skillchat.sandbox.envs.node import NodeDeclaration
 from skillchat.sandbox.envs.store import EnvStore
-from skillchat.sandbox.layout import Limits, SandboxSpec
 from skillchat.sandbox.runner import NOBODY
 
 RESOLVE_TIMEOUT_S = 60.0
@@ -69,7 +67,9 @@ def resolve_python(
     """What `packages` resolve to on the configured index, wheels only."""
     import os
 
-    work = Path(tempfile.mkdtemp(prefix="skillchat-resolve-"))
+    staging = store.staging("resolve")  # inside the envs folder: the sandbox makes
+    work = staging / "work"  # its scratch's parent private, which /tmp must never be
+    work.mkdir()
     try:
         (work / "requirements.txt").write_text("".join(p + "\n" for p in packages))
         binds, variables, no_index = uv_access(store, limits)
@@ -84,10 +84,8 @@ def resolve_python(
             "-o /scratch/pylock.toml /scratch/requirements.txt"
         )
         timeout = min(limits.timeout_s, RESOLVE_TIMEOUT_S)
-        spec = SandboxSpec(
-            scratch=work, network=True, binds=tuple(binds), limits=Limits(timeout_s=timeout)
-        )
         bounded = InstallLimits(timeout_s=timeout, http_timeout_s=limits.http_timeout_s)
+        spec = install_spec(work, binds, bounded)
         try:
             run_install(tools, spec, command, variables, bounded, lambda line: None, "them")
             lock = tomllib.loads((work / "pylock.toml").read_text())
@@ -97,7 +95,7 @@ def resolve_python(
             return Resolution(problem=f"uv wrote no readable lock: {exc}")
         return Resolution(tuple(_pylock_packages(lock)))
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _pylock_packages(lock: dict[str, Any]) -> list[Resolved]:
