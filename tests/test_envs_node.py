@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import skillchat, write_files
+from helpers import closed_port, skillchat, write_files
 from npm_helpers import Registry, npm_registry
 from openai_server import ScriptedServer
 from test_envs import ask_run, demo_skill, envs_folder
@@ -190,3 +190,19 @@ def test_skills_deps_lists_and_installs_a_package_json(
     pruned = skillchat("skills", "deps", "--skills-dir", str(tmp_path / "none"), "--prune")
     assert pruned.returncode == 0 and "removed" in pruned.stderr
     assert "not installed" in skillchat(*base).stdout
+
+
+def test_an_unreachable_registry_is_one_clear_line_and_nothing_is_made(
+    server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("npm_config_registry", f"http://127.0.0.1:{closed_port()}/")
+    skills = demo_skill(tmp_path, {"package.json": MANIFEST, "show.mjs": ESM})
+    _, result = ask_run(server, skills, "node /skills/demo/show.mjs", "--allow-install")
+    assert result["error_code"] == "INSTALL_FAILED", result
+    assert result["error"].startswith("installing tinynode@^1.0.0 failed: FetchError: request to")
+    assert "reason: connect ECONNREFUSED" in result["error"]
+    assert "requiredBy" not in result["error"] and "log of this run" not in result["error"]
+    assert "\n" not in result["error"]
+    assert [
+        p.name for p in envs_folder().iterdir() if not p.name.endswith(("cache", "locks"))
+    ] == []

@@ -235,9 +235,11 @@ def run_install(
     limits: InstallLimits,
     progress: Callable[[str], None],
     what: str,
+    reason: Callable[[str], str] | None = None,
 ) -> None:
     """Run an installer's command line in its sandbox, its lines to `progress`;
-    InstallFailed with one line when it could not start, timed out or failed."""
+    InstallFailed with one line (`reason` of its stderr: uv's by default) when it
+    could not start, timed out or failed."""
     partial = {"stdout": "", "stderr": ""}
 
     def sink(stream: str, text: str) -> None:
@@ -257,7 +259,8 @@ def run_install(
             "(is the package index reachable?)"
         )
     if outcome.exit_code != 0:
-        raise InstallFailed(f"installing {what} failed: {_reason(outcome.stderr)}")
+        why = (reason or _reason)(outcome.stderr)
+        raise InstallFailed(f"installing {what} failed: {why}")
 
 
 def finish(env: Path, limits: InstallLimits, count: int) -> int:

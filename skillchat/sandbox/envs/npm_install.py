@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import subprocess
 import time
 from collections.abc import Callable
@@ -145,6 +146,8 @@ def _install(
         "npm_config_audit": "false",
         "npm_config_fetch_timeout": str(limits.http_timeout_s * 1000),
         "npm_config_fetch_retries": "1",
+        "npm_config_fetch_retry_mintimeout": "1000",
+        "npm_config_fetch_retry_maxtimeout": "5000",
         "npm_config_userconfig": "/nonexistent/user-npmrc",
         "npm_config_globalconfig": "/nonexistent/global-npmrc",
     }
@@ -154,7 +157,8 @@ def _install(
     )
     spec = install_spec(work, binds, limits)
     start = time.monotonic()
-    run_install(tools, spec, command, variables, limits, progress, ", ".join(found.packages))
+    what = ", ".join(found.packages)
+    run_install(tools, spec, command, variables, limits, progress, what, npm_reason)
     installed = installed_node_packages(env)
     size = finish(env, limits, len(installed))
     return Record(
@@ -168,6 +172,31 @@ def _install(
         fingerprint=fingerprint(env),
         kind="node",
     )
+
+
+_FIELD = re.compile(r"^\w+: (?:'|\d)")  # the error object's fields: `port: 9`
+
+
+def npm_reason(stderr: str) -> str:
+    """npm's error on one line: its `npm error` messages, without the error's code
+    fields, stack, the log's path and the proxy advice."""
+    noise = ("complete log", "behind a proxy", "npm help")
+    fields = ("code ", "syscall ", "errno ", "at ")
+    lines = [
+        line.removeprefix("npm error").strip()
+        for line in stderr.splitlines()
+        if line.startswith("npm error")
+    ]
+    kept = [
+        ln
+        for ln in lines
+        if ln
+        and not ln.startswith(fields)
+        and not ln.endswith((",", "{", "}"))
+        and not _FIELD.match(ln)
+        and not any(n in ln for n in noise)
+    ]
+    return " ".join(kept[:2]) or " ".join(lines[:1]) or "npm printed no error"
 
 
 def installed_node_packages(env: Path) -> list[dict[str, str]]:
