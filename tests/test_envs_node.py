@@ -166,7 +166,8 @@ def test_ask_without_allow_install_names_the_node_packages(
 
 
 def test_a_missing_node_package_is_a_note(server: ScriptedServer, tmp_path: Path) -> None:
-    skills = demo_skill(tmp_path, {"show.mjs": ESM})
+    """(The skill's requirements.txt is for its Python scripts: not asked for here.)"""
+    skills = demo_skill(tmp_path, {"show.mjs": ESM, "requirements.txt": "tinypkg\n"})
     _, result = ask_run(server, skills, "node /skills/demo/show.mjs")
     (note,) = result["notes"]
     assert note.startswith("Node module `tinynode` is not installed: the skill does not declare")

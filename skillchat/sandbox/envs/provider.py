@@ -32,6 +32,7 @@ from skillchat.sandbox.envs.install import (
     sandbox_python,
 )
 from skillchat.sandbox.envs.node import (
+    NODE_SUFFIXES,
     NodeDeclaration,
     configured_registry,
     is_node_command,
@@ -194,6 +195,9 @@ class SkillEnvs:
         node = self.node_declared(skill, command)
         if node is not None:
             return self._prepare_node(*node)
+        script = script_of(command, skill, self.roots())[1]
+        if script is not None and script.suffix in NODE_SUFFIXES:
+            return EnvUse()  # a Node script without a package.json: no Python for it
         found = self.declared(skill, command)
         if found is None or not found[1].packages:
             return EnvUse()
