@@ -42,6 +42,7 @@ from skillchat.mcp.policy import McpRequest, McpVerdict
 from skillchat.sandbox.command_tool import RunRequest, Verdict
 from skillchat.sandbox.envs.provider import InstallRequest
 from skillchat.sandbox.runner import OutputSink
+from skillchat.ui.cards import human_size
 from skillchat.ui.console import err, out
 from skillchat.ui.safe import clean, exact
 
@@ -176,22 +177,37 @@ class ReplConsent:
         return Verdict("refused", "the user declined to run this command")
 
     def ask_install(self, request: InstallRequest) -> bool:
-        """Before a skill's first install: the packages, where they were declared,
-        yes or no (Ctrl-C and end of input are no; no "always": the set is
-        installed once, then reused)."""
-        _discard_typed_ahead()
+        """Before a skill's first install: the packages with the versions they
+        resolve to and their download size (resolved first, with a status line),
+        where they were declared, yes or no (Ctrl-C and end of input are no; no
+        "always": the set is installed once, then reused)."""
         console = out()
+        with console.status(clean(f"resolving packages for {request.skill} …")):
+            resolution = request.resolve()
+        _discard_typed_ahead()
         card = Text("run_command needs packages\n", style="consent.title")
         card.append("  ")
         card.append(exact(", ".join(request.packages)))
+        for package in resolution.packages:
+            card.append("\n    ")
+            card.append(exact(f"{package.name} {package.version}"))
+            if package.size is not None:
+                card.append(f"  {human_size(package.size)}", style="muted")
+        if resolution.problem:
+            card.append("\n  not resolved: ", style="muted")
+            card.append(exact(resolution.problem, style="muted"))
+        elif (total := resolution.download()) is not None:
+            card.append(f"\n  download: {human_size(total)}", style="muted")
         card.append("\n  skill: ", style="muted")
         card.append(exact(request.skill, style="muted"))
         card.append(" · declared in ", style="muted")
         card.append(exact("; ".join(request.sources), style="muted"))
-        card.append(
-            "\n  wheels only, from the configured index, in a sandbox with the network on",
-            style="muted",
+        how = (
+            "npm --ignore-scripts, from the configured registry"
+            if request.kind == "node"
+            else "wheels only, from the configured index"
         )
+        card.append(f"\n  {how}, in a sandbox with the network on", style="muted")
         console.print(card)
         console.print(Text("Install them? [y]es / [n]o: ", style="strong"), end="")
         answer = _one_key("yn")
