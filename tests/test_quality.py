@@ -4,6 +4,7 @@ or the local model's (xllamacpp loads llama.cpp; huggingface_hub is the download
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -85,10 +86,16 @@ def test_ruff_format_is_clean() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-# mypy's cache, kept between runs (the run's HOME is a temp folder per test, so this
-# is read from the environment the run started with): a cold check of skillchat/
-# costs about 20 s of CPU, a warm one about 1 s.
-MYPY_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "skillchat-mypy"
+# mypy's cache, kept between runs in the venv the tests run in (not in a home, not in
+# the tree), one per source tree: two trees sharing one cache (worktrees, a CI clone
+# beside a developer's) had mypy report one tree's code as the other's. A cold check
+# of skillchat/ costs about 20 s of CPU, a warm one about 1 s.
+# (A venv the running user cannot write to gets the check without a cache.)
+MYPY_CACHE = (
+    Path(sys.prefix) / "skillchat-mypy-cache" / hashlib.sha256(str(REPO).encode()).hexdigest()[:16]
+    if os.access(sys.prefix, os.W_OK)
+    else Path(os.devnull)
+)
 
 
 def test_mypy_finds_no_type_error() -> None:
