@@ -37,7 +37,16 @@ above: use that.
 
 # Said only when run_command is not offered (its own rule says what it can run).
 SCRIPTS_CANNOT_RUN = """\
-- Skill scripts cannot be run here; read them as text when you need to know what they do."""
+- Skill scripts cannot be run here; read them as text when you need to know what they do.
+- Paths in a skill's instructions are relative to its folder: pass them to \
+read_file_in_skill as written, never as a path on the user's machine."""
+
+# Said when run_command is offered: instructions name a skill's folder as the sandbox does.
+SKILL_FOLDER_IN_SANDBOX = """\
+- A skill's instructions name its folder as /skills/<skill-name>, where commands see it; \
+read_file_in_skill takes the same file relative to the skill folder \
+(/skills/pdf/forms.md is 'forms.md' of the skill pdf). Never pass a path on the user's \
+machine to a tool."""
 
 # Said when the catalog had to be shortened to fit its budget.
 SEARCH_RULE = """\
@@ -253,7 +262,7 @@ def system_prompt(
         return None
     parts: list[str] = []
     if catalog is not None:
-        rules = RULES_TOOLS if commands else f"{RULES_TOOLS}\n{SCRIPTS_CANNOT_RUN}"
+        rules = f"{RULES_TOOLS}\n{SKILL_FOLDER_IN_SANDBOX if commands else SCRIPTS_CANNOT_RUN}"
         parts += [rules if tools else RULES_NO_TOOLS, catalog.block]
         if catalog.cut:
             hidden = catalog.total - catalog.shown

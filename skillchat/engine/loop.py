@@ -107,6 +107,7 @@ class Chat:
         # The toolbox offers only what this chat has (no skills, no skill tools).
         self.schemas = self.toolbox.schemas()
         self.tools_enabled = self.settings.tools and bool(self.schemas)
+        self.context.commands = self.tools_enabled and RUN_COMMAND in self.toolbox.names()
         if self.catalog is not None and (warning := self.catalog.warning()):
             self.emit.notice(warning)
         # Said once per state of the skills folders, with each reason (left_out_seen.py).
@@ -184,7 +185,7 @@ class Chat:
             injected=injected,
             workspace=workspace,
             tool_rules=self.toolbox.prompt_rules() if self.tools_enabled else (),
-            commands=self.tools_enabled and RUN_COMMAND in self.toolbox.names(),
+            commands=self.context.commands,
         )
 
     def compact(self, system: str | None = None, *, auto: bool = False) -> Outcome | None:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from skillchat.skills import arguments
+
 # A note is information, not a fault: counted in neither errors nor warnings.
 Severity = Literal["error", "warning", "note"]
 
@@ -58,6 +60,12 @@ class Skill:
     def user_invocable(self) -> bool:
         """The user may call it as `/name`: not `user-invocable: false` (Claude Code)."""
         return self.frontmatter.get("user-invocable") is not False
+
+    @property
+    def argument_hint(self) -> str | None:
+        """What to type after `/name` (Claude Code's `argument-hint`), for completion
+        and `/help`."""
+        return arguments.argument_hint(self.frontmatter)
 
     @property
     def model_description(self) -> str:

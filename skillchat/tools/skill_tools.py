@@ -22,7 +22,13 @@ import re
 from typing import Any
 
 from skillchat.errors import FileAccessError, FrontmatterError
+from skillchat.mounts import SKILLS_MOUNT
 from skillchat.safe_io.read import FileText, truncation_notice
+from skillchat.skills.arguments import (
+    argument_names,
+    substitute_arguments,
+    substitute_skill_dir,
+)
 from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
 from skillchat.skills.frontmatter import json_safe, split_skill_md
 from skillchat.skills.model import Skill
@@ -46,7 +52,6 @@ from skillchat.tools.context import ContentKey
 LIST_SKILLS = "list_skills"
 GET_SKILL = "get_skill"
 READ_FILE = "read_file_in_skill"
-ARGUMENTS_PLACEHOLDER = "$ARGUMENTS"
 STUB_NOTE = "SKILL.md body not stored; call get_skill again if needed"
 SKILL_FILE_STUB_NOTE = "file content not stored; call read_file_in_skill again if needed"
 
@@ -144,7 +149,9 @@ class GetSkill(SkillTool):
     def read(
         context: ToolContext, skill_name: str, arguments: str | None
     ) -> tuple[Skill, FileText, dict[str, Any], str]:
-        """(skill, SKILL.md as read, frontmatter, body with $ARGUMENTS and any cut notice).
+        """(skill, SKILL.md as read, frontmatter, body as the model gets it: its
+        skill-folder variables and, from `/name`, its arguments filled in
+        (skills/arguments.py), and any cut notice).
 
         Raises FileAccessError with get_skill's message; the loop uses it alone to put
         a body in the system prompt when tools are off.
@@ -156,8 +163,9 @@ class GetSkill(SkillTool):
             frontmatter, body = split_skill_md(md.text)
         except FrontmatterError:  # edited since discovery, or cut inside the frontmatter
             frontmatter, body = json_safe(skill.frontmatter), md.text
+        body = substitute_skill_dir(body, skill.name, sandbox=context.commands)
         if arguments is not None:
-            body = body.replace(ARGUMENTS_PLACEHOLDER, arguments)
+            body = substitute_arguments(body, arguments, argument_names(frontmatter))
         if md.truncated:
             body += truncation_notice(md.path, md.offset, md.end, md.size)
         return skill, md, frontmatter, body
@@ -165,14 +173,15 @@ class GetSkill(SkillTool):
     def load(
         self, context: ToolContext, skill_name: str, arguments: str | None = None
     ) -> ToolResult:
-        """get_skill(skill_name); `arguments` replaces `$ARGUMENTS` in the body
+        """get_skill(skill_name); `arguments` fills the body's placeholders
         (explicit `/name rest` invocation)."""
         try:
             skill, md, frontmatter, body = self.read(context, skill_name, arguments)
         except FileAccessError as exc:
             return self.error(exc.code, exc.message)
         key = ContentKey(skill.name, md.path, md.sha256)
-        if (holder := context.ledger.holder(key)) is not None:
+        # `/pdf a` then `/pdf b`: the body is filled with other words, so it is sent again.
+        if not arguments and (holder := context.ledger.holder(key)) is not None:
             return _already(GetSkill, f"Skill '{skill.name}'", holder)
         listing = list_skill_files(skill)
         files = listing.paths
@@ -238,6 +247,8 @@ class ReadFileInSkill(SkillTool):
         skill_name, file_path = string_arg(args, "skill_name"), string_arg(args, "file_path")
         most = result_cap(context.settings)
         limit, offset = min(max_bytes_arg(args) or most, most), offset_arg(args)
+        # The folder as commands see it (`${CLAUDE_SKILL_DIR}`) is the skill's own.
+        file_path = file_path.removeprefix(f"{SKILLS_MOUNT}/{skill_name}/")
         try:
             skill = lookup(context, skill_name)
             file = read_skill_file(skill, file_path, limit=limit, offset=offset)
