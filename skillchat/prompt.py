@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from skillchat.skills.registry import Registry
@@ -178,8 +178,11 @@ def _size(entries: Sequence[str]) -> int:
     return len(_OPEN) + len(_CLOSE) + sum(map(len, entries)) + 2 * max(0, len(entries) - 1)
 
 
-def build_catalog(registry: Registry, max_chars: int) -> Catalog | None:
-    """The block for `registry` within `max_chars`; None if there are no skills.
+def build_catalog(
+    registry: Registry, max_chars: int, unlisted: Collection[str] = ()
+) -> Catalog | None:
+    """The block for `registry` (but the `unlisted` skills) within `max_chars`; None
+    if there are no skills.
 
     Fair to every skill, in this order: all descriptions whole if they fit; else
     every description longer than a common cap is shortened to it (the largest cap
@@ -188,7 +191,8 @@ def build_catalog(registry: Registry, max_chars: int) -> Catalog | None:
     only; else names cut at a whole entry. Deterministic and stable across turns,
     so providers can cache the prompt.
     """
-    names = registry.model_names()  # a skill hidden from the model is not listed
+    # A skill hidden from the model is not listed, nor one whose `paths` match nothing.
+    names = [name for name in registry.model_names() if name not in unlisted]
     if not names:
         return None
     descriptions = [registry.skills[name].model_description for name in names]
