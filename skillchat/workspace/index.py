@@ -33,10 +33,17 @@ _EXCLUDE = ".git/info/exclude"
 
 @dataclass(frozen=True)
 class _Folder:
+    path: str  # absolute, joined once: the check of every turn stats it
     mtime: int | None  # st_mtime_ns when it was listed
     rules: int | None  # its .gitignore's st_mtime_ns; None when it has none
     files: tuple[str, ...]  # workspace-relative paths of the visible files in it
     folders: tuple[str, ...]  # its visible sub-folders (links to folders are not entered)
+
+    def moved(self) -> bool:
+        """Whether the folder, or its .gitignore, changed since it was listed."""
+        if _mtime(self.path) != self.mtime:
+            return True
+        return self.rules is not None and _mtime(self.path + "/.gitignore") != self.rules
 
 
 def _mtime(path: str) -> int | None:
@@ -72,12 +79,7 @@ class FileIndex:
             before = set(self._folders)
             self._folders.clear()
             return before | self._walk("", self.workspace.walker(sizes=False))
-        stale = [
-            rel
-            for rel, known in self._folders.items()
-            if _mtime(self._path(rel)) != known.mtime
-            or (known.rules is not None and _mtime(self._path(rel, ".gitignore")) != known.rules)
-        ]
+        stale = [rel for rel, known in self._folders.items() if known.moved()]
         changed: set[str] = set()
         if stale:
             walker = self.workspace.walker(sizes=False)
@@ -86,14 +88,14 @@ class FileIndex:
                     changed |= self._update(rel, walker)
         return changed
 
-    def _path(self, rel: str, name: str = "") -> str:
-        return os.path.join(self.root, rel, name) if name else os.path.join(self.root, rel)
+    def _path(self, rel: str) -> str:
+        return os.path.join(self.root, rel) if rel else self.root
 
     def _list(self, rel: str, walker: Walker) -> _Folder | None:
         """One folder as it is now, its times taken before it is read (a change while
         it is read shows at the next refresh); None when it cannot be opened."""
-        mtime = _mtime(self._path(rel))
-        rules = _mtime(self._path(rel, ".gitignore"))
+        path = self._path(rel)
+        mtime, rules = _mtime(path), _mtime(path + "/.gitignore")
         files, folders = [], []
         try:
             for entry in walker.folder(rel):
@@ -103,7 +105,7 @@ class FileIndex:
                     folders.append(entry.rel)
         except OSError:
             return None
-        return _Folder(mtime, rules, tuple(files), tuple(folders))
+        return _Folder(path, mtime, rules, tuple(files), tuple(folders))
 
     def _walk(self, rel: str, walker: Walker) -> set[str]:
         """Index `rel` and every folder below it; the folders indexed."""
@@ -131,7 +133,7 @@ class FileIndex:
 
     def _update(self, rel: str, walker: Walker) -> set[str]:
         known = self._folders[rel]
-        if known.rules != _mtime(self._path(rel, ".gitignore")):  # its rules: all below
+        if known.rules != _mtime(known.path + "/.gitignore"):  # its rules: all below
             return self._drop(rel) | self._walk(rel, walker)
         listed = self._list(rel, walker)
         if listed is None:
