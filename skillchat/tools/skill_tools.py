@@ -48,6 +48,8 @@ from skillchat.tools.base import (
     to_json,
 )
 from skillchat.tools.context import ContentKey
+from skillchat.tools.inline_commands import run_inline_commands
+from skillchat.tools.run_command import CommandRunner
 
 LIST_SKILLS = "list_skills"
 GET_SKILL = "get_skill"
@@ -142,6 +144,9 @@ class GetSkill(SkillTool):
         ["skill_name"],
     )
 
+    def __init__(self, runner: CommandRunner | None = None) -> None:
+        self.runner = runner  # runs the body's inline commands (inline_commands.py)
+
     def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
         return self.load(context, string_arg(args, "skill_name"))
 
@@ -183,6 +188,7 @@ class GetSkill(SkillTool):
         # `/pdf a` then `/pdf b`: the body is filled with other words, so it is sent again.
         if not arguments and (holder := context.ledger.holder(key)) is not None:
             return _already(GetSkill, f"Skill '{skill.name}'", holder)
+        body, inline = run_inline_commands(body, skill.name, self.runner)
         listing = list_skill_files(skill)
         files = listing.paths
         payload = {
@@ -196,6 +202,8 @@ class GetSkill(SkillTool):
         if (cut := listing.notice()) is not None:  # a cut list says so, to model and user
             payload["files_notice"] = cut
             shown += f"\n{cut}"
+        if (ran := inline.summary()) is not None:
+            shown += f"\n{ran}"
         return ToolResult(
             to_json(payload),
             preview=f"files: {shown}",

@@ -18,6 +18,7 @@ from skillchat.engine.messages import assistant_message, new_call_id
 from skillchat.engine.turn import Step, Turn
 from skillchat.errors import FileAccessError
 from skillchat.prompt import InjectedSkill
+from skillchat.tools.inline_commands import run_inline_commands
 from skillchat.tools.skill_tools import GET_SKILL, GetSkill
 
 if TYPE_CHECKING:
@@ -50,7 +51,9 @@ def _activate(chat: Chat, invocation: Invocation) -> ToolRecord:
     """A get_skill call and its result, as if the model had made it."""
     call = ToolCall(new_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
     chat.emit(ToolStarted(call.name, call.arguments))
-    result = GetSkill().load(chat.context, invocation.skill, arguments=invocation.rest)
+    tool = chat.toolbox.get(GET_SKILL)  # the chat's own: it runs inline commands
+    loader = tool if isinstance(tool, GetSkill) else GetSkill()
+    result = loader.load(chat.context, invocation.skill, arguments=invocation.rest)
     chat.took(call.id, result)
     chat.keep(assistant_message("", [call]))
     chat.keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
@@ -66,4 +69,7 @@ def _inject(chat: Chat, invocation: Invocation) -> InjectedSkill | None:
     except FileAccessError as exc:
         chat.emit.notice(f"cannot load skill '{invocation.skill}': {exc.message}")
         return None
+    body, inline = run_inline_commands(body, invocation.skill, None)  # nothing runs here
+    if (kept := inline.summary()) is not None:
+        chat.emit.notice(f"/{invocation.skill}: {kept}")
     return InjectedSkill(invocation.skill, body)
