@@ -8,11 +8,10 @@ import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from consent_helpers import QUESTION
-from helpers import session_options, skill_folder, skillchat
+from helpers import ask_json, session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
@@ -44,24 +43,19 @@ def test_found_as_claude_code_finds_them_and_kept_with_a_note_without_a_runner()
     assert run_inline_commands("no commands", "inl", None)[1].summary() is None
 
 
-def ask(server: ScriptedServer, skills: Path, *args: str) -> tuple[str, str]:
-    """`ask --json /inl 7` and the body the model got, and what the user saw (stderr)."""
+def ask(server: ScriptedServer, skills: Path, *args: str) -> str:
+    """The body the model got from `ask /inl 7`."""
     server.script(reply("done"))
-    done = skillchat(
-        "ask", "--json", *session_options(server, skills), *args, "/inl 7",
-        stdin=subprocess.DEVNULL, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    report: dict[str, Any] = json.loads(done.stdout)
-    return json.loads(report["tool_calls"][0]["result"])["documentation"], done.stderr
+    report = ask_json(server, skills, *args, "/inl 7")
+    return str(json.loads(report["tool_calls"][0]["result"])["documentation"])
 
 
 def test_ask_runs_them_only_with_allow_run(server: ScriptedServer, skills: Path) -> None:
     require_sandbox()
-    body, _ = ask(server, skills, "--allow-run")
+    body = ask(server, skills, "--allow-run")
     assert body.startswith("Status: inline-7-out\n")  # the argument filled in first
     assert "block-out\n" in body and "not run" not in body
-    body, _ = ask(server, skills)
+    body = ask(server, skills)
     assert body.startswith("Status: !`echo inline-7-out` [not run: not allowed: ")
     assert "--allow-run" in body.splitlines()[0]
     assert "inline-7-out\n" not in body.replace("`echo inline-7-out`", "")
@@ -72,7 +66,7 @@ def test_running_switched_off_keeps_them_noted(
 ) -> None:
     config = tmp_path / "off.toml"
     config.write_text("[run]\nenabled = false\n")
-    body, _ = ask(server, skills, "--allow-run", "--config", str(config))
+    body = ask(server, skills, "--allow-run", "--config", str(config))
     assert body.startswith(f"Status: !`echo inline-7-out` [not run: {NO_RUNNER}]")
 
 

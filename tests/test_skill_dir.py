@@ -5,11 +5,9 @@ bubblewrap), the skill-relative form where they do not; never the host's path.""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
-from typing import Any
 
-from helpers import session_options, skill_folder, skillchat, write_files
+from helpers import ask_json, skill_folder, write_files
 from openai_server import ScriptedServer, call, reply
 from sandbox_helpers import require_sandbox
 
@@ -23,16 +21,6 @@ def skills(tmp_path: Path) -> Path:
     folder = skill_folder(root, "runner", "name: runner\ndescription: Runs x.\n", BODY)
     write_files(folder, {"scripts/x.py": "print('RAN FROM THE SKILL')\n", "notes.md": "NOTES\n"})
     return root
-
-
-def ask(server: ScriptedServer, root: Path, *args: str) -> dict[str, Any]:
-    done = skillchat(
-        "ask", "--json", *session_options(server, root), *args, "go",
-        stdin=subprocess.DEVNULL, timeout=180,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
 
 
 def test_the_sandbox_path_is_what_a_command_runs(server: ScriptedServer, tmp_path: Path) -> None:
@@ -55,7 +43,7 @@ def test_the_sandbox_path_is_what_a_command_runs(server: ScriptedServer, tmp_pat
         ),
         reply("done"),
     )
-    report = ask(server, root, "--allow-run")
+    report = ask_json(server, root, "--allow-run", "go")
     get, run, read = (c["result"] for c in report["tool_calls"])
     body = json.loads(get)["documentation"]
     assert body == (
@@ -80,7 +68,7 @@ def test_without_commands_the_folder_is_skill_relative(
         ),
         reply("done"),
     )
-    report = ask(server, root, "--config", str(config))
+    report = ask_json(server, root, "--config", str(config), "go")
     get, read = (c["result"] for c in report["tool_calls"])
     assert json.loads(get)["documentation"] == ("Run `python3 scripts/x.py`, then read notes.md.\n")
     assert read == "NOTES\n"
