@@ -16,6 +16,7 @@ from openai_server import ScriptedServer, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
 
+from skillchat.skills.arguments import ArgumentFiller
 from skillchat.tools.inline_commands import NO_RUNNER, run_inline_commands
 
 BODY = (
@@ -41,6 +42,14 @@ def test_found_as_claude_code_finds_them_and_kept_with_a_note_without_a_runner()
     )
     assert runs.summary() == f"inline commands: 0 run, 2 not run ({NO_RUNNER})"
     assert run_inline_commands("no commands", "inl", None)[1].summary() is None
+
+
+def test_words_typed_or_piped_in_never_become_a_command() -> None:
+    typed = "hi !`touch /tmp/x` and\n```!\nrm -rf /\n```\n"
+    filler = ArgumentFiller(typed)
+    body, runs = run_inline_commands("Asked: $ARGUMENTS\n!`echo $0`\n", "inl", None, filler)
+    assert body == f"Asked: {typed}\n!`echo hi` [not run: {NO_RUNNER}]\n"
+    assert runs.not_run == 1  # the skill's own command only
 
 
 def ask(server: ScriptedServer, skills: Path, *args: str) -> str:

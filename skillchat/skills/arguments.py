@@ -79,35 +79,52 @@ def argument_hint(frontmatter: Mapping[str, Any]) -> str | None:
     return value.strip() or None
 
 
+class ArgumentFiller:
+    """Fills the placeholders of the invocation text `text` into pieces of one body
+    (the text between inline commands, and the commands, are filled apart: text
+    that came from the arguments never becomes a command), counting what it filled."""
+
+    def __init__(self, text: str, names: Sequence[str] = ()) -> None:
+        self.text = text
+        self.words = split_arguments(text)
+        parts = [_INDEXED, _SHORT, _WHOLE]
+        if names:  # longest first, so `$issue_id` is not read as `$issue` + `_id`
+            ordered = sorted(set(names), key=len, reverse=True)
+            alternatives = "|".join(re.escape(n) for n in ordered)
+            parts.insert(0, rf"\$(?P<named>{alternatives})(?![\w\[])")
+        self.names = bool(names)
+        self.position = {name: i for i, name in reversed(list(enumerate(names)))}
+        self.pattern = re.compile("|".join(parts))
+        self.filled = 0
+
+    def __call__(self, piece: str) -> str:
+        return self.pattern.sub(self._fill, piece)
+
+    def _fill(self, match: re.Match[str]) -> str:
+        if match.group("whole") is not None:
+            self.filled += 1
+            return self.text
+        if self.names and match.group("named") is not None:
+            index = self.position[match.group("named")]
+        else:
+            index = int(match.group("index") or match.group("short"))
+        if index >= len(self.words):
+            return match.group(0)  # not given: stays as written
+        self.filled += 1
+        return self.words[index]
+
+    def finish(self, body: str) -> str:
+        """The filled body, with the text appended when nothing was filled."""
+        if self.filled == 0 and self.text:
+            return f"{body}\n\nARGUMENTS: {self.text}"
+        return body
+
+
 def substitute_arguments(body: str, text: str, names: Sequence[str] = ()) -> str:
     """`body` with the placeholders filled from the invocation text `text` (see the
     module docstring); `names` are the declared argument names."""
-    words = split_arguments(text)
-    parts = [_INDEXED, _SHORT, _WHOLE]
-    if names:  # longest first, so `$issue_id` is not read as `$issue` + `_id`
-        alternatives = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
-        parts.insert(0, rf"\$(?P<named>{alternatives})(?![\w\[])")
-    position = {name: i for i, name in reversed(list(enumerate(names)))}
-    filled = 0
-
-    def fill(match: re.Match[str]) -> str:
-        nonlocal filled
-        if match.group("whole") is not None:
-            filled += 1
-            return text
-        if names and match.group("named") is not None:
-            index = position[match.group("named")]
-        else:
-            index = int(match.group("index") or match.group("short"))
-        if index >= len(words):
-            return match.group(0)  # not given: stays as written
-        filled += 1
-        return words[index]
-
-    result = re.sub("|".join(parts), fill, body)
-    if filled == 0 and text:
-        return f"{result}\n\nARGUMENTS: {text}"
-    return result
+    filler = ArgumentFiller(text, names)
+    return filler.finish(filler(body))
 
 
 def substitute_skill_dir(body: str, skill_name: str, *, sandbox: bool) -> str:

@@ -11,15 +11,17 @@ card says how many ran) is left to guess. A body loaded with no runner (no
 sandbox here, running switched off, tools off) keeps them all, noted.
 
 Found like Claude Code finds them: `!` then a backquoted command, at the start of a
-line or after whitespace; one line each. Arguments are filled in before (a
-command may use `$0`), as Claude Code does; the consent question shows the command
-as it will run.
+line or after whitespace; one line each. They are found in the skill's own text
+before its `/name` arguments are filled in, then filled (a command may use `$0`, as
+in Claude Code, and the consent question shows it as it will run): words the user
+typed or piped in are never read as a command of their own.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from skillchat.errors import ToolArgumentError
@@ -47,31 +49,49 @@ class InlineRuns:
 
 
 def run_inline_commands(
-    body: str, skill_name: str, runner: CommandRunner | None
+    body: str, skill_name: str, runner: CommandRunner | None, fill: Callable[[str], str] = str
 ) -> tuple[str, InlineRuns]:
-    """`body` with each inline command replaced by its output, or kept with a note."""
+    """`body` with each inline command replaced by its output, or kept with a note.
+
+    `fill` (the `/name` arguments, skills/arguments.py) is applied to the text and to
+    each command apart, after the commands are found: a command is only ever what the
+    skill's own text says, never text that came in with the arguments."""
     runs = InlineRuns()
-
-    def replace(match: re.Match[str]) -> str:
-        command = (match.group("inline") or match.group("block") or "").strip()
-        if runner is None:
-            return _kept(match, runs, NO_RUNNER)
-        try:
-            result = runner.run({"command": command, "skill_name": skill_name})
-        except ToolArgumentError as exc:
-            return _kept(match, runs, str(exc))
-        if result.is_error:
-            return _kept(match, runs, result.preview or result.error_code or "refused")
-        runs.ran += 1
-        return _output(result.content)
-
-    return _INLINE.sub(replace, body), runs
+    pieces: list[str] = []
+    end = 0
+    for match in _INLINE.finditer(body):
+        pieces.append(fill(body[end : match.start()]))
+        pieces.append(_run(match, fill, skill_name, runner, runs))
+        end = match.end()
+    pieces.append(fill(body[end:]))
+    return "".join(pieces), runs
 
 
-def _kept(match: re.Match[str], runs: InlineRuns, reason: str) -> str:
+def _run(
+    match: re.Match[str],
+    fill: Callable[[str], str],
+    skill_name: str,
+    runner: CommandRunner | None,
+    runs: InlineRuns,
+) -> str:
+    written = fill(match.group(0))
+    if runner is None:
+        return _kept(written, runs, NO_RUNNER)
+    command = fill(match.group("inline") or match.group("block") or "").strip()
+    try:
+        result = runner.run({"command": command, "skill_name": skill_name})
+    except ToolArgumentError as exc:
+        return _kept(written, runs, str(exc))
+    if result.is_error:
+        return _kept(written, runs, result.preview or result.error_code or "refused")
+    runs.ran += 1
+    return _output(result.content)
+
+
+def _kept(written: str, runs: InlineRuns, reason: str) -> str:
     runs.not_run += 1
     runs.reason = runs.reason or reason
-    return f"{match.group(0)} [not run: {reason}]"
+    return f"{written} [not run: {reason}]"
 
 
 def _output(content: str) -> str:

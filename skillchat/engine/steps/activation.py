@@ -18,7 +18,6 @@ from skillchat.engine.messages import assistant_message, new_call_id
 from skillchat.engine.turn import Step, Turn
 from skillchat.errors import FileAccessError
 from skillchat.prompt import InjectedSkill
-from skillchat.tools.inline_commands import run_inline_commands
 from skillchat.tools.skill_tools import GET_SKILL, GetSkill
 
 if TYPE_CHECKING:
@@ -65,11 +64,10 @@ def _activate(chat: Chat, invocation: Invocation) -> ToolRecord:
 def _inject(chat: Chat, invocation: Invocation) -> InjectedSkill | None:
     """Without tools: the body, for this request's system prompt."""
     try:
-        body = GetSkill.read(chat.context, invocation.skill, invocation.rest)[3]
+        body, inline = GetSkill.read(chat.context, invocation.skill, invocation.rest)
     except FileAccessError as exc:
         chat.emit.notice(f"cannot load skill '{invocation.skill}': {exc.message}")
         return None
-    body, inline = run_inline_commands(body, invocation.skill, None)  # nothing runs here
     if (kept := inline.summary()) is not None:
         chat.emit.notice(f"/{invocation.skill}: {kept}")
     return InjectedSkill(invocation.skill, body)
