@@ -100,18 +100,26 @@ class ArgumentFiller:
     def __call__(self, piece: str) -> str:
         return self.pattern.sub(self._fill, piece)
 
-    def _fill(self, match: re.Match[str]) -> str:
+    def fills(self, body: str) -> bool:
+        """Whether `body` has a placeholder these words fill (else the body is the
+        same for any words, but for the text appended)."""
+        return any(self._value(m) is not None for m in self.pattern.finditer(body))
+
+    def _value(self, match: re.Match[str]) -> str | None:
         if match.group("whole") is not None:
-            self.filled += 1
             return self.text
         if self.names and match.group("named") is not None:
             index = self.position[match.group("named")]
         else:
             index = int(match.group("index") or match.group("short"))
-        if index >= len(self.words):
+        return self.words[index] if index < len(self.words) else None
+
+    def _fill(self, match: re.Match[str]) -> str:
+        value = self._value(match)
+        if value is None:
             return match.group(0)  # not given: stays as written
         self.filled += 1
-        return self.words[index]
+        return value
 
     def finish(self, body: str) -> str:
         """The filled body, with the text appended when nothing was filled."""

@@ -205,8 +205,9 @@ class GetSkill(SkillTool):
         except FileAccessError as exc:
             return self.error(exc.code, exc.message)
         key = ContentKey(skill.name, md.path, md.sha256)
-        # `/pdf a` then `/pdf b`: the body is filled with other words, so it is sent again.
-        if not arguments and (holder := context.ledger.holder(key)) is not None:
+        # `/pdf a` then `/pdf b` fills the body's placeholders with other words: sent again.
+        filled = arguments and ArgumentFiller(arguments, argument_names(frontmatter)).fills(body)
+        if not filled and (holder := context.ledger.holder(key)) is not None:
             return _already(GetSkill, f"Skill '{skill.name}'", holder)
         body, inline = self.render(context, skill, md, frontmatter, body, arguments, self.runner)
         listing = list_skill_files(skill)
