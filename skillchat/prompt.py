@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from skillchat.skills.registry import Registry
@@ -37,7 +37,16 @@ above: use that.
 
 # Said only when run_command is not offered (its own rule says what it can run).
 SCRIPTS_CANNOT_RUN = """\
-- Skill scripts cannot be run here; read them as text when you need to know what they do."""
+- Skill scripts cannot be run here; read them as text when you need to know what they do.
+- Paths in a skill's instructions are relative to its folder: pass them to \
+read_file_in_skill as written, never as a path on the user's machine."""
+
+# Said when run_command is offered: instructions name a skill's folder as the sandbox does.
+SKILL_FOLDER_IN_SANDBOX = """\
+- A skill's instructions name its folder as /skills/<skill-name>, where commands see it; \
+read_file_in_skill takes the same file relative to the skill folder \
+(/skills/pdf/forms.md is 'forms.md' of the skill pdf). Never pass a path on the user's \
+machine to a tool."""
 
 # Said when the catalog had to be shortened to fit its budget.
 SEARCH_RULE = """\
@@ -169,8 +178,11 @@ def _size(entries: Sequence[str]) -> int:
     return len(_OPEN) + len(_CLOSE) + sum(map(len, entries)) + 2 * max(0, len(entries) - 1)
 
 
-def build_catalog(registry: Registry, max_chars: int) -> Catalog | None:
-    """The block for `registry` within `max_chars`; None if there are no skills.
+def build_catalog(
+    registry: Registry, max_chars: int, unlisted: Collection[str] = ()
+) -> Catalog | None:
+    """The block for `registry` (but the `unlisted` skills) within `max_chars`; None
+    if there are no skills.
 
     Fair to every skill, in this order: all descriptions whole if they fit; else
     every description longer than a common cap is shortened to it (the largest cap
@@ -179,7 +191,8 @@ def build_catalog(registry: Registry, max_chars: int) -> Catalog | None:
     only; else names cut at a whole entry. Deterministic and stable across turns,
     so providers can cache the prompt.
     """
-    names = registry.model_names()  # a skill hidden from the model is not listed
+    # A skill hidden from the model is not listed, nor one whose `paths` match nothing.
+    names = [name for name in registry.model_names() if name not in unlisted]
     if not names:
         return None
     descriptions = [registry.skills[name].model_description for name in names]
@@ -253,7 +266,7 @@ def system_prompt(
         return None
     parts: list[str] = []
     if catalog is not None:
-        rules = RULES_TOOLS if commands else f"{RULES_TOOLS}\n{SCRIPTS_CANNOT_RUN}"
+        rules = f"{RULES_TOOLS}\n{SKILL_FOLDER_IN_SANDBOX if commands else SCRIPTS_CANNOT_RUN}"
         parts += [rules if tools else RULES_NO_TOOLS, catalog.block]
         if catalog.cut:
             hidden = catalog.total - catalog.shown

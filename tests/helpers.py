@@ -3,6 +3,7 @@ a user runs it (in process or as a subprocess, pointed at the scripted server)."
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess as _subprocess
 import sys
@@ -89,6 +90,18 @@ def ask_in(server: ScriptedServer, *args: str, cwd: Path) -> _subprocess.Complet
     empty.mkdir(exist_ok=True)
     return skillchat("ask", *session_options(server, empty), *args,
                      stdin=_subprocess.DEVNULL, cwd=cwd)  # fmt: skip
+
+
+def ask_json(server: ScriptedServer, skills_dir: Path, *args: str) -> dict[str, Any]:
+    """The `--json` report of `skillchat ask ARGS` against the scripted server over
+    `skills_dir` (the question is the last of `args`), which must succeed."""
+    done = skillchat(
+        "ask", "--json", *session_options(server, skills_dir), *args,
+        stdin=_subprocess.DEVNULL, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
 
 
 def one_line_error(done: _subprocess.CompletedProcess[str], code: int = 1) -> str:

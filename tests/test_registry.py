@@ -39,7 +39,9 @@ def test_discovers_skills_with_their_facts(tmp_path: Path) -> None:
     assert beta.source_dir == skills
     assert beta.description == DESC
     assert beta.allowed_tools == "Read Grep"
-    assert [w.message for w in beta.warnings][1] == "argument-hint: shown by Claude Code only"
+    assert [w.message for w in beta.warnings][1] == (
+        "argument-hint: shown by Claude Code and skillchat (completion, /help)"
+    )
     assert beta.warnings[1].severity == "note"
     assert all(w.severity != "error" for w in beta.warnings)
     assert registry.get("missing") is None

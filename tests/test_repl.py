@@ -155,7 +155,8 @@ def test_reload_model_and_a_skill_shadowed_by_a_command(server, repl, skills) ->
     )
     assert "3 skills; new: fresh" in session.run("/reload")
     assert "fresh used" in session.run("/fresh try it")
-    assert json.loads(sent(server)[-1]["content"])["documentation"] == "# Fresh body\n"
+    fresh = "# Fresh body\n\n\nARGUMENTS: try it"  # no placeholder: the words are appended
+    assert json.loads(sent(server)[-1]["content"])["documentation"] == fresh
     assert '"name": "fresh"' in (system_text(server) or "")
     listing = session.run("/skills")
     assert "● fresh" in listing and "help (use /skill help)" in listing
@@ -164,7 +165,8 @@ def test_reload_model_and_a_skill_shadowed_by_a_command(server, repl, skills) ->
     assert server.completions[-1].body["model"] == "other-model"
     assert "/resume ID" in session.run("/help")  # the command ran: nothing went to the model
     assert "help pages" in session.run("/skill help write one")
-    assert json.loads(sent(server)[-1]["content"])["documentation"] == "# Help pages\n"
+    help_body = "# Help pages\n\n\nARGUMENTS: write one"
+    assert json.loads(sent(server)[-1]["content"])["documentation"] == help_body
     assert session.quit() == 0
     assert len(server.completions) == 3
 

@@ -71,7 +71,7 @@ def test_the_user_starts_a_hidden_skill_and_cannot_start_a_model_only_one(
     done = ask(server, library, "/hidden ship it")
     assert done.returncode == 0 and done.stdout.strip() == "deployed", done.stderr
     activated = json.loads(sent(server, 0)[-1]["content"])
-    assert activated["documentation"] == "# Hidden body\n"
+    assert activated["documentation"] == "# Hidden body\n\n\nARGUMENTS: ship it"
     read = sent(server, 1)[-1]["content"]  # activated: the model may read its files
     assert "can only be started by the user" not in read and "already in context" in read
     done = ask(server, library, "/nouser run")

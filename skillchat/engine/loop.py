@@ -42,6 +42,7 @@ from skillchat.engine.steps.activation import Activation
 from skillchat.engine.steps.attach import AttachFiles
 from skillchat.engine.steps.compaction import AutoCompaction
 from skillchat.engine.steps.fitting import Fitting
+from skillchat.engine.steps.paths import PathsGate
 from skillchat.engine.turn import Step, Turn, TurnResult
 from skillchat.errors import SkillchatError, ToolRoundLimit, UsageError
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
@@ -55,7 +56,13 @@ from skillchat.tools.toolbox import Toolbox, ToolSource
 from skillchat.workspace.files import Workspace
 
 # The steps of a turn, in the order they are called at each moment.
-STEPS: tuple[Step, ...] = (Activation(), AttachFiles(), Fitting(), AutoCompaction())
+STEPS: tuple[Step, ...] = (
+    Activation(),
+    AttachFiles(),
+    PathsGate(),
+    Fitting(),
+    AutoCompaction(),
+)
 
 
 class Chat:
@@ -80,6 +87,7 @@ class Chat:
         self.attachments = (
             Attachments(self.context, self.emit.notice) if workspace is not None else None
         )
+        self.unlisted: frozenset[str] = frozenset()
         self.use_registry(registry)
 
     @property
@@ -103,9 +111,7 @@ class Chat:
         """Serve `registry`'s skills from the next message on (`/reload`); the
         transcript and what the ledger knows is in context stay."""
         self.context.registry = registry
-        self.catalog = build_catalog(registry, self.settings.catalog_max_chars)
-        self.context.catalog_incomplete = self.catalog is not None and self.catalog.incomplete
-        self.offer_tools()
+        self.list_skills(self.unlisted)
         if self.catalog is not None and (warning := self.catalog.warning()):
             self.emit.notice(warning)
         # Said once per state of the skills folders, with each reason (left_out_seen.py).
@@ -115,11 +121,20 @@ class Chat:
             for excluded in left:
                 self.emit.notice(f"  {excluded.name or excluded.path.name}: {excluded.summary()}")
 
+    def list_skills(self, unlisted: frozenset[str]) -> None:
+        """The catalog of the registry's skills but `unlisted` (those whose `paths`
+        match no file now: steps/paths.py), and the tools offered with it."""
+        self.unlisted = unlisted
+        self.catalog = build_catalog(self.registry, self.settings.catalog_max_chars, unlisted)
+        self.context.catalog_incomplete = self.catalog is not None and self.catalog.incomplete
+        self.offer_tools()
+
     def offer_tools(self) -> None:
         """What the next request offers: only what this chat has (no skills, no skill
         tools), with a tool source's as they are now (an MCP server that came up)."""
         self.schemas = self.toolbox.schemas()
         self.tools_enabled = self.settings.tools and bool(self.schemas)
+        self.context.commands = self.tools_enabled and RUN_COMMAND in self.toolbox.names()
 
     def use_settings(self, settings: Settings, backend: Backend | None = None) -> None:
         """Go on under `settings` (and `backend`: `/model`) from the next request on;
@@ -195,7 +210,7 @@ class Chat:
             injected=injected,
             workspace=workspace,
             tool_rules=self.toolbox.prompt_rules() if self.tools_enabled else (),
-            commands=self.tools_enabled and RUN_COMMAND in self.toolbox.names(),
+            commands=self.context.commands,
         )
 
     def compact(self, system: str | None = None, *, auto: bool = False) -> Outcome | None:

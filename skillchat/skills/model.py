@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from skillchat.skills import arguments
+from skillchat.skills.paths import skill_paths
+
 # A note is information, not a fault: counted in neither errors nor warnings.
 Severity = Literal["error", "warning", "note"]
 
@@ -58,6 +61,17 @@ class Skill:
     def user_invocable(self) -> bool:
         """The user may call it as `/name`: not `user-invocable: false` (Claude Code)."""
         return self.frontmatter.get("user-invocable") is not False
+
+    @property
+    def argument_hint(self) -> str | None:
+        """What to type after `/name` (Claude Code's `argument-hint`), for completion
+        and `/help`."""
+        return arguments.argument_hint(self.frontmatter)
+
+    @property
+    def paths(self) -> tuple[str, ...] | None:
+        """Claude Code's `paths` globs: listed to the model only while a file matches."""
+        return skill_paths(self.frontmatter)
 
     @property
     def model_description(self) -> str:

@@ -7,6 +7,10 @@ Frontmatter keys outside the spec that skillchat honours (see `Skill` in model.p
 - `user-invocable: false` (Claude Code): no `/name` and no completion; the model
   still sees it.
 - `when_to_use` (Claude Code): appended to the description the model sees.
+- `argument-hint` and `arguments` (Claude Code): what `/name` takes, shown in
+  completion and `/help`; the names of `$name` placeholders (skills/arguments.py).
+- `paths` (Claude Code): globs; the model is told of the skill only while the
+  workspace has a matching file (skills/paths.py).
 
 Codex keeps its per-skill settings beside SKILL.md, in `agents/openai.yaml`; its
 `policy.allow_implicit_invocation: false` means what `disable-model-invocation`
@@ -38,7 +42,11 @@ VENDOR_KEYS: dict[str, str] = {
     "user-invocable": "honoured by Claude Code and skillchat; other clients ignore it",
     "when_to_use": "honoured by Claude Code and skillchat (added to the description); "
     "other clients ignore it: put what matters in the description",
-    "argument-hint": "shown by Claude Code only",
+    "argument-hint": "shown by Claude Code and skillchat (completion, /help)",
+    "arguments": "honoured by Claude Code and skillchat ($name placeholders filled by "
+    "/name's words); other clients leave them as written",
+    "paths": "honoured by Claude Code and skillchat (listed to the model only while a "
+    "matching file exists); other clients always list the skill",
     "model": "honoured by Claude Code only",
     "context": "honoured by Claude Code only",
     "agent": "honoured by Claude Code only",

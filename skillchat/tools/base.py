@@ -79,6 +79,8 @@ class ToolContext:
     activated: list[str] = field(default_factory=list)
     # The catalog shortened descriptions or cut names: search_skills is offered.
     catalog_incomplete: bool = False
+    # run_command is offered: a skill's folder is named as the sandbox shows it.
+    commands: bool = False
 
 
 def to_json(payload: dict[str, Any]) -> str:

@@ -22,7 +22,9 @@ import re
 from typing import Any
 
 from skillchat.errors import FileAccessError, FrontmatterError
+from skillchat.mounts import SKILLS_MOUNT
 from skillchat.safe_io.read import FileText, truncation_notice
+from skillchat.skills.arguments import ArgumentFiller, argument_names, substitute_skill_dir
 from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
 from skillchat.skills.frontmatter import json_safe, split_skill_md
 from skillchat.skills.model import Skill
@@ -42,11 +44,12 @@ from skillchat.tools.base import (
     to_json,
 )
 from skillchat.tools.context import ContentKey
+from skillchat.tools.inline_commands import InlineRuns, run_inline_commands
+from skillchat.tools.run_command import CommandRunner
 
 LIST_SKILLS = "list_skills"
 GET_SKILL = "get_skill"
 READ_FILE = "read_file_in_skill"
-ARGUMENTS_PLACEHOLDER = "$ARGUMENTS"
 STUB_NOTE = "SKILL.md body not stored; call get_skill again if needed"
 SKILL_FILE_STUB_NOTE = "file content not stored; call read_file_in_skill again if needed"
 
@@ -137,43 +140,76 @@ class GetSkill(SkillTool):
         ["skill_name"],
     )
 
+    def __init__(self, runner: CommandRunner | None = None) -> None:
+        self.runner = runner  # runs the body's inline commands (inline_commands.py)
+
     def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
         return self.load(context, string_arg(args, "skill_name"))
 
     @staticmethod
-    def read(
-        context: ToolContext, skill_name: str, arguments: str | None
+    def source(
+        context: ToolContext, skill_name: str, *, by_model: bool
     ) -> tuple[Skill, FileText, dict[str, Any], str]:
-        """(skill, SKILL.md as read, frontmatter, body with $ARGUMENTS and any cut notice).
-
-        Raises FileAccessError with get_skill's message; the loop uses it alone to put
-        a body in the system prompt when tools are off.
-        """
-        # `arguments` is set on the user's `/name` path only.
-        skill = lookup(context, skill_name, by_model=arguments is None)
+        """(skill, SKILL.md as read, frontmatter, body as written). Raises
+        FileAccessError with get_skill's message."""
+        skill = lookup(context, skill_name, by_model=by_model)
         md = read_skill_md(skill, limit=context.settings.max_skill_md_bytes)
         try:
             frontmatter, body = split_skill_md(md.text)
         except FrontmatterError:  # edited since discovery, or cut inside the frontmatter
             frontmatter, body = json_safe(skill.frontmatter), md.text
-        if arguments is not None:
-            body = body.replace(ARGUMENTS_PLACEHOLDER, arguments)
+        return skill, md, frontmatter, body
+
+    @staticmethod
+    def render(
+        context: ToolContext,
+        skill: Skill,
+        md: FileText,
+        frontmatter: dict[str, Any],
+        body: str,
+        arguments: str | None,
+        runner: CommandRunner | None,
+    ) -> tuple[str, InlineRuns]:
+        """The body as the model gets it: its skill-folder variables, its inline
+        commands run by `runner` (or kept, noted) and, from `/name`, its arguments
+        filled in (skills/arguments.py), then any cut notice."""
+        body = substitute_skill_dir(body, skill.name, sandbox=context.commands)
+        filler = (
+            None if arguments is None else ArgumentFiller(arguments, argument_names(frontmatter))
+        )
+        body, inline = run_inline_commands(body, skill.name, runner, filler or str)
+        if filler is not None:
+            body = filler.finish(body)
         if md.truncated:
             body += truncation_notice(md.path, md.offset, md.end, md.size)
-        return skill, md, frontmatter, body
+        return body, inline
+
+    @classmethod
+    def read(
+        cls, context: ToolContext, skill_name: str, arguments: str | None
+    ) -> tuple[str, InlineRuns]:
+        """The body of `/name arguments` with no runner (tools off: nothing runs), and
+        what became of its inline commands. Raises FileAccessError."""
+        skill, md, frontmatter, body = cls.source(context, skill_name, by_model=False)
+        return cls.render(context, skill, md, frontmatter, body, arguments, None)
 
     def load(
         self, context: ToolContext, skill_name: str, arguments: str | None = None
     ) -> ToolResult:
-        """get_skill(skill_name); `arguments` replaces `$ARGUMENTS` in the body
-        (explicit `/name rest` invocation)."""
+        """get_skill(skill_name); `arguments` fills the body's placeholders
+        (explicit `/name rest` invocation: set on the user's path only)."""
         try:
-            skill, md, frontmatter, body = self.read(context, skill_name, arguments)
+            skill, md, frontmatter, body = self.source(
+                context, skill_name, by_model=arguments is None
+            )
         except FileAccessError as exc:
             return self.error(exc.code, exc.message)
         key = ContentKey(skill.name, md.path, md.sha256)
-        if (holder := context.ledger.holder(key)) is not None:
+        # `/pdf a` then `/pdf b` fills the body's placeholders with other words: sent again.
+        filled = arguments and ArgumentFiller(arguments, argument_names(frontmatter)).fills(body)
+        if not filled and (holder := context.ledger.holder(key)) is not None:
             return _already(GetSkill, f"Skill '{skill.name}'", holder)
+        body, inline = self.render(context, skill, md, frontmatter, body, arguments, self.runner)
         listing = list_skill_files(skill)
         files = listing.paths
         payload = {
@@ -187,6 +223,8 @@ class GetSkill(SkillTool):
         if (cut := listing.notice()) is not None:  # a cut list says so, to model and user
             payload["files_notice"] = cut
             shown += f"\n{cut}"
+        if (ran := inline.summary()) is not None:
+            shown += f"\n{ran}"
         return ToolResult(
             to_json(payload),
             preview=f"files: {shown}",
@@ -238,6 +276,8 @@ class ReadFileInSkill(SkillTool):
         skill_name, file_path = string_arg(args, "skill_name"), string_arg(args, "file_path")
         most = result_cap(context.settings)
         limit, offset = min(max_bytes_arg(args) or most, most), offset_arg(args)
+        # The folder as commands see it (`${CLAUDE_SKILL_DIR}`) is the skill's own.
+        file_path = file_path.removeprefix(f"{SKILLS_MOUNT}/{skill_name}/")
         try:
             skill = lookup(context, skill_name)
             file = read_skill_file(skill, file_path, limit=limit, offset=offset)

@@ -39,10 +39,13 @@ _BY_NAME: dict[str, type[Tool]] = {tool.name: tool for tool in TOOLS}
 
 def chat_tools(runner: CommandRunner | None = None) -> list[Tool]:
     """The tools of one chat, each made with the services it needs: run_command
-    only with a runner (a sandbox works and running is on)."""
+    only with a runner (a sandbox works and running is on); get_skill with it too,
+    for a body's inline commands."""
     tools: list[Tool] = []
     for tool in TOOLS:
-        if tool is not RunCommand:
+        if tool is GetSkill:
+            tools.append(GetSkill(runner))
+        elif tool is not RunCommand:
             tools.append(tool())
         elif runner is not None:
             tools.append(RunCommand(runner))

@@ -20,9 +20,11 @@ from skillchat.errors import UsageError
 from skillchat.ui.safe import counted, one_line
 
 if TYPE_CHECKING:
+    from skillchat.skills.model import Skill
     from skillchat.ui.repl import Repl
 
 CHATS_SHOWN = 20
+SKILL_USAGES_SHOWN = 20  # /help lists this many skills that take arguments
 
 
 @dataclass(frozen=True)
@@ -51,10 +53,26 @@ def _help(repl: Repl, arg: str) -> None:
     rows.append(("/skill NAME ...", "use a skill, even one a command shadows"))
     rows.append(("/NAME ...", "use the skill NAME for this message (Tab completes)"))
     keys = "Enter sends · Esc Enter (Alt+Enter) new line · Ctrl-C stops a reply · Ctrl-D quits"
-    width = max(len(left) for left, _ in rows) + 2
+    hinted = [
+        s for s in repl.session.registry.skills.values() if s.user_invocable and s.argument_hint
+    ]
+    skills = [(one_line(f"/{s.name} {s.argument_hint}", 40), s.description) for s in hinted]
+    width = max(len(left) for left, _ in rows + skills[:SKILL_USAGES_SHOWN]) + 2
     for left, text in rows:
         _print((left.ljust(width), "strong"), text)
     _print(("keys".ljust(width), "muted"), keys)
+    if skills:
+        _print(("skills that take arguments (their argument-hint):", "muted"))
+    for left, text in skills[:SKILL_USAGES_SHOWN]:
+        _print((left.ljust(width), "strong"), one_line(text, 80))
+    if len(skills) > SKILL_USAGES_SHOWN:
+        _print((f"… and {len(skills) - SKILL_USAGES_SHOWN} more (Tab after / shows them)", "muted"))
+
+
+def skill_usage(skill: Skill) -> str:
+    """A skill's completion text: its `argument-hint`, if any, then its description."""
+    hint = skill.argument_hint
+    return f"{hint} · {skill.description}" if hint else skill.description
 
 
 def _skills(repl: Repl, arg: str) -> None:

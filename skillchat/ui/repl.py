@@ -240,9 +240,10 @@ class Repl:
         return one_line(" · ".join(parts))
 
     def _skill_pairs(self) -> list[tuple[str, str]]:
+        """(name, what to type after it and the description) of each `/name` skill."""
         registry = self.session.registry
-        skills = registry.skills
-        return [(n, skills[n].description) for n in registry.names() if skills[n].user_invocable]
+        skills = [registry.skills[n] for n in registry.names()]
+        return [(s.name, commands.skill_usage(s)) for s in skills if s.user_invocable]
 
     def _chat_pairs(self) -> list[tuple[str, str]]:
         return [(c.id, c.title or "") for c in self.store.list_chats(limit=commands.CHATS_SHOWN)]

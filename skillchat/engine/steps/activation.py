@@ -50,7 +50,9 @@ def _activate(chat: Chat, invocation: Invocation) -> ToolRecord:
     """A get_skill call and its result, as if the model had made it."""
     call = ToolCall(new_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
     chat.emit(ToolStarted(call.name, call.arguments))
-    result = GetSkill().load(chat.context, invocation.skill, arguments=invocation.rest)
+    tool = chat.toolbox.get(GET_SKILL)  # the chat's own: it runs inline commands
+    loader = tool if isinstance(tool, GetSkill) else GetSkill()
+    result = loader.load(chat.context, invocation.skill, arguments=invocation.rest)
     chat.took(call.id, result)
     chat.keep(assistant_message("", [call]))
     chat.keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
@@ -62,8 +64,10 @@ def _activate(chat: Chat, invocation: Invocation) -> ToolRecord:
 def _inject(chat: Chat, invocation: Invocation) -> InjectedSkill | None:
     """Without tools: the body, for this request's system prompt."""
     try:
-        body = GetSkill.read(chat.context, invocation.skill, invocation.rest)[3]
+        body, inline = GetSkill.read(chat.context, invocation.skill, invocation.rest)
     except FileAccessError as exc:
         chat.emit.notice(f"cannot load skill '{invocation.skill}': {exc.message}")
         return None
+    if (kept := inline.summary()) is not None:
+        chat.emit.notice(f"/{invocation.skill}: {kept}")
     return InjectedSkill(invocation.skill, body)
