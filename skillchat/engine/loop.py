@@ -79,6 +79,7 @@ class Chat:
         self.attachments = (
             Attachments(self.context, self.emit.notice) if workspace is not None else None
         )
+        self.reread: list[str] = []  # activated skills whose SKILL.md changed since
         self.use_registry(registry)
 
     @property
@@ -98,10 +99,13 @@ class Chat:
     def ledger(self) -> ContextLedger:
         return self.context.ledger
 
-    def use_registry(self, registry: Registry) -> None:
-        """Serve `registry`'s skills from the next message on (`/reload`); the
-        transcript and what the ledger knows is in context stay."""
+    def use_registry(self, registry: Registry, edited: Sequence[str] = ()) -> None:
+        """Serve `registry`'s skills from the next message on (`/reload`, live
+        reload); the transcript and what the ledger knows is in context stay. The
+        activated skills among `edited` (their SKILL.md changed) are named to the
+        model until it loads them again."""
         self.context.registry = registry
+        self.reread += [n for n in edited if n in self.activated and n not in self.reread]
         self.catalog = build_catalog(registry, self.settings.catalog_max_chars)
         self.context.catalog_incomplete = self.catalog is not None and self.catalog.incomplete
         # The toolbox offers only what this chat has (no skills, no skill tools).
@@ -181,6 +185,7 @@ class Chat:
             self.catalog,
             tools=self.tools_enabled,
             activated=self.activated,
+            reread=self.reread if self.tools_enabled else (),
             injected=injected,
             workspace=workspace,
             tool_rules=self.toolbox.prompt_rules() if self.tools_enabled else (),
@@ -222,6 +227,8 @@ class Chat:
             self.ledger.add(call_id, result.context_key)
         if result.activated and result.activated not in self.activated:
             self.activated.append(result.activated)
+        if result.activated in self.reread:
+            self.reread.remove(result.activated)
 
     def attach(self, path: str) -> FileText:
         """Queue a workspace file for the next message (`/attach`, `--attach`).
