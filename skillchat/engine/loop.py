@@ -35,6 +35,7 @@ from skillchat.engine.context_fit import ContextFit
 from skillchat.engine.context_window import context_budget
 from skillchat.engine.emit import Emitter, Listener, MessageAdded, TurnFailed, UsageReported
 from skillchat.engine.events import Usage
+from skillchat.engine.images import takes_images
 from skillchat.engine.messages import add_usage, assistant_message, clean_value, cut_notice
 from skillchat.engine.request import stream_reply
 from skillchat.engine.run_tools import run_tools
@@ -45,6 +46,7 @@ from skillchat.engine.steps.fitting import Fitting
 from skillchat.engine.turn import Step, Turn, TurnResult
 from skillchat.errors import SkillchatError, ToolRoundLimit, UsageError
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
+from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 from skillchat.skills.left_out_seen import first_time
 from skillchat.skills.registry import Registry
@@ -73,7 +75,7 @@ class Chat:
         self.backend = backend
         self.emit = Emitter(listeners)
         self.messages: list[dict[str, Any]] = []
-        self.context = ToolContext(settings, registry, workspace)
+        self.context = ToolContext(settings, registry, workspace, takes_images=takes_images)
         self.toolbox = Toolbox(self.context, tools)
         self.window = ContextFit(self.context.ledger, self.emit.notice)
         self.attachments = (
@@ -230,7 +232,7 @@ class Chat:
         if result.activated in self.reread:
             self.reread.remove(result.activated)
 
-    def attach(self, path: str) -> FileText:
+    def attach(self, path: str) -> FileText | Image:
         """Queue a workspace file for the next message (`/attach`, `--attach`).
 
         Raises FileAccessError when it cannot be read, UsageError without a workspace.
