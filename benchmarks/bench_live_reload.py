@@ -16,10 +16,11 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from skillchat.skills.registry import discover
+
+REPO = Path(__file__).resolve().parents[1]
 
 TARGET_SECONDS = 0.005
 CORPUS = next(
