@@ -12,13 +12,14 @@ from __future__ import annotations
 import base64
 import json
 import struct
+import subprocess
 import zlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 from chat_helpers import sent, settings_for, write_skill
-from helpers import write_files
+from helpers import session_options, skillchat, write_files
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.chats.store import ChatStore
@@ -27,6 +28,7 @@ from skillchat.engine.images import takes_images
 from skillchat.safe_io.images import dimensions, image_type
 from skillchat.session import Session
 from skillchat.skills.registry import discover
+from skillchat.ui.cards import human_size
 from skillchat.workspace.files import Workspace
 
 # A 1x1 lossless WebP, as cwebp writes it.
@@ -221,3 +223,33 @@ def test_the_litellm_backend_sends_the_image_too(server: ScriptedServer, skills:
     session.send("look")
     [part] = image_parts(sent(server)[-1])
     assert data_url_bytes(part)[1] == (skills / "charts" / "assets" / "diagram.txt").read_bytes()
+
+
+def test_ask_attaches_an_image_and_its_card_says_type_and_size(
+    server: ScriptedServer, ws: Workspace, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("vision = true\n")
+    empty = tmp_path / "no-skills"
+    empty.mkdir()
+    server.script(reply("A photo."))
+    done = skillchat(
+        "ask",
+        *session_options(server, empty),
+        "--config",
+        str(config),
+        "-w",
+        str(ws.root),
+        "--attach",
+        "shot.png",
+        "what is this?",
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "A photo.\n"
+    card = " ".join(done.stderr.split())
+    size = (ws.root / "shot.png").stat().st_size
+    assert "read_file · attached" in card and "image/jpeg" in card and "800x600" in card
+    assert f"{human_size(size)} · complete" in card
+    [part] = image_parts(sent(server)[-1])
+    assert data_url_bytes(part)[1] == (ws.root / "shot.png").read_bytes()
