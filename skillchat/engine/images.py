@@ -45,6 +45,7 @@ def takes_images(settings: Settings) -> bool:
 
 
 def image_part(image: Image) -> dict[str, Any]:
+    """`image` inline, as every OpenAI-compatible server and LiteLLM take it."""
     return {"type": "image_url", "image_url": {"url": image.data_url()}}
 
 
@@ -67,6 +68,7 @@ def without_image_data(content: Any) -> Any:
 
 
 def images_in(content: Any) -> int:
+    """How many image parts `content` has (text content has none)."""
     return sum(1 for p in content if is_image_part(p)) if isinstance(content, list) else 0
 
 

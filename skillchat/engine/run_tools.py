@@ -1,10 +1,10 @@
 """Run the tool calls of one reply and add them, with their results, to the transcript.
 
-An image a result carries goes in a user message after the round's tool messages
-(engine/images.py). Parallel calls run in order, at most `max_tool_calls` of them: the rest are
-answered with an error, as is a call whose arguments nest too deeply. All or
-nothing: a Ctrl-C midway leaves the transcript (and what the ledger believes is in
-context) as it was, so the chat stays valid.
+Parallel calls run in order, at most `max_tool_calls` of them: the rest are
+answered with an error, as is a call whose arguments nest too deeply. An image a
+result carries goes in a user message after the round's tool messages
+(engine/images.py). All or nothing: a Ctrl-C midway leaves the transcript (and what
+the ledger believes is in context) as it was, so the chat stays valid.
 """
 
 from __future__ import annotations

@@ -229,6 +229,7 @@ def read_text_or_image(
 ) -> FileText | Image:
     """`read_contained`, except that a PNG, JPEG, GIF or WebP (by its first bytes,
     read from its start) is an `Image` (safe_io/images.py), within `images` or not."""
+    images = ImageLimits(min(images.max_bytes, HARD_CAP_BYTES), images.max_side)
     clean, fd = _opened(container, rel)
     try:
         mime = image_type(os.pread(fd, SNIFF_BYTES, 0)) if offset == 0 else None
