@@ -103,8 +103,14 @@ def test_a_session_picks_up_each_change_at_the_next_turn(
     assert EDITED not in (system_text(server) or "")
     assert len(notices(view)) == 1  # nothing changed since: nothing said
 
-    write(skills, "gamma")  # fixed: its new version, said as an edit
+    write(skills, "epsilon")  # another change: the broken gamma is kept, not said again
     server.script(reply("four"))
+    session.send("one more")
+    assert notices(view)[-1] == "skills changed: new: epsilon"
+    assert "gamma" in session.registry.skills
+
+    write(skills, "gamma")  # fixed: its new version, said as an edit
+    server.script(reply("five"))
     session.send("fixed")
     assert notices(view)[-1] == "skills changed: edited: gamma"
 

@@ -102,9 +102,11 @@ def compare(old: Registry, new: Registry) -> Changes:
     """What `new` (built again after the stamps changed) changes from `old`.
 
     A skill of `old` whose folder `new` found but judged invalid stays as it was in
-    `old` (and leaves `new`'s left-out list), reported as broken."""
+    `old` (and leaves `new`'s left-out list), reported as broken when its SKILL.md
+    is what changed (not again at each later change of another skill)."""
     skills = dict(new.skills)
     excluded = list(new.excluded)
+    kept: set[str] = set()
     broken: list[tuple[str, str]] = []
     for name, skill in old.skills.items():
         if name in skills:
@@ -114,10 +116,11 @@ def compare(old: Registry, new: Registry) -> Changes:
             if item.reason == "invalid" and item.path == folder:
                 skills[name] = skill
                 excluded.remove(item)
-                broken.append((name, item.summary()))
+                kept.add(name)
+                if _md_stamp(old, skill) != _md_stamp(new, skill):  # said once per edit
+                    broken.append((name, item.summary()))
                 break
     registry = replace(new, skills={n: skills[n] for n in sorted(skills)}, excluded=tuple(excluded))
-    kept = {name for name, _ in broken}
     edited = tuple(
         name
         for name, skill in registry.skills.items()
