@@ -116,6 +116,12 @@ class Settings:
     skills_fixtures: bool = False
     max_skill_md_bytes: int = 200_000
     max_resource_bytes: int = 2_000_000
+    # Images read or attached (safe_io/images.py): sent to a model that takes them
+    # (`vision`; None: as litellm's model map says) up to these; a larger one is
+    # described instead. 3.75 MB keeps the base64 under the 5 MB most providers take.
+    vision: bool | None = None
+    max_image_bytes: int = 3_750_000
+    max_image_side: int = 8000
     catalog_max_chars: int = 30_000
     storage_path: str | None = None
     run_allowed_tools: str = "approve"
@@ -233,6 +239,9 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     (None, "gguf"): ("gguf", (str,)),
     (None, "chat_template"): ("chat_template", (str,)),
     (None, "context_window"): ("context_window", (int,)),
+    (None, "vision"): ("vision", (bool,)),
+    (None, "max_image_bytes"): ("max_image_bytes", (int,)),
+    (None, "max_image_side"): ("max_image_side", (int,)),
     ("local", "context_max"): ("local_context_max", (int,)),
     ("skills", "enabled"): ("skills_enabled", (bool,)),
     ("skills", "directories"): ("skill_dirs", (list,)),
@@ -369,6 +378,7 @@ MODEL_KEYS: dict[str, tuple[str, tuple[type, ...]]] = {
     "backend": ("backend", (str,)),
     "max_tokens": ("max_tokens", (int,)),
     "context_window": ("context_window", (int,)),
+    "vision": ("vision", (bool,)),
 }
 
 
@@ -398,7 +408,7 @@ def _named_models(path: Path, text: str, tables: Any) -> dict[str, dict[str, Any
                 known = ", ".join(MODEL_KEYS)
                 raise ConfigError(f"{at}: unknown key '{key}' in [models.{name}] ({known})")
             field_name, types = spec
-            if not isinstance(value, types) or isinstance(value, bool):
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
                 want = _TYPE_NAMES.get(types[0], types[0].__name__)
                 raise ConfigError(f"{at}: [models.{name}] {key} must be {want}")
             entry[field_name] = value
@@ -455,6 +465,8 @@ def _check(settings: Settings) -> None:
         "max_resource_bytes",
         "catalog_max_chars",
         "local_context_max",
+        "max_image_bytes",
+        "max_image_side",
     ):
         if getattr(settings, name) < 1:
             raise ConfigError(f"{where}: {name} must be at least 1")

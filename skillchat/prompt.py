@@ -253,6 +253,7 @@ def system_prompt(
     *,
     tools: bool,
     activated: Sequence[str] = (),
+    reread: Sequence[str] = (),
     injected: InjectedSkill | None = None,
     workspace: str | None = None,
     tool_rules: Sequence[str] = (),
@@ -261,7 +262,8 @@ def system_prompt(
     """The system message text, or None when there is nothing to say (no skills, no
     workspace, no tool rules). `workspace` is the workspace folder's name;
     `tool_rules` are the lines the offered tools ask for (`Tool.prompt_rule`), last;
-    `commands` says run_command is offered, so scripts can run."""
+    `commands` says run_command is offered, so scripts can run; `reread` are the
+    activated skills whose SKILL.md changed since the model loaded them."""
     if catalog is None and injected is None and workspace is None and not tool_rules:
         return None
     parts: list[str] = []
@@ -283,6 +285,12 @@ def system_prompt(
         parts.append(
             "Skills activated in this chat (call get_skill again if their instructions "
             "are no longer in the conversation): " + ", ".join(activated)
+        )
+    if reread:
+        parts.append(
+            "The SKILL.md of these activated skills was edited since you loaded it: "
+            + ", ".join(reread)
+            + ". Call get_skill again for the current instructions before following them."
         )
     if injected is not None:
         parts.append(

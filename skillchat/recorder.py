@@ -23,6 +23,7 @@ from typing import Any
 from skillchat.chats.store import ChatStore
 from skillchat.engine.emit import Compacted, Event, FilesAttached, MessageAdded
 from skillchat.errors import SkillchatError, StorageError
+from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 
 
@@ -121,7 +122,7 @@ class ChatRecorder:
         self.unsaved.append(([dict(m) for m in messages], kept, info))
         self.flush()
 
-    def attached(self, workspace: str, files: Sequence[FileText]) -> None:
+    def attached(self, workspace: str, files: Sequence[FileText | Image]) -> None:
         """Record which files were attached: path and content hash, never content."""
         self.unsaved_files += [(workspace, f.path, f.sha256, f.size) for f in files]
         self.flush()

@@ -177,6 +177,7 @@ class Session:
         session = Session(settings, store=store, listeners=[view],
                           consent=lambda: ReplConsent(settings))
         session.send("hello")           # a TurnResult; the listeners get its events
+        session.refresh_skills()        # what send does first: edited skills picked up
         session.reload_skills()         # /reload: catalog, tools, sandbox mounts
         session.disable_skills(names)   # /skills disable|enable: the same, fewer skills
         session.switch_model("gpt-x")   # /model: backend, settings the tools read
@@ -250,8 +251,24 @@ class Session:
     # ------------------------------------------------------------- operations
 
     def send(self, text: str) -> TurnResult:
-        """One user message through the loop; its events go to the listeners."""
+        """One user message through the loop; its events go to the listeners. The
+        skills edited, added or removed since the last message count for it."""
+        self.refresh_skills()
         return self.chat.send(text)
+
+    def refresh_skills(self) -> None:
+        """Live reload: when a skill folder or SKILL.md changed since the registry
+        was read (a stat of each, skills/changes.py), read them again and serve the
+        new set as `/reload` does, with one line saying what changed; a skill that
+        broke keeps its last good version."""
+        if not self.registry.changed():
+            return
+        from skillchat.skills.changes import compare
+
+        changes = compare(self.registry, load_registry(self.settings))
+        self.chat.use_registry(changes.registry, changes.edited)
+        if (line := changes.line()) is not None:
+            self.emit.notice(line)
 
     def run_tool(self, name: str, raw_arguments: str) -> ToolResult:
         """Run one of the chat's tools as the model would (`/files`, `/grep`), its

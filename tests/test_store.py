@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillchat.chats.messages import NO_RESULT, make_title
+from skillchat.chats.messages import IMAGE_STUB, NO_RESULT, make_title
 from skillchat.chats.store import ChatStore
 from skillchat.errors import UnknownChatError
 from skillchat.tools.skill_tools import SKILL_FILE_STUB_NOTE, STUB_NOTE
@@ -91,13 +91,15 @@ def test_round_trip_rebuilds_the_transcript_with_skill_bodies_stubbed(store: Cha
     assert stored[0].usage is None
 
 
-def test_content_parts_and_unknown_keys_survive(store: ChatStore) -> None:
+def test_content_parts_and_unknown_keys_survive_and_images_become_a_line(
+    store: ChatStore,
+) -> None:
     chat = store.create_chat("m")
     parts = [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "x"}}]
     store.append_message(chat.id, {"role": "user", "content": parts})
     store.append_message(chat.id, {"role": "assistant", "content": "ok", "refusal": None})
     assert store.load_transcript(chat.id).messages == [
-        {"role": "user", "content": parts},
+        {"role": "user", "content": [parts[0], {"type": "text", "text": IMAGE_STUB}]},
         {"role": "assistant", "content": "ok", "refusal": None},
     ]
     assert store.get_chat(chat.id).title is None  # no text content: no title yet

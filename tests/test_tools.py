@@ -269,7 +269,7 @@ def test_get_skill_over_the_limit_is_cut_and_says_so(tmp_path: Path) -> None:
 
 def test_binary_and_odd_frontmatter_values(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "calc", files={"logo.png": ""})
-    (skill.root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (skill.root / "logo.png").write_bytes(b"PK\x03\x04\x00\x00")  # a zip: no image
     (skill.root / ".hidden").write_text("secret")
     (skill.root / "SKILL.md").write_text(
         "---\nname: calc\ndescription: d\nreleased: 2024-05-01\n---\nBody\n"

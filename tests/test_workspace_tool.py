@@ -235,7 +235,7 @@ def test_symlink_inside_the_workspace_is_followed(server, ws) -> None:
 
 def test_fifo_directory_and_binary_are_unsupported(server, ws) -> None:
     os.mkfifo(ws.root / "pipe")
-    (ws.root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (ws.root / "logo.png").write_bytes(b"PK\x03\x04\x00\x00")  # a zip named .png: no image
     (ws.root / "latin1.txt").write_bytes("café".encode("latin-1"))
     results = result_of(server, ws, read("pipe"), read("src"), read("logo.png"), read("latin1.txt"))
     assert [r["errorCode"] for r in results] == ["UNSUPPORTED_FILE"] * 4

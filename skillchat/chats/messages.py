@@ -12,6 +12,8 @@ Kept apart from the SQL so each rule can be read (and tested) on its own:
   a column of their own (and non-text content) travel in the `extra` JSON.
 - `live`: the messages a compacted chat goes on with (the whole history stays stored).
 - `ready_to_send`: a stored transcript as a provider accepts it after a crash.
+- `without_images`: a user message's images (engine/images.py) become a line each:
+  the bytes are the file's, and a resumed chat reads the file again if it needs it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,21 @@ COLUMNS = ("role", "content", "tool_calls", "tool_call_id", "name")
 # dict with `kept`, how many messages before it the compacted chat keeps; on the
 # rest, their role.
 COMPACTION = "compaction"
+
+
+IMAGE_STUB = "[image not stored with the chat: no longer attached; read the file again if needed]"
+
+
+def is_image_part(part: Any) -> bool:
+    """An `image_url` content part (an image sent to the model)."""
+    return isinstance(part, dict) and part.get("type") == "image_url"
+
+
+def without_images(content: Any) -> Any:
+    """Message content with each image part replaced by IMAGE_STUB as a text part."""
+    if not isinstance(content, list):
+        return content
+    return [{"type": "text", "text": IMAGE_STUB} if is_image_part(p) else p for p in content]
 
 
 _FENCE = re.compile(r"\s*(`{3,}|~{3,})[^`\s]*\s*")

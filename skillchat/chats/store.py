@@ -51,6 +51,7 @@ from skillchat.chats.messages import (
     make_title,
     ready_to_send,
     to_columns,
+    without_images,
 )
 from skillchat.chats.private import private_database, private_dir
 from skillchat.chats.records import (
@@ -330,6 +331,8 @@ class ChatStore:
                 raise RuntimeError("a tool message for a store opened without `keep` (a bug)")
             stored = self._keep(tool, arguments, message.get("content"))
             message["content"], activated = stored.content, stored.activated
+        elif message["role"] == "user":
+            message["content"] = without_images(message.get("content"))
         conn.execute(
             "INSERT INTO messages (chat_id, seq, role, content, tool_calls, tool_call_id,"
             " name, extra, interrupted, usage, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",

@@ -42,6 +42,8 @@ def starter_document() -> dict[str, Any]:
         "max_retries": d.max_retries,
         "auto_compact": d.auto_compact,
         "compact_skills_tokens": d.compact_skills_tokens,
+        "max_image_bytes": d.max_image_bytes,
+        "max_image_side": d.max_image_side,
         "skills": {
             "enabled": d.skills_enabled,
             "directories": list(d.skill_dirs),
@@ -79,6 +81,7 @@ UNSET_EXAMPLES: dict[tuple[str | None, str], str] = {
     (None, "gguf"): '"~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf"',
     (None, "chat_template"): '"~/models/tools.jinja"',
     (None, "context_window"): "32768",
+    (None, "vision"): "true",
     ("storage", "path"): '"~/chats.db"',
 }
 

@@ -14,6 +14,10 @@ came with. How it goes in:
 - Without tools (no tool messages are possible), as `<file path="...">` blocks
   before the user's text in the user message itself.
 
+An image (PNG, JPEG, GIF, WebP, by its bytes) goes the way engine/images.py says:
+its note in the `read_file` result and the image in a user message after it, or,
+without tools, its note as the block and the image as a part of the message.
+
 A file whose unchanged content is already in context is not attached again; one
 that changed on disk since is.
 """
@@ -21,18 +25,32 @@ that changed on disk since is.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
+from skillchat.engine.images import image_part
 from skillchat.errors import FileAccessError
+from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
-from skillchat.tools.base import ToolContext
+from skillchat.tools.base import ToolContext, image_note
 from skillchat.tools.workspace_tools import content_key, read_workspace
 from skillchat.workspace.mentions import mentioned_paths
 
 
-def inline(files: Sequence[FileText], text: str) -> str:
-    """The user message with `files` as blocks before `text` (tools off)."""
-    blocks = [f'<file path="{f.path}">\n{f.with_notice()}\n</file>' for f in files]
-    return "\n\n".join([*blocks, text])
+def inline(
+    files: Sequence[FileText | Image], text: str, vision: bool
+) -> str | list[dict[str, Any]]:
+    """The user message with `files` as blocks before `text` (tools off); with an
+    image the model takes, as parts: that text, then the images."""
+    blocks = [f'<file path="{f.path}">\n{_block(f, vision)}\n</file>' for f in files]
+    joined = "\n\n".join([*blocks, text])
+    sent = [f for f in files if isinstance(f, Image) and vision and f.data is not None]
+    if not sent:
+        return joined
+    return [{"type": "text", "text": joined}, *(image_part(f) for f in sent)]
+
+
+def _block(file: FileText | Image, vision: bool) -> str:
+    return image_note(file, vision) if isinstance(file, Image) else file.with_notice()
 
 
 class Attachments:
@@ -45,7 +63,7 @@ class Attachments:
         self.notice = notice
         self.pending: list[str] = []
 
-    def add(self, path: str) -> FileText:
+    def add(self, path: str) -> FileText | Image:
         """Queue `path` (absolute inside the workspace, or relative to it) for the next
         message. It is read now, so a bad path is a `FileAccessError` at once; it is
         read again when sent, so an edit in between is what the model gets."""
@@ -54,7 +72,7 @@ class Attachments:
             self.pending.append(file.path)
         return file
 
-    def take(self, text: str) -> list[FileText]:
+    def take(self, text: str) -> list[FileText | Image]:
         """The queued files and those `text` mentions, read now, each once.
 
         A refused one (hidden, ignored, binary, gone...) and one already in context
@@ -62,7 +80,7 @@ class Attachments:
         """
         paths = [*self.pending, *mentioned_paths(text, self.workspace.root)]
         self.pending = []
-        files: list[FileText] = []
+        files: list[FileText | Image] = []
         for path in paths:
             try:
                 file = read_workspace(self.context, path)

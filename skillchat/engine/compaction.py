@@ -41,6 +41,7 @@ from skillchat.engine.backends.base import Backend
 from skillchat.engine.context_window import CHARS_PER_TOKEN
 from skillchat.engine.emit import Compacted, Emitter
 from skillchat.engine.events import ToolCall
+from skillchat.engine.images import without_image_data
 from skillchat.engine.messages import assistant_message, clean_value, message_size, new_call_id
 from skillchat.engine.retry import stream_with_retries
 from skillchat.errors import ProviderError
@@ -149,7 +150,7 @@ def transcript(older: list[dict[str, Any]], limit: int) -> str:
     }
     blocks: list[str] = []
     for message in older:
-        content = message.get("content")
+        content = without_image_data(message.get("content"))
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         if message["role"] == "tool":
             tool = names.get(message.get("tool_call_id", ""), "tool")

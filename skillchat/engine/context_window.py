@@ -22,12 +22,12 @@ The budget counts characters of the JSON messages, as the loop measures them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import Any
 
 from skillchat.config import Settings
+from skillchat.engine.messages import message_size
 from skillchat.engine.pricing import model_entry
 
 # Seconds for the one /props probe: a local server answers in milliseconds; a
@@ -70,7 +70,7 @@ def _at_most(messages: Sequence[dict[str, Any]], chars: int) -> bool:
     """True when `messages` take no more than `chars` characters as JSON (stops early)."""
     size = 0
     for message in messages:
-        size += len(json.dumps(message, ensure_ascii=False))
+        size += message_size(message)
         if size > chars:
             return False
     return True

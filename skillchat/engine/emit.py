@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skillchat.engine.events import Usage
+from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 from skillchat.tools.base import ToolResult
 
@@ -95,7 +96,7 @@ class MessageAdded:
 @dataclass(frozen=True)
 class FilesAttached:
     workspace: str  # the workspace's real path
-    files: Sequence[FileText]
+    files: Sequence[FileText | Image]
 
 
 @dataclass(frozen=True)

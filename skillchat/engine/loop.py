@@ -35,6 +35,7 @@ from skillchat.engine.context_fit import ContextFit
 from skillchat.engine.context_window import context_budget
 from skillchat.engine.emit import Emitter, Listener, MessageAdded, TurnFailed, UsageReported
 from skillchat.engine.events import Usage
+from skillchat.engine.images import takes_images
 from skillchat.engine.messages import add_usage, assistant_message, clean_value, cut_notice
 from skillchat.engine.request import stream_reply
 from skillchat.engine.run_tools import run_tools
@@ -46,6 +47,7 @@ from skillchat.engine.steps.paths import PathsGate
 from skillchat.engine.turn import Step, Turn, TurnResult
 from skillchat.errors import SkillchatError, ToolRoundLimit, UsageError
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
+from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 from skillchat.skills.left_out_seen import first_time
 from skillchat.skills.registry import Registry
@@ -81,13 +83,14 @@ class Chat:
         self.backend = backend
         self.emit = Emitter(listeners)
         self.messages: list[dict[str, Any]] = []
-        self.context = ToolContext(settings, registry, workspace)
+        self.context = ToolContext(settings, registry, workspace, takes_images=takes_images)
         self.toolbox = Toolbox(self.context, tools, source)
         self.window = ContextFit(self.context.ledger, self.emit.notice)
         self.attachments = (
             Attachments(self.context, self.emit.notice) if workspace is not None else None
         )
         self.unlisted: frozenset[str] = frozenset()
+        self.reread: list[str] = []  # activated skills whose SKILL.md changed since
         self.use_registry(registry)
 
     @property
@@ -107,10 +110,13 @@ class Chat:
     def ledger(self) -> ContextLedger:
         return self.context.ledger
 
-    def use_registry(self, registry: Registry) -> None:
-        """Serve `registry`'s skills from the next message on (`/reload`); the
-        transcript and what the ledger knows is in context stay."""
+    def use_registry(self, registry: Registry, edited: Sequence[str] = ()) -> None:
+        """Serve `registry`'s skills from the next message on (`/reload`, live
+        reload); the transcript and what the ledger knows is in context stay. The
+        activated skills among `edited` (their SKILL.md changed) are named to the
+        model until it loads them again."""
         self.context.registry = registry
+        self.reread += [n for n in edited if n in self.activated and n not in self.reread]
         self.list_skills(self.unlisted)
         if self.catalog is not None and (warning := self.catalog.warning()):
             self.emit.notice(warning)
@@ -207,6 +213,7 @@ class Chat:
             self.catalog,
             tools=self.tools_enabled,
             activated=self.activated,
+            reread=self.reread if self.tools_enabled else (),
             injected=injected,
             workspace=workspace,
             tool_rules=self.toolbox.prompt_rules() if self.tools_enabled else (),
@@ -249,8 +256,10 @@ class Chat:
             self.ledger.add(call_id, result.context_key)
         if result.activated and result.activated not in self.activated:
             self.activated.append(result.activated)
+        if result.activated in self.reread:
+            self.reread.remove(result.activated)
 
-    def attach(self, path: str) -> FileText:
+    def attach(self, path: str) -> FileText | Image:
         """Queue a workspace file for the next message (`/attach`, `--attach`).
 
         Raises FileAccessError when it cannot be read, UsageError without a workspace.

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from skillchat.engine.events import Reply, ToolCall, Usage
+from skillchat.engine.images import content_size
 
 
 def new_call_id() -> str:
@@ -141,8 +142,10 @@ def cut_notice(reply: Reply, max_tokens: int | None) -> str:
 
 
 def message_size(message: dict[str, Any]) -> int:
-    """A message's size in the request body: its JSON and the separator after it."""
-    return len(json.dumps(message, ensure_ascii=False)) + 2
+    """A message's size in the request body: its JSON and the separator after it (an
+    image counted as what it costs a model, not as its base64: engine/images.py)."""
+    size = content_size(message)
+    return (len(json.dumps(message, ensure_ascii=False)) if size is None else size) + 2
 
 
 Size = Callable[[dict[str, Any]], int]

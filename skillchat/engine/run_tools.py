@@ -1,9 +1,10 @@
 """Run the tool calls of one reply and add them, with their results, to the transcript.
 
 Parallel calls run in order, at most `max_tool_calls` of them: the rest are
-answered with an error, as is a call whose arguments nest too deeply. All or
-nothing: a Ctrl-C midway leaves the transcript (and what the ledger believes is in
-context) as it was, so the chat stays valid.
+answered with an error, as is a call whose arguments nest too deeply. An image a
+result carries goes in a user message after the round's tool messages
+(engine/images.py). All or nothing: a Ctrl-C midway leaves the transcript (and what
+the ledger believes is in context) as it was, so the chat stays valid.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from skillchat.engine.emit import ToolFinished, ToolRecord, ToolStarted
-from skillchat.engine.events import Reply
+from skillchat.engine.events import Reply, ToolCall
+from skillchat.engine.images import images_message
 from skillchat.engine.messages import assistant_message, clean_arguments, clean_text, too_deep
 from skillchat.tools.base import ToolResult
 
@@ -62,7 +64,20 @@ def run_tools(chat: Chat, reply: Reply) -> list[ToolRecord]:
     for call, record in zip(reply.tool_calls, records, strict=True):
         chat.keep({"role": "tool", "tool_call_id": call.id, "content": record.result.content})
         chat.emit(ToolFinished(record))
+    keep_images(chat, reply.tool_calls, records)
     return records
+
+
+def keep_images(chat: Chat, calls: list[ToolCall], records: list[ToolRecord]) -> None:
+    """The images the round's results carry, in one user message after them (a tool
+    message holds text only: engine/images.py)."""
+    images = [
+        (f"{call.name} call {call.id}", record.result.image)
+        for call, record in zip(calls, records, strict=True)
+        if record.result.image is not None
+    ]
+    if images:
+        chat.keep(images_message(images))
 
 
 def _cleaned(result: ToolResult) -> ToolResult:

@@ -15,12 +15,13 @@ engine/loop.py; the loop calls every step at three moments, in that order:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillchat.engine.emit import ToolRecord
 from skillchat.engine.events import Usage
 from skillchat.engine.invocation import Invocation
 from skillchat.prompt import InjectedSkill
+from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ class TurnResult:
     tool_calls: list[ToolRecord] = field(default_factory=list)
     usage: Usage | None = None  # summed over the turn's requests; None if never sent
     requests: int = 0
-    attached: list[FileText] = field(default_factory=list)  # workspace files sent with it
+    attached: list[FileText | Image] = field(default_factory=list)  # files sent with it
 
 
 @dataclass
@@ -43,7 +44,8 @@ class Turn:
     """One user message on its way through the steps and the loop."""
 
     text: str  # as the user wrote it
-    content: str  # the user message as it will be sent
+    content: str | list[dict[str, Any]]  # the user message as it will be sent (parts:
+    # an image attached with tools off)
     result: TurnResult
     invocation: Invocation | None = None  # `/name rest` of a usable skill
     injected: InjectedSkill | None = None  # a `/name` body for the system prompt

@@ -23,7 +23,8 @@ through `read_contained`, which:
    skillchat's bundled skills are exempt, as uv installs them as hard links (the
    policy and why: `skillchat/hardlinks.py`);
 7. never reads more than the limit + 1 byte, so a 1 GB file costs `limit` bytes;
-8. refuses binary content (NUL bytes or invalid UTF-8) and strips a UTF-8 BOM.
+8. refuses binary content (NUL bytes or invalid UTF-8) and strips a UTF-8 BOM;
+   `read_text_or_image` serves PNG, JPEG, GIF and WebP instead (safe_io/images.py).
 
 Errors are `FileAccessError(code, message)` with the tools' messages and
 error codes (docs/tools.md) (NOT_FOUND, PATH_TRAVERSAL, PERMISSION_DENIED, UNSUPPORTED_FILE,
@@ -44,6 +45,7 @@ from pathlib import Path
 
 from skillchat.errors import FileAccessError
 from skillchat.localfile import file_kind, read_at_most
+from skillchat.safe_io.images import SNIFF_BYTES, Image, ImageLimits, image_type, read_image
 from skillchat.safe_io.walk import Walk, open_root, opened_inside, resolve
 
 # No configuration can raise a read above this: the memory bound of one tool call.
@@ -218,11 +220,42 @@ def open_contained(container: Container, clean: str) -> int:
 def read_contained(container: Container, rel: object, *, limit: int, offset: int = 0) -> FileText:
     """Read `rel` inside `container` under every path rule, at most `limit` bytes of it
     from byte `offset` on (an offset inside a character starts at the next one)."""
+    clean, fd = _opened(container, rel)
+    return _text(fd, clean, container, limit, offset)
+
+
+def read_text_or_image(
+    container: Container, rel: object, *, limit: int, offset: int = 0, images: ImageLimits
+) -> FileText | Image:
+    """`read_contained`, except that a PNG, JPEG, GIF or WebP (by its first bytes,
+    read from its start) is an `Image` (safe_io/images.py), within `images` or not."""
+    images = ImageLimits(min(images.max_bytes, HARD_CAP_BYTES), images.max_side)
+    clean, fd = _opened(container, rel)
+    try:
+        mime = image_type(os.pread(fd, SNIFF_BYTES, 0)) if offset == 0 else None
+        image = read_image(fd, clean, mime, images) if mime is not None else None
+    except BaseException as exc:
+        os.close(fd)
+        if isinstance(exc, OSError):
+            raise _os_error(exc, clean, container) from None
+        raise
+    if image is None:
+        return _text(fd, clean, container, limit, offset)
+    os.close(fd)
+    return image
+
+
+def _opened(container: Container, rel: object) -> tuple[str, int]:
+    """`rel` checked and opened under every rule: its clean form and descriptor."""
     clean = normalise_relative_path(rel, container)
-    limit = max(0, min(limit, HARD_CAP_BYTES))
     if container.allow is not None:
         container.allow(clean)
-    fd = open_contained(container, clean)
+    return clean, open_contained(container, clean)
+
+
+def _text(fd: int, clean: str, container: Container, limit: int, offset: int) -> FileText:
+    """The text of the open file `fd` (closed here), as `read_contained` says."""
+    limit = max(0, min(limit, HARD_CAP_BYTES))
     try:
         size = os.fstat(fd).st_size
         if offset and offset >= size:

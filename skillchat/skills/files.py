@@ -13,11 +13,13 @@ from dataclasses import dataclass
 
 from skillchat.errors import FileAccessError
 from skillchat.hardlinks import hard_links_allowed
+from skillchat.safe_io.images import Image, ImageLimits
 from skillchat.safe_io.read import (
     Container,
     FileText,
     open_contained,
     read_contained,
+    read_text_or_image,
     traversal_error,
 )
 from skillchat.safe_io.walk import LIST_FLAGS, open_root
@@ -40,6 +42,14 @@ def read_skill_file(skill: Skill, rel: object, *, limit: int, offset: int = 0) -
     """A resource of `skill` (any file under its folder), cut at `limit` bytes from
     `offset`."""
     return read_contained(skill_container(skill), rel, limit=limit, offset=offset)
+
+
+def read_skill_resource(
+    skill: Skill, rel: object, *, limit: int, offset: int, images: ImageLimits
+) -> FileText | Image:
+    """`read_skill_file`, an image (by its bytes) read as one: read_file_in_skill."""
+    container = skill_container(skill)
+    return read_text_or_image(container, rel, limit=limit, offset=offset, images=images)
 
 
 def read_skill_md(skill: Skill, *, limit: int) -> FileText:

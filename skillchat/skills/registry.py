@@ -37,9 +37,10 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillchat.skills.changes import Stamp, folder_stamps
 from skillchat.skills.frontmatter import SKILL_MD_NAMES
 from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.validation import SkillDir, inspect_skill, list_skill_dirs
@@ -52,12 +53,20 @@ class Registry:
 
     `problems` holds directory-level trouble (a skills directory that exists but
     cannot be listed); per-skill trouble is in `excluded` and `Skill.warnings`.
+    `stamps` are the folders' stamps taken just before `discover` read them
+    (skills/changes.py): what the next turn's check compares against.
     """
 
     skills: dict[str, Skill]
     excluded: tuple[Excluded, ...] = ()
     directories: tuple[Path, ...] = ()
     problems: tuple[Problem, ...] = ()
+    stamps: dict[str, Stamp] | None = field(default=None, compare=False, repr=False)
+
+    def changed(self) -> bool:
+        """Whether a skill folder or SKILL.md changed since this registry was read;
+        never for one made without reading folders (no stamps)."""
+        return self.stamps is not None and folder_stamps(self.directories) != self.stamps
 
     def get(self, name: str) -> Skill | None:
         return self.skills.get(name)
@@ -152,6 +161,7 @@ def discover(
     `skills` or in `excluded` with its reason. `~` in a directory is expanded.
     """
     dirs = tuple(Path(d).expanduser() for d in directories)
+    stamps = folder_stamps(dirs)  # before reading: an edit made meanwhile is seen next turn
     usable: dict[str, Skill] = {}
     listed_at: dict[str, str] = {}
     excluded: list[Excluded] = []
@@ -191,4 +201,4 @@ def discover(
                 usable[name] = item
                 listed_at[name] = path
     skills = {name: usable[name] for name in sorted(usable)}
-    return Registry(skills, tuple(excluded), dirs, tuple(problems))
+    return Registry(skills, tuple(excluded), dirs, tuple(problems), stamps)

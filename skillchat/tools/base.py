@@ -22,7 +22,8 @@ A tool is a subclass of `Tool` in its own module, registered once in
 
 `ToolContext` is the state of one chat the tools share: the settings (replaced by
 `/model`), the skill registry (swapped by `/reload`), the workspace, the ledger of
-content already in context, and the skills activated so far. A tool that needs a
+content already in context, the skills activated so far, and whether the model
+takes images (`vision`: an image read is then sent with `ToolResult.image`). A tool that needs a
 service of its own (run_command's sandbox runner) is given it when it is made, and
 the toolbox holds it only when that service exists: the context has no slot for it.
 """
@@ -31,11 +32,13 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from skillchat.config import Settings
 from skillchat.errors import ToolArgumentError
+from skillchat.safe_io.images import Image, ImageLimits
 from skillchat.skills.registry import Registry
 from skillchat.tools.context import ContentKey, ContextLedger
 from skillchat.workspace.files import Workspace
@@ -47,7 +50,8 @@ class ToolResult:
 
     The other fields are for the user and the loop: `preview` is what a tool card may
     show (never a whole SKILL.md body), `activated` names a skill a successful
-    get_skill loaded, `context_key` identifies the content this result puts in context.
+    get_skill loaded, `context_key` identifies the content this result puts in context,
+    `image` is an image to send the model with it (`content` then describes it).
     """
 
     content: str
@@ -58,6 +62,7 @@ class ToolResult:
     truncated: bool = False
     activated: str | None = None
     context_key: ContentKey | None = None
+    image: Image | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,14 @@ class ToolContext:
     catalog_incomplete: bool = False
     # run_command is offered: a skill's folder is named as the sandbox shows it.
     commands: bool = False
+    # Whether a model (the settings') takes images: engine/images.py decides, asked
+    # only when an image is read (it may parse litellm's model map).
+    takes_images: Callable[[Settings], bool] = field(default=lambda _settings: False)
+
+    @property
+    def vision(self) -> bool:
+        """The chat's model, as it is now (`/model`), takes images."""
+        return self.takes_images(self.settings)
 
 
 def to_json(payload: dict[str, Any]) -> str:
@@ -154,6 +167,31 @@ def result_cap(settings: Settings) -> int:
     with `offset`, each cut result saying where the next piece starts.
     """
     return max(1, min(settings.max_resource_bytes, settings.context_max_chars // 4))
+
+
+def image_limits(settings: Settings) -> ImageLimits:
+    """The largest image the settings let a read send (`max_image_bytes`, `_side`)."""
+    return ImageLimits(settings.max_image_bytes, settings.max_image_side)
+
+
+def image_note(image: Image, vision: bool) -> str:
+    """What the model reads in place of an image's bytes: its type, size and
+    dimensions, and whether the image itself comes with the result."""
+    if image.over is not None:
+        why = f"not sent, {image.over}; ask the user for a smaller copy if you need it"
+    elif not vision:
+        why = "not sent: this model is not sent images, only this description"
+    else:
+        why = "sent as an image with this result"
+    return f"[image '{image.path}': {image.describe()}; {why}]"
+
+
+def image_result(image: Image, vision: bool, key: ContentKey) -> ToolResult:
+    """A read that found an image: `content` is the note (the tool's shape wraps it),
+    the image rides along when the model takes it and it is within the limits."""
+    sent = image if vision and image.data is not None else None
+    note = image_note(image, vision)
+    return ToolResult(note, preview=note, size=image.size, context_key=key, image=sent)
 
 
 def function_schema(

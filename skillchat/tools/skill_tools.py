@@ -6,6 +6,7 @@
                                                       | {"error", "error_code"}
     read_file_in_skill(skill_name, file_path,
                        max_bytes?)                 -> the file's text | "ERROR: <message>"
+                                                      | an image's note, the image with it
 
 The result shapes and error messages are a contract (docs/tools.md): models and
 prompts written against them must work unchanged. Every
@@ -23,9 +24,10 @@ from typing import Any
 
 from skillchat.errors import FileAccessError, FrontmatterError
 from skillchat.mounts import SKILLS_MOUNT
+from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText, truncation_notice
 from skillchat.skills.arguments import ArgumentFiller, argument_names, substitute_skill_dir
-from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
+from skillchat.skills.files import list_skill_files, read_skill_md, read_skill_resource
 from skillchat.skills.frontmatter import json_safe, split_skill_md
 from skillchat.skills.model import Skill
 from skillchat.tools.base import (
@@ -36,6 +38,8 @@ from skillchat.tools.base import (
     ToolContext,
     ToolResult,
     function_schema,
+    image_limits,
+    image_result,
     loads_or_none,
     max_bytes_arg,
     offset_arg,
@@ -253,8 +257,9 @@ class ReadFileInSkill(SkillTool):
     name = READ_FILE
     schema = function_schema(
         READ_FILE,
-        "Read a text file inside a skill's folder, e.g. one that its "
-        "SKILL.md references. The path is relative to the skill folder.",
+        "Read a file inside a skill's folder, e.g. one that its SKILL.md "
+        "references: text, or an image (PNG, JPEG, GIF, WebP). The path is relative "
+        "to the skill folder.",
         {
             "skill_name": _SKILL_NAME,
             "file_path": {
@@ -278,15 +283,18 @@ class ReadFileInSkill(SkillTool):
         limit, offset = min(max_bytes_arg(args) or most, most), offset_arg(args)
         # The folder as commands see it (`${CLAUDE_SKILL_DIR}`) is the skill's own.
         file_path = file_path.removeprefix(f"{SKILLS_MOUNT}/{skill_name}/")
+        images = image_limits(context.settings)
         try:
             skill = lookup(context, skill_name)
-            file = read_skill_file(skill, file_path, limit=limit, offset=offset)
+            file = read_skill_resource(skill, file_path, limit=limit, offset=offset, images=images)
         except FileAccessError as exc:
             return self.error(exc.code, exc.message)
-        text = file.with_notice()
         key = ContentKey(skill.name, file.path, file.sha256, file.offset)
         if (holder := context.ledger.holder(key)) is not None:
             return _already(ReadFileInSkill, f"File '{file.path}' of skill '{skill.name}'", holder)
+        if isinstance(file, Image):
+            return image_result(file, context.vision, key)
+        text = file.with_notice()
         return ToolResult(
             text, preview=text, size=file.size, truncated=file.truncated, context_key=key
         )

@@ -3,7 +3,10 @@
     read_file(path, max_bytes?,
               offset?)      -> {"success": true,
                                      "file": {"path", "sizeBytes", "content", "isTruncated",
-                                              "nextOffset" (only when cut)}}
+                                              "nextOffset" (only when cut),
+                                              "mimeType", "width", "height" (an image's:
+                                              `content` describes it, the image
+                                              goes with the result)}}
                                  | {"success": false, "errorCode": CODE, "errors": [message]}
 
 The shapes and the active-files rule are a contract (docs/tools.md): a file whose unchanged content
@@ -22,9 +25,11 @@ files are the user's, and a resumed chat must read the current version.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from typing import Any
 
 from skillchat.errors import FileAccessError
+from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 from skillchat.tools.base import (
     MAX_BYTES_SCHEMA,
@@ -34,6 +39,8 @@ from skillchat.tools.base import (
     ToolContext,
     ToolResult,
     function_schema,
+    image_limits,
+    image_result,
     loads_or_none,
     max_bytes_arg,
     offset_arg,
@@ -47,18 +54,20 @@ READ_WORKSPACE_FILE = "read_file"
 FILE_STUB_NOTE = "file content not stored; call read_file again if needed"
 
 
-def content_key(file: FileText) -> ContentKey:
+def content_key(file: FileText | Image) -> ContentKey:
     return ContentKey(WORKSPACE_SOURCE, file.path, file.sha256, file.offset)
 
 
 def read_workspace(
     context: ToolContext, path: str, limit: int | None = None, offset: int = 0
-) -> FileText:
+) -> FileText | Image:
     """The file under every workspace rule from `offset`, cut at `limit` (at most
-    `result_cap`). Raises FileAccessError; the chat must have a workspace."""
+    `result_cap`), or the image it is. Raises FileAccessError; the chat must have a
+    workspace."""
     assert context.workspace is not None, "read_file is offered only with a workspace"
-    most = result_cap(context.settings)
-    return context.workspace.read(path, limit=min(limit or most, most), offset=offset)
+    most, images = result_cap(context.settings), image_limits(context.settings)
+    limit = min(limit or most, most)
+    return context.workspace.read_any(path, limit=limit, offset=offset, images=images)
 
 
 class ReadWorkspaceFile(Tool):
@@ -67,9 +76,10 @@ class ReadWorkspaceFile(Tool):
     name = READ_WORKSPACE_FILE
     schema = function_schema(
         READ_WORKSPACE_FILE,
-        "Read a text file of the user's workspace (their project folder). "
-        "Read-only. Files already in the conversation (attached by the user, or read "
-        "before and unchanged) are not sent again: reuse that content.",
+        "Read a file of the user's workspace (their project folder): text, or an "
+        "image (PNG, JPEG, GIF, WebP). Read-only. Files already in the conversation "
+        "(attached by the user, or read before and unchanged) are not sent again: "
+        "reuse that content.",
         {
             "path": {
                 "type": "string",
@@ -92,9 +102,17 @@ class ReadWorkspaceFile(Tool):
         return ToolResult(content, is_error=True, error_code=code, preview=message)
 
     @classmethod
-    def result(cls, file: FileText) -> ToolResult:
+    def result(cls, file: FileText | Image, vision: bool) -> ToolResult:
         """The success payload for `file`, keyed for the ledger (attachments
-        are put in context with it too)."""
+        are put in context with it too). An image's `content` is its note, with
+        its type and dimensions beside it; the image goes with the result when the
+        model takes images (`vision`)."""
+        if isinstance(file, Image):
+            note = image_result(file, vision, content_key(file))
+            described = {"mimeType": file.mime, "width": file.width, "height": file.height}
+            image = {"path": file.path, "sizeBytes": file.size, **described}
+            image |= {"content": note.content, "isTruncated": False}
+            return replace(note, content=to_json({"success": True, "file": image}))
         payload: dict[str, Any] = {
             "success": True,
             "file": {
@@ -147,14 +165,16 @@ class ReadWorkspaceFile(Tool):
             return self.error(exc.code, exc.message)
         if context.ledger.holder(content_key(file)) is not None:
             return self._already(file.path)
-        return self.result(file)
+        return self.result(file, context.vision)
 
     @classmethod
     def stored(cls, args: dict[str, Any], content: Any) -> Stored:
-        """A success keeps its path, size and cut flag; an error is kept whole."""
+        """A success keeps its path, size and cut flag (an image's type and
+        dimensions too); an error is kept whole."""
         result = loads_or_none(content)
         file = result.get("file") if isinstance(result, dict) else None
         if isinstance(file, dict) and result.get("success") is True:
             kept = {k: file.get(k) for k in ("path", "sizeBytes", "isTruncated")}
+            kept |= {k: file[k] for k in ("mimeType", "width", "height") if k in file}
             return Stored(to_json({"success": True, "file": kept, "stub": FILE_STUB_NOTE}))
         return Stored(content)

@@ -145,6 +145,7 @@ class Repl:
             if found is not None:
                 command, arg = found
                 return bool(command.run(self, arg))
+            self.session.refresh_skills()  # a skill added since the last turn is no typo
             if mistake := unknown_name(text, self.session.registry, commands.COMMANDS):
                 # Not sent: a typo would cost a request and an answer to the wrong text.
                 _line(f"{mistake} (not sent; Up brings the line back)", "warning")

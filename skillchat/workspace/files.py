@@ -37,7 +37,14 @@ from skillchat.errors import (
     UsageError,
     WorkspaceError,
 )
-from skillchat.safe_io.read import Container, FileText, normalise_relative_path, read_contained
+from skillchat.safe_io.images import Image, ImageLimits
+from skillchat.safe_io.read import (
+    Container,
+    FileText,
+    normalise_relative_path,
+    read_contained,
+    read_text_or_image,
+)
 from skillchat.safe_io.walk import is_inside
 from skillchat.workspace.walk import MAX_WALK_ENTRIES, Walker
 
@@ -135,9 +142,18 @@ class Workspace:
     ) -> FileText:
         """The text of `rel` under every rule, at most `limit` bytes of it from `offset`;
         a walk passes its walker so each `.gitignore` is read once for all its reads."""
+        return read_contained(self._container(walker), rel, limit=limit, offset=offset)
+
+    def read_any(
+        self, rel: object, *, limit: int, offset: int = 0, images: ImageLimits
+    ) -> FileText | Image:
+        """`read`, an image (PNG, JPEG, GIF, WebP by its bytes) read as one."""
+        container = self._container(None)
+        return read_text_or_image(container, rel, limit=limit, offset=offset, images=images)
+
+    def _container(self, walker: Walker | None) -> Container:
         allow = self.check if walker is None else functools.partial(self.check, walker=walker)
-        container = Container(self.root, LABEL, LABEL, allow=allow)
-        return read_contained(container, rel, limit=limit, offset=offset)
+        return Container(self.root, LABEL, LABEL, allow=allow)
 
     def relative(self, path: str | Path) -> str:
         """A user-typed path (absolute, `~`, or relative to the workspace) as the

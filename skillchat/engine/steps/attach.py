@@ -12,7 +12,9 @@ from skillchat.engine.attachments import inline
 from skillchat.engine.emit import FilesAttached, ToolFinished, ToolRecord, ToolStarted
 from skillchat.engine.events import ToolCall
 from skillchat.engine.messages import assistant_message, new_call_id
+from skillchat.engine.run_tools import keep_images
 from skillchat.engine.turn import Step, Turn
+from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 from skillchat.tools.workspace_tools import READ_WORKSPACE_FILE, ReadWorkspaceFile
 from skillchat.workspace.mentions import unmatched_paths
@@ -32,18 +34,20 @@ class AttachFiles(Step):
             return
         turn.result.attached = chat.attachments.take(turn.text)
         if turn.result.attached and not chat.tools_enabled:
-            turn.content = inline(turn.result.attached, turn.content)
+            content = turn.content
+            assert isinstance(content, str), "attachments come before any image part"
+            turn.content = inline(turn.result.attached, content, chat.context.vision)
 
     def after_message(self, chat: Chat, turn: Turn) -> None:
         if turn.result.attached:
             turn.result.tool_calls += _attached(chat, turn.result.attached)
 
 
-def _attached(chat: Chat, files: list[FileText]) -> list[ToolRecord]:
+def _attached(chat: Chat, files: list[FileText | Image]) -> list[ToolRecord]:
     calls = [
         ToolCall(new_call_id(), READ_WORKSPACE_FILE, json.dumps({"path": f.path})) for f in files
     ]
-    results = [ReadWorkspaceFile.result(f) for f in files]
+    results = [ReadWorkspaceFile.result(f, chat.context.vision) for f in files]
     if chat.tools_enabled:
         chat.keep(assistant_message("", calls))
     records = []
@@ -54,6 +58,8 @@ def _attached(chat: Chat, files: list[FileText]) -> list[ToolRecord]:
             chat.keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
         records.append(ToolRecord(call.name, call.arguments, result, synthetic=True))
         chat.emit(ToolFinished(records[-1]))
+    if chat.tools_enabled:
+        keep_images(chat, calls, records)
     if chat.context.workspace is not None:
         chat.emit(FilesAttached(str(chat.context.workspace.root), files))
     return records
