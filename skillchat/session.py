@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from skillchat.config import Settings
     from skillchat.engine.backends.base import Backend
     from skillchat.engine.emit import Listener
+    from skillchat.engine.fork import SkillFork
     from skillchat.engine.loop import Chat
     from skillchat.engine.turn import TurnResult
     from skillchat.recorder import ChatRecorder
@@ -288,6 +289,13 @@ class Session:
         if self.runner is not None and self._consent is not None:
             self.runner.consent = self._consent()
 
+    def _fork(self) -> SkillFork:
+        """What runs `context: fork` skills for the current chat (engine/fork.py)."""
+        from skillchat.engine.fork import SkillFork
+        from skillchat.tools.toolbox import chat_tools
+
+        return SkillFork(lambda: self.chat, self._backend_for, lambda: chat_tools(self.runner))
+
     def _start(
         self,
         transcript: Transcript | None,
@@ -321,7 +329,7 @@ class Session:
             backend,
             *listeners,
             workspace=self.workspace,
-            tools=chat_tools(self.runner),
+            tools=chat_tools(self.runner, self._fork()),
         )
         if transcript is not None:
             self.chat.restore(transcript.messages, transcript.chat.activated_skills)

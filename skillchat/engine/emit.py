@@ -18,6 +18,9 @@ more listener; a new kind of event is one more class here.
     MessageAdded   a complete message joined the transcript
     FilesAttached  workspace files went in with the messages just added
     Compacted      a summary replaced the older messages
+    ForkStarted    a forked skill's conversation began (engine/fork.py)
+    ForkStep       one event of that conversation
+    ForkEnded      it ended: how, its requests, tool calls and tokens
 """
 
 from __future__ import annotations
@@ -105,6 +108,30 @@ class Compacted:
     info: dict[str, Any] = field(default_factory=dict)  # what it was compacted from
 
 
+@dataclass(frozen=True)
+class ForkStarted:
+    fork: int  # numbers the forks of the process
+    skill: str
+    model: str  # the model the fork's requests go to
+    task: str
+
+
+@dataclass(frozen=True)
+class ForkStep:
+    """What a forked skill's conversation did: `event` is that child chat's own."""
+
+    fork: int
+    skill: str
+    model: str
+    event: Event
+
+
+@dataclass(frozen=True)
+class ForkEnded:
+    fork: int
+    summary: dict[str, Any]  # engine/fork.py `ForkRun.summary`
+
+
 Event = (
     Waiting
     | TextDelta
@@ -117,6 +144,9 @@ Event = (
     | MessageAdded
     | FilesAttached
     | Compacted
+    | ForkStarted
+    | ForkStep
+    | ForkEnded
 )
 Listener = Callable[[Event], None]
 
@@ -154,6 +184,8 @@ class ViewListener:
                 self.done(message)
             case Notice(message):
                 self.notice(message)
+            case ForkStep(fork, skill, model, ToolFinished(record)):
+                self.fork_tool(f"{skill}#{fork}", model, record)
 
     def waiting(self, tools: bool) -> None:
         """A request is out and nothing of its reply has arrived yet."""
@@ -172,3 +204,6 @@ class ViewListener:
 
     def done(self, message: str) -> None:
         """What a command the user ran did (`/compact`): said plainly, not as a warning."""
+
+    def fork_tool(self, fork: str, model: str, record: ToolRecord) -> None:
+        """A tool call of a forked skill's conversation ran (`fork` names it)."""

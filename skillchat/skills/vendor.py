@@ -7,6 +7,9 @@ Frontmatter keys outside the spec that skillchat honours (see `Skill` in model.p
 - `user-invocable: false` (Claude Code): no `/name` and no completion; the model
   still sees it.
 - `when_to_use` (Claude Code): appended to the description the model sees.
+- `context: fork` (Claude Code): the skill's work runs in a conversation of its own
+  (engine/fork.py); `model` (Claude Code): the model its turns go to
+  (engine/skill_model.py).
 
 Codex keeps its per-skill settings beside SKILL.md, in `agents/openai.yaml`; its
 `policy.allow_implicit_invocation: false` means what `disable-model-invocation`
@@ -39,8 +42,10 @@ VENDOR_KEYS: dict[str, str] = {
     "when_to_use": "honoured by Claude Code and skillchat (added to the description); "
     "other clients ignore it: put what matters in the description",
     "argument-hint": "shown by Claude Code only",
-    "model": "honoured by Claude Code only",
-    "context": "honoured by Claude Code only",
+    "model": "honoured by Claude Code and skillchat (the skill's turns go to that "
+    "model); other clients ignore it",
+    "context": "`context: fork` is honoured by Claude Code and skillchat (the skill runs "
+    "as a conversation of its own); other clients ignore it",
     "agent": "honoured by Claude Code only",
     "hooks": "honoured by Claude Code only",
 }

@@ -50,7 +50,9 @@ def _activate(chat: Chat, invocation: Invocation) -> ToolRecord:
     """A get_skill call and its result, as if the model had made it."""
     call = ToolCall(new_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
     chat.emit(ToolStarted(call.name, call.arguments))
-    result = GetSkill().load(chat.context, invocation.skill, arguments=invocation.rest)
+    tool = chat.toolbox.get(GET_SKILL)  # the chat's own: it may run a forked skill
+    loader = tool if isinstance(tool, GetSkill) else GetSkill()
+    result = loader.load(chat.context, invocation.skill, arguments=invocation.rest)
     chat.took(call.id, result)
     chat.keep(assistant_message("", [call]))
     chat.keep({"role": "tool", "tool_call_id": call.id, "content": result.content})

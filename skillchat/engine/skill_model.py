@@ -1,0 +1,52 @@
+"""Which model a skill's turns go to: the config's `[skill_models]`, else its `model:`.
+
+    settings, note = skill_settings(chat_settings, skill)
+
+A `[skill_models]` entry is the user's choice: a `[models.NAME]` (its server and
+limits come with it) or any model id, on the chat's server. A SKILL.md's `model:` is
+the author's: it is honoured when it names a `[models.NAME]` of this config, or a
+model id; `inherit` means the chat's model. Claude Code's aliases (`sonnet`, `opus`,
+`haiku`...) mean nothing to another provider: unless the config has a
+`[models.sonnet]` they fall back to the chat's model, and `note` says so in one line.
+"""
+
+from __future__ import annotations
+
+from skillchat.config import Settings, with_model
+from skillchat.skills.model import Skill
+
+INHERIT = "inherit"
+CLAUDE_ALIASES = frozenset(
+    {"sonnet", "opus", "haiku", "opusplan", "sonnet[1m]", "opus[1m]", "default", "best"}
+)
+
+
+def wanted_model(settings: Settings, skill: Skill) -> str | None:
+    """The model asked for the skill (config first, then its SKILL.md), if any."""
+    return settings.skill_models.get(skill.name) or skill.model
+
+
+def skill_settings(settings: Settings, skill: Skill) -> tuple[Settings, str | None]:
+    """The settings the skill's requests go with, and a line when its model
+    could not be mapped (then they are the chat's)."""
+    wanted = wanted_model(settings, skill)
+    if wanted is None or wanted == INHERIT or wanted == settings.model:
+        return settings, None
+    if wanted in settings.named_models:
+        return with_model(settings, wanted), None
+    if wanted.lower() in CLAUDE_ALIASES:
+        return settings, (
+            f"skill '{skill.name}' asks for model '{wanted}', a Claude Code alias with no "
+            f"[models.{wanted}] in the config: it runs on the chat's model {settings.model}"
+        )
+    return with_model(settings, wanted), None
+
+
+def same_server(a: Settings, b: Settings) -> bool:
+    """Whether requests under `a` and `b` go to one model on one server with the
+    same limits (one backend serves both)."""
+    return _server(a) == _server(b)
+
+
+def _server(s: Settings) -> tuple[object, ...]:
+    return (s.model, s.api_base, s.backend, s.gguf, s.max_tokens, s.context_window)
