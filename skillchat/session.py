@@ -263,7 +263,11 @@ class Session:
         its server and limits) from the next message, saved with the chat."""
         from skillchat.config import with_model
 
-        settings = with_model(self.settings, model)
+        self._use_settings(with_model(self.settings, model))
+
+    def _use_settings(self, settings: Settings) -> None:
+        """The current chat goes on under `settings` (another model: `/model`, a
+        skill's own model), saved with the chat."""
         self.chat.use_settings(settings, self._backend_for(settings))
         if self.recorder is not None:
             s = self.settings
@@ -306,9 +310,13 @@ class Session:
         """Make `transcript`'s chat (or a new one) the current chat, recorded by a
         recorder of its own."""
         from skillchat.engine.loop import Chat
+        from skillchat.engine.skill_model import SkillModels
         from skillchat.tools.toolbox import chat_tools
 
-        listeners: list[Listener] = [self.emit]
+        models = SkillModels(
+            lambda: self.settings, lambda: self.registry, self._use_settings, self.emit.notice
+        )
+        listeners: list[Listener] = [self.emit, models]
         if self.store is not None:
             from skillchat.recorder import ChatRecorder
 
