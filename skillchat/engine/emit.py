@@ -129,7 +129,11 @@ class ForkStep:
 @dataclass(frozen=True)
 class ForkEnded:
     fork: int
-    summary: dict[str, Any]  # engine/fork.py `ForkRun.summary`
+    skill: str
+    model: str
+    task: str
+    summary: dict[str, Any]  # engine/fork.py `ForkRun.summary`: outcome, counts, tokens
+    messages: list[dict[str, Any]]  # its transcript (its system prompt apart)
 
 
 Event = (
@@ -184,8 +188,14 @@ class ViewListener:
                 self.done(message)
             case Notice(message):
                 self.notice(message)
-            case ForkStep(fork, skill, model, ToolFinished(record)):
-                self.fork_tool(f"{skill}#{fork}", model, record)
+            case ForkStarted() | ForkEnded():
+                self.fork(event)
+            case ForkStep(fork, skill, _, ToolFinished(record)):
+                self.fork_tool(f"{skill}#{fork}", record)
+            case ForkStep(_, _, _, Waiting()):
+                self.fork_waiting(True)
+            case ForkStep(_, _, _, TextDelta() | TextEnded()):
+                self.fork_waiting(False)
 
     def waiting(self, tools: bool) -> None:
         """A request is out and nothing of its reply has arrived yet."""
@@ -205,5 +215,11 @@ class ViewListener:
     def done(self, message: str) -> None:
         """What a command the user ran did (`/compact`): said plainly, not as a warning."""
 
-    def fork_tool(self, fork: str, model: str, record: ToolRecord) -> None:
+    def fork(self, event: ForkStarted | ForkEnded) -> None:
+        """A forked skill's conversation started or ended (engine/fork.py)."""
+
+    def fork_tool(self, fork: str, record: ToolRecord) -> None:
         """A tool call of a forked skill's conversation ran (`fork` names it)."""
+
+    def fork_waiting(self, waiting: bool) -> None:
+        """A fork's request is out (True), or its reply began or ended (False)."""

@@ -68,7 +68,7 @@ class ForkRun:
 
     def summary(self) -> dict[str, Any]:
         """The run as `--json` and the store show it (its messages apart)."""
-        tokens = self.usage.total_tokens if self.usage else 0
+        usage = self.usage or Usage()
         return {
             "fork": self.number,
             "skill": self.skill,
@@ -76,7 +76,10 @@ class ForkRun:
             "outcome": self.outcome,
             "requests": self.requests,
             "tool_calls": self.tool_calls,
-            "tokens": tokens,
+            "tokens": usage.total_tokens,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "cost": usage.cost,
         }
 
 
@@ -156,7 +159,8 @@ class SkillFork:
     def _end(self, run: ForkRun, outcome: str) -> None:
         run.outcome = outcome
         run.tool_calls = sum(1 for m in run.messages if m.get("role") == "tool")
-        self.parent().emit(ForkEnded(run.number, run.summary()))
+        ended = ForkEnded(run.number, run.skill, run.model, run.task, run.summary(), run.messages)
+        self.parent().emit(ended)
 
 
 _CODES = {"interrupted": "INTERRUPTED", "round-limit": "ROUND_LIMIT", "failed": "FORK_FAILED"}
