@@ -139,7 +139,9 @@ class SkillFork:
         parent.emit(ForkStarted(run.number, run.skill, run.model, task))
         try:
             answer = child.send(task).answer
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
+            if type(stop) is not KeyboardInterrupt:  # SIGTERM's kind ends the whole command
+                raise
             return self._ended(run, "interrupted", "the user stopped it (Ctrl-C)")
         except ToolRoundLimit as exc:
             return self._ended(run, "round-limit", str(exc))

@@ -1,0 +1,67 @@
+"""A forked skill in the interactive session, in a real pseudo-terminal: its lines
+and card, `/show N` with its transcript, and Ctrl-C stopping only the fork."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import session_options, skill_folder, wait_for
+from openai_server import ScriptedServer, call, reply
+from pty_session import PtySession
+
+FORK = '<skill name="digest">'
+
+
+@pytest.fixture
+def repl(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> PtySession:
+    root = tmp_path / "skills"
+    folder = skill_folder(
+        root,
+        "digest",
+        "name: digest\ndescription: Digests notes.\ncontext: fork\n",
+        "# Digest\nRead notes.md and answer in one line.\n",
+    )
+    (folder / "notes.md").write_text("note one\nnote two\n")
+    session = pty_sessions(*session_options(server, root))
+    session.prompt()
+    return session
+
+
+def test_a_fork_shows_its_lines_and_show_prints_its_transcript(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    read = call("read_file_in_skill", {"skill_name": "digest", "file_path": "notes.md"})
+    server.when("", reply(calls=[read]), reply("TWO NOTES"), system=FORK)
+    server.script(reply("The skill found two notes."))
+    screen = repl.run("/digest count the notes")
+    assert "⑂ digest #" in screen and "│ read_file_in_skill" in screen
+    assert "└ answered · 2 requests · 1 tool call" in screen
+    assert "#1 get_skill · /digest" in screen and "The skill found two notes." in screen
+    shown = repl.run("/show 1")
+    assert "task: count the notes" in shown and "note two" in shown and "TWO NOTES" in shown
+    assert repl.quit() == 0
+
+
+def test_ctrl_c_stops_only_the_fork_and_the_chat_goes_on(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    server.when("", reply("never sent", hold="fork"), system=FORK)
+    server.script(reply("The skill was stopped."), reply("still here"))
+    repl.line("/digest count the notes")
+    repl.expect("runs on its own")
+    assert wait_for(
+        lambda: any(FORK in str(r.body["messages"][0]["content"]) for r in server.completions)
+    )
+    repl.interrupt()
+    repl.expect("└ interrupted")
+    repl.expect("The skill was stopped.")
+    repl.prompt()
+    result = json.loads(server.completions[-1].body["messages"][-1]["content"])
+    assert result["error_code"] == "INTERRUPTED" and result["forked"] is True
+    assert "still here" in repl.run("and now?")
+    assert repl.quit() == 0
