@@ -5,11 +5,13 @@ the fork's system prompt (its SKILL.md body)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from chat_helpers import RecordingView, make_chat, registry, sent, write_skill
+from helpers import skill_folder, skillchat, write_files
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.engine.emit import Event, ForkEnded, ForkStarted, ForkStep, ToolFinished
@@ -138,3 +140,21 @@ def test_a_huge_fork_answer_is_capped_with_a_notice(server: ScriptedServer, tmp_
     assert result["answer"].startswith("y" * FORK_ANSWER_CHARS)
     assert f"answer cut at {FORK_ANSWER_CHARS:,} of {FORK_ANSWER_CHARS * 3:,}" in result["answer"]
     assert len(result["answer"]) < FORK_ANSWER_CHARS + 200
+
+
+def test_eval_reports_a_forked_skill_as_started(server: ScriptedServer, tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    folder = skill_folder(skills, "pdf", "name: pdf\ndescription: Fill PDF forms.\ncontext: fork\n")
+    write_files(folder, {"references/forms.md": "# Forms\n"})
+    read = call("read_file_in_skill", {"skill_name": "pdf", "file_path": "references/forms.md"})
+    server.when("", reply(calls=[read]), reply("filled in"), system='<skill name="pdf">')
+    started = call("get_skill", {"skill_name": "pdf", "task": "fill it"})
+    server.when("fill", reply(calls=[started]), reply("filled"))
+    queries = tmp_path / "queries.json"
+    queries.write_text(json.dumps([{"query": "fill my form", "should_trigger": True}]))
+    done = skillchat("eval", str(queries), "--model", "openai/test-model", "--api-base",
+                     server.base_url, "--skill", "pdf", "--skills-dir", str(skills),
+                     "--runs", "1", "--json", stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [run] = json.loads(done.stdout)["queries"][0]["runs"]
+    assert run["activated"] == ["pdf"] and run["files_read"] == ["pdf/references/forms.md"]

@@ -60,6 +60,10 @@ def test_a_forks_run_is_reported_kept_shown_and_never_resent(
     assert "⑂ digest #" in first.stderr and "│ read_file_in_skill" in first.stderr
     assert "└ answered · 2 requests · 1 tool call" in first.stderr
 
+    stats = json.loads(skillchat("skills", "stats", "--json", "--skills-dir", str(skills)).stdout)
+    [digest] = stats["skills"]
+    assert digest["activations_by_model"] == 1 and digest["forks"] == 1
+
     chat_id = report["chat_id"]
     shown = skillchat("chats", "show", chat_id)
     assert shown.returncode == 0, shown.stderr
