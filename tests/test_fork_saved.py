@@ -115,3 +115,28 @@ def test_a_version_4_database_migrates_with_its_chats(tmp_path: Path) -> None:
     raw = sqlite3.connect(db)
     assert raw.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     raw.close()
+
+
+def test_a_fork_reads_a_file_and_runs_a_sandboxed_command(
+    server: ScriptedServer, skills: Path, tools: object
+) -> None:
+    read = call("read_file_in_skill", {"skill_name": "digest", "file_path": "notes.md"})
+    count = call("run_command", {"command": "wc -l < /skills/digest/notes.md",
+                                 "skill_name": "digest"})  # fmt: skip
+    server.when("first-task", reply(calls=[read]), reply(calls=[count]), reply("100 lines"),
+                system=FORK)  # fmt: skip
+    server.when("second-task", reply(calls=[count]), reply("not allowed"), system=FORK)
+    for task in ("first-task", "second-task"):
+        server.script(reply(calls=[call("get_skill", {"skill_name": "digest", "task": task})]),
+                      reply("relayed"))  # fmt: skip
+    done = ask(server, skills, "--json", "--allow-run", "count the notes")
+    assert done.returncode == 0, done.stderr
+    [run] = json.loads(done.stdout)["forks"]
+    ran = json.loads(run["messages"][4]["content"])
+    assert ran["exit_code"] == 0 and ran["stdout"].strip() == "100"
+    assert run["tool_calls"] == 2 and run["outcome"] == "answered"
+    # Without --allow-run the fork's command is refused, as the parent's would be.
+    refused = ask(server, skills, "--json", "count the notes")
+    assert refused.returncode == 0, refused.stderr
+    [run] = json.loads(refused.stdout)["forks"]
+    assert json.loads(run["messages"][2]["content"])["error_code"] == "NOT_ALLOWED"
