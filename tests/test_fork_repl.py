@@ -8,9 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from chat_helpers import tool_messages
+from consent_helpers import QUESTION, run_call
 from helpers import session_options, skill_folder, wait_for
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
+from sandbox_helpers import require_sandbox
 
 FORK = '<skill name="digest">'
 
@@ -64,4 +67,41 @@ def test_ctrl_c_stops_only_the_fork_and_the_chat_goes_on(
     result = json.loads(server.completions[-1].body["messages"][-1]["content"])
     assert result["error_code"] == "INTERRUPTED" and result["forked"] is True
     assert "still here" in repl.run("and now?")
+    assert repl.quit() == 0
+
+
+def test_two_forks_run_at_once_and_ask_their_consent_one_at_a_time(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    require_sandbox()
+    root = tmp_path / "skills"
+    for name in ("alpha", "beta"):
+        skill_folder(root, name, f"name: {name}\ndescription: The {name} skill.\ncontext: fork\n")
+    # alpha's first reply waits until beta's fork has asked: one after the other, it never would.
+    server.when("", reply(calls=[run_call("echo from-alpha", "alpha")], hold="alpha"),
+                reply("alpha done"), system='<skill name="alpha">')  # fmt: skip
+    server.when("", reply(calls=[run_call("echo from-beta", "beta")]), reply("beta done"),
+                system='<skill name="beta">')  # fmt: skip
+    both = [call("get_skill", {"skill_name": n, "task": f"run {n}"}) for n in ("alpha", "beta")]
+    server.script(reply(calls=both), reply("both done"))
+    repl = pty_sessions(*session_options(server, root))
+    repl.prompt()
+    repl.line("run both")
+
+    def asked(skill: str) -> bool:
+        return any(f'<skill name="{skill}">' in str(r.body["messages"][0]["content"])
+                   for r in server.completions)  # fmt: skip
+
+    assert wait_for(lambda: asked("alpha") and asked("beta"))
+    repl.expect("beta #2, running on its own, asks:")  # the fork that asks, named
+    repl.expect(QUESTION)
+    server.release("alpha")
+    repl.send("y")
+    repl.expect("alpha #1, running on its own, asks:")  # after the first was answered
+    repl.expect(QUESTION)
+    repl.send("y")
+    repl.expect("both done")
+    repl.prompt()
+    answers = {json.loads(m["content"])["answer"] for m in tool_messages(server)}
+    assert answers == {"alpha done", "beta done"}
     assert repl.quit() == 0

@@ -24,6 +24,7 @@ chat never sends them to the parent's model).
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,11 +37,15 @@ from skillchat.engine.emit import (
     ForkStarted,
     ForkStep,
     MessageAdded,
+    Notice,
+    TextDelta,
     UsageReported,
+    Waiting,
 )
 from skillchat.engine.events import Usage
 from skillchat.engine.loop import Chat
 from skillchat.engine.messages import add_usage
+from skillchat.engine.parallel_forks import current
 from skillchat.engine.skill_model import same_server, skill_settings
 from skillchat.errors import SkillchatError, ToolRoundLimit
 from skillchat.prompt import InjectedSkill
@@ -107,16 +112,24 @@ class SkillFork:
         self.parent = parent
         self.backend_for = backend_for
         self.tools = tools
+        # While forks run at once (engine/parallel_forks.py): where their events go
+        # (to the parent's thread), and the Ctrl-C that stops them.
+        self.relay: Callable[[Event], None] | None = None
+        self.cancel = threading.Event()
+
+    def emit(self, event: Event) -> None:
+        (self.relay or self.parent().emit)(event)
 
     def __call__(self, skill: Skill, body: str, task: str | None) -> ToolResult:
         parent = self.parent()
         settings, note = skill_settings(parent.settings, skill)
         if note is not None:
-            parent.emit.notice(note)
+            self.emit(Notice(note))
         same = same_server(settings, parent.settings)
         backend = parent.backend if same else self.backend_for(settings)
         task = task or _last_request(parent.messages) or f"Do what the skill {skill.name} is for."
         run = ForkRun(next(_numbers), skill.name, settings.model, task)
+        current.name = f"{run.skill} #{run.number}"  # who asks, if a command needs consent
 
         def watch(event: Event) -> None:
             if isinstance(event, MessageAdded):
@@ -124,7 +137,9 @@ class SkillFork:
             elif isinstance(event, UsageReported):
                 run.usage = add_usage(run.usage, event.usage)
                 run.requests += 1
-            parent.emit(ForkStep(run.number, run.skill, run.model, event))
+            self.emit(ForkStep(run.number, run.skill, run.model, event))
+            if self.cancel.is_set() and isinstance(event, Waiting | TextDelta):
+                raise KeyboardInterrupt  # Ctrl-C while forks ran at once: this one stops
 
         child = ForkChat(
             InjectedSkill(skill.name, body),
@@ -136,7 +151,7 @@ class SkillFork:
             tools=self.tools(),
         )
         child.activated.append(skill.name)  # its own `/name`-only skill is usable
-        parent.emit(ForkStarted(run.number, run.skill, run.model, task))
+        self.emit(ForkStarted(run.number, run.skill, run.model, task))
         try:
             answer = child.send(task).answer
         except KeyboardInterrupt as stop:
@@ -162,7 +177,7 @@ class SkillFork:
         run.outcome = outcome
         run.tool_calls = sum(1 for m in run.messages if m.get("role") == "tool")
         ended = ForkEnded(run.number, run.skill, run.model, run.task, run.summary(), run.messages)
-        self.parent().emit(ended)
+        self.emit(ended)
 
 
 _CODES = {"interrupted": "INTERRUPTED", "round-limit": "ROUND_LIMIT", "failed": "FORK_FAILED"}
