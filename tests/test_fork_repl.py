@@ -10,26 +10,18 @@ from pathlib import Path
 import pytest
 from chat_helpers import tool_messages
 from consent_helpers import QUESTION, run_call
+from fork_helpers import FORK, digest_skills
 from helpers import session_options, skill_folder, wait_for
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
-
-FORK = '<skill name="digest">'
 
 
 @pytest.fixture
 def repl(
     server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
 ) -> PtySession:
-    root = tmp_path / "skills"
-    folder = skill_folder(
-        root,
-        "digest",
-        "name: digest\ndescription: Digests notes.\ncontext: fork\n",
-        "# Digest\nRead notes.md and answer in one line.\n",
-    )
-    (folder / "notes.md").write_text("note one\nnote two\n")
+    root = digest_skills(tmp_path / "skills", "note one\nnote two\n")
     session = pty_sessions(*session_options(server, root))
     session.prompt()
     return session

@@ -10,28 +10,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import session_options, skill_folder, skillchat
+from fork_helpers import FORK, digest_skills
+from helpers import session_options, skillchat
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.chats.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from skillchat.chats.store import ChatStore
 from skillchat.config import user_data_dir
 
-FORK = '<skill name="digest">'
 SECRET = "FILE-CONTENT-7d1f"
 
 
 @pytest.fixture
 def skills(tmp_path: Path) -> Path:
-    root = tmp_path / "skills"
-    folder = skill_folder(
-        root,
-        "digest",
-        "name: digest\ndescription: Digests notes.\ncontext: fork\n",
-        "# Digest\nRead notes.md and answer in one line.\n",
-    )
-    (folder / "notes.md").write_text(f"{SECRET}\n" * 100)
-    return root
+    return digest_skills(tmp_path / "skills", f"{SECRET}\n" * 100)
 
 
 def ask(server: ScriptedServer, skills: Path, *args: str) -> subprocess.CompletedProcess[str]:
