@@ -85,11 +85,13 @@ def test_two_forks_run_at_once_and_ask_their_consent_one_at_a_time(
                    for r in server.completions)  # fmt: skip
 
     assert wait_for(lambda: asked("alpha") and asked("beta"))
-    repl.expect("beta #2, running on its own, asks:")  # the fork that asks, named
+    before = repl.expect(", running on its own, asks:")  # the fork that asks, named
+    assert before.rstrip().endswith(("beta #1", "beta #2")), before
     repl.expect(QUESTION)
     server.release("alpha")
     repl.send("y")
-    repl.expect("alpha #1, running on its own, asks:")  # after the first was answered
+    before = repl.expect(", running on its own, asks:")  # only after the first was answered
+    assert before.rstrip().endswith(("alpha #1", "alpha #2")), before
     repl.expect(QUESTION)
     repl.send("y")
     repl.expect("both done")
