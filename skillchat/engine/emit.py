@@ -192,6 +192,8 @@ class ViewListener:
                 self.fork(event)
             case ForkStep(fork, skill, _, ToolFinished(record)):
                 self.fork_tool(f"{skill}#{fork}", record)
+            case ForkStep(fork, skill, _, Notice(message)):  # a fork's retry, cut reply...
+                self.notice(f"{skill} #{fork}: {message}")
             case ForkStep(_, _, _, Waiting()):
                 self.fork_waiting(True)
             case ForkStep(_, _, _, TextDelta() | TextEnded()):

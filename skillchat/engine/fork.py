@@ -70,6 +70,7 @@ class ForkRun:
     requests: int = 0
     tool_calls: int = 0
     outcome: str = "running"  # answered, interrupted, round-limit, failed
+    started: bool = False  # its child chat is made: its events are the fork's
 
     def summary(self) -> dict[str, Any]:
         """The run as `--json` and the store show it (its messages apart)."""
@@ -132,6 +133,8 @@ class SkillFork:
         current.name = f"{run.skill} #{run.number}"  # who asks, if a command needs consent
 
         def watch(event: Event) -> None:
+            if not run.started:  # the catalog's notes at the child's making: said already
+                return
             if isinstance(event, MessageAdded):
                 run.messages.append(event.message)
             elif isinstance(event, UsageReported):
@@ -151,6 +154,7 @@ class SkillFork:
             tools=self.tools(),
         )
         child.activated.append(skill.name)  # its own `/name`-only skill is usable
+        run.started = True
         self.emit(ForkStarted(run.number, run.skill, run.model, task))
         try:
             answer = child.send(task).answer
