@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from skillchat.engine.emit import Event, ToolStarted
 from skillchat.engine.events import ToolCall
+from skillchat.engine.messages import too_deep
 from skillchat.tools.base import ToolResult
 from skillchat.tools.run_command import RUN_COMMAND
 from skillchat.tools.skill_tools import GET_SKILL, GetSkill
@@ -82,6 +83,8 @@ def concurrent_forks(chat: Chat, calls: Sequence[ToolCall]) -> dict[str, ToolRes
 
 
 def _forked(chat: Chat, call: ToolCall) -> bool:
+    if too_deep(call.arguments):  # refused by run_tools, never parsed
+        return False
     try:
         args = json.loads(call.arguments or "{}")
     except ValueError:
