@@ -119,3 +119,22 @@ def test_a_skill_models_entry_must_be_a_model_name(tmp_path: Path) -> None:
         done.returncode != 0
         and "config.toml:2: 'skill_models.digest' must be a model name" in done.stderr
     )
+
+
+def test_a_model_id_from_a_skill_needs_the_users_word(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    root = skills(tmp_path, "context: fork\nmodel: gpt-pricey\n")
+    server.when("", reply("fork"), system=FORK)
+    server.script(reply("ok"), reply("ok"))
+    view = RecordingView()
+    make_chat(server, discover([root]), view).send("/digest x")
+    assert [n for n in view.of("notice") if "gpt-pricey" in n] == [
+        "skill 'digest' asks for model 'gpt-pricey', which the config does not name: it runs "
+        'on the chat\'s model openai/test-model ([skill_models] digest = "gpt-pricey" allows it)'
+    ]
+    allowed = make_chat(server, discover([root]), skill_models={"digest": "openai/gpt-pricey"})
+    allowed.send("/digest y")
+    assert [r.body["model"] for r in server.completions] == [
+        "test-model", "test-model", "gpt-pricey", "test-model"
+    ]  # fmt: skip

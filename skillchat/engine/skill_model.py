@@ -5,10 +5,11 @@
 
 A `[skill_models]` entry is the user's choice: a `[models.NAME]` (its server and
 limits come with it) or any model id, on the chat's server. A SKILL.md's `model:` is
-the author's: it is honoured when it names a `[models.NAME]` of this config, or a
-model id; `inherit` means the chat's model. Claude Code's aliases (`sonnet`, `opus`,
-`haiku`...) mean nothing to another provider: unless the config has a
-`[models.sonnet]` they fall back to the chat's model, and `note` says so in one line.
+the author's, and a skill from anywhere must not choose what the user pays for: it
+is honoured when it names a `[models.NAME]` of this config (`inherit` is the chat's
+model). Anything else falls back to the chat's model, and `note` says so in one line:
+Claude Code's aliases (`sonnet`, `opus`, `haiku`...) unless the config has a
+`[models.sonnet]`, and a model id unless `[skill_models]` names it for the skill.
 """
 
 from __future__ import annotations
@@ -39,12 +40,18 @@ def skill_settings(settings: Settings, skill: Skill) -> tuple[Settings, str | No
         return settings, None
     if wanted in settings.named_models:
         return with_model(settings, wanted), None
+    if skill.name in settings.skill_models:  # the user's own choice: any model id
+        return with_model(settings, wanted), None
     if wanted.lower() in CLAUDE_ALIASES:
         return settings, (
             f"skill '{skill.name}' asks for model '{wanted}', a Claude Code alias with no "
             f"[models.{wanted}] in the config: it runs on the chat's model {settings.model}"
         )
-    return with_model(settings, wanted), None
+    return settings, (
+        f"skill '{skill.name}' asks for model '{wanted}', which the config does not name: "
+        f"it runs on the chat's model {settings.model} ([skill_models] {skill.name} = "
+        f'"{wanted}" allows it)'
+    )
 
 
 def same_server(a: Settings, b: Settings) -> bool:
