@@ -5,6 +5,7 @@ have gone to the right one."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,6 +80,7 @@ def test_the_config_overrides_the_skills_model_and_ask_runs_the_fork(
     assert [r.body["model"] for r in other.completions] == ["fast-model"]
     assert other.completions[0].body["messages"][-1]["content"] == "count"
     assert len(server.completions) == 1 and "haiku" not in done.stderr
+    assert re.search(r"· forks: [\d,]+ tokens on openai/fast-model ·", done.stderr), done.stderr
 
 
 def test_a_claude_alias_without_a_table_falls_back_with_one_line(

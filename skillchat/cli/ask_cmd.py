@@ -127,6 +127,15 @@ def usage_line(usage: Usage | None) -> str | None:
     return line + (f" · ${usage.cost:.4f}" if usage.cost is not None else "")
 
 
+def fork_lines(forks: Sequence[ForkEnded]) -> list[str]:
+    """`forks: 2,310 tokens on local-qwen`: what forked skills used, per model (their
+    requests are not in the chat's own usage)."""
+    tokens: dict[str, int] = {}
+    for fork in forks:
+        tokens[fork.model] = tokens.get(fork.model, 0) + int(fork.summary.get("tokens") or 0)
+    return [f"forks: {n:,} tokens on {model}" for model, n in tokens.items()]
+
+
 def json_report(
     result: TurnResult, model: str, chat_id: str | None, forks: Sequence[ForkEnded] = ()
 ) -> dict[str, Any]:
@@ -332,7 +341,8 @@ def ask(
         report = json_report(result, settings.model, session.chat_id, forks)
         sys.stdout.write(json_text(report) + "\n")
     else:
-        line = " · ".join(filter(None, [usage_line(result.usage), f"chat {session.chat_id}"]))
+        parts = [usage_line(result.usage), *fork_lines(forks), f"chat {session.chat_id}"]
+        line = " · ".join(filter(None, parts))
         err().print(line, style="muted", markup=False, highlight=False)
     recorder = session.recorder
     if recorder and recorder.pending:  # the answer is out; a script must learn it is unsaved
