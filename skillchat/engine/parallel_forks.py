@@ -21,7 +21,6 @@ import json
 import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -34,6 +33,8 @@ from skillchat.tools.run_command import RUN_COMMAND
 from skillchat.tools.skill_tools import GET_SKILL, GetSkill
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from skillchat.engine.loop import Chat
 
 FORK_CONCURRENCY = 3  # forks of one reply running at once; the rest wait their turn
@@ -67,6 +68,8 @@ def concurrent_forks(chat: Chat, calls: Sequence[ToolCall]) -> dict[str, ToolRes
     chosen = [c for c in calls if c.name == GET_SKILL and _forked(chat, c)]
     if not isinstance(fork, Relayed) or len(chosen) < 2:
         return {}
+    from concurrent.futures import ThreadPoolExecutor  # only when forks run at once
+
     inbox: queue.Queue[Event | _Question] = queue.Queue()
     fork.relay, owner = inbox.put, threading.get_ident()
     for call in chosen:
