@@ -158,6 +158,9 @@ class Settings:
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict, compare=False)
     mcp_use: tuple[str, ...] | None = None
     mcp_allow: bool = False
+    # `[skill_models]`: skill name -> the model its turns go to (a `[models.NAME]` or
+    # a model id), over the skill's own `model:` (engine/skill_model.py).
+    skill_models: dict[str, str] = field(default_factory=dict, compare=False)
     config_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[str, ...] = ()
@@ -329,6 +332,8 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
         values["mcp_servers"] = mcp_servers(path, data.pop("mcp"))
     if "packages" in data:
         values["skill_packages"] = _skill_packages(path, text, data.pop("packages"))
+    if "skill_models" in data:
+        values["skill_models"] = _skill_models(path, text, data.pop("skill_models"))
     for top_key, top_value in data.items():
         items: list[tuple[str | None, str, Any]]
         if top_key in _SECTIONS and isinstance(top_value, dict):
@@ -369,6 +374,20 @@ def _skill_packages(path: Path, text: str, table: Any) -> dict[str, tuple[str, .
             raise ConfigError(f"{where}: 'packages.{skill}' must be a list of strings")
         out[skill] = tuple(wanted)
     return out
+
+
+def _skill_models(path: Path, text: str, table: Any) -> dict[str, str]:
+    """`[skill_models]`: skill name -> model (`pdf = "local-qwen"`). A table of its
+    own, like `[packages]`, because `[skills.NAME]` would collide with `[skills]`
+    keys that are valid skill names too (`strict`, `enabled`, `disabled`...)."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: 'skill_models' must be a table: [skill_models]")
+    for skill, model in table.items():
+        if not isinstance(model, str) or not model.strip():
+            line = _line_of(text, "skill_models", skill)
+            where = f"{path}:{line}" if line else str(path)
+            raise ConfigError(f"{where}: 'skill_models.{skill}' must be a model name")
+    return dict(table)
 
 
 # What a `[models.NAME]` table may set: the settings of one model and its server.

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from skillchat.chats.store import ChatStore
-from skillchat.engine.emit import Compacted, Event, FilesAttached, MessageAdded
+from skillchat.engine.emit import Compacted, Event, FilesAttached, ForkEnded, MessageAdded
 from skillchat.errors import SkillchatError, StorageError
 from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
@@ -82,13 +82,14 @@ class ChatRecorder:
         self.unsaved: list[tuple[Any, Any, Any]] = []
         # (workspace, path, sha256, size) of attached files, written after the messages
         self.unsaved_files: list[tuple[str, str, str, int]] = []
+        self.unsaved_forks: list[dict[str, Any]] = []  # ended forks (chats/forks.py)
         self.failure: str | None = None  # why the last write failed; None once it works
         self._notify = notify or (lambda message: None)
 
     @property
     def pending(self) -> int:
         """How many writes (messages, attached files) still wait for the database."""
-        return len(self.unsaved) + len(self.unsaved_files)
+        return len(self.unsaved) + len(self.unsaved_files) + len(self.unsaved_forks)
 
     def __call__(self, event: Event) -> None:
         """Save what a chat's events say joined it; the rest is for the views."""
@@ -99,6 +100,12 @@ class ChatRecorder:
                 self.attached(workspace, files)
             case Compacted(messages, kept, info):
                 self.compacted(messages, kept, info)
+            case ForkEnded(_, skill, model, task, summary, messages):
+                outcome = summary.get("outcome", "")
+                fork: dict[str, Any] = {"skill": skill, "model": model, "task": task}
+                fork |= {"outcome": outcome, "summary": summary, "messages": messages}
+                self.unsaved_forks.append(fork)
+                self.flush()
 
     def message(
         self, message: Mapping[str, Any], *, interrupted: bool = False, usage: Any = None
@@ -153,6 +160,9 @@ class ChatRecorder:
                     workspace, path, sha256, size = self.unsaved_files[0]
                     self.store.record_attachment(self.chat_id, workspace, path, sha256, size)
                     del self.unsaved_files[0]
+                while self.unsaved_forks and self.chat_id is not None:
+                    self.store.add_fork(self.chat_id, self.unsaved_forks[0])
+                    del self.unsaved_forks[0]
         except SkillchatError as exc:  # StorageError, or the chat was deleted meanwhile
             if self.failure is None:
                 self._notify(f"chat not saved: {exc} (retried with each message)")

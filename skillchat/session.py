@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from skillchat.config import Settings
     from skillchat.engine.backends.base import Backend
     from skillchat.engine.emit import Listener
+    from skillchat.engine.fork import SkillFork
     from skillchat.engine.loop import Chat
     from skillchat.engine.turn import TurnResult
     from skillchat.mcp.hub import McpHub
@@ -290,7 +291,11 @@ class Session:
         its server and limits) from the next message, saved with the chat."""
         from skillchat.config import with_model
 
-        settings = with_model(self.settings, model)
+        self._use_settings(with_model(self.settings, model))
+
+    def _use_settings(self, settings: Settings) -> None:
+        """The current chat goes on under `settings` (another model: `/model`, a
+        skill's own model), saved with the chat."""
         self.chat.use_settings(settings, self._backend_for(settings))
         if self.recorder is not None:
             s = self.settings
@@ -316,6 +321,13 @@ class Session:
         if self.runner is not None and self._consent is not None:
             self.runner.consent = self._consent()
 
+    def _fork(self) -> SkillFork:
+        """What runs `context: fork` skills for the current chat (engine/fork.py)."""
+        from skillchat.engine.fork import SkillFork
+        from skillchat.tools.toolbox import chat_tools
+
+        return SkillFork(lambda: self.chat, self._backend_for, lambda: chat_tools(self.runner))
+
     def _start(
         self,
         transcript: Transcript | None,
@@ -326,9 +338,13 @@ class Session:
         """Make `transcript`'s chat (or a new one) the current chat, recorded by a
         recorder of its own."""
         from skillchat.engine.loop import Chat
+        from skillchat.engine.skill_model import SkillModels
         from skillchat.tools.toolbox import chat_tools
 
-        listeners: list[Listener] = [self.emit]
+        models = SkillModels(
+            lambda: self.settings, lambda: self.registry, self._use_settings, self.emit.notice
+        )
+        listeners: list[Listener] = [self.emit, models]
         if self.store is not None:
             from skillchat.recorder import ChatRecorder
 
@@ -349,7 +365,7 @@ class Session:
             backend,
             *listeners,
             workspace=self.workspace,
-            tools=chat_tools(self.runner),
+            tools=chat_tools(self.runner, self._fork()),
             source=self._mcp_tools(settings),
         )
         if transcript is not None:

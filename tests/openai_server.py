@@ -59,7 +59,9 @@ A request whose first user message contains "17%" plays the rule's moves in turn
 within its own conversation: the first move when no assistant message follows that
 user message yet, the second after one, and so on (the last repeats). Rules are
 tried in the order given; a rule is the JSON-able `{"when": text, "then": [moves]}`
-(in a script file too).
+(in a script file too). `system="..."` narrows a rule to requests whose system
+message contains that text too: a forked skill's conversation (its SKILL.md body is
+in its system prompt) is told from its parent's that way.
 
 CLI: `python tests/openai_server.py --script moves.json [--loop]` prints the port on
 its first stdout line, then serves until killed; `GET /_requests` returns the log.
@@ -373,8 +375,11 @@ def _ruled_move(rules: list[Move], body: dict[str, Any]) -> Move | None:
         return None
     content = messages[users[0]].get("content")
     text = content if isinstance(content, str) else json.dumps(content)
+    system = messages[0].get("content") if messages[0].get("role") == "system" else ""
     step = sum(1 for m in messages[users[0] :] if m.get("role") == "assistant")
     for rule in rules:
+        if rule.get("system") and rule["system"] not in str(system):
+            continue
         if rule["when"] in text and rule["then"]:
             return rule["then"][min(step, len(rule["then"]) - 1)]
     return None
@@ -433,10 +438,14 @@ class ScriptedServer(ThreadingHTTPServer):
                 (self.rules if "when" in move else self.moves).append(move)
         return self
 
-    def when(self, text: str, *moves: Move) -> ScriptedServer:
-        """A rule: conversations whose first user message contains `text` play
-        `moves` in turn, whatever else is in flight (see the module docstring)."""
-        return self.script({"when": text, "then": list(moves)})
+    def when(self, text: str, *moves: Move, system: str | None = None) -> ScriptedServer:
+        """A rule: conversations whose first user message contains `text` (and
+        whose system message contains `system`) play `moves` in turn, whatever else
+        is in flight (see the module docstring)."""
+        rule: Move = {"when": text, "then": list(moves)}
+        if system is not None:
+            rule["system"] = system
+        return self.script(rule)
 
     def _gate(self, name: str) -> threading.Event:
         with self._lock:

@@ -77,7 +77,10 @@ def test_json_output_shape(server: ScriptedServer) -> None:
     done = ask(server, "--json", "/calculator 2+2")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert set(report) == {"answer", "tool_calls", "usage", "model", "chat_id"}
+    assert set(report) == {
+        "answer", "tool_calls", "usage", "model", "chat_id", "forks", "usage_by_model"
+    }  # fmt: skip
+    assert report["forks"] == [] and set(report["usage_by_model"]) == {"openai/test-model"}
     assert re.fullmatch(r"[0-9a-f]{8}", report["chat_id"])
     assert report["answer"] == "done" and report["model"] == "openai/test-model"
     invoked, traversal = report["tool_calls"]

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from skillchat.chats.messages import COMPACTION
-from skillchat.chats.records import AttachedFile, Chat, StoredMessage
+from skillchat.chats.records import AttachedFile, Chat, StoredFork, StoredMessage
 
 SUMMARY_CHARS = 100
 
@@ -117,6 +117,38 @@ def _label(message: dict[str, Any]) -> str:
     return str(message["role"])
 
 
+def fork_heading(fork: StoredFork) -> str:
+    """`fork digest on gpt-x: answered · 2 requests · 1 tool call · 900 tokens`."""
+    s = fork.summary
+    counts = f"{s.get('requests', 0)} requests · {s.get('tool_calls', 0)} tool calls"
+    tokens = f"{s.get('tokens', 0)} tokens"
+    return f"fork {fork.skill} on {fork.model}: {fork.outcome} · {counts} · {tokens}"
+
+
+def fork_lines(fork: StoredFork) -> list[tuple[str, str]]:
+    """A fork in `chats show` (and `/show N`): its heading, then its messages, indented."""
+    lines = [("", ""), ("transcript.compaction", f"  ⑂ {fork_heading(fork)}")]
+    names = {
+        c["id"]: c["function"]["name"] for m in fork.messages for c in m.get("tool_calls") or []
+    }
+    for message in fork.messages:
+        text = text_of(message.get("content"))
+        if message.get("role") == "tool":
+            tool = names.get(message.get("tool_call_id", ""), "tool")
+            shown = (run_summary(text) if tool == "run_command" else None) or one_line(text)
+            lines.append(("muted", f"    ← {tool}: {shown}"))
+            continue
+        lines.append(("muted", f"    {message.get('role')}: {one_line(text)}" if text else ""))
+        for call in message.get("tool_calls") or []:
+            lines.append(("transcript.call", f"    → {call_summary(call)}"))
+    return [line for line in lines if line[1] or line == ("", "")]
+
+
+def _forks_before(chat: Chat, seq: int) -> list[StoredFork]:
+    """The forks that ended just before message `seq` was added."""
+    return [f for f in chat.forks if f.seq == seq]
+
+
 def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str]]:
     """The `chats show` transcript as (style, text) lines; style '' is plain."""
     lines = [
@@ -132,6 +164,8 @@ def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str
     names = _tool_names(messages)
     for stored in messages:
         message = stored.message
+        for fork in _forks_before(chat, stored.seq):
+            lines += fork_lines(fork)
         if (compacted := compaction_line(message)) is not None:
             lines += [("", ""), ("transcript.compaction", f"── {compacted} ──")]
             continue
@@ -147,6 +181,9 @@ def show_lines(chat: Chat, messages: list[StoredMessage]) -> list[tuple[str, str
         lines += [("", f"  {line}") for line in text.splitlines()]
         for call in message.get("tool_calls") or []:
             lines.append(("transcript.call", f"  → {call_summary(call)}"))
+    for fork in chat.forks:
+        if fork.seq >= len(messages):
+            lines += fork_lines(fork)
     return lines
 
 
@@ -190,6 +227,7 @@ def to_markdown(chat: Chat, messages: list[StoredMessage]) -> str:
     names = _tool_names(messages)
     for stored in messages:
         message = stored.message
+        blocks += [_fork_block(fork) for fork in _forks_before(chat, stored.seq)]
         if (compacted := compaction_line(message)) is not None:
             blocks += ["---", f"*{one_line(compacted, len(compacted)).capitalize()}.*"]
             continue
@@ -208,7 +246,18 @@ def to_markdown(chat: Chat, messages: list[StoredMessage]) -> str:
                 f"**Tool call** {_code(str(function['name']))}:",
                 _fence(function.get("arguments") or ""),
             ]
+    blocks += [_fork_block(fork) for fork in chat.forks if fork.seq >= len(messages)]
     return "\n\n".join(blocks) + "\n"
+
+
+def _fork_block(fork: StoredFork) -> str:
+    """A fork in the Markdown export: its heading and its messages as one fenced
+    JSON block (the fork's own words cannot add headings)."""
+    heading = f"### Fork {_code(fork.skill)} on {_code(fork.model)}: {fork.outcome}"
+    task = f"Task: {_code(fork.task)}"
+    return "\n\n".join(
+        [heading, task, _fence(json.dumps(fork.messages, indent=1, ensure_ascii=False))]
+    )
 
 
 def to_json(chat: Chat, messages: list[StoredMessage]) -> dict[str, Any]:
@@ -217,6 +266,7 @@ def to_json(chat: Chat, messages: list[StoredMessage]) -> dict[str, Any]:
     meta = asdict(chat)
     meta["activated_skills"] = list(chat.activated_skills)
     meta["attached_files"] = [asdict(f) for f in chat.attached_files]
+    meta["forks"] = [asdict(f) for f in chat.forks]
     return {
         "chat": meta,
         "messages": [

@@ -38,12 +38,28 @@ class AttachedFile:
 
 
 @dataclass(frozen=True)
+class StoredFork:
+    """A forked skill's conversation, kept with its chat but apart from its messages:
+    shown and exported, never sent to the chat's model again (chats/forks.py)."""
+
+    seq: int  # the chat's message count when it ended: it ran before message `seq`
+    skill: str
+    model: str
+    task: str
+    outcome: str  # answered, interrupted, round-limit, failed
+    summary: dict[str, Any]  # requests, tool calls, tokens
+    messages: list[dict[str, Any]]  # tool results kept as the chat's are (stubs)
+    created_at: str
+
+
+@dataclass(frozen=True)
 class Chat(ChatSummary):
-    """A chat with the names of the skills it activated, in activation order, and the
-    files attached to it, in attachment order."""
+    """A chat with the names of the skills it activated, in activation order, the
+    files attached to it, in attachment order, and its forks, in the order they ended."""
 
     activated_skills: tuple[str, ...] = ()
     attached_files: tuple[AttachedFile, ...] = ()
+    forks: tuple[StoredFork, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE chats ADD COLUMN workspace TEXT",
         "CREATE INDEX chats_by_folder ON chats (folder, updated_at)",
     ),
+    # 4 -> 5: forked skills' conversations (engine/fork.py), apart from the messages so
+    # a resumed chat never sends them to its model: one row each, its messages as JSON.
+    (
+        """CREATE TABLE chat_forks (
+            chat_id    TEXT NOT NULL REFERENCES chats (id) ON DELETE CASCADE,
+            seq        INTEGER NOT NULL,   -- the chat's message count when it ended
+            skill      TEXT NOT NULL,
+            model      TEXT NOT NULL,
+            task       TEXT NOT NULL,
+            outcome    TEXT NOT NULL,      -- answered | interrupted | round-limit | failed
+            summary    TEXT NOT NULL,      -- JSON object: requests, tool_calls, tokens
+            messages   TEXT NOT NULL,      -- JSON array, tool results kept as the chat's
+            created_at TEXT NOT NULL
+        )""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

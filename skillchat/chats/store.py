@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from skillchat.chats.forks import load_forks, save_fork
 from skillchat.chats.messages import (
     COMPACTION,
     check_message,
@@ -417,6 +418,11 @@ class ChatStore:
                 (chat_id, path, sha256, size_bytes, workspace, now()),
             )
 
+    def add_fork(self, chat_id: str, fork: Mapping[str, Any]) -> None:
+        """Keep an ended fork's conversation with its chat (chats/forks.py)."""
+        with self._write() as conn:
+            save_fork(conn, chat_id, self._require(conn, chat_id), fork, self._keep)
+
     def delete_chat(self, chat_id: str) -> None:
         """Delete a chat, its messages and its activated skills."""
         with self._write() as conn:
@@ -486,10 +492,12 @@ class ChatStore:
                 " WHERE chat_id = ? ORDER BY rowid",
                 (rows[0][0],),
             ).fetchall()
+            forks = load_forks(self._conn.execute, rows[0][0])
         return dataclasses.replace(
             Chat(*rows[0]),
             activated_skills=tuple(r[0] for r in skills),
             attached_files=tuple(AttachedFile(*r) for r in files),
+            forks=forks,
         )
 
     def load_messages(self, chat_id: str) -> list[StoredMessage]:

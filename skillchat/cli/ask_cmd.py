@@ -13,7 +13,7 @@ import re
 import signal
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -49,6 +49,7 @@ from skillchat.cli.common import (
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
+    from skillchat.engine.emit import ForkEnded
     from skillchat.engine.events import Usage
     from skillchat.engine.loop import Chat
     from skillchat.engine.turn import TurnResult
@@ -129,9 +130,21 @@ def usage_line(usage: Usage | None) -> str | None:
     return line + (f" · ${usage.cost:.4f}" if usage.cost is not None else "")
 
 
-def json_report(result: TurnResult, model: str, chat_id: str | None) -> dict[str, Any]:
-    """The `--json` object: answer, every tool call with its result, usage, model, and
-    the saved chat's id (for `ask --chat ID`)."""
+def fork_lines(forks: Sequence[ForkEnded]) -> list[str]:
+    """`forks: 2,310 tokens on local-qwen`: what forked skills used, per model (their
+    requests are not in the chat's own usage)."""
+    tokens: dict[str, int] = {}
+    for fork in forks:
+        tokens[fork.model] = tokens.get(fork.model, 0) + int(fork.summary.get("tokens") or 0)
+    return [f"forks: {n:,} tokens on {model}" for model, n in tokens.items()]
+
+
+def json_report(
+    result: TurnResult, model: str, chat_id: str | None, forks: Sequence[ForkEnded] = ()
+) -> dict[str, Any]:
+    """The `--json` object: answer, every tool call with its result, usage, model, the
+    saved chat's id (for `ask --chat ID`), and the forked skills' runs (each with
+    its transcript) with the usage of every model."""
     import json
     from dataclasses import asdict
 
@@ -150,13 +163,34 @@ def json_report(result: TurnResult, model: str, chat_id: str | None) -> dict[str
             }
         )
     usage = asdict(result.usage) if result.usage is not None else None
+    runs = [{**f.summary, "task": f.task, "messages": f.messages} for f in forks]
     return {
         "answer": result.answer,
         "tool_calls": calls,
         "usage": usage,
         "model": model,
         "chat_id": chat_id,
+        "forks": runs,
+        "usage_by_model": usage_by_model(model, usage, runs),
     }
+
+
+def usage_by_model(
+    model: str, usage: dict[str, Any] | None, runs: Sequence[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Tokens (and cost, while every part's is known) per model: the chat's own
+    requests, then each fork's on its model."""
+    totals: dict[str, dict[str, Any]] = {}
+    keys = ("prompt_tokens", "completion_tokens", "total_tokens")
+    parts = [(model, usage or {})]
+    parts += [(r["model"], {**r, "total_tokens": r["tokens"]}) for r in runs]
+    for name, part in parts:
+        into = totals.setdefault(name, {k: 0 for k in keys} | {"cost": 0.0})
+        for key in keys:
+            into[key] += part.get(key) or 0
+        cost = part.get("cost")
+        into["cost"] = None if cost is None or into["cost"] is None else into["cost"] + cost
+    return totals
 
 
 def attach_all(chat: Chat, paths: list[str]) -> None:
@@ -288,12 +322,15 @@ def ask(
         view = views.TerminalView()
     else:
         view = views.PipeView()
+    from skillchat.engine.emit import ForkEnded
+
+    forks: list[ForkEnded] = []  # the forked skills' runs, for --json
     session = Session(
         settings,
         registry=registry,
         store=store,
         transcript=transcript,
-        listeners=[view],
+        listeners=[view, lambda e: forks.append(e) if isinstance(e, ForkEnded) else None],
         workspace=folder,
         consent=lambda: flag_consent(settings, stderr_install_progress),
     )
@@ -310,10 +347,11 @@ def ask(
     if json_out:
         from skillchat.ui.safe import json_text
 
-        report = json_report(result, settings.model, session.chat_id)
+        report = json_report(result, settings.model, session.chat_id, forks)
         sys.stdout.write(json_text(report) + "\n")
     else:
-        line = " · ".join(filter(None, [usage_line(result.usage), f"chat {session.chat_id}"]))
+        parts = [usage_line(result.usage), *fork_lines(forks), f"chat {session.chat_id}"]
+        line = " · ".join(filter(None, parts))
         err().print(line, style="muted", markup=False, highlight=False)
     recorder = session.recorder
     if recorder and recorder.pending:  # the answer is out; a script must learn it is unsaved

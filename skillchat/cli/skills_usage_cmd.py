@@ -81,7 +81,7 @@ def stats_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """How each skill was used in the saved chats: activations by the model and by
-    /name, files read, commands run, last used; and the skills never used."""
+    /name, how many ran as forks, files read, commands run, last used; and the skills never used."""
     from skillchat.evals.usage import skill_usage
 
     settings, registry = settings_and_registry(ctx, config, skills_dir)
@@ -106,7 +106,7 @@ def stats_cmd(
     footer = f"{safe.counted(chats, 'chat')}; never used: {', '.join(never) or 'none'}"
     if not console.stdout_is_terminal():
         for u in used:
-            fields = [u.name, u.by_model, u.by_user, u.files_read, u.commands, u.last_used]
+            fields = [u.name, u.by_model, u.by_user, u.files_read, u.commands, u.last_used, u.forks]
             typer.echo("\t".join(safe.one_line(str(f)) for f in fields))
         console.err().print(footer, markup=False, highlight=False)
         return
@@ -116,10 +116,10 @@ def stats_cmd(
 
     table = Table(expand=False)
     table.add_column("skill", style="skill", no_wrap=True)
-    for label in ("by model", "by /name", "files read", "commands", "last used"):
+    for label in ("by model", "by /name", "forks", "files read", "commands", "last used"):
         table.add_column(label, justify="right")
     for u in used:
-        numbers = [str(n) for n in (u.by_model, u.by_user, u.files_read, u.commands)]
+        numbers = [str(n) for n in (u.by_model, u.by_user, u.forks, u.files_read, u.commands)]
         when = local_time(u.last_used) if u.last_used else ""  # as `chats list` shows it
         table.add_row(safe.text(u.name), *numbers, safe.text(when))
     console.out().print(table)

@@ -18,6 +18,9 @@ more listener; a new kind of event is one more class here.
     MessageAdded   a complete message joined the transcript
     FilesAttached  workspace files went in with the messages just added
     Compacted      a summary replaced the older messages
+    ForkStarted    a forked skill's conversation began (engine/fork.py)
+    ForkStep       one event of that conversation
+    ForkEnded      it ended: how, its requests, tool calls and tokens
 """
 
 from __future__ import annotations
@@ -106,6 +109,34 @@ class Compacted:
     info: dict[str, Any] = field(default_factory=dict)  # what it was compacted from
 
 
+@dataclass(frozen=True)
+class ForkStarted:
+    fork: int  # numbers the forks of the process
+    skill: str
+    model: str  # the model the fork's requests go to
+    task: str
+
+
+@dataclass(frozen=True)
+class ForkStep:
+    """What a forked skill's conversation did: `event` is that child chat's own."""
+
+    fork: int
+    skill: str
+    model: str
+    event: Event
+
+
+@dataclass(frozen=True)
+class ForkEnded:
+    fork: int
+    skill: str
+    model: str
+    task: str
+    summary: dict[str, Any]  # engine/fork.py `ForkRun.summary`: outcome, counts, tokens
+    messages: list[dict[str, Any]]  # its transcript (its system prompt apart)
+
+
 Event = (
     Waiting
     | TextDelta
@@ -118,6 +149,9 @@ Event = (
     | MessageAdded
     | FilesAttached
     | Compacted
+    | ForkStarted
+    | ForkStep
+    | ForkEnded
 )
 Listener = Callable[[Event], None]
 
@@ -155,6 +189,16 @@ class ViewListener:
                 self.done(message)
             case Notice(message):
                 self.notice(message)
+            case ForkStarted() | ForkEnded():
+                self.fork(event)
+            case ForkStep(fork, skill, _, ToolFinished(record)):
+                self.fork_tool(f"{skill}#{fork}", record)
+            case ForkStep(fork, skill, _, Notice(message)):  # a fork's retry, cut reply...
+                self.notice(f"{skill} #{fork}: {message}")
+            case ForkStep(_, _, _, Waiting()):
+                self.fork_waiting(True)
+            case ForkStep(_, _, _, TextDelta() | TextEnded()):
+                self.fork_waiting(False)
 
     def waiting(self, tools: bool) -> None:
         """A request is out and nothing of its reply has arrived yet."""
@@ -173,3 +217,12 @@ class ViewListener:
 
     def done(self, message: str) -> None:
         """What a command the user ran did (`/compact`): said plainly, not as a warning."""
+
+    def fork(self, event: ForkStarted | ForkEnded) -> None:
+        """A forked skill's conversation started or ended (engine/fork.py)."""
+
+    def fork_tool(self, fork: str, record: ToolRecord) -> None:
+        """A tool call of a forked skill's conversation ran (`fork` names it)."""
+
+    def fork_waiting(self, waiting: bool) -> None:
+        """A fork's request is out (True), or its reply began or ended (False)."""

@@ -17,6 +17,7 @@ from skillchat.engine.emit import ToolFinished, ToolRecord, ToolStarted
 from skillchat.engine.events import Reply, ToolCall
 from skillchat.engine.images import images_message
 from skillchat.engine.messages import assistant_message, clean_arguments, clean_text, too_deep
+from skillchat.engine.parallel_forks import concurrent_forks
 from skillchat.tools.base import ToolResult
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ def run_tools(chat: Chat, reply: Reply) -> list[ToolRecord]:
             f"{limit} ran, the rest were answered with an error (max_tool_calls)"
         )
     try:
+        ready = concurrent_forks(chat, reply.tool_calls[:limit])  # forked skills, at once
         for n, call in enumerate(reply.tool_calls):
             arguments = call.arguments
             if n >= limit:
@@ -51,6 +53,8 @@ def run_tools(chat: Chat, reply: Reply) -> list[ToolRecord]:
                 result = _refused(
                     chat, call.name, "INVALID_ARGUMENT", "arguments are nested too deeply"
                 )
+            elif (done := ready.get(call.id)) is not None:
+                result = _cleaned(done)
             else:
                 chat.emit(ToolStarted(call.name, arguments))
                 result = _cleaned(chat.toolbox.run(call.name, arguments))

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from skillchat.config import Settings
-from skillchat.engine.emit import Event, ToolFinished, UsageReported
+from skillchat.engine.emit import Event, ForkStarted, ForkStep, ToolFinished, UsageReported
 from skillchat.engine.events import Usage
 from skillchat.engine.messages import add_usage
 from skillchat.errors import SkillchatError
@@ -100,9 +100,14 @@ class _Tally:
     def __init__(self) -> None:
         self.usage: Usage | None = None
         self.files: list[str] = []
+        self.forked: list[str] = []  # skills started as forks: triggered as inline ones
 
     def __call__(self, event: Event) -> None:
         match event:
+            case ForkStarted(skill=skill):
+                self.forked.append(skill)
+            case ForkStep(event=inner):  # a fork's reading and tokens are the run's too
+                self(inner)
             case ToolFinished(record) if record.name != GET_SKILL:
                 key = record.result.context_key
                 read = f"{key.source}/{key.path}" if key is not None else None
@@ -143,7 +148,8 @@ def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) 
         if session is not None:
             session.close()  # its MCP servers, if --allow-mcp started any
     if session is not None:
-        activated, catalog = tuple(session.chat.activated), session.chat.catalog
+        activated = (*session.chat.activated, *tally.forked)
+        catalog = session.chat.catalog
     else:
         activated, catalog = (), build_catalog(registry, settings.catalog_max_chars)
     state = catalog_state(catalog, registry, job.query.skill)

@@ -1,8 +1,9 @@
 """How the skills were used, from the saved chats: `skillchat skills stats`.
 
 Per skill: activations by the model (its own get_skill calls) and by the user
-(`/name`), files read (read_file_in_skill), commands run (run_command naming the
-skill), and when it was last used; then the usable skills never used. Only calls
+(`/name`), how many of them ran as forks (`context: fork`), files read
+(read_file_in_skill), commands run (run_command naming the skill), and when it
+was last used; then the usable skills never used. Only calls
 that succeeded count.
 
 Telling the two activations apart: skillchat writes a `/name` as a get_skill call
@@ -40,6 +41,7 @@ class SkillUsage:
     by_user: int = 0
     files_read: int = 0
     commands: int = 0
+    forks: int = 0  # activations that ran as a fork of their own (engine/fork.py)
     last_used: str | None = None
 
     def used(self, when: str) -> None:
@@ -52,6 +54,7 @@ class SkillUsage:
             "activations_by_user": self.by_user,
             "files_read": self.files_read,
             "commands_run": self.commands,
+            "forks": self.forks,
             "last_used": self.last_used,
         }
 
@@ -121,6 +124,7 @@ def skill_usage(path: Path, names: list[str]) -> tuple[list[SkillUsage], int]:
                 continue
             entry = usage.setdefault(skill, SkillUsage(skill))
             if tool == "get_skill":
+                entry.forks += (_loads(row["content"]) or {}).get("forked") is True
                 if _OWN_ID.fullmatch(row["tool_call_id"]):
                     entry.by_user += 1
                 else:

@@ -52,6 +52,18 @@ class Skill:
         return value if isinstance(value, str) else None
 
     @property
+    def forked(self) -> bool:
+        """`context: fork` (Claude Code): its work runs in a conversation of its own,
+        and only the answer comes back (engine/fork.py)."""
+        return self.frontmatter.get("context") == "fork"
+
+    @property
+    def model(self) -> str | None:
+        """The model its author asked for (`model:`), if any; config may override it."""
+        value = self.frontmatter.get("model")
+        return value.strip() if isinstance(value, str) and value.strip() else None
+
+    @property
     def model_invocable(self) -> bool:
         """The model may see and load it: not `disable-model-invocation: true` (Claude
         Code) nor `allow_implicit_invocation: false` (Codex). `/name` still works."""

@@ -11,6 +11,9 @@ Frontmatter keys outside the spec that skillchat honours (see `Skill` in model.p
   completion and `/help`; the names of `$name` placeholders (skills/arguments.py).
 - `paths` (Claude Code): globs; the model is told of the skill only while the
   workspace has a matching file (skills/paths.py).
+- `context: fork` (Claude Code): the skill's work runs in a conversation of its own
+  (engine/fork.py); `model` (Claude Code): the model its turns go to
+  (engine/skill_model.py).
 
 Codex keeps its per-skill settings beside SKILL.md, in `agents/openai.yaml`; its
 `policy.allow_implicit_invocation: false` means what `disable-model-invocation`
@@ -47,8 +50,10 @@ VENDOR_KEYS: dict[str, str] = {
     "/name's words); other clients leave them as written",
     "paths": "honoured by Claude Code and skillchat (listed to the model only while a "
     "matching file exists); other clients always list the skill",
-    "model": "honoured by Claude Code only",
-    "context": "honoured by Claude Code only",
+    "model": "honoured by Claude Code and skillchat (the skill's turns go to that "
+    "model); other clients ignore it",
+    "context": "`context: fork` is honoured by Claude Code and skillchat (the skill runs "
+    "as a conversation of its own); other clients ignore it",
     "agent": "honoured by Claude Code only",
     "hooks": "honoured by Claude Code only",
 }

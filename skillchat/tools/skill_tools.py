@@ -1,8 +1,10 @@
 """The three skill tools the model can call: schemas, implementations, stored forms.
 
     list_skills()                                  -> {"skills": [names]}  | {"error"}
-    get_skill(skill_name)                          -> {"skill_name", "documentation",
+    get_skill(skill_name, task?)                   -> {"skill_name", "documentation",
                                                        "frontmatter", "files", "truncated"}
+                                                      | {"skill_name", "forked", "model",
+                                                         "answer", ...}   (context: fork)
                                                       | {"error", "error_code"}
     read_file_in_skill(skill_name, file_path,
                        max_bytes?)                 -> the file's text | "ERROR: <message>"
@@ -20,7 +22,7 @@ failed.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from skillchat.errors import FileAccessError, FrontmatterError
 from skillchat.mounts import SKILLS_MOUNT
@@ -58,6 +60,21 @@ STUB_NOTE = "SKILL.md body not stored; call get_skill again if needed"
 SKILL_FILE_STUB_NOTE = "file content not stored; call read_file_in_skill again if needed"
 
 _SKILL_NAME = {"type": "string", "description": "Name of the skill, as in available_skills."}
+
+
+_TASK = {
+    "type": "string",
+    "description": "For a skill marked (runs on its own) in available_skills: what it "
+    "should do, with everything it needs to know. It works in a conversation of its own "
+    "and returns only its answer. Ignored for other skills.",
+}
+
+
+class Forker(Protocol):
+    """Runs a `context: fork` skill's work as a conversation of its own and returns
+    its answer as get_skill's result (engine/fork.py; the session hands it over)."""
+
+    def __call__(self, skill: Skill, body: str, task: str | None) -> ToolResult: ...
 
 
 def _invalid_name_message(name: str) -> str:
@@ -132,23 +149,28 @@ class ListSkills(SkillTool):
 
 class GetSkill(SkillTool):
     """A skill's instructions (activating it); also what `/name` runs (with
-    `$ARGUMENTS`)."""
+    `$ARGUMENTS`). Made with a `Forker`, it runs a `context: fork` skill instead of
+    loading it; without one (inside a fork, in eval's bare chats) it loads it."""
 
     name = GET_SKILL
     schema = function_schema(
         GET_SKILL,
         "Load a skill: returns its SKILL.md instructions (documentation), "
         "frontmatter and the relative paths of its files. Call it before following a "
-        "skill, once per skill.",
-        {"skill_name": _SKILL_NAME},
+        "skill, once per skill. A skill that runs on its own does the task you give "
+        "it and returns its answer instead.",
+        {"skill_name": _SKILL_NAME, "task": _TASK},
         ["skill_name"],
     )
 
-    def __init__(self, runner: CommandRunner | None = None) -> None:
+    def __init__(self, runner: CommandRunner | None = None, fork: Forker | None = None) -> None:
         self.runner = runner  # runs the body's inline commands (inline_commands.py)
+        self.fork = fork  # runs a `context: fork` skill as a conversation of its own
 
     def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
-        return self.load(context, string_arg(args, "skill_name"))
+        task = args.get("task")
+        task = task if isinstance(task, str) and task.strip() else None
+        return self.load(context, string_arg(args, "skill_name"), task=task)
 
     @staticmethod
     def source(
@@ -198,16 +220,24 @@ class GetSkill(SkillTool):
         return cls.render(context, skill, md, frontmatter, body, arguments, None)
 
     def load(
-        self, context: ToolContext, skill_name: str, arguments: str | None = None
+        self,
+        context: ToolContext,
+        skill_name: str,
+        arguments: str | None = None,
+        task: str | None = None,
     ) -> ToolResult:
         """get_skill(skill_name); `arguments` fills the body's placeholders
-        (explicit `/name rest` invocation: set on the user's path only)."""
+        (explicit `/name rest` invocation: set on the user's path only) and is a
+        forked skill's task."""
         try:
             skill, md, frontmatter, body = self.source(
                 context, skill_name, by_model=arguments is None
             )
         except FileAccessError as exc:
             return self.error(exc.code, exc.message)
+        if skill.forked and self.fork is not None:
+            body, _ = self.render(context, skill, md, frontmatter, body, arguments, self.runner)
+            return self.fork(skill, body, arguments or task)
         key = ContentKey(skill.name, md.path, md.sha256)
         # `/pdf a` then `/pdf b` fills the body's placeholders with other words: sent again.
         filled = arguments and ArgumentFiller(arguments, argument_names(frontmatter)).fills(body)
@@ -240,9 +270,11 @@ class GetSkill(SkillTool):
 
     @classmethod
     def stored(cls, args: dict[str, Any], content: Any) -> Stored:
-        """A stub, except errors (they hold no body); only a success activates."""
+        """A stub, except errors and a fork's answer (they hold no body); only a
+        loaded skill activates."""
         result = loads_or_none(content)
-        if isinstance(result, dict) and "error" in result and "documentation" not in result:
+        kept = isinstance(result, dict) and ("error" in result or result.get("forked") is True)
+        if kept and "documentation" not in result:
             return Stored(content)
         name = result.get("skill_name") if isinstance(result, dict) else None
         name = name if isinstance(name, str) and name else args.get("skill_name")

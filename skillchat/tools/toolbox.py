@@ -21,7 +21,7 @@ from skillchat.tools.base import Stored, Tool, ToolContext, ToolResult, loads_or
 from skillchat.tools.find_tools import ListFiles, SearchFiles
 from skillchat.tools.run_command import CommandRunner, RunCommand
 from skillchat.tools.search_skills import SearchSkills
-from skillchat.tools.skill_tools import GetSkill, ListSkills, ReadFileInSkill
+from skillchat.tools.skill_tools import Forker, GetSkill, ListSkills, ReadFileInSkill
 from skillchat.tools.workspace_tools import ReadWorkspaceFile
 
 TOOLS: tuple[type[Tool], ...] = (
@@ -37,18 +37,20 @@ TOOLS: tuple[type[Tool], ...] = (
 _BY_NAME: dict[str, type[Tool]] = {tool.name: tool for tool in TOOLS}
 
 
-def chat_tools(runner: CommandRunner | None = None) -> list[Tool]:
+def chat_tools(runner: CommandRunner | None = None, fork: Forker | None = None) -> list[Tool]:
     """The tools of one chat, each made with the services it needs: run_command
     only with a runner (a sandbox works and running is on); get_skill with it too,
-    for a body's inline commands."""
+    for a body's inline commands, and runs `context: fork` skills as forks only
+    with a forker."""
     tools: list[Tool] = []
     for tool in TOOLS:
-        if tool is GetSkill:
-            tools.append(GetSkill(runner))
-        elif tool is not RunCommand:
+        if tool is RunCommand:
+            if runner is not None:
+                tools.append(RunCommand(runner))
+        elif tool is GetSkill:
+            tools.append(GetSkill(runner, fork))
+        else:
             tools.append(tool())
-        elif runner is not None:
-            tools.append(RunCommand(runner))
     return tools
 
 

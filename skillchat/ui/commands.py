@@ -207,6 +207,11 @@ def _show(repl: Repl, arg: str) -> None:
             _print(item)
         else:
             _print((f"{key}: ", "key"), json.dumps(item, ensure_ascii=False))
+    if (fork := repl.view.forks.get(int(arg))) is not None:  # a fork's card: its transcript
+        from skillchat.ui.fork_view import transcript_lines
+
+        for part in transcript_lines(fork):
+            _print(part)
 
 
 def _attach(repl: Repl, arg: str) -> None:

@@ -30,8 +30,8 @@ import time
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from skillchat.engine.emit import TextEnd, ToolRecord, ViewListener
-from skillchat.ui import safe
+from skillchat.engine.emit import ForkEnded, ForkStarted, TextEnd, ToolRecord, ViewListener
+from skillchat.ui import fork_view, safe
 from skillchat.ui.cards import tool_card
 from skillchat.ui.console import err, out, warn
 from skillchat.ui.markdown_stream import BlockSplitter, LiveTail, finished_piece
@@ -64,6 +64,22 @@ class CardsView(ViewListener):
 
     def done(self, message: str) -> None:
         err().print(safe.line(("✓ ", "ok"), message), soft_wrap=True)
+
+    def fork(self, event: ForkStarted | ForkEnded) -> None:
+        self.waiting_line.stop()
+        if isinstance(event, ForkStarted):
+            err().print(fork_view.started_line(event))
+        else:
+            err().print(fork_view.ended_line(event))
+
+    def fork_tool(self, fork: str, record: ToolRecord) -> None:
+        err().print(fork_view.tool_line(fork, record))
+
+    def fork_waiting(self, waiting: bool) -> None:
+        if waiting:
+            self.waiting_line.start()
+        else:
+            self.waiting_line.stop()
 
 
 class PipeView(CardsView):
@@ -187,7 +203,17 @@ class ReplView(TerminalView):
     def __init__(self) -> None:
         super().__init__(preload=False)  # not before the prompt is on screen
         self.records: list[ToolRecord] = []
+        self.forks: dict[int, ForkEnded] = {}  # card number -> the fork it reports
+        self._ended: list[ForkEnded] = []  # forks whose card has not come yet
+
+    def fork(self, event: ForkStarted | ForkEnded) -> None:
+        super().fork(event)
+        if isinstance(event, ForkEnded):
+            self._ended.append(event)
 
     def tool(self, record: ToolRecord) -> None:
         self.records.append(record)
+        # A reply's cards come after all its calls ran, in order: so did its forks.
+        if self._ended and fork_view.is_fork_result(record):
+            self.forks[len(self.records)] = self._ended.pop(0)
         err().print(tool_card(record, number=len(self.records)))

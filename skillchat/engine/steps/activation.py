@@ -50,7 +50,7 @@ def _activate(chat: Chat, invocation: Invocation) -> ToolRecord:
     """A get_skill call and its result, as if the model had made it."""
     call = ToolCall(new_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
     chat.emit(ToolStarted(call.name, call.arguments))
-    tool = chat.toolbox.get(GET_SKILL)  # the chat's own: it runs inline commands
+    tool = chat.toolbox.get(GET_SKILL)  # the chat's own: inline commands, forks
     loader = tool if isinstance(tool, GetSkill) else GetSkill()
     result = loader.load(chat.context, invocation.skill, arguments=invocation.rest)
     chat.took(call.id, result)

@@ -1,0 +1,101 @@
+"""A forked skill in the interactive session, in a real pseudo-terminal: its lines
+and card, `/show N` with its transcript, and Ctrl-C stopping only the fork."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from chat_helpers import tool_messages
+from consent_helpers import QUESTION, run_call
+from fork_helpers import FORK, digest_skills
+from helpers import session_options, skill_folder, wait_for
+from openai_server import ScriptedServer, call, reply
+from pty_session import PtySession
+from sandbox_helpers import require_sandbox
+
+
+@pytest.fixture
+def repl(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> PtySession:
+    root = digest_skills(tmp_path / "skills", "note one\nnote two\n")
+    session = pty_sessions(*session_options(server, root))
+    session.prompt()
+    return session
+
+
+def test_a_fork_shows_its_lines_and_show_prints_its_transcript(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    read = call("read_file_in_skill", {"skill_name": "digest", "file_path": "notes.md"})
+    server.when("", reply(calls=[read]), reply("TWO NOTES"), system=FORK)
+    server.script(reply("The skill found two notes."))
+    screen = repl.run("/digest count the notes")
+    assert "⑂ digest #" in screen and "│ read_file_in_skill" in screen
+    assert "└ answered · 2 requests · 1 tool call" in screen
+    assert "#1 get_skill · /digest" in screen and "The skill found two notes." in screen
+    shown = repl.run("/show 1")
+    assert "task: count the notes" in shown and "note two" in shown and "TWO NOTES" in shown
+    assert repl.quit() == 0
+
+
+def test_ctrl_c_stops_only_the_fork_and_the_chat_goes_on(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    server.when("", reply("never sent", hold="fork"), system=FORK)
+    server.script(reply("The skill was stopped."), reply("still here"))
+    repl.line("/digest count the notes")
+    repl.expect("runs on its own")
+    assert wait_for(
+        lambda: any(FORK in str(r.body["messages"][0]["content"]) for r in server.completions)
+    )
+    repl.interrupt()
+    repl.expect("└ interrupted")
+    repl.expect("The skill was stopped.")
+    repl.prompt()
+    result = json.loads(server.completions[-1].body["messages"][-1]["content"])
+    assert result["error_code"] == "INTERRUPTED" and result["forked"] is True
+    assert "still here" in repl.run("and now?")
+    assert repl.quit() == 0
+
+
+def test_two_forks_run_at_once_and_ask_their_consent_one_at_a_time(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    require_sandbox()
+    root = tmp_path / "skills"
+    for name in ("alpha", "beta"):
+        skill_folder(root, name, f"name: {name}\ndescription: The {name} skill.\ncontext: fork\n")
+    # alpha's first reply waits until beta's fork has asked: one after the other, it never would.
+    server.when("", reply(calls=[run_call("echo from-alpha", "alpha")], hold="alpha"),
+                reply("alpha done"), system='<skill name="alpha">')  # fmt: skip
+    server.when("", reply(calls=[run_call("echo from-beta", "beta")]), reply("beta done"),
+                system='<skill name="beta">')  # fmt: skip
+    both = [call("get_skill", {"skill_name": n, "task": f"run {n}"}) for n in ("alpha", "beta")]
+    server.script(reply(calls=both), reply("both done"))
+    repl = pty_sessions(*session_options(server, root))
+    repl.prompt()
+    repl.line("run both")
+
+    def asked(skill: str) -> bool:
+        return any(f'<skill name="{skill}">' in str(r.body["messages"][0]["content"])
+                   for r in server.completions)  # fmt: skip
+
+    assert wait_for(lambda: asked("alpha") and asked("beta"))
+    before = repl.expect(", running on its own, asks:")  # the fork that asks, named
+    assert before.rstrip().endswith(("beta #1", "beta #2")), before
+    repl.expect(QUESTION)
+    server.release("alpha")
+    repl.send("y")
+    before = repl.expect(", running on its own, asks:")  # only after the first was answered
+    assert before.rstrip().endswith(("alpha #1", "alpha #2")), before
+    repl.expect(QUESTION)
+    repl.send("y")
+    repl.expect("both done")
+    repl.prompt()
+    answers = {json.loads(m["content"])["answer"] for m in tool_messages(server)}
+    assert answers == {"alpha done", "beta done"}
+    assert repl.quit() == 0
