@@ -137,5 +137,6 @@ def test_in_the_repl_on_a_terminal(
 
     write(skills, "epsilon", "# Epsilon body\n")  # named at once: no typo, no /reload
     assert "four" in session.run("/epsilon try")
-    assert json.loads(sent(server)[-1]["content"])["documentation"] == "# Epsilon body\n"
+    body = json.loads(sent(server)[-1]["content"])["documentation"]
+    assert body.startswith("# Epsilon body\n") and body.endswith("ARGUMENTS: try")
     assert session.quit() == 0
