@@ -13,8 +13,8 @@ import re
 import signal
 import stat
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from skillchat.engine.events import Usage
     from skillchat.engine.loop import Chat
     from skillchat.engine.turn import TurnResult
+    from skillchat.sandbox.envs.provider import InstallRequest
 
 PromptArg = Annotated[
     str | None,
@@ -168,6 +169,14 @@ def attach_all(chat: Chat, paths: list[str]) -> None:
             raise UsageError(f"--attach {path}: {exc.message}") from None
 
 
+def _install_progress(request: InstallRequest) -> AbstractContextManager[Callable[[str], None]]:
+    """A package install's progress as lines on stderr; ui/consent.py (the REPL's
+    questions and cards) is imported only when a skill's packages are installed."""
+    from skillchat.ui.consent import stderr_install_progress
+
+    return stderr_install_progress(request)
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the main thread is: the reply in flight ends as a
     Ctrl-C would end it (what arrived is written out and saved, marked
@@ -256,7 +265,6 @@ def ask(
         resumed_workspace,
     )
     from skillchat.ui import views
-    from skillchat.ui.consent import stderr_install_progress
     from skillchat.ui.console import err, keys_unechoed, stdout_is_terminal, warn
     from skillchat.workspace.files import workspace_from_settings
 
@@ -288,7 +296,7 @@ def ask(
         transcript=transcript,
         listeners=[view],
         workspace=folder,
-        consent=lambda: flag_consent(settings, stderr_install_progress),
+        consent=lambda: flag_consent(settings, _install_progress),
     )
     attach_all(session.chat, attach or [])
     try:

@@ -33,15 +33,18 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from skillchat.config import Settings
 from skillchat.sandbox.command_tool import RunRequest, Verdict
-from skillchat.sandbox.envs.provider import InstallRequest
-from skillchat.sandbox.runner import OutputSink
 from skillchat.ui.console import err, out
 from skillchat.ui.safe import clean, exact
+
+if TYPE_CHECKING:  # the sandbox's machinery loads at the first command, not at start
+    from skillchat.sandbox.envs.provider import InstallRequest
+    from skillchat.sandbox.runner import OutputSink
 
 # Shell syntax that makes a command more than one program with its arguments.
 _SHELL = re.compile(r"[;&|<>`$()\n\r]")
