@@ -15,7 +15,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -46,9 +46,9 @@ from skillchat.cli.common import (
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
+    from skillchat.engine.emit import Listener
     from skillchat.engine.events import Usage
     from skillchat.engine.loop import Chat
-    from skillchat.engine.turn import TurnResult
     from skillchat.sandbox.envs.provider import InstallRequest
 
 PromptArg = Annotated[
@@ -125,36 +125,6 @@ def usage_line(usage: Usage | None) -> str | None:
         f"= {usage.total_tokens:,}"
     )
     return line + (f" · ${usage.cost:.4f}" if usage.cost is not None else "")
-
-
-def json_report(result: TurnResult, model: str, chat_id: str | None) -> dict[str, Any]:
-    """The `--json` object: answer, every tool call with its result, usage, model, and
-    the saved chat's id (for `ask --chat ID`)."""
-    import json
-    from dataclasses import asdict
-
-    calls = []
-    for record in result.tool_calls:
-        try:
-            arguments: Any = json.loads(record.arguments)
-        except ValueError:
-            arguments = record.arguments  # invalid JSON from the model: as it was sent
-        calls.append(
-            {
-                "name": record.name,
-                "arguments": arguments,
-                "result": record.result.content,
-                "is_error": record.result.is_error,
-            }
-        )
-    usage = asdict(result.usage) if result.usage is not None else None
-    return {
-        "answer": result.answer,
-        "tool_calls": calls,
-        "usage": usage,
-        "model": model,
-        "chat_id": chat_id,
-    }
 
 
 def attach_all(chat: Chat, paths: list[str]) -> None:
@@ -283,8 +253,13 @@ def ask(
     if mistake := unknown_name(text, registry):
         # Refused, not sent as text: a script's typo would pay for a wrong answer.
         raise UsageError(f"{mistake} (nothing was sent)")
+    listeners: list[Listener] = []
     if json_out:
+        from skillchat.ui.json_report import JsonReport
+
+        report = JsonReport()
         view: views.CardsView = views.CardsView()
+        listeners.append(report)
     elif stdout_is_terminal():
         view = views.TerminalView()
     else:
@@ -294,7 +269,7 @@ def ask(
         registry=registry,
         store=store,
         transcript=transcript,
-        listeners=[view],
+        listeners=[view, *listeners],
         workspace=folder,
         consent=lambda: flag_consent(settings, _install_progress),
     )
@@ -309,8 +284,7 @@ def ask(
     if json_out:
         from skillchat.ui.safe import json_text
 
-        report = json_report(result, settings.model, session.chat_id)
-        sys.stdout.write(json_text(report) + "\n")
+        sys.stdout.write(json_text(report.report(settings.model, session.chat_id)) + "\n")
     else:
         line = " · ".join(filter(None, [usage_line(result.usage), f"chat {session.chat_id}"]))
         err().print(line, style="muted", markup=False, highlight=False)
