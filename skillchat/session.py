@@ -172,7 +172,7 @@ class Session:
     one thing, and everything that depends on it sees the change:
 
         session = Session(settings, store=store, listeners=[view],
-                          consent=lambda: ReplConsent(settings))
+                          consent=lambda: ReplConsent(settings, console))
         session.send("hello")           # a TurnResult; the listeners get its events
         session.reload_skills()         # /reload: catalog, tools, sandbox mounts
         session.disable_skills(names)   # /skills disable|enable: the same, fewer skills

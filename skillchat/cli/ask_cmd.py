@@ -139,14 +139,6 @@ def attach_all(chat: Chat, paths: list[str]) -> None:
             raise UsageError(f"--attach {path}: {exc.message}") from None
 
 
-def _install_progress(request: InstallRequest) -> AbstractContextManager[Callable[[str], None]]:
-    """A package install's progress as lines on stderr; ui/consent.py (the REPL's
-    questions and cards) is imported only when a skill's packages are installed."""
-    from skillchat.ui.consent import stderr_install_progress
-
-    return stderr_install_progress(request)
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the main thread is: the reply in flight ends as a
     Ctrl-C would end it (what arrived is written out and saved, marked
@@ -235,16 +227,18 @@ def ask(
         resumed_workspace,
     )
     from skillchat.ui import views
-    from skillchat.ui.console import err, keys_unechoed, stdout_is_terminal, warn
+    from skillchat.ui.console import Consoles, keys_unechoed, stdout_is_terminal
     from skillchat.workspace.files import workspace_from_settings
 
+    consoles = Consoles()  # this command's output: the views and its own lines
+    warn = consoles.warn
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
     settings = resumed_settings(settings, transcript)
     if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
         settings, folder = kept, workspace_from_settings(kept)
     if note := workspace_note(settings):  # a workspace the user did not name: said
-        err().print(note, style="muted", markup=False, highlight=False, soft_wrap=True)
+        consoles.err.print(note, style="muted", markup=False, highlight=False, soft_wrap=True)
     registry = load_registry(settings)
     for problem in registry.problems:  # e.g. an installed skill changed since installed
         warn(f"{problem.path}: {problem.message}")
@@ -258,12 +252,20 @@ def ask(
         from skillchat.ui.json_report import JsonReport
 
         report = JsonReport()
-        view: views.CardsView = views.CardsView()
+        view: views.CardsView = views.CardsView(consoles)
         listeners.append(report)
     elif stdout_is_terminal():
-        view = views.TerminalView()
+        view = views.TerminalView(consoles)
     else:
-        view = views.PipeView()
+        view = views.PipeView(consoles)
+
+    def install_progress(request: InstallRequest) -> AbstractContextManager[Callable[[str], None]]:
+        """A package install's steps as lines on stderr; ui/consent.py (the REPL's
+        questions and cards) is imported only when a skill's packages are installed."""
+        from skillchat.ui.consent import stderr_install_progress
+
+        return stderr_install_progress(consoles.err, request)
+
     session = Session(
         settings,
         registry=registry,
@@ -271,7 +273,7 @@ def ask(
         transcript=transcript,
         listeners=[view, *listeners],
         workspace=folder,
-        consent=lambda: flag_consent(settings, _install_progress),
+        consent=lambda: flag_consent(settings, install_progress),
     )
     attach_all(session.chat, attach or [])
     try:
@@ -279,7 +281,7 @@ def ask(
             result = session.send(text)
     except KeyboardInterrupt as stop:  # what was shown stays shown (the view flushed it)
         how = "terminated" if isinstance(stop, Terminated) else "interrupted"
-        err().print(how, style="warning", markup=False, highlight=False)
+        consoles.err.print(how, style="warning", markup=False, highlight=False)
         raise typer.Exit(143 if how == "terminated" else 130) from None
     if json_out:
         from skillchat.ui.safe import json_text
@@ -287,7 +289,7 @@ def ask(
         sys.stdout.write(json_text(report.report(settings.model, session.chat_id)) + "\n")
     else:
         line = " · ".join(filter(None, [usage_line(result.usage), f"chat {session.chat_id}"]))
-        err().print(line, style="muted", markup=False, highlight=False)
+        consoles.err.print(line, style="muted", markup=False, highlight=False)
     recorder = session.recorder
     if recorder and recorder.pending:  # the answer is out; a script must learn it is unsaved
         raise StorageError(f"the chat was not saved: {recorder.failure}")
