@@ -25,10 +25,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillchat.config import Settings
 from skillchat.engine.pricing import model_entry
+
+if TYPE_CHECKING:
+    import httpx
 
 # Seconds for the one /props probe: a local server answers in milliseconds; a
 # remote one that does not know the path answers 404 quickly; anything slower is
@@ -101,16 +104,27 @@ def props_url(api_base: str) -> str:
     return f"{root}/props"
 
 
-def server_window(api_base: str, api_key: str | None = None) -> int | None:
+def server_window(
+    api_base: str, api_key: str | None = None, client: httpx.Client | None = None
+) -> int | None:
     """The per-request context a llama.cpp server reports at /props; None for any
-    other answer (404 from other servers, errors, slowness, odd JSON)."""
+    other answer (404 from other servers, errors, slowness, odd JSON). `client` is
+    the backend's own: a new one per probe set up TLS (20-70 ms of loading
+    certificates, before the first request) even for a plain-http server, and
+    opened a connection the request could not reuse."""
     import httpx  # here: only the backends call this, and they have loaded it already
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    url = props_url(api_base)
     try:
-        response = httpx.get(
-            props_url(api_base), headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
-        )
+        if client is None:
+            response = httpx.get(
+                url, headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
+            )
+        else:
+            response = client.get(
+                url, headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
+            )
         if response.status_code != 200:
             return None
         settings = response.json().get("default_generation_settings", {})
@@ -129,8 +143,10 @@ def map_window(model: str) -> int | None:
     return None
 
 
-def find_window(model: str, api_base: str | None, api_key: str | None) -> int | None:
-    """The server's window when there is a server to ask, else (or when it does not
-    say) the model map's."""
-    window = server_window(api_base, api_key) if api_base else None
+def find_window(
+    model: str, api_base: str | None, api_key: str | None, client: httpx.Client | None = None
+) -> int | None:
+    """The server's window when there is a server to ask (through `client`, the
+    backend's, when given), else (or when it does not say) the model map's."""
+    window = server_window(api_base, api_key, client) if api_base else None
     return window or map_window(model)
