@@ -22,12 +22,12 @@ The budget counts characters of the JSON messages, as the loop measures them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from skillchat.config import Settings
+from skillchat.engine.messages import message_size
 from skillchat.engine.pricing import model_entry
 
 if TYPE_CHECKING:
@@ -69,18 +69,23 @@ def user_set(settings: Settings, name: str) -> bool:
     return bool(getattr(settings, name) != _default(name))
 
 
-def _at_most(messages: Sequence[dict[str, Any]], chars: int) -> bool:
+def _at_most(
+    messages: Sequence[dict[str, Any]], chars: int, size: Callable[[dict[str, Any]], int]
+) -> bool:
     """True when `messages` take no more than `chars` characters as JSON (stops early)."""
-    size = 0
+    total = 0
     for message in messages:
-        size += len(json.dumps(message, ensure_ascii=False))
-        if size > chars:
+        total += size(message)
+        if total > chars:
             return False
     return True
 
 
 def context_budget(
-    settings: Settings, window: Callable[[], int | None], messages: Sequence[dict[str, Any]]
+    settings: Settings,
+    window: Callable[[], int | None],
+    messages: Sequence[dict[str, Any]],
+    size: Callable[[dict[str, Any]], int] = message_size,
 ) -> int:
     """The character budget the loop trims `messages` to: the user's
     `context_max_chars` when they set it, else the budget of the window the user
@@ -88,8 +93,10 @@ def context_budget(
 
     The window is not looked up for a chat still under `LOOKUP_FLOOR` characters,
     which fits any window it could come from: a one-shot `ask` never pays for the
-    lookup (a GET, or parsing litellm's map, ~30 ms) before its first request."""
-    if user_set(settings, "context_max_chars") or _at_most(messages, LOOKUP_FLOOR):
+    lookup (a GET, or parsing litellm's map, ~30 ms) before its first request. `size`
+    measures a message (the chat's cache: the loop asks for the budget several times
+    a request)."""
+    if user_set(settings, "context_max_chars") or _at_most(messages, LOOKUP_FLOOR, size):
         return settings.context_max_chars
     tokens = settings.context_window or window()
     if tokens is None:

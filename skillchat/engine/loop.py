@@ -210,7 +210,9 @@ class Chat:
     def budget(self) -> int:
         """The request's character budget: `context_max_chars`, or the model's window
         when the user did not set it (engine/context_window.py)."""
-        return context_budget(self.settings, self.backend.context_window, self.messages)
+        return context_budget(
+            self.settings, self.backend.context_window, self.messages, self.window.sizes
+        )
 
     def keep(
         self, message: dict[str, Any], *, interrupted: bool = False, usage: Usage | None = None
