@@ -21,6 +21,7 @@ import typer
 
 from skillchat.cli.common import (
     AllowInstallOpt,
+    AllowMcpOpt,
     AllowRunOpt,
     ApiBaseOpt,
     BackendOpt,
@@ -85,6 +86,7 @@ def eval_cmd(
     json_out: JsonOpt = False,
     allow_run: AllowRunOpt = False,
     allow_install: AllowInstallOpt = False,
+    allow_mcp: AllowMcpOpt = False,
 ) -> None:
     """Replay trigger queries through the real catalog and loop, and report per skill
     and model how often each skill was activated when it should and should not be."""
@@ -100,6 +102,10 @@ def eval_cmd(
         backend=backend.value if backend else None,
         skill_dirs=skill_dirs_override(skills_dir),
         run_allow_install=True if allow_install else None,
+        # MCP servers only with --allow-mcp: each run is a session of its own, and
+        # starting every server for every run to refuse its tools would be waste.
+        mcp_use=None if allow_mcp else (),
+        mcp_allow=True if allow_mcp else None,
     )
     settings = replace(settings, tools=True)  # triggering is a get_skill call
     queries = load_queries(queries_file, skill)

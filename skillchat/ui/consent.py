@@ -27,6 +27,7 @@ code follows.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from skillchat.config import Settings
+from skillchat.mcp.policy import McpRequest, McpVerdict
 from skillchat.sandbox.command_tool import RunRequest, Verdict
 from skillchat.ui.safe import clean, exact
 
@@ -213,6 +215,50 @@ class ReplConsent:
                 status.update(clean(f"installing packages for {request.skill}: {line}"))
 
             yield sink
+
+
+class McpAsk:
+    """The REPL's consent to an MCP tool call: the server, the tool, its arguments
+    and what the server claims about it (annotations: shown, never trusted), then
+    yes / no / always (this tool of this server, until this chat ends)."""
+
+    def __init__(self, settings: Settings, console: Console) -> None:
+        self.settings = settings
+        self.console = console  # the REPL's stdout console
+        self.always: set[tuple[str, str]] = set()
+
+    def __call__(self, request: McpRequest) -> McpVerdict:
+        if request.verdict.kind == "approved":
+            line = f"{request.offered} pre-approved: {request.verdict.reason}"
+            self.console.print(Text(clean(line), style="muted"))
+            return request.verdict
+        if self.settings.mcp_allow or (request.server, request.tool) in self.always:
+            return McpVerdict("approved", "--allow-mcp, or always in this chat")
+        _discard_typed_ahead()
+        console = self.console
+        card = Text("MCP tool call\n", style="consent.title")
+        card.append("  server: ", style="muted")
+        card.append(exact(request.server))
+        card.append(" · tool: ", style="muted")
+        card.append(exact(request.tool))
+        arguments = json.dumps(request.arguments, ensure_ascii=False, indent=1)
+        card.append("\n  arguments: ", style="muted")
+        card.append(exact(arguments if len(arguments) < 2_000 else arguments[:2_000] + " …"))
+        if request.annotations:
+            claims = ", ".join(f"{k}={v}" for k, v in request.annotations.items())
+            card.append("\n  the server says (not verified): ", style="muted")
+            card.append(exact(claims[:300], style="muted"))
+        card.append(clean(f"\n  asking because: {request.verdict.reason}"), style="muted")
+        card.append("\n  always = this tool of this server, until this chat ends", style="muted")
+        console.print(card)
+        console.print(Text("Call it? [y]es / [n]o / [a]lways: ", style="strong"), end="")
+        answer = _one_key("yna")
+        console.print(Text({"y": "yes", "a": "always"}.get(answer, "no")))
+        if answer == "a":
+            self.always.add((request.server, request.tool))
+        if answer in ("y", "a"):
+            return McpVerdict("approved", "the user said yes")
+        return McpVerdict("refused", "the user declined this call")
 
 
 TAIL_LINES = 8

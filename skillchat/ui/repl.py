@@ -32,7 +32,7 @@ from skillchat.errors import SkillchatError
 from skillchat.session import Session
 from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
-from skillchat.ui.consent import ReplConsent, live_card
+from skillchat.ui.consent import McpAsk, ReplConsent, live_card
 from skillchat.ui.console import Consoles, error_line, keys_unechoed
 from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.path_completion import PathCompleter
@@ -90,6 +90,7 @@ class Repl:
             workspace=workspace,
             # One consent per chat: "always" is per chat.
             consent=lambda: ReplConsent(settings, self.consoles.out),
+            mcp_consent=lambda: McpAsk(settings, self.consoles.out),
             backend_for=BackgroundBackend,
         )
         if self.session.runner is not None:
@@ -174,6 +175,7 @@ class Repl:
             self.tokens += result.usage.total_tokens
 
     def _close(self) -> int:
+        self.session.close()  # the MCP servers stop with the session
         if self.recorder.pending and not self.recorder.flush():
             n, chat = self.recorder.pending, self.recorder.chat_id or "(new)"
             failure = error_line(str(self.recorder.failure))
