@@ -9,14 +9,16 @@ older skillchat can read a newer config.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from skillchat.errors import ConfigError, UsageError
 from skillchat.mcp_config import McpServerConfig, mcp_servers
+
+if TYPE_CHECKING:  # read only when there is a config file
+    import tomllib
 
 APP_NAME = "skillchat"
 BACKENDS = ("auto", "openai", "litellm")
@@ -319,6 +321,8 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -13,9 +13,9 @@ import re
 import signal
 import stat
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -49,10 +49,10 @@ from skillchat.cli.common import (
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
-    from skillchat.engine.emit import ForkEnded
+    from skillchat.engine.emit import ForkEnded, Listener
     from skillchat.engine.events import Usage
     from skillchat.engine.loop import Chat
-    from skillchat.engine.turn import TurnResult
+    from skillchat.sandbox.envs.provider import InstallRequest
 
 PromptArg = Annotated[
     str | None,
@@ -137,60 +137,6 @@ def fork_lines(forks: Sequence[ForkEnded]) -> list[str]:
     for fork in forks:
         tokens[fork.model] = tokens.get(fork.model, 0) + int(fork.summary.get("tokens") or 0)
     return [f"forks: {n:,} tokens on {model}" for model, n in tokens.items()]
-
-
-def json_report(
-    result: TurnResult, model: str, chat_id: str | None, forks: Sequence[ForkEnded] = ()
-) -> dict[str, Any]:
-    """The `--json` object: answer, every tool call with its result, usage, model, the
-    saved chat's id (for `ask --chat ID`), and the forked skills' runs (each with
-    its transcript) with the usage of every model."""
-    import json
-    from dataclasses import asdict
-
-    calls = []
-    for record in result.tool_calls:
-        try:
-            arguments: Any = json.loads(record.arguments)
-        except ValueError:
-            arguments = record.arguments  # invalid JSON from the model: as it was sent
-        calls.append(
-            {
-                "name": record.name,
-                "arguments": arguments,
-                "result": record.result.content,
-                "is_error": record.result.is_error,
-            }
-        )
-    usage = asdict(result.usage) if result.usage is not None else None
-    runs = [{**f.summary, "task": f.task, "messages": f.messages} for f in forks]
-    return {
-        "answer": result.answer,
-        "tool_calls": calls,
-        "usage": usage,
-        "model": model,
-        "chat_id": chat_id,
-        "forks": runs,
-        "usage_by_model": usage_by_model(model, usage, runs),
-    }
-
-
-def usage_by_model(
-    model: str, usage: dict[str, Any] | None, runs: Sequence[dict[str, Any]]
-) -> dict[str, dict[str, Any]]:
-    """Tokens (and cost, while every part's is known) per model: the chat's own
-    requests, then each fork's on its model."""
-    totals: dict[str, dict[str, Any]] = {}
-    keys = ("prompt_tokens", "completion_tokens", "total_tokens")
-    parts = [(model, usage or {})]
-    parts += [(r["model"], {**r, "total_tokens": r["tokens"]}) for r in runs]
-    for name, part in parts:
-        into = totals.setdefault(name, {k: 0 for k in keys} | {"cost": 0.0})
-        for key in keys:
-            into[key] += part.get(key) or 0
-        cost = part.get("cost")
-        into["cost"] = None if cost is None or into["cost"] is None else into["cost"] + cost
-    return totals
 
 
 def attach_all(chat: Chat, paths: list[str]) -> None:
@@ -297,17 +243,18 @@ def ask(
         resumed_workspace,
     )
     from skillchat.ui import views
-    from skillchat.ui.consent import stderr_install_progress
-    from skillchat.ui.console import err, keys_unechoed, stdout_is_terminal, warn
+    from skillchat.ui.console import Consoles, keys_unechoed, stdout_is_terminal
     from skillchat.workspace.files import workspace_from_settings
 
+    consoles = Consoles()  # this command's output: the views and its own lines
+    warn = consoles.warn
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
     settings = resumed_settings(settings, transcript)
     if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
         settings, folder = kept, workspace_from_settings(kept)
     if note := workspace_note(settings):  # a workspace the user did not name: said
-        err().print(note, style="muted", markup=False, highlight=False, soft_wrap=True)
+        consoles.err.print(note, style="muted", markup=False, highlight=False, soft_wrap=True)
     registry = load_registry(settings)
     for problem in registry.problems:  # e.g. an installed skill changed since installed
         warn(f"{problem.path}: {problem.message}")
@@ -316,23 +263,37 @@ def ask(
     if mistake := unknown_name(text, registry):
         # Refused, not sent as text: a script's typo would pay for a wrong answer.
         raise UsageError(f"{mistake} (nothing was sent)")
+    listeners: list[Listener] = []
     if json_out:
-        view: views.CardsView = views.CardsView()
+        from skillchat.ui.json_report import JsonReport
+
+        report = JsonReport()
+        view: views.CardsView = views.CardsView(consoles)
+        listeners.append(report)
     elif stdout_is_terminal():
-        view = views.TerminalView()
+        view = views.TerminalView(consoles)
     else:
-        view = views.PipeView()
+        view = views.PipeView(consoles)
     from skillchat.engine.emit import ForkEnded
 
-    forks: list[ForkEnded] = []  # the forked skills' runs, for --json
+    forks: list[ForkEnded] = []  # the forked skills' runs, for the usage line
+    listeners.append(lambda e: forks.append(e) if isinstance(e, ForkEnded) else None)
+
+    def install_progress(request: InstallRequest) -> AbstractContextManager[Callable[[str], None]]:
+        """A package install's steps as lines on stderr; ui/consent.py (the REPL's
+        questions and cards) is imported only when a skill's packages are installed."""
+        from skillchat.ui.consent import stderr_install_progress
+
+        return stderr_install_progress(consoles.err, request)
+
     session = Session(
         settings,
         registry=registry,
         store=store,
         transcript=transcript,
-        listeners=[view, lambda e: forks.append(e) if isinstance(e, ForkEnded) else None],
+        listeners=[view, *listeners],
         workspace=folder,
-        consent=lambda: flag_consent(settings, stderr_install_progress),
+        consent=lambda: flag_consent(settings, install_progress),
     )
     attach_all(session.chat, attach or [])
     try:
@@ -340,19 +301,18 @@ def ask(
             result = session.send(text)
     except KeyboardInterrupt as stop:  # what was shown stays shown (the view flushed it)
         how = "terminated" if isinstance(stop, Terminated) else "interrupted"
-        err().print(how, style="warning", markup=False, highlight=False)
+        consoles.err.print(how, style="warning", markup=False, highlight=False)
         raise typer.Exit(143 if how == "terminated" else 130) from None
     finally:
         session.close()  # the MCP servers: stopped before the answer is reported
     if json_out:
         from skillchat.ui.safe import json_text
 
-        report = json_report(result, settings.model, session.chat_id, forks)
-        sys.stdout.write(json_text(report) + "\n")
+        sys.stdout.write(json_text(report.report(settings.model, session.chat_id)) + "\n")
     else:
         parts = [usage_line(result.usage), *fork_lines(forks), f"chat {session.chat_id}"]
         line = " · ".join(filter(None, parts))
-        err().print(line, style="muted", markup=False, highlight=False)
+        consoles.err.print(line, style="muted", markup=False, highlight=False)
     recorder = session.recorder
     if recorder and recorder.pending:  # the answer is out; a script must learn it is unsaved
         raise StorageError(f"the chat was not saved: {recorder.failure}")

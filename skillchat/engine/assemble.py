@@ -27,6 +27,8 @@ from skillchat.engine.events import Delta, Reply, ToolCall, ToolCallFragment, Us
 
 @dataclass
 class _Partial:
+    """One tool call as its fragments arrive."""
+
     id: str | None
     index: int | None
     name: str = ""

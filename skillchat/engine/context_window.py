@@ -24,11 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillchat.config import Settings
 from skillchat.engine.messages import message_size
 from skillchat.engine.pricing import model_entry
+
+if TYPE_CHECKING:
+    import httpx
 
 # Seconds for the one /props probe: a local server answers in milliseconds; a
 # remote one that does not know the path answers 404 quickly; anything slower is
@@ -66,18 +69,23 @@ def user_set(settings: Settings, name: str) -> bool:
     return bool(getattr(settings, name) != _default(name))
 
 
-def _at_most(messages: Sequence[dict[str, Any]], chars: int) -> bool:
+def _at_most(
+    messages: Sequence[dict[str, Any]], chars: int, size: Callable[[dict[str, Any]], int]
+) -> bool:
     """True when `messages` take no more than `chars` characters as JSON (stops early)."""
-    size = 0
+    total = 0
     for message in messages:
-        size += message_size(message)
-        if size > chars:
+        total += size(message)
+        if total > chars:
             return False
     return True
 
 
 def context_budget(
-    settings: Settings, window: Callable[[], int | None], messages: Sequence[dict[str, Any]]
+    settings: Settings,
+    window: Callable[[], int | None],
+    messages: Sequence[dict[str, Any]],
+    size: Callable[[dict[str, Any]], int] = message_size,
 ) -> int:
     """The character budget the loop trims `messages` to: the user's
     `context_max_chars` when they set it, else the budget of the window the user
@@ -85,8 +93,10 @@ def context_budget(
 
     The window is not looked up for a chat still under `LOOKUP_FLOOR` characters,
     which fits any window it could come from: a one-shot `ask` never pays for the
-    lookup (a GET, or parsing litellm's map, ~30 ms) before its first request."""
-    if user_set(settings, "context_max_chars") or _at_most(messages, LOOKUP_FLOOR):
+    lookup (a GET, or parsing litellm's map, ~30 ms) before its first request. `size`
+    measures a message (the chat's cache: the loop asks for the budget several times
+    a request)."""
+    if user_set(settings, "context_max_chars") or _at_most(messages, LOOKUP_FLOOR, size):
         return settings.context_max_chars
     tokens = settings.context_window or window()
     if tokens is None:
@@ -101,16 +111,27 @@ def props_url(api_base: str) -> str:
     return f"{root}/props"
 
 
-def server_window(api_base: str, api_key: str | None = None) -> int | None:
+def server_window(
+    api_base: str, api_key: str | None = None, client: httpx.Client | None = None
+) -> int | None:
     """The per-request context a llama.cpp server reports at /props; None for any
-    other answer (404 from other servers, errors, slowness, odd JSON)."""
+    other answer (404 from other servers, errors, slowness, odd JSON). `client` is
+    the backend's own: a new one per probe set up TLS (20-70 ms of loading
+    certificates, before the first request) even for a plain-http server, and
+    opened a connection the request could not reuse."""
     import httpx  # here: only the backends call this, and they have loaded it already
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    url = props_url(api_base)
     try:
-        response = httpx.get(
-            props_url(api_base), headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
-        )
+        if client is None:
+            response = httpx.get(
+                url, headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
+            )
+        else:
+            response = client.get(
+                url, headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
+            )
         if response.status_code != 200:
             return None
         settings = response.json().get("default_generation_settings", {})
@@ -129,8 +150,10 @@ def map_window(model: str) -> int | None:
     return None
 
 
-def find_window(model: str, api_base: str | None, api_key: str | None) -> int | None:
-    """The server's window when there is a server to ask, else (or when it does not
-    say) the model map's."""
-    window = server_window(api_base, api_key) if api_base else None
+def find_window(
+    model: str, api_base: str | None, api_key: str | None, client: httpx.Client | None = None
+) -> int | None:
+    """The server's window when there is a server to ask (through `client`, the
+    backend's, when given), else (or when it does not say) the model map's."""
+    window = server_window(api_base, api_key, client) if api_base else None
     return window or map_window(model)

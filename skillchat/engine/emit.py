@@ -21,6 +21,9 @@ more listener; a new kind of event is one more class here.
     ForkStarted    a forked skill's conversation began (engine/fork.py)
     ForkStep       one event of that conversation
     ForkEnded      it ended: how, its requests, tool calls and tokens
+
+Each class carries that line as its docstring too: a dataclass without one gets one
+made from its signature (with `inspect`), at every start of every command.
 """
 
 from __future__ import annotations
@@ -49,48 +52,66 @@ class ToolRecord:
 
 @dataclass(frozen=True)
 class Waiting:
+    """A request is out, nothing of its reply has arrived yet."""
+
     tools: bool  # the reply may call tools: its text may turn out to be narration
 
 
 @dataclass(frozen=True)
 class TextDelta:
+    """A piece of the reply's text."""
+
     text: str
 
 
 @dataclass(frozen=True)
 class TextEnded:
+    """The reply's text is complete: answer, narration, interrupted, failed."""
+
     how: TextEnd
 
 
 @dataclass(frozen=True)
 class ToolStarted:
+    """A tool call is about to run (the model's, or added for /name, @file)."""
+
     name: str
     arguments: str
 
 
 @dataclass(frozen=True)
 class ToolFinished:
+    """A tool call ran: its record (name, arguments, result)."""
+
     record: ToolRecord
 
 
 @dataclass(frozen=True)
 class UsageReported:
+    """One request's token counts."""
+
     usage: Usage
 
 
 @dataclass(frozen=True)
 class Notice:
+    """A warning or progress line for the user."""
+
     message: str
     done: bool = False  # something the user asked for went well: not a warning
 
 
 @dataclass(frozen=True)
 class TurnFailed:
+    """The turn ended without an answer (the error is raised as well)."""
+
     error: BaseException
 
 
 @dataclass(frozen=True)
 class MessageAdded:
+    """A complete message joined the transcript."""
+
     message: dict[str, Any]
     interrupted: bool = False  # a reply cut by Ctrl-C or a failure, kept marked
     usage: Usage | None = None  # an assistant message's own request
@@ -98,12 +119,16 @@ class MessageAdded:
 
 @dataclass(frozen=True)
 class FilesAttached:
+    """Workspace files went in with the messages just added."""
+
     workspace: str  # the workspace's real path
     files: Sequence[FileText | Image]
 
 
 @dataclass(frozen=True)
 class Compacted:
+    """A summary replaced the older messages."""
+
     messages: list[dict[str, Any]]  # the summary and re-attached skills
     kept: int  # the last `kept` messages of the chat stay after them
     info: dict[str, Any] = field(default_factory=dict)  # what it was compacted from

@@ -22,6 +22,8 @@ class ToolCallFragment:
 
 @dataclass(frozen=True)
 class Usage:
+    """One request's token counts (or a turn's sum), and its cost when known."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0

@@ -25,12 +25,11 @@ them there (`use_settings`, `use_registry`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillchat.config import Settings
 from skillchat.engine.attachments import Attachments
 from skillchat.engine.backends.base import Backend
-from skillchat.engine.compaction import Compactor, Outcome
 from skillchat.engine.context_fit import ContextFit
 from skillchat.engine.context_window import context_budget
 from skillchat.engine.emit import Emitter, Listener, MessageAdded, TurnFailed, UsageReported
@@ -56,6 +55,9 @@ from skillchat.tools.context import ContextLedger
 from skillchat.tools.run_command import RUN_COMMAND
 from skillchat.tools.toolbox import Toolbox, ToolSource
 from skillchat.workspace.files import Workspace
+
+if TYPE_CHECKING:  # a summary is asked for rarely: its module loads when one is
+    from skillchat.engine.compaction import Outcome
 
 # The steps of a turn, in the order they are called at each moment.
 STEPS: tuple[Step, ...] = (
@@ -224,6 +226,8 @@ class Chat:
         """Replace the older turns by the model's summary and re-attach the activated
         skills (engine/compaction.py); None, said as a notice, when nothing changed.
         Ctrl-C during the summary request leaves the chat as it was."""
+        from skillchat.engine.compaction import Compactor
+
         compactor = Compactor(self.settings, self.backend, self.context, self.emit)
         outcome = compactor.compact(
             self.messages,
@@ -239,7 +243,9 @@ class Chat:
     def budget(self) -> int:
         """The request's character budget: `context_max_chars`, or the model's window
         when the user did not set it (engine/context_window.py)."""
-        budget = context_budget(self.settings, self.backend.context_window, self.messages)
+        budget = context_budget(
+            self.settings, self.backend.context_window, self.messages, self.window.sizes
+        )
         return max(1, budget - self.toolbox.source_chars())
 
     def keep(

@@ -27,19 +27,19 @@ import math
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from skillchat.errors import EnvRefused, SandboxFailure, ToolArgumentError
 from skillchat.mounts import SKILLS_MOUNT
-from skillchat.sandbox.detect import SandboxStatus
-from skillchat.sandbox.envs.notes import missing_notes
-from skillchat.sandbox.envs.provider import EnvUse, SkillEnvs
-from skillchat.sandbox.layout import SandboxSpec
-from skillchat.sandbox.protect import remove_mount_points
-from skillchat.sandbox.runner import Outcome, OutputSink, run_in_sandbox
-from skillchat.sandbox.skill_here import skill_entries
 from skillchat.tools.base import ToolResult
+
+if TYPE_CHECKING:  # imported when a command first runs, not before the first request
+    from pathlib import Path
+
+    from skillchat.sandbox.detect import SandboxStatus
+    from skillchat.sandbox.envs.provider import SkillEnvs
+    from skillchat.sandbox.layout import SandboxSpec
+    from skillchat.sandbox.runner import Outcome, OutputSink
 
 MAX_COMMAND_CHARS = 20_000
 NETWORK_ON = "ON (includes this machine's local services)"
@@ -72,7 +72,7 @@ class RunRequest:
         return NETWORK_ON if self.network else "off"
 
 
-Watch = Callable[[RunRequest], AbstractContextManager[OutputSink]]
+Watch = Callable[[RunRequest], AbstractContextManager["OutputSink"]]
 Policy = Callable[[str | None, str], Verdict]  # (skill_name, command) -> verdict
 Consent = Callable[[RunRequest], Verdict]  # "approved", or "refused" with the reason
 
@@ -94,7 +94,7 @@ class SandboxCommands:
         policy: Policy = ask_everything,
         default_timeout_s: float = 120.0,
         max_timeout_s: float = 600.0,
-        envs: SkillEnvs | None = None,
+        envs: Callable[[], SkillEnvs] | None = None,
     ) -> None:
         self.status = status
         self.spec = spec  # called per run: the scratch folder may depend on the chat id
@@ -102,7 +102,10 @@ class SandboxCommands:
         self.policy = policy
         self.default_timeout_s = default_timeout_s
         self.max_timeout_s = max_timeout_s
-        self.envs = envs  # the skills' package environments (skillchat/sandbox/envs)
+        # The skills' package environments (skillchat/sandbox/envs), made at the first
+        # command: most chats run none, and `ask` must not pay for them at start.
+        self._make_envs = envs
+        self._envs: SkillEnvs | None = None
         # Set by the front end to show a run as it goes: entered around the run,
         # it gives the sink the output streams to (the REPL's live card).
         self.watch: Watch | None = None
@@ -136,8 +139,16 @@ class SandboxCommands:
         answer = self.consent(request)
         if answer.kind != "approved":
             return _error("NOT_ALLOWED", f"not allowed: {answer.reason}")
+        from skillchat.sandbox.envs.notes import missing_notes
+        from skillchat.sandbox.envs.provider import EnvUse
+        from skillchat.sandbox.protect import remove_mount_points
+        from skillchat.sandbox.runner import run_in_sandbox
+        from skillchat.sandbox.skill_here import skill_entries
+
+        if self._envs is None and self._make_envs is not None:
+            self._envs = self._make_envs()
         try:
-            use = self.envs.prepare(skill, command) if self.envs else EnvUse()
+            use = self._envs.prepare(skill, command) if self._envs else EnvUse()
         except EnvRefused as exc:
             return _error(exc.code, str(exc))
         extra = {"SKILL_DIR": f"{SKILLS_MOUNT}/{skill}"} if skill else {}

@@ -83,7 +83,7 @@ def command_runner(
         ),
         default_timeout_s=settings.run_timeout_s,
         max_timeout_s=settings.run_max_timeout_s,
-        envs=skill_envs(settings, lambda: live.registry, status.tools, consent),
+        envs=lambda: skill_envs(settings, lambda: live.registry, status.tools, consent),
     )
 
 
@@ -122,11 +122,8 @@ def skill_policy(
     setting and its trust read afresh for each command (a `/reload`, a `/trust` or an
     edited script counts at once). `cwd` is
     where commands start (/workspace or /scratch): a rule naming the skill's own
-    `scripts/x.py` must not match the workspace's file of that name."""
-    from skillchat.sandbox.command_tool import Verdict
-    from skillchat.skills.allowed_tools import decide
-    from skillchat.skills.trust import TrustStore
-
+    `scripts/x.py` must not match the workspace's file of that name. What judges is
+    imported at the first command, not at start."""
     kinds: dict[str, Literal["approved", "ask", "refused"]] = {
         "pre-approved": "approved",
         "ask": "ask",
@@ -134,6 +131,10 @@ def skill_policy(
     }
 
     def policy(skill_name: str | None, command: str) -> Verdict:
+        from skillchat.sandbox.command_tool import Verdict
+        from skillchat.skills.allowed_tools import decide
+        from skillchat.skills.trust import TrustStore
+
         skill = registry().skills.get(skill_name) if skill_name else None
         packages = settings().skill_packages
         trusted = skill is not None and TrustStore.load(packages=packages).is_trusted(skill)

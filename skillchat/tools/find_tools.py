@@ -28,7 +28,7 @@ counts, no snippets): snippets are file contents, which the chat never keeps.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillchat.errors import FileAccessError, ToolArgumentError
 from skillchat.tools.base import (
@@ -41,8 +41,10 @@ from skillchat.tools.base import (
     to_json,
 )
 from skillchat.tools.workspace_tools import ReadWorkspaceFile, content_key, read_workspace
-from skillchat.workspace.listing import Listing, list_files
-from skillchat.workspace.search import Search, search_files
+
+if TYPE_CHECKING:  # the walkers load at the first call, not before the first request
+    from skillchat.workspace.listing import Listing
+    from skillchat.workspace.search import Search
 
 LIST_FILES = "list_files"
 SEARCH_FILES = "search_files"
@@ -100,6 +102,8 @@ class ListFiles(_WorkspaceFinder):
     def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
         assert context.workspace is not None, "list_files is offered only with a workspace"
         path, glob = _optional_string(args, "path"), _optional_string(args, "glob")
+        from skillchat.workspace.listing import list_files
+
         try:
             listing = list_files(context.workspace, path, glob)
         except FileAccessError as exc:
@@ -169,6 +173,8 @@ class SearchFiles(_WorkspaceFinder):
             raise ToolArgumentError("missing required argument 'query'")
         regex = args.get("regex", False)
         path, glob = _optional_string(args, "path"), _optional_string(args, "glob")
+        from skillchat.workspace.search import search_files
+
         try:
             found = search_files(
                 context.workspace,

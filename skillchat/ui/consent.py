@@ -34,17 +34,21 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from skillchat.config import Settings
 from skillchat.mcp.policy import McpRequest, McpVerdict
 from skillchat.sandbox.command_tool import RunRequest, Verdict
-from skillchat.sandbox.envs.provider import InstallRequest
-from skillchat.sandbox.runner import OutputSink
 from skillchat.ui.cards import human_size
-from skillchat.ui.console import err, out
 from skillchat.ui.safe import clean, exact
+
+if TYPE_CHECKING:  # the sandbox's machinery loads at the first command, not at start
+    from rich.console import Console
+
+    from skillchat.sandbox.envs.provider import InstallRequest
+    from skillchat.sandbox.runner import OutputSink
 
 # Shell syntax that makes a command more than one program with its arguments.
 _SHELL = re.compile(r"[;&|<>`$()\n\r]")
@@ -121,8 +125,9 @@ def _one_key(keys: str) -> str:
 class ReplConsent:
     """Asks the user before each command; remembers what "always" covers."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, console: Console) -> None:
         self.settings = settings
+        self.console = console  # the REPL's stdout console: cards and questions
         self.always: set[Scope] = set()
 
     def forget(self) -> None:
@@ -131,7 +136,7 @@ class ReplConsent:
 
     def __call__(self, request: RunRequest) -> Verdict:
         if request.verdict.kind == "approved":  # allowed-tools of a trusted skill
-            out().print(
+            self.console.print(
                 Text(clean(f"run_command pre-approved: {request.verdict.reason}"), style="muted")
             )
             return Verdict("approved")
@@ -139,7 +144,7 @@ class ReplConsent:
         if self.settings.run_allow or scope in self.always:
             return Verdict("approved")
         _discard_typed_ahead()
-        console = out()
+        console = self.console
         card = Text("run_command wants to run\n", style="consent.title")
         card.append("  $ ")
         card.append(exact(request.command))
@@ -181,7 +186,7 @@ class ReplConsent:
         resolve to and their download size (resolved first, with a status line),
         where they were declared, yes or no (Ctrl-C and end of input are no; no
         "always": the set is installed once, then reused)."""
-        console = out()
+        console = self.console
         with console.status(clean(f"resolving packages for {request.skill} …")):
             resolution = request.resolve()
         _discard_typed_ahead()
@@ -218,7 +223,7 @@ class ReplConsent:
     def install_progress(self, request: InstallRequest) -> Iterator[Callable[[str], None]]:
         """While packages install: a Rich status with uv's latest step; each step
         stays printed above it (dim), so the whole install can be read after."""
-        console = out()
+        console = self.console
         with console.status(clean(f"installing packages for {request.skill} …")) as status:
 
             def sink(line: str) -> None:
@@ -233,19 +238,20 @@ class McpAsk:
     and what the server claims about it (annotations: shown, never trusted), then
     yes / no / always (this tool of this server, until this chat ends)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, console: Console) -> None:
         self.settings = settings
+        self.console = console  # the REPL's stdout console
         self.always: set[tuple[str, str]] = set()
 
     def __call__(self, request: McpRequest) -> McpVerdict:
         if request.verdict.kind == "approved":
             line = f"{request.offered} pre-approved: {request.verdict.reason}"
-            out().print(Text(clean(line), style="muted"))
+            self.console.print(Text(clean(line), style="muted"))
             return request.verdict
         if self.settings.mcp_allow or (request.server, request.tool) in self.always:
             return McpVerdict("approved", "--allow-mcp, or always in this chat")
         _discard_typed_ahead()
-        console = out()
+        console = self.console
         card = Text("MCP tool call\n", style="consent.title")
         card.append("  server: ", style="muted")
         card.append(exact(request.server))
@@ -275,8 +281,8 @@ TAIL_LINES = 8
 
 
 @contextmanager
-def live_card(request: RunRequest) -> Iterator[OutputSink]:
-    """While a command runs: a card with the command and the tail of its output,
+def live_card(console: Console, request: RunRequest) -> Iterator[OutputSink]:
+    """While a command runs: a card on `console` with the command and the tail of its output,
     redrawn as output arrives, and gone when the run ends (the tool card that
     follows has the exit code, the duration and the tail). Stopped by Ctrl-C, it
     stays on screen, marked interrupted, with the output so far."""
@@ -294,7 +300,7 @@ def live_card(request: RunRequest) -> Iterator[OutputSink]:
         return Panel(body, title=title, title_align="left", border_style="consent.border")
 
     try:
-        with Live(card(), console=out(), transient=True, auto_refresh=False) as live:
+        with Live(card(), console=console, transient=True, auto_refresh=False) as live:
 
             def sink(stream: str, text: str) -> None:
                 lines = text.split("\n")
@@ -306,12 +312,14 @@ def live_card(request: RunRequest) -> Iterator[OutputSink]:
             yield sink
     except KeyboardInterrupt:  # no tool card follows: this one stays, with the output so far
         title = Text("run_command · interrupted", style="warning")
-        out().print(card())
+        console.print(card())
         raise
 
 
 @contextmanager
-def stderr_install_progress(request: InstallRequest) -> Iterator[Callable[[str], None]]:
-    """`ask`'s view of a package install: one line per step on stderr (uv's output
-    and the package names are the index's text, so cleaned)."""
-    yield lambda line: err().print(Text(clean(f"  install: {line}"), style="muted"))
+def stderr_install_progress(
+    console: Console, request: InstallRequest
+) -> Iterator[Callable[[str], None]]:
+    """`ask`'s view of a package install: one line per step on `console`, its stderr
+    (uv's output and the package names are the index's text, so cleaned)."""
+    yield lambda line: console.print(Text(clean(f"  install: {line}"), style="muted"))

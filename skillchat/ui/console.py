@@ -1,6 +1,11 @@
 """Where output goes: the answer to stdout, everything else (cards, progress,
 warnings) to stderr, so `skillchat ask ... > file` captures only the answer.
 
+A front end that streams a chat (`ask`, the REPL) makes its `Consoles` once and
+passes them to what renders (the views, the waiting line, the consent cards), so it
+owns its output and a test can hand in consoles of its own; the one-shot commands
+(`skills list`, `chats`, `config`...) print through `out()` and `err()`.
+
 Rich already honours NO_COLOR and drops styling when a stream is not a terminal;
 `is_terminal` lets commands choose plain text (tab-separated, no tables) for pipes.
 """
@@ -15,26 +20,57 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
+
+
+def _console(*, stderr: bool) -> Console:
+    """A console in the one theme: stdout's does not wrap a long line by itself."""
+    from rich.console import Console
+
+    from skillchat.ui.theme import theme
+
+    if stderr:
+        return Console(stderr=True, highlight=False, theme=theme())
+    return Console(soft_wrap=False, highlight=False, theme=theme())
+
+
+class Consoles:
+    """The stdout and stderr consoles of one front end, each made at its first use
+    (a Rich console costs start-up time `ask` does not always need to pay)."""
+
+    def __init__(self, out: Console | None = None, err: Console | None = None) -> None:
+        self._out = out
+        self._err = err
+
+    @property
+    def out(self) -> Console:
+        """The answer, the command's result."""
+        if self._out is None:
+            self._out = _console(stderr=False)
+        return self._out
+
+    @property
+    def err(self) -> Console:
+        """Cards, progress, warnings, diagnostics."""
+        if self._err is None:
+            self._err = _console(stderr=True)
+        return self._err
+
+    def warn(self, message: str) -> None:
+        """`message` as one warning line on stderr (see `warn`)."""
+        self.err.print(_warning(message), soft_wrap=True)
 
 
 @cache
 def out() -> Console:
-    """The console for the command's result (stdout)."""
-    from rich.console import Console
-
-    from skillchat.ui.theme import theme
-
-    return Console(soft_wrap=False, highlight=False, theme=theme())
+    """The one-shot commands' console for their result (stdout)."""
+    return _console(stderr=False)
 
 
 @cache
 def err() -> Console:
-    """The console for cards, progress and diagnostics (stderr)."""
-    from rich.console import Console
-
-    from skillchat.ui.theme import theme
-
-    return Console(stderr=True, highlight=False, theme=theme())
+    """The one-shot commands' console for progress and diagnostics (stderr)."""
+    return _console(stderr=True)
 
 
 def stdout_is_terminal() -> bool:
@@ -46,10 +82,14 @@ def warn(message: str) -> None:
     (a terminal wraps it visually; a log or a grep gets it whole). Warnings quote
     skill and file names and provider text: control characters are made visible
     (ui/safe.py) and secrets masked (ui/redact.py)."""
+    err().print(_warning(message), soft_wrap=True)
+
+
+def _warning(message: str) -> Text:
     from skillchat.ui import safe
     from skillchat.ui.redact import redact
 
-    err().print(safe.line(("warning: ", "warning"), redact(message)), soft_wrap=True)
+    return safe.line(("warning: ", "warning"), redact(message))
 
 
 def error_line(message: str) -> str:

@@ -9,7 +9,8 @@ Rich renders are written so:
 
 - neighbouring segments of one style are merged, and a change of style sends only
   the attributes that change (`ESC[38;5;204m`), with a reset only where one is
-  dropped; in a printed piece the style carries over from line to line;
+  dropped (written `ESC[m`, `ESC[;1m`: an empty parameter is 0); in a printed
+  piece the style carries over from line to line;
 - trailing blanks are left out; a trailing run with a background is painted by
   "erase to end of line" in that background, as terminals do (background colour
   erase); every line shorter than the screen ends by erasing the rest of its row,
@@ -75,10 +76,10 @@ def _change(old: _Sgr, new: _Sgr) -> str:
     if old == new:
         return ""
     if new == _PLAIN:
-        return "\x1b[0m"
+        return "\x1b[m"  # an empty parameter is 0 (ECMA-48): `ESC[0m` in one byte less
     attrs, fg, bg = new
-    if old[0] - attrs:  # an attribute goes: only a reset drops it
-        codes = ["0", *sorted(attrs), *(c for c in (fg, bg) if c)]
+    if old[0] - attrs:  # an attribute goes: only a reset (the empty first parameter) drops it
+        codes = ["", *sorted(attrs), *(c for c in (fg, bg) if c)]
     else:
         codes = sorted(attrs - old[0])
         if fg != old[1]:

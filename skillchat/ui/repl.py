@@ -18,6 +18,7 @@ message is saved as it completes (recorder.py). What the session guarantees:
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ from skillchat.session import Session
 from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
 from skillchat.ui.consent import McpAsk, ReplConsent, live_card
-from skillchat.ui.console import error_line, keys_unechoed
+from skillchat.ui.console import Consoles, error_line, keys_unechoed
 from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.path_completion import PathCompleter
 from skillchat.ui.safe import counted, one_line
@@ -74,7 +75,8 @@ class Repl:
         self.workspace = workspace
         self.store = store
         self.debug = debug
-        self.view = ReplView()
+        self.consoles = Consoles()  # the REPL's output: its view, consent and run cards
+        self.view = ReplView(self.consoles)
         self.tokens = 0
         self._warned: set[str] = set()
         self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
@@ -86,12 +88,13 @@ class Repl:
             transcript=transcript,
             listeners=[self.view],
             workspace=workspace,
-            consent=lambda: ReplConsent(settings),  # one per chat: "always" is per chat
-            mcp_consent=lambda: McpAsk(settings),
+            # One consent per chat: "always" is per chat.
+            consent=lambda: ReplConsent(settings, self.consoles.out),
+            mcp_consent=lambda: McpAsk(settings, self.consoles.out),
             backend_for=BackgroundBackend,
         )
         if self.session.runner is not None:
-            self.session.runner.watch = live_card
+            self.session.runner.watch = functools.partial(live_card, self.consoles.out)
         self._count_tokens(transcript)
         slash = SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs)
         self.editor = LineEditor(

@@ -31,21 +31,21 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from skillchat.engine.emit import ForkEnded, ForkStarted, TextEnd, ToolRecord, ViewListener
-from skillchat.ui import fork_view, safe
-from skillchat.ui.cards import tool_card
-from skillchat.ui.console import err, out, warn
-from skillchat.ui.markdown_stream import BlockSplitter, LiveTail, finished_piece
+from skillchat.ui import safe
 from skillchat.ui.waiting import WaitingLine
 
 if TYPE_CHECKING:
+    from skillchat.ui.console import Consoles
     from skillchat.ui.live_region import LiveRegion
 
 
 class CardsView(ViewListener):
-    """Cards and notices on stderr; the reply text is not shown (`--json`)."""
+    """Cards and notices on stderr; the reply text is not shown (`--json`). Every
+    view writes through the consoles of its front end."""
 
-    def __init__(self) -> None:
-        self.waiting_line = WaitingLine()
+    def __init__(self, consoles: Consoles) -> None:
+        self.consoles = consoles
+        self.waiting_line = WaitingLine(consoles)
 
     def waiting(self, tools: bool) -> None:
         self.waiting_line.start()
@@ -57,23 +57,29 @@ class CardsView(ViewListener):
         self.waiting_line.stop()
 
     def tool(self, record: ToolRecord) -> None:
-        err().print(tool_card(record))
+        from skillchat.ui.cards import tool_card
+
+        self.consoles.err.print(tool_card(record))
 
     def notice(self, message: str) -> None:
-        warn(message)
+        self.consoles.warn(message)
 
     def done(self, message: str) -> None:
-        err().print(safe.line(("✓ ", "ok"), message), soft_wrap=True)
+        self.consoles.err.print(safe.line(("✓ ", "ok"), message), soft_wrap=True)
 
     def fork(self, event: ForkStarted | ForkEnded) -> None:
+        from skillchat.ui import fork_view  # with the cards: when a fork runs
+
         self.waiting_line.stop()
         if isinstance(event, ForkStarted):
-            err().print(fork_view.started_line(event))
+            self.consoles.err.print(fork_view.started_line(event))
         else:
-            err().print(fork_view.ended_line(event))
+            self.consoles.err.print(fork_view.ended_line(event))
 
     def fork_tool(self, fork: str, record: ToolRecord) -> None:
-        err().print(fork_view.tool_line(fork, record))
+        from skillchat.ui import fork_view
+
+        self.consoles.err.print(fork_view.tool_line(fork, record))
 
     def fork_waiting(self, waiting: bool) -> None:
         if waiting:
@@ -85,8 +91,8 @@ class CardsView(ViewListener):
 class PipeView(CardsView):
     """Only the answer on stdout, as plain text."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, consoles: Consoles) -> None:
+        super().__init__(consoles)
         self._held: list[str] = []
         self._streaming = False  # this reply cannot call tools: written as it comes
         self._wrote = ""  # the last character written while streaming
@@ -132,8 +138,8 @@ class TerminalView(CardsView):
 
     REDRAW_EVERY = 0.1  # seconds: the live tail is redrawn at most this often
 
-    def __init__(self, *, preload: bool = True) -> None:
-        super().__init__()
+    def __init__(self, consoles: Consoles, *, preload: bool = True) -> None:
+        super().__init__(consoles)
         self._preloaded = False
         self._begin()
         if preload:
@@ -141,6 +147,8 @@ class TerminalView(CardsView):
 
     def _begin(self) -> None:
         """A new reply: nothing open, nothing printed."""
+        from skillchat.ui.markdown_stream import BlockSplitter, LiveTail
+
         self._splitter = BlockSplitter()
         self._tail = LiveTail(self._splitter)
         self._partial: list[str] = []  # the line being written, in pieces
@@ -160,7 +168,7 @@ class TerminalView(CardsView):
             from skillchat.ui.live_region import LiveRegion
 
             self.waiting_line.stop()
-            self._live = LiveRegion(out())
+            self._live = LiveRegion(self.consoles.out)
         if "\n" in chunk:
             first, *lines, last = chunk.split("\n")
             lines = ["".join(self._partial) + first, *lines]
@@ -181,6 +189,8 @@ class TerminalView(CardsView):
     def _print(self, source: str) -> None:
         """Print a finished piece for good, where the live tail was: the tail is drawn
         again at the next redraw (at most REDRAW_EVERY later, with the next chunk)."""
+        from skillchat.ui.markdown_stream import finished_piece
+
         piece, self._blank = finished_piece(self._splitter.preamble() + source, self._blank)
         self._tail.blank_first = self._blank
         if piece is not None and self._live is not None:
@@ -200,8 +210,8 @@ class ReplView(TerminalView):
     """The terminal view of the REPL: cards numbered #1, #2... (per chat), so that
     `/show N` can print the whole result a card shortened."""
 
-    def __init__(self) -> None:
-        super().__init__(preload=False)  # not before the prompt is on screen
+    def __init__(self, consoles: Consoles) -> None:
+        super().__init__(consoles, preload=False)  # not before the prompt is on screen
         self.records: list[ToolRecord] = []
         self.forks: dict[int, ForkEnded] = {}  # card number -> the fork it reports
         self._ended: list[ForkEnded] = []  # forks whose card has not come yet
@@ -213,7 +223,11 @@ class ReplView(TerminalView):
 
     def tool(self, record: ToolRecord) -> None:
         self.records.append(record)
+        from skillchat.ui import fork_view
+        from skillchat.ui.cards import tool_card
+
         # A reply's cards come after all its calls ran, in order: so did its forks.
         if self._ended and fork_view.is_fork_result(record):
             self.forks[len(self.records)] = self._ended.pop(0)
-        err().print(tool_card(record, number=len(self.records)))
+
+        self.consoles.err.print(tool_card(record, number=len(self.records)))

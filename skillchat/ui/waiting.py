@@ -14,11 +14,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from skillchat.ui.console import err
-
 if TYPE_CHECKING:
     from rich.live import Live
     from rich.text import Text
+
+    from skillchat.ui.console import Consoles
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 LABEL = "waiting for the model"
@@ -45,11 +45,12 @@ class WaitingLine:
     """`start()` when a request leaves, `stop()` at its first text or its end;
     both idempotent and cheap, so a view may call `stop()` on every chunk."""
 
-    def __init__(self) -> None:
+    def __init__(self, consoles: Consoles) -> None:
+        self._consoles = consoles
         self._live: Live | None = None
 
     def start(self) -> None:
-        console = err()
+        console = self._consoles.err
         if self._live is not None or not console.is_terminal:
             return
         from rich.live import Live

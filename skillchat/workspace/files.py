@@ -28,6 +28,7 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillchat.config import Settings
 from skillchat.errors import (
@@ -46,7 +47,9 @@ from skillchat.safe_io.read import (
     read_text_or_image,
 )
 from skillchat.safe_io.walk import is_inside
-from skillchat.workspace.walk import MAX_WALK_ENTRIES, Walker
+
+if TYPE_CHECKING:  # the walk loads at the first listing or read, not at start
+    from skillchat.workspace.walk import Walker
 
 LABEL = "workspace"
 # Completion lists at most this many entries of one folder.
@@ -92,11 +95,15 @@ class Workspace:
         self,
         *,
         deadline: float | None = None,
-        max_entries: int = MAX_WALK_ENTRIES,
+        max_entries: int | None = None,
         sizes: bool = True,
     ) -> Walker:
-        """A walk of this workspace under its rules, for one tool call."""
-        return Walker(str(self.root), deadline=deadline, max_entries=max_entries, sizes=sizes)
+        """A walk of this workspace under its rules, for one tool call (at most
+        `max_entries` entries, MAX_WALK_ENTRIES by default)."""
+        from skillchat.workspace.walk import MAX_WALK_ENTRIES, Walker
+
+        limit = MAX_WALK_ENTRIES if max_entries is None else max_entries
+        return Walker(str(self.root), deadline=deadline, max_entries=limit, sizes=sizes)
 
     def check(self, rel: str, *, walker: Walker | None = None, is_dir: bool = False) -> None:
         """Refuse (FileAccessError) a hidden or git-ignored relative path."""

@@ -288,19 +288,22 @@ class OpenAIBackend:
         self._priced = not settings.api_base
         self._api_base = settings.api_base
         self._window: tuple[int | None] | None = None  # looked up once
+        # The SDK's HTTP client; the /props probe goes through it too (no TLS set-up
+        # of its own, and the request reuses the probe's connection).
+        self._http = guarded_client(settings.api_base)
         self._client = openai.OpenAI(
             base_url=settings.api_base or None,
             api_key=self._key,
             timeout=settings.timeout,
             max_retries=0,
-            http_client=guarded_client(settings.api_base),
+            http_client=self._http,
         )
 
     def context_window(self) -> int | None:
         """The server's /props window, else the model map's (see Backend)."""
         if self._window is None:
             key = None if self._key == PLACEHOLDER_KEY else self._key
-            self._window = (find_window(self.model, self._api_base, key),)
+            self._window = (find_window(self.model, self._api_base, key, self._http),)
         return self._window[0]
 
     def _error(self, exc: BaseException, *, mid_stream: bool) -> ProviderError:
