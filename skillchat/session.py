@@ -208,6 +208,9 @@ class Session:
         self._consent = consent
         self._backend_for = backend_for or make_backend
         settings = _resumed_model(settings, transcript)
+        # The session's own settings: a `/model NAME` table's server and limits last
+        # only until the next `/model`, which starts again from these.
+        self._own = settings
         self.runner: SandboxCommands | None = None
         if consent is not None:
             from skillchat.sandbox.setup import command_runner
@@ -259,10 +262,20 @@ class Session:
 
     def switch_model(self, model: str) -> None:
         """`/model`: the current chat goes on with `model` (a `[models.NAME]` brings
-        its server and limits) from the next message, saved with the chat."""
+        its server and limits, until the next `/model` goes back to the session's)
+        from the next message, saved with the chat."""
         from skillchat.config import with_model
 
-        settings = with_model(self.settings, model)
+        current, own = self.settings, self._own
+        tabled = [k for k, v in current.sources.items() if v.startswith("models.") and k != "model"]
+        if tabled:  # the previous named model's server and limits go with it
+            restored = {k: own.sources.get(k, "default") for k in tabled}
+            current = replace(
+                current,
+                **{k: getattr(own, k) for k in tabled},
+                sources={**current.sources, **restored},
+            )
+        settings = with_model(current, model)
         self.chat.use_settings(settings, self._backend_for(settings))
         if self.recorder is not None:
             s = self.settings

@@ -234,6 +234,10 @@ def open_session(
         from skillchat.session import start_local_model
 
         settings = start_local_model(settings, default=local)
+    else:
+        from skillchat.engine.context_window import fit_to_server
+
+        settings = fit_to_server(settings)
     settings = project_workspace(settings, off=no_workspace)
     return settings, workspace_from_settings(settings)
 

@@ -26,6 +26,8 @@ from skillchat.cli.common import (
     BackendOpt,
     ConfigOpt,
     JsonOpt,
+    MaxTokensOpt,
+    ReplyTimeoutOpt,
     SkillsDirOpt,
     load,
     skill_dirs_override,
@@ -85,6 +87,8 @@ def eval_cmd(
     json_out: JsonOpt = False,
     allow_run: AllowRunOpt = False,
     allow_install: AllowInstallOpt = False,
+    max_tokens: MaxTokensOpt = None,
+    reply_timeout: ReplyTimeoutOpt = None,
 ) -> None:
     """Replay trigger queries through the real catalog and loop, and report per skill
     and model how often each skill was activated when it should and should not be."""
@@ -100,6 +104,8 @@ def eval_cmd(
         backend=backend.value if backend else None,
         skill_dirs=skill_dirs_override(skills_dir),
         run_allow_install=True if allow_install else None,
+        max_tokens=max_tokens,
+        reply_timeout=reply_timeout,
     )
     settings = replace(settings, tools=True)  # triggering is a get_skill call
     queries = load_queries(queries_file, skill)
@@ -130,12 +136,11 @@ def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> N
 def _check_backends(settings: Settings, models: list[str]) -> None:
     """Build each model's backend once now: a missing key stops eval before any run,
     not as the same error in every run."""
-    from dataclasses import replace
-
+    from skillchat.config import with_model
     from skillchat.engine.backends.select import make_backend
 
     for name in models:
-        make_backend(replace(settings, model=name))
+        make_backend(with_model(settings, name, keep_given=True))
 
 
 def _evaluate(

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from skillchat.config import Settings
@@ -103,19 +103,28 @@ def props_url(api_base: str) -> str:
 
 def server_window(api_base: str, api_key: str | None = None) -> int | None:
     """The per-request context a llama.cpp server reports at /props; None for any
-    other answer (404 from other servers, errors, slowness, odd JSON)."""
-    import httpx  # here: only the backends call this, and they have loaded it already
+    other answer (404 from other servers, redirects, errors, slowness, odd JSON).
+
+    With the standard library, not httpx: start-up asks it (`--api-base`) before the
+    REPL's prompt is drawn, when the model libraries are not loaded yet."""
+    import http.client
+    import urllib.request
+
+    class _NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    request = urllib.request.Request(props_url(api_base), headers=headers)
+    opener = urllib.request.build_opener(_NoRedirect)
     try:
-        response = httpx.get(
-            props_url(api_base), headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
-        )
-        if response.status_code != 200:
-            return None
-        settings = response.json().get("default_generation_settings", {})
+        with opener.open(request, timeout=PROBE_TIMEOUT) as response:
+            if response.status != 200:
+                return None
+            settings = json.loads(response.read(1_000_000)).get("default_generation_settings", {})
         n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-    except (httpx.HTTPError, ValueError, AttributeError):
+    # URLError, HTTPError and timeouts are OSErrors; a cut answer an HTTPException.
+    except (OSError, http.client.HTTPException, ValueError, AttributeError):
         return None
     return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0 else None
 
@@ -134,3 +143,40 @@ def find_window(model: str, api_base: str | None, api_key: str | None) -> int | 
     say) the model map's."""
     window = server_window(api_base, api_key) if api_base else None
     return window or map_window(model)
+
+
+def fit_settings(settings: Settings, ctx: int, reply_tokens: int, source: str) -> Settings:
+    """Settings that fit a context of `ctx` tokens, for whatever the user left at its
+    default: a reply of at most `reply_tokens` (sent as `max_tokens`), and the
+    transcript and catalog budgets sharing what the reply leaves (a half and a
+    quarter; the rest is for the system prompt and tool schemas). What was fitted
+    is marked with `source` in `settings.sources`."""
+    room = (ctx - reply_tokens) * CHARS_PER_TOKEN
+    changes: dict[str, object] = {}
+    sources = dict(settings.sources)
+    for name, share in (("context_max_chars", 2), ("catalog_max_chars", 4)):
+        if sources.get(name, "default") == "default":
+            changes[name] = max(1, min(getattr(settings, name), room // share))
+            sources[name] = source
+    if sources.get("max_tokens", "default") == "default":
+        changes["max_tokens"] = reply_tokens
+        sources["max_tokens"] = source
+    return replace(settings, **changes, sources=sources)  # type: ignore[arg-type]
+
+
+def fit_to_server(settings: Settings) -> Settings:
+    """With `--api-base` (or `api_base`) and nothing the user set about the window:
+    ask the server's `/props` once and fit to the window it reports, as a local
+    model is fitted (a reply of at most a quarter of it). Unchanged when the server
+    does not say, or the user stated `context_window` (fitted to that instead)."""
+    if not settings.api_base or settings.gguf:
+        return settings
+    import os
+
+    window = settings.context_window or server_window(
+        settings.api_base, os.environ.get("OPENAI_API_KEY")
+    )
+    if window is None:
+        return settings
+    fitted = fit_settings(settings, window, max(1, window // 4), "server")
+    return replace(fitted, context_window=window)  # known now: the loop need not ask again

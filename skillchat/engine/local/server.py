@@ -115,17 +115,10 @@ def honest_settings(settings: Settings, local: LocalPlan) -> Settings:
     the user set them) share what the
     reply leaves of the context (a half and a quarter; the rest is for the system
     prompt and tool schemas)."""
-    room = (local.ctx - local.max_tokens) * CHARS_PER_TOKEN
-    changes: dict[str, object] = {"model": local.alias, "backend": "openai"}
-    sources = dict(settings.sources)
-    for name, share in (("context_max_chars", 2), ("catalog_max_chars", 4)):
-        if sources.get(name, "default") == "default":
-            changes[name] = max(1, min(getattr(settings, name), room // share))
-            sources[name] = "local"
-    if sources.get("max_tokens", "default") == "default":
-        changes["max_tokens"] = local.max_tokens  # sent with each request, too
-        sources["max_tokens"] = "local"
-    return replace(settings, **changes, sources=sources)  # type: ignore[arg-type]
+    from skillchat.engine.context_window import fit_settings
+
+    fitted = fit_settings(settings, local.ctx, local.max_tokens, "local")
+    return replace(fitted, model=local.alias, backend="openai")
 
 
 class LocalServer:
