@@ -37,8 +37,9 @@ PROBE_TIMEOUT = 2.0
 # Characters per token of chat JSON: ~3.2 measured with a small BPE vocabulary
 # (SmolLM2's 49k) on English Markdown; 3 keeps the estimate on the safe side.
 CHARS_PER_TOKEN = 3
-# Part of the window left for the system prompt, tool schemas and the reply,
-# which the character budget (messages only) does not count.
+# Part of the window kept out of the character budget: the reply (a fitted
+# `max_tokens` is this share) and the tool schemas, which the budget does not count.
+# The budget itself covers the system prompt (skills catalog included) and messages.
 RESERVED_SHARE = 4  # one quarter
 # Characters under which no lookup is made: the budget of a 1,778-token window. A
 # smaller window could not hold skillchat's system prompt and tools anyway.
@@ -46,11 +47,23 @@ LOOKUP_FLOOR = 4_000
 
 
 def budget_for_window(window: int, default: int) -> int:
-    """The character budget for a context of `window` tokens: three quarters of it
-    in characters, never more than `default` (the default budget also bounds the
-    cost and latency of each request, so a 1M-token window does not raise it)."""
+    """The character budget of a request's system prompt and messages in a context
+    of `window` tokens: what the reserved quarter (the reply, the tool schemas)
+    leaves, in characters, never more than `default` (the default budget also bounds
+    the cost and latency of each request, so a 1M-token window does not raise it).
+
+    The one place the budget comes from a window: the loop's trimming and compaction
+    (`context_budget`) and the fitting of a local model or a server at start-up
+    (`fit_settings`) both use it, so a fitted chat compacts where an unfitted one
+    with the same window would."""
     usable = window - window // RESERVED_SHARE
     return max(1, min(default, usable * CHARS_PER_TOKEN))
+
+
+def reply_tokens(window: int) -> int:
+    """The longest reply fitted to a context of `window` tokens (sent as
+    `max_tokens`): the reserved quarter, so a full transcript still leaves it room."""
+    return max(1, window // RESERVED_SHARE)
 
 
 def _default(name: str) -> Any:
@@ -145,22 +158,25 @@ def find_window(model: str, api_base: str | None, api_key: str | None) -> int | 
     return window or map_window(model)
 
 
-def fit_settings(settings: Settings, ctx: int, reply_tokens: int, source: str) -> Settings:
-    """Settings that fit a context of `ctx` tokens, for whatever the user left at its
-    default: a reply of at most `reply_tokens` (sent as `max_tokens`), and the
-    transcript and catalog budgets sharing what the reply leaves (a half and a
-    quarter; the rest is for the system prompt and tool schemas). What was fitted
-    is marked with `source` in `settings.sources`."""
-    room = (ctx - reply_tokens) * CHARS_PER_TOKEN
-    changes: dict[str, object] = {}
+def fit_settings(settings: Settings, window: int, source: str) -> Settings:
+    """Settings that fit a context of `window` tokens, for whatever the user left at
+    its default: a reply of at most `reply_tokens` (sent as `max_tokens`), the
+    transcript budget of `budget_for_window`, and a skills catalog of at most a
+    quarter of that budget, so a full catalog leaves the chat three quarters. What
+    was fitted is marked with `source` in `settings.sources` (it then counts as
+    stated: `context_budget` does not look the window up again)."""
+    budget = budget_for_window(window, settings.context_max_chars)
+    fitted = {
+        "context_max_chars": budget,
+        "catalog_max_chars": max(1, min(settings.catalog_max_chars, budget // 4)),
+        "max_tokens": reply_tokens(window),
+    }
     sources = dict(settings.sources)
-    for name, share in (("context_max_chars", 2), ("catalog_max_chars", 4)):
+    changes: dict[str, object] = {}
+    for name, value in fitted.items():
         if sources.get(name, "default") == "default":
-            changes[name] = max(1, min(getattr(settings, name), room // share))
+            changes[name] = value
             sources[name] = source
-    if sources.get("max_tokens", "default") == "default":
-        changes["max_tokens"] = reply_tokens
-        sources["max_tokens"] = source
     return replace(settings, **changes, sources=sources)  # type: ignore[arg-type]
 
 
@@ -178,5 +194,5 @@ def fit_to_server(settings: Settings) -> Settings:
     )
     if window is None:
         return settings
-    fitted = fit_settings(settings, window, max(1, window // 4), "server")
+    fitted = fit_settings(settings, window, "server")
     return replace(fitted, context_window=window)  # known now: the loop need not ask again

@@ -49,8 +49,6 @@ LOAD_TIMEOUT = 300.0
 STOP_TIMEOUT = 5.0
 # Context used when the file does not say what it was trained for.
 FALLBACK_CONTEXT = 4096
-# Characters per token of chat JSON (~3.2 measured on English Markdown; 3 is safe).
-CHARS_PER_TOKEN = 3
 CHATML_TOOLS = Path(__file__).with_name("chatml_tools.jinja")
 
 
@@ -96,6 +94,8 @@ def require_server() -> None:
 def plan(settings: Settings, model: Path) -> LocalPlan:
     """Read `model`'s header and size its server: the context is the trained one capped
     by `[local] context_max`; a reply may fill at most a quarter of it."""
+    from skillchat.engine.context_window import reply_tokens
+
     require_server()
     info = read_gguf(model)
     ctx = min(info.context_length or FALLBACK_CONTEXT, settings.local_context_max)
@@ -103,21 +103,19 @@ def plan(settings: Settings, model: Path) -> LocalPlan:
         model=model,
         alias=model.stem,
         ctx=ctx,
-        max_tokens=max(1, ctx // 4),
+        max_tokens=reply_tokens(ctx),
         template=template_for(info, settings.chat_template),
         threads=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2,
     )
 
 
 def honest_settings(settings: Settings, local: LocalPlan) -> Settings:
-    """Settings that fit the local context: the model is the file, the backend openai,
-    `max_tokens` is the reply's share, and the transcript and catalog budgets (unless
-    the user set them) share what the
-    reply leaves of the context (a half and a quarter; the rest is for the system
-    prompt and tool schemas)."""
+    """Settings that fit the local context (engine/context_window.py's `fit_settings`:
+    `max_tokens`, the transcript and catalog budgets, unless the user set them): the
+    model is the file, the backend openai."""
     from skillchat.engine.context_window import fit_settings
 
-    fitted = fit_settings(settings, local.ctx, local.max_tokens, "local")
+    fitted = fit_settings(settings, local.ctx, "local")
     return replace(fitted, model=local.alias, backend="openai")
 
 
