@@ -27,6 +27,8 @@ import pytest
 from helpers import one_line_error, skillchat, wait_for
 from pty_session import LINE_DONE, PROMPT
 
+from skillchat.chats.store import ChatStore
+from skillchat.config import user_data_dir
 from skillchat.engine.local.hub import cache_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -114,12 +116,26 @@ def servers() -> list[int]:
 # --- --gguf ---------------------------------------------------------------------------
 
 
-def test_ask_streams_an_answer_and_leaves_no_server(smollm2: Path, config: Path) -> None:
+def test_ask_streams_an_answer_leaves_no_server_and_continues_on_its_file(
+    smollm2: Path, config: Path
+) -> None:
     done = skillchat("ask", "--gguf", str(smollm2), "--config", str(config), "Say hi",
                      timeout=180)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
     assert "tokens:" in done.stderr
+    assert servers() == []
+    # The chat remembers its file: -c loads it again, no API key asked for.
+    assert "OPENAI_API_KEY" not in os.environ
+    # A subprocess, as for --gguf: the server is a child stopped when skillchat exits.
+    done = skillchat("ask", "-c", "--config", str(config), "Say more", timeout=180,
+                     subprocess=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() and "tokens:" in done.stderr
+    with ChatStore.open(user_data_dir() / "chats.db") as store:
+        chat = store.last_chat()
+    assert chat is not None and chat.gguf == str(smollm2.resolve())
+    assert (chat.api_base, chat.message_count) == (None, 4)  # one chat, both turns
     assert servers() == []
 
 

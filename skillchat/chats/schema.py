@@ -87,6 +87,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE chats ADD COLUMN workspace TEXT",
         "CREATE INDEX chats_by_folder ON chats (folder, updated_at)",
     ),
+    # 4 -> 5: the local model file a chat was made with (`--gguf`, `--local`), its real
+    # path, so `-c` starts it again as it goes back to a server; NULL: none.
+    ("ALTER TABLE chats ADD COLUMN gguf TEXT",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

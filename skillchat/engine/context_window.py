@@ -44,6 +44,8 @@ RESERVED_SHARE = 4  # one quarter
 # Characters under which no lookup is made: the budget of a 1,778-token window. A
 # smaller window could not hold skillchat's system prompt and tools anyway.
 LOOKUP_FLOOR = 4_000
+# The sources `fit_settings` marks: a fitted value, not the user's.
+FITTED = ("server", "local")
 
 
 def budget_for_window(window: int, default: int) -> int:
@@ -164,7 +166,8 @@ def fit_settings(settings: Settings, window: int, source: str) -> Settings:
     transcript budget of `budget_for_window`, and a skills catalog of at most a
     quarter of that budget, so a full catalog leaves the chat three quarters. What
     was fitted is marked with `source` in `settings.sources` (it then counts as
-    stated: `context_budget` does not look the window up again)."""
+    stated: `context_budget` does not look the window up again); a value fitted
+    before (a server's, then a continued chat's local model) is fitted again."""
     budget = budget_for_window(window, settings.context_max_chars)
     fitted = {
         "context_max_chars": budget,
@@ -174,7 +177,7 @@ def fit_settings(settings: Settings, window: int, source: str) -> Settings:
     sources = dict(settings.sources)
     changes: dict[str, object] = {}
     for name, value in fitted.items():
-        if sources.get(name, "default") == "default":
+        if sources.get(name, "default") in ("default", *FITTED):
             changes[name] = value
             sources[name] = source
     return replace(settings, **changes, sources=sources)  # type: ignore[arg-type]
