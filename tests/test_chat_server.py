@@ -150,3 +150,15 @@ def test_the_repl_continues_and_resumes_a_gguf_chat_with_its_file(
     said = session.run(f"/resume {chat_id}")
     assert the_files_error(" ".join(said.split()), model)
     assert session.quit() == 0
+
+
+def test_the_repl_continues_on_the_chats_server(
+    server: ScriptedServer, pty_sessions: Callable[..., PtySession]
+) -> None:
+    server.script(reply("one"), reply("two"))
+    assert ask("--model", "openai/local-m", "--api-base", server.base_url, "first").returncode == 0
+    session = pty_sessions("-c", "--no-tools")  # no --api-base, no key: the chat's server
+    session.prompt()
+    assert "two" in session.run("second")
+    assert session.quit() == 0
+    assert [c.body["model"] for c in server.completions] == ["local-m", "local-m"]
