@@ -1,6 +1,7 @@
 """A new user's first steps without a key and without `ask`: the one-line way
 forward when no key is set (ask, the REPL before its prompt, `--local` offline or
-without llama.cpp), and `skillchat "QUESTION"` / `-p` as `claude` and `llm` take them."""
+without llama.cpp), `skillchat "QUESTION"` / `-p` as `claude` and `llm` take them,
+and `config init` followed by a local model and the real skills."""
 
 from __future__ import annotations
 
@@ -126,3 +127,25 @@ def test_a_question_without_a_terminal_points_to_print(skills: Path) -> None:
     line = one_line_error(done, 2)
     assert "skillchat -p 'QUESTION'" in line
     assert not (user_data_dir() / "chats.db").exists() or skillchat("chats", "list").stdout == ""
+
+
+# --- config init, then a local model with the real skills ---------------------------
+
+
+def test_config_init_then_gguf_with_the_real_skills_fits_the_model(
+    smollm2: Path, shared: Path
+) -> None:
+    """`config init` leaves the catalog adaptive (its keys are commented out): with
+    the 236 real skills and SmolLM2's 8,192-token context the catalog is fitted to a
+    quarter of the budget and the request is accepted, where the written-out
+    30,000-character default sent 8,411 tokens (HTTP 400)."""
+    assert skillchat("config", "init").returncode == 0
+    folders = sorted({p.parent.parent for p in (shared / "real-skills").rglob("SKILL.md")})
+    dirs = [arg for folder in folders for arg in ("--skills-dir", str(folder))]
+    done = skillchat(
+        "ask", "--gguf", str(smollm2), "--max-tokens", "8", *dirs, "Say hi", timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "catalog_max_chars = 4608" in done.stderr  # (8192 - 2048) * 3 / 4
+    sent_tokens = int(done.stderr.split("tokens: ")[1].split(" in")[0].replace(",", ""))
+    assert sent_tokens < 8192 - 2048  # prompt and reply fit the context

