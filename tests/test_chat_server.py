@@ -118,7 +118,7 @@ def the_files_error(line: str, model: Path) -> bool:
     """The local model's own error for this file (or, without the [local] extra, its
     install line): never the API key's."""
     if importlib.util.find_spec("xllamacpp") is None:
-        return "skillchat[local]" in line and "API_KEY" not in line
+        return "skillchat's [local] extra" in line and "API_KEY" not in line
     return f"{model}: corrupt or truncated GGUF model file" in line and "API_KEY" not in line
 
 

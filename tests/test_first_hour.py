@@ -6,6 +6,7 @@ and `config init` followed by a local model and the real skills."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,16 +50,21 @@ def test_the_repl_without_a_key_stops_before_its_prompt(skills: Path, pty_sessio
     assert done.returncode == 0 and done.stdout.strip() == ""  # no chat was left behind
 
 
-def test_local_without_llama_cpp_names_pip_pipx_and_uv(tmp_path: Path) -> None:
+def test_local_without_llama_cpp_gives_the_install_line_of_this_install(tmp_path: Path) -> None:
+    """Here, an editable pip install: that venv's pip and the pinned packages, never
+    `pip install 'skillchat[local]'` (an index's package of that name). The pip and
+    uv installs of a real wheel: tests/test_install.py."""
     blocker = tmp_path / "block"
     blocker.mkdir()
     # As if the package were not installed: `import xllamacpp` fails, find_spec is None.
     (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['xllamacpp'] = None\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), str(REPO)])}
     line = one_line_error(skillchat("ask", "--local", "hi", env=env))
-    assert "pip install 'skillchat[local]'" in line
-    assert "pipx inject skillchat xllamacpp huggingface_hub" in line
-    assert "uv tool install --reinstall 'skillchat[local]'" in line
+    assert line.endswith(
+        f"(skillchat's [local] extra): {sys.executable} -m pip install "
+        "'xllamacpp==2026.10.11549' 'huggingface_hub==2.4.0'"
+    )
+    assert "skillchat[local]" not in line
 
 
 def test_local_offline_names_the_hub_and_hf_endpoint_without_an_errno() -> None:

@@ -167,7 +167,8 @@ def test_without_xllamacpp_the_install_command_is_one_line(smollm2: Path, tmp_pa
     (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['xllamacpp'] = None\n")
     env = {**os.environ, "PYTHONPATH": str(blocker)}
     done = skillchat("ask", "--gguf", str(smollm2), "hi", env=env)
-    assert "pip install 'skillchat[local]'" in one_line_error(done)
+    line = one_line_error(done)
+    assert "the local model needs llama.cpp's server (skillchat's [local] extra)" in line
 
 
 # --- the REPL ------------------------------------------------------------------------

@@ -112,7 +112,7 @@ GgufOpt = Annotated[
     typer.Option(
         "--gguf",
         metavar="FILE",
-        help="Run this GGUF model file locally (llama.cpp; pip install 'skillchat[local]').",
+        help="Run this GGUF model file locally (llama.cpp: skillchat's [local] extra).",
         dir_okay=False,
     ),
 ]

@@ -38,12 +38,6 @@ from skillchat.config import Settings
 from skillchat.engine.local.gguf import GgufInfo, read_gguf
 from skillchat.errors import LocalModelError
 
-# pip, pipx and uv each add an extra their own way; a user knows which one they used.
-INSTALL_HINT = (
-    "the local model needs llama.cpp's server: pip install 'skillchat[local]' "
-    "(pipx: pipx inject skillchat xllamacpp huggingface_hub; "
-    "uv: uv tool install --reinstall 'skillchat[local]')"
-)
 # Seconds a model may take to load before skillchat gives up (a few GB from a slow disk).
 LOAD_TIMEOUT = 300.0
 STOP_TIMEOUT = 5.0
@@ -84,11 +78,47 @@ def template_for(info: GgufInfo, chat_template: str | None) -> str:
     return own
 
 
+def install_hint() -> str:
+    """The one command that adds the `[local]` extra's packages to the environment
+    this skillchat runs in, as it was installed: pipx's venv (`pipx inject`), a uv
+    tool (`uv tool install --with`, from the source it was installed from), a venv
+    uv installed into (no pip there: `uv pip`), else pip. Not `pip install
+    'skillchat[local]'`: skillchat is installed from a folder or a git URL, and that
+    line would ask a package index for whatever it holds under the name. The pins
+    are read from skillchat's own metadata (pyproject.toml's `local` extra)."""
+    from importlib import metadata
+
+    packages = ["xllamacpp", "huggingface_hub"]
+    source = "skillchat"
+    installer = "pip"
+    try:
+        dist = metadata.distribution("skillchat")
+        local = [r.split(";")[0].strip() for r in dist.requires or () if 'extra == "local"' in r]
+        packages = local or packages
+        installer = (dist.read_text("INSTALLER") or installer).strip()
+        url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
+        source = url.removeprefix("file://") or source
+    except (metadata.PackageNotFoundError, ValueError, AttributeError):
+        pass
+    quoted = " ".join(f"'{p}'" for p in packages)
+    prefix = Path(sys.prefix)
+    if (prefix / "pipx_metadata.json").is_file():
+        command = f"pipx inject skillchat {quoted}"
+    elif (prefix / "uv-receipt.toml").is_file():
+        withs = " ".join(f"--with '{p}'" for p in packages)
+        command = f"uv tool install --reinstall {withs} '{source}'"
+    elif installer == "uv":
+        command = f"uv pip install --python {sys.executable} {quoted}"
+    else:
+        command = f"{sys.executable} -m pip install {quoted}"
+    return f"the local model needs llama.cpp's server (skillchat's [local] extra): {command}"
+
+
 def require_server() -> None:
     """LocalModelError with the install command when `xllamacpp` is not installed
     (found without importing it: the import loads llama.cpp's library)."""
     if importlib.util.find_spec("xllamacpp") is None:
-        raise LocalModelError(INSTALL_HINT)
+        raise LocalModelError(install_hint())
 
 
 def plan(settings: Settings, model: Path) -> LocalPlan:
