@@ -165,7 +165,7 @@ def test_without_xllamacpp_the_install_command_is_one_line(smollm2: Path, tmp_pa
     blocker.mkdir()
     # As if the package were not installed: `import xllamacpp` fails, find_spec is None.
     (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['xllamacpp'] = None\n")
-    env = {**os.environ, "PYTHONPATH": str(blocker)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), str(REPO)])}
     done = skillchat("ask", "--gguf", str(smollm2), "hi", env=env)
     line = one_line_error(done)
     assert "the local model needs llama.cpp's server (skillchat's [local] extra)" in line
