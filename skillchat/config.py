@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from skillchat.errors import ConfigError, UsageError
+from skillchat.mcp_config import McpServerConfig, mcp_servers
 
 APP_NAME = "skillchat"
 BACKENDS = ("auto", "openai", "litellm")
@@ -145,6 +146,12 @@ class Settings:
     # `[models.NAME]` tables: a name for a model with its server and limits, chosen
     # with `--model NAME` (see `apply_named_model`).
     named_models: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
+    # `[mcp.NAME]` tables (mcp_config.py); `mcp_use` the servers of this session
+    # (None: every enabled one; `--mcp NAME` names them, `--no-mcp` none); `mcp_allow`
+    # lets `ask` and `eval` call their tools (`--allow-mcp`).
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict, compare=False)
+    mcp_use: tuple[str, ...] | None = None
+    mcp_allow: bool = False
     config_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[str, ...] = ()
@@ -173,6 +180,13 @@ class Settings:
         if not self.workspace:
             return None
         return (cwd or Path.cwd()) / Path(self.workspace).expanduser()
+
+    def active_mcp_servers(self) -> list[McpServerConfig]:
+        """The MCP servers of this session: the ones `--mcp` names, else every
+        enabled one; none under `--no-mcp` (an empty `mcp_use`)."""
+        if self.mcp_use is not None:
+            return [self.mcp_servers[name] for name in self.mcp_use if name in self.mcp_servers]
+        return [server for server in self.mcp_servers.values() if server.enabled]
 
     def database_path(self) -> Path:
         """The chat database: `[storage] path`, else `<user data dir>/chats.db`."""
@@ -302,6 +316,8 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     warnings: list[str] = []
     if "models" in data:
         values["named_models"] = _named_models(path, text, data.pop("models"))
+    if "mcp" in data:
+        values["mcp_servers"] = mcp_servers(path, data.pop("mcp"))
     if "packages" in data:
         values["skill_packages"] = _skill_packages(path, text, data.pop("packages"))
     for top_key, top_value in data.items():
@@ -462,6 +478,10 @@ def _check(settings: Settings) -> None:
             )
     if settings.context_window is not None and settings.context_window < 1:
         raise ConfigError(f"{where}: context_window must be at least 1")
+    unknown = sorted(set(settings.mcp_use or ()) - set(settings.mcp_servers))
+    if unknown:
+        known = ", ".join(settings.mcp_servers) or "none configured"
+        raise UsageError(f"--mcp {unknown[0]}: no [mcp.{unknown[0]}] in the config ({known})")
 
 
 def load_settings(config: str | Path | None = None, **overrides: Any) -> Settings:

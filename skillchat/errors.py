@@ -19,6 +19,7 @@ leaves the code just above the one that raised it.
     │   ├── ChatError               the saved chats:
     │   │   ├── StorageError        the database is corrupt, locked or too new
     │   │   └── UnknownChatError    no chat has that id (or the prefix is ambiguous)
+    │   ├── McpError                an MCP server cannot be started or answered
     │   └── ModelError              the model could not answer:
     │       ├── ProviderError       its provider failed (auth, network, 5xx...)
     │       ├── LocalModelError     a local model cannot be found, fetched or served
@@ -52,7 +53,7 @@ engine; FrontmatterError in skills/frontmatter.py (discovery and validation turn
 into a Problem); TrustError in skills/trust.py; FileAccessError in safe_io/read.py
 (and the tools' skill lookup); WorkspaceError in workspace/files.py (the session
 words it as a ConfigError or UsageError naming where the workspace came from);
-StorageError and UnknownChatError in chats/; ProviderError in engine/backends and
+StorageError and UnknownChatError in chats/; McpError in mcp/; ProviderError in engine/backends and
 engine/retry; LocalModelError in engine/local/; ToolRoundLimit in engine/loop.py;
 ToolArgumentError in tools/ and sandbox/command_tool.py; MalformedChunk in the
 openai backend's chunk checks; SearchFileTooLarge and RegexTimeout in
@@ -156,6 +157,12 @@ class RefusedDeclaration(SkillError):
 class InstallFailed(SkillError):
     """A package install that did not give an environment (one line: what and why;
     sandbox/envs/install.py)."""
+
+
+class McpError(SkillchatError):
+    """An MCP server that could not be started, reached, or answered in time
+    (skillchat/mcp/): `mcp list` and `mcp tools` say it; a tool call turns it into
+    its error result and the chat goes on."""
 
 
 class ProviderError(ModelError):

@@ -38,10 +38,13 @@ if TYPE_CHECKING:
     from skillchat.engine.emit import Listener
     from skillchat.engine.loop import Chat
     from skillchat.engine.turn import TurnResult
+    from skillchat.mcp.hub import McpHub
+    from skillchat.mcp.policy import McpConsent
     from skillchat.recorder import ChatRecorder
     from skillchat.sandbox.command_tool import Consent, SandboxCommands
     from skillchat.skills.registry import Registry
     from skillchat.tools.base import ToolResult
+    from skillchat.tools.toolbox import ToolSource
     from skillchat.workspace.files import Workspace
 
 
@@ -215,6 +218,7 @@ class Session:
         workspace: Workspace | None = None,
         consent: Callable[[], Consent] | None = None,
         backend_for: Callable[[Settings], Backend] | None = None,
+        mcp_consent: Callable[[], McpConsent] | None = None,
     ) -> None:
         from skillchat.engine.backends.select import make_backend
         from skillchat.engine.emit import Emitter
@@ -234,6 +238,13 @@ class Session:
 
             self.runner = command_runner(settings, workspace, self, consent())
         self.recorder: ChatRecorder | None = None
+        self._mcp_consent = mcp_consent
+        self.mcp: McpHub | None = None
+        if settings.active_mcp_servers():  # the SDK is imported only with a server
+            from skillchat.mcp.hub import McpHub
+
+            self.mcp = McpHub(settings.active_mcp_servers())
+            self.mcp.start()  # in the background: nothing here waits for a server
         registry = load_registry(settings) if registry is None else registry
         self._start(transcript, settings, registry, self._backend_for(settings))
 
@@ -354,9 +365,26 @@ class Session:
             *listeners,
             workspace=self.workspace,
             tools=chat_tools(self.runner),
+            source=self._mcp_tools(settings),
         )
         if transcript is not None:
             self.chat.restore(transcript.messages, transcript.chat.activated_skills)
+
+    def _mcp_tools(self, settings: Settings) -> ToolSource | None:
+        """The servers' tools for a new chat, with a consent of its own ("always"
+        is per chat); `ask` and eval never ask (`flag_consent`)."""
+        if self.mcp is None:
+            return None
+        from skillchat.mcp.policy import flag_consent
+        from skillchat.mcp.tools import McpTools
+
+        consent = self._mcp_consent() if self._mcp_consent else flag_consent(settings)
+        return McpTools(self.mcp, consent)
+
+    def close(self) -> None:
+        """Stop the MCP servers (also done at exit; a killed skillchat's die with it)."""
+        if self.mcp is not None:
+            self.mcp.close()
 
 
 def _where(settings: Settings) -> tuple[str, str | None, str | None, str | None]:

@@ -55,12 +55,20 @@ SMOLLM2_VERSION = "0.1.2"  # as start-real-model.sh installs it
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
+# The modules that install real packages (skillchat's wheel with pip and uv, skills'
+# packages from the real index): marked `install`, a CI job of their own.
+INSTALL_MODULES = frozenset({"test_install.py", "test_envs_real.py"})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that start the real model (or load its file) are marked `real_model` (CI
-    runs them once)."""
+    """Tests that start the real model (or load its file, `smollm2`) are marked
+    `real_model`, tests that install real packages `install`: .ci/run runs both
+    beside the rest, in a job of their own."""
     for item in items:
         if {"real_model", "smollm2"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.real_model)
+        if item.path.name in INSTALL_MODULES:
+            item.add_marker(pytest.mark.install)
 
 
 @pytest.fixture(autouse=True)

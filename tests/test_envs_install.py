@@ -271,3 +271,29 @@ def test_a_changed_declaration_untrusts_the_skill(tmp_path: Path, path: str, edi
     assert store.state(skill) is TrustState.TRUSTED
     (skill.root / path).write_text(edited)
     assert store.state(skill) is TrustState.CHANGED
+
+
+def test_a_changed_packages_override_untrusts_the_skill(tmp_path: Path) -> None:
+    """The config's [packages] entry is part of what was trusted: a trusted project
+    skill whose entry changes (or goes) is "changed since trusted" until trusted again
+    (the state the run policy reads too: skillchat/sandbox/setup.py)."""
+    skills = tmp_path / "skills"
+    skill_folder(skills, "demo", "name: demo\ndescription: A demo.\nallowed-tools: Bash(echo:*)\n")
+    config = tmp_path / "config.toml"
+    config.write_text('[packages]\ndemo = ["tinypkg"]\n')
+    base = ["--skills-dir", str(skills), "--config", str(config)]
+    assert skillchat("skills", "trust", "demo", *base).returncode == 0
+    assert trust_of_demo(base) == "trusted"
+    config.write_text('[packages]\ndemo = ["tinypkg", "x"]\n')
+    assert trust_of_demo(base) == "changed"
+    config.write_text("")  # the entry removed: a change too
+    assert trust_of_demo(base) == "changed"
+    assert skillchat("skills", "trust", "demo", *base).returncode == 0
+    assert trust_of_demo(base) == "trusted"
+
+
+def trust_of_demo(base: list[str]) -> str:
+    listed = skillchat("skills", "list", "--json", *base)
+    assert listed.returncode == 0, listed.stderr
+    (demo,) = [s for s in json.loads(listed.stdout)["skills"] if s["name"] == "demo"]
+    return str(demo["trust"])

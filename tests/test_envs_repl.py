@@ -1,5 +1,6 @@
-"""The REPL's consent to a first install, in a real terminal: the packages and where
-they were declared on the card, then yes / no; no and Ctrl-C install nothing."""
+"""The REPL's consent to a first install, in a real terminal: the packages, the
+versions they resolve to and where they were declared on the card, then yes / no;
+no and Ctrl-C install nothing."""
 
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ def test_no_and_ctrl_c_install_nothing_and_yes_installs_then_runs(
     repl.send("y")  # one key, no Enter
     card = repl.expect(INSTALL)
     assert "tinypkg" in card and "/skills/demo/scripts/show.py (# /// script)" in card
+    assert "tinypkg 1.0" in card  # resolved before the question
     repl.send("n")  # one key, no Enter
     repl.prompt()
     repl.line("second")

@@ -28,9 +28,28 @@ from chat_helpers import sent
 from openai_server import ScriptedServer, reply
 
 REPO = Path(__file__).resolve().parents[1]
-# Without PYTHONPATH: a source tree on it (a developer's, with its egg-info) would
-# make pip see skillchat as installed already, and the wheel's code not run.
-CLEAN = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+def clean_env(home: Path | None = None) -> dict[str, str]:
+    """The test's environment without PYTHONPATH: a source tree on it (a developer's,
+    with its egg-info) would make pip see skillchat as installed already, and the
+    wheel's code not run. Read when called, not at import: the conftest points HOME and
+    the XDG folders into a private folder per test. The module's fixtures run before
+    that, so they pass a `home` of their own: nothing here sees the real one."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if home is not None:
+        env["HOME"] = str(home)
+        for var, sub in (
+            ("XDG_CONFIG_HOME", ".config"),
+            ("XDG_DATA_HOME", ".local/share"),
+            ("XDG_CACHE_HOME", ".cache"),
+            ("XDG_STATE_HOME", ".local/state"),
+        ):
+            (home / sub).mkdir(parents=True, exist_ok=True)
+            env[var] = str(home / sub)  # fmt: skip
+    return env
+
+
 BUNDLED = ["calculator", "commit-message"]  # and the fixture, hidden unless asked for
 
 
@@ -46,7 +65,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
     wheels = root / "wheels"
     build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
-    subprocess.run([*build, "--no-index", "-q", "-w", str(wheels), str(source)], env=CLEAN,
+    subprocess.run([*build, "--no-index", "-q", "-w", str(wheels), str(source)],
+                   env=clean_env(root / "home"),
                    check=True, capture_output=True, timeout=300)  # fmt: skip
     [built] = wheels.glob("skillchat-*.whl")
     return built
@@ -68,9 +88,10 @@ def installed(request: pytest.FixtureRequest, wheel: Path,
     else:
         uv = [sys.executable, "-m", "uv", "--cache-dir", str(root / "uv-cache"), "--offline"]
         subprocess.run([*uv, "venv", "-q", "--python", sys.executable, str(env_dir)],
-                       env=CLEAN, check=True, capture_output=True, timeout=300)  # fmt: skip
+                       env=clean_env(root / "home"), check=True, capture_output=True,
+                       timeout=300)  # fmt: skip
         install = [*uv, "pip", "install", "-q", "--python", str(python), "--link-mode=hardlink"]
-    subprocess.run([*install, "--no-deps", "--no-index", str(wheel)], env=CLEAN,
+    subprocess.run([*install, "--no-deps", "--no-index", str(wheel)], env=clean_env(root / "home"),
                    check=True, capture_output=True, timeout=300)  # fmt: skip
     ask = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     where = subprocess.run([str(python), "-c", ask], check=True, capture_output=True, text=True)
@@ -82,7 +103,7 @@ def installed(request: pytest.FixtureRequest, wheel: Path,
 
 
 def run(script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(script), *args], cwd=cwd, env=CLEAN, capture_output=True,
+    return subprocess.run([str(script), *args], cwd=cwd, env=clean_env(), capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
@@ -128,7 +149,7 @@ def test_the_installed_wheel_shows_a_new_user_the_way_forward(
     blocker.mkdir()
     (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['xllamacpp'] = None\n")
     done = subprocess.run([str(installed), "ask", "--local", "hi"], cwd=tmp_path,
-                          env={**CLEAN, "PYTHONPATH": str(blocker)}, capture_output=True,
+                          env={**clean_env(), "PYTHONPATH": str(blocker)}, capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
     assert done.returncode == 1 and "Traceback" not in done.stderr
     python = installed.parent / "python"

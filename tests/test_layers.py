@@ -30,12 +30,14 @@ LAYERS = (
     "localfile",  # a path the user names, opened as a regular file (eval, store, --gguf)
     "safe_io",  # the descriptor walk and the rules of every read: needs only errors
     "mounts",  # where the sandbox shows folders: allowed-tools rules name them
+    "mcp_config",  # the [mcp.NAME] tables, read by config
     "config",
     "hardlinks",  # which folders may hold hard-linked files (the bundled skills')
     "chats",  # plain persistence: handed the tools' keep policy, imports none of them
     "skills",  # reads SKILL.md and resources through safe_io
     "workspace",
     "tools",
+    "mcp",  # MCP servers' tools: a tool source for the toolbox, consent injected from ui
     "prompt",
     "engine",
     "sandbox",

@@ -115,7 +115,10 @@ def test_calculator_skill_runs_with_a_local_model(smollm2: Path, tmp_path: Path)
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "calculator" in done.stderr  # the activation card
-    assert done.stdout.strip()
+    # The server samples at random (temperature 0.8): the 135M model either
+    # answers, or spends its 48 tokens on more tool-call text, which ends the turn
+    # with the limit said. Either way the skill ran and the turn ended cleanly.
+    assert done.stdout.strip() or "output limit" in done.stderr
 
 
 def test_a_reply_that_fills_its_share_of_the_context_ends_with_a_message(

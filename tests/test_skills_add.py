@@ -19,7 +19,7 @@ import pytest
 from git_repos import commit, git, make_repo, skill_md, url
 from helpers import one_line_error, skillchat, wait_for
 
-from skillchat.skills.trust import content_hash
+from skillchat.skills.content_hash import content_hash
 
 REPO = Path(__file__).resolve().parents[1]
 PDF = {

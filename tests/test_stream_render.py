@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pexpect
@@ -248,12 +249,39 @@ Right after the fence.
 """
 
 
+def covering(texts: list[str]) -> list[str]:
+    """The fewest texts (greedy) that hold every kind of block, at every depth, and
+    every pair of neighbouring top-level blocks that `texts` hold, parsed as Rich
+    parses Markdown. What the splitter gets right or wrong is where one block ends
+    and the next begins: this keeps every such case the corpus has, and renders 21
+    of its 501 files (a sixteenth of its bytes) instead of all of them."""
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt().enable("strikethrough").enable("table")
+    kinds: dict[int, set[str]] = {}
+    for n, text in enumerate(texts):
+        tokens = parser.parse(text)
+        top = [t.type for t in tokens if t.level == 0 and t.nesting >= 0]
+        kinds[n] = {f"{a}>{b}" for a, b in pairwise(top)}
+        kinds[n] |= {f"{t.type}@{t.level}" for t in tokens}
+    wanted = set().union(*kinds.values()) if kinds else set()
+    chosen: list[str] = []
+    covered: set[str] = set()
+    while covered != wanted:
+        best = max(kinds, key=lambda n: (len(kinds[n] - covered), -len(texts[n]), -n))
+        chosen.append(texts[best])
+        covered |= kinds.pop(best)
+    return chosen
+
+
 def test_pieces_render_as_the_whole_answer() -> None:
     """Spacing between blocks, lists with blank lines, fences with blank lines, a
     rule, a table and a reference link defined after its use all come out as the
-    whole answer renders; and the corpus of real skills (500 Markdown files) too."""
+    whole answer renders; and so does every kind of block boundary found in the
+    corpus of real skills (its 500 Markdown files, through `covering`)."""
     texts = [SAMPLE, (REPO / "README.md").read_text()]
-    texts += [p.read_text() for p in sorted(CORPUS.rglob("*.md"))]  # absent: SAMPLE only
+    corpus = [p.read_text() for p in sorted(CORPUS.rglob("*.md"))]  # absent: SAMPLE only
+    texts += covering(corpus)
     for text in texts:
         whole, pieces = render(text, text.splitlines(keepends=True))
         assert whole == pieces

@@ -12,15 +12,10 @@ import pytest
 from helpers import one_line_error, skill_folder, skillchat, write_files
 
 from skillchat.errors import TrustError
+from skillchat.skills.content_hash import MAX_ENTRIES, content_hash
 from skillchat.skills.model import Skill
 from skillchat.skills.registry import discover
-from skillchat.skills.trust import (
-    MAX_ENTRIES,
-    TrustState,
-    TrustStore,
-    content_hash,
-    default_store_path,
-)
+from skillchat.skills.trust import TrustState, TrustStore, default_store_path
 
 
 def project_skill(parent: Path, name: str = "filler") -> Path:

@@ -12,8 +12,9 @@ from helpers import skill_folder, skillchat, write_files
 from skillchat.config import Settings
 from skillchat.errors import TrustError
 from skillchat.sandbox.setup import skill_policy
+from skillchat.skills.content_hash import content_hash
 from skillchat.skills.registry import discover
-from skillchat.skills.trust import TrustState, TrustStore, content_hash
+from skillchat.skills.trust import TrustState, TrustStore
 
 RUN = "python3 /skills/filler/scripts/run.py"
 

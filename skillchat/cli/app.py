@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 
 from skillchat import __version__
 from skillchat.cli.common import (
+    AllowMcpOpt,
     AllowNetworkOpt,
     AllowRunOpt,
     AllowWriteOpt,
@@ -31,7 +32,9 @@ from skillchat.cli.common import (
     GgufOpt,
     LocalOpt,
     MaxTokensOpt,
+    McpOpt,
     ModelOpt,
+    NoMcpOpt,
     NoToolsOpt,
     NoWorkspaceOpt,
     ReplyTimeoutOpt,
@@ -96,6 +99,7 @@ _COMMANDS: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
         {"short_help": "Check the key, server, config, skills, chats and sandbox."},
     ),
     "models": (("skillchat.cli.models_cmd",), "app", {}),
+    "mcp": (("skillchat.cli.mcp_cmd",), "app", {}),
     "eval": (
         ("skillchat.cli.eval_cmd",),
         "eval_cmd",
@@ -183,6 +187,9 @@ def root(
     allow_run: AllowRunOpt = False,
     allow_network: AllowNetworkOpt = False,
     allow_write: AllowWriteOpt = False,
+    mcp: McpOpt = None,
+    no_mcp: NoMcpOpt = False,
+    allow_mcp: AllowMcpOpt = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -218,6 +225,9 @@ def root(
         chat_template,
         print_answer or None,
         first,
+        mcp,
+        no_mcp or None,
+        allow_mcp or None,
     )
     if ctx.invoked_subcommand is None:
         from skillchat.cli import chat_cmd
@@ -241,6 +251,7 @@ def root(
             local=local,
             chat_template=chat_template,
             first=first,
+            mcp=(mcp, no_mcp, allow_mcp),
         )
     elif any(option is not None for option in session):
         raise UsageError(

@@ -21,6 +21,7 @@ import typer
 
 from skillchat.cli.common import (
     AllowInstallOpt,
+    AllowMcpOpt,
     AllowNetworkOpt,
     AllowRunOpt,
     AllowWriteOpt,
@@ -34,7 +35,9 @@ from skillchat.cli.common import (
     JsonOpt,
     LocalOpt,
     MaxTokensOpt,
+    McpOpt,
     ModelOpt,
+    NoMcpOpt,
     NoToolsOpt,
     NoWorkspaceOpt,
     ReplyTimeoutOpt,
@@ -214,6 +217,9 @@ def ask(
     allow_network: AllowNetworkOpt = False,
     allow_write: AllowWriteOpt = False,
     allow_install: AllowInstallOpt = False,
+    mcp: McpOpt = None,
+    no_mcp: NoMcpOpt = False,
+    allow_mcp: AllowMcpOpt = False,
 ) -> None:
     """Ask one question; the answer goes to stdout, tool cards and usage to stderr.
 
@@ -240,6 +246,7 @@ def ask(
         local=local,
         chat_template=chat_template,
         no_workspace=no_workspace,
+        mcp=(mcp, no_mcp, allow_mcp),
     )
     if attach and folder is None:
         raise UsageError(
@@ -298,6 +305,8 @@ def ask(
         how = "terminated" if isinstance(stop, Terminated) else "interrupted"
         err().print(how, style="warning", markup=False, highlight=False)
         raise typer.Exit(143 if how == "terminated" else 130) from None
+    finally:
+        session.close()  # the MCP servers: stopped before the answer is reported
     if json_out:
         from skillchat.ui.safe import json_text
 

@@ -38,6 +38,7 @@ def chat(
     chat_template: Path | None = None,
     first: str | None = None,
     no_workspace: bool = False,
+    mcp: tuple[list[str] | None, bool, bool] = (None, False, False),
 ) -> None:
     """Run the REPL until the user leaves; exit 1 if some messages could not be saved."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -62,6 +63,7 @@ def chat(
         gguf=gguf,
         local=local,
         chat_template=chat_template,
+        mcp=mcp,
     )
     from skillchat.engine.backends.select import key_problem
     from skillchat.errors import ProviderError

@@ -140,6 +140,18 @@ AllowRunOpt = Annotated[
         help="Run skill commands in the sandbox without asking (`ask` refuses them without it).",
     ),
 ]
+McpOpt = Annotated[
+    list[str] | None,
+    typer.Option("--mcp", metavar="NAME", help="Use only this [mcp.NAME] server (repeatable)."),
+]
+NoMcpOpt = Annotated[bool, typer.Option("--no-mcp", help="Start no MCP server.")]
+AllowMcpOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-mcp",
+        help="Call MCP servers' tools without asking (`ask` refuses them without it).",
+    ),
+]
 AllowNetworkOpt = Annotated[
     bool, typer.Option("--allow-network", help="Give sandboxed commands the network.")
 ]
@@ -202,6 +214,7 @@ def open_session(
     local: bool = False,
     chat_template: Path | None = None,
     no_workspace: bool = False,
+    mcp: tuple[list[str] | None, bool, bool] = (None, False, False),
 ) -> tuple[Settings, Workspace | None]:
     """Settings and the open workspace (None when off) for a chat, the REPL or `ask`,
     from the session options they share. A bad workspace stops the command here,
@@ -211,6 +224,9 @@ def open_session(
 
     if gguf and local:
         raise UsageError("--gguf and --local exclude each other: pick one")
+    mcp_names, no_mcp, allow_mcp = mcp
+    if mcp_names and no_mcp:
+        raise UsageError("--mcp and --no-mcp exclude each other: pick one")
 
     settings = load(
         ctx,
@@ -229,6 +245,8 @@ def open_session(
         run_allow_install=True if allow_install else None,
         gguf=str(gguf) if gguf else None,
         chat_template=str(chat_template) if chat_template else None,
+        mcp_use=() if no_mcp else (tuple(mcp_names) if mcp_names else None),
+        mcp_allow=True if allow_mcp else None,
     )
     if local or settings.gguf:
         from skillchat.session import start_local_model

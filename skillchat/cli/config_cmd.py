@@ -156,6 +156,18 @@ def effective(settings: Settings) -> dict[str, Any]:
     values["skill_dirs"] = list(values["skill_dirs"])
     if values.get("api_base"):
         values["api_base"] = redact(values["api_base"])
+    # MCP servers by what they run or reach; of `env` and `headers` only the names
+    # (a value may be a literal token).
+    values["mcp_servers"] = {
+        name: {
+            "target": server.target(),
+            "env": [key for key, _ in server.env],
+            "headers": [key for key, _ in server.headers],
+            "allow": server.allow if server.allow is True else list(server.allow or ()),
+            "enabled": server.enabled,
+        }
+        for name, server in settings.mcp_servers.items()
+    }
     return values
 
 

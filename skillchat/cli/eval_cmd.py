@@ -21,6 +21,7 @@ import typer
 
 from skillchat.cli.common import (
     AllowInstallOpt,
+    AllowMcpOpt,
     AllowRunOpt,
     ApiBaseOpt,
     BackendOpt,
@@ -89,6 +90,7 @@ def eval_cmd(
     allow_install: AllowInstallOpt = False,
     max_tokens: MaxTokensOpt = None,
     reply_timeout: ReplyTimeoutOpt = None,
+    allow_mcp: AllowMcpOpt = False,
 ) -> None:
     """Replay trigger queries through the real catalog and loop, and report per skill
     and model how often each skill was activated when it should and should not be."""
@@ -106,6 +108,10 @@ def eval_cmd(
         run_allow_install=True if allow_install else None,
         max_tokens=max_tokens,
         reply_timeout=reply_timeout,
+        # MCP servers only with --allow-mcp: each run is a session of its own, and
+        # starting every server for every run to refuse its tools would be waste.
+        mcp_use=None if allow_mcp else (),
+        mcp_allow=True if allow_mcp else None,
     )
     settings = replace(settings, tools=True)  # triggering is a get_skill call
     queries = load_queries(queries_file, skill)

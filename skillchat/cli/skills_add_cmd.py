@@ -11,6 +11,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -122,7 +123,7 @@ def add_cmd(
 
     src = parse_source(source, ref=ref, path=path)
     target = target_dir(project)
-    registry = settings_and_registry(ctx, config, None)[1]
+    settings, registry = settings_and_registry(ctx, config, None)
     installed = {name: skill.root for name, skill in registry.skills.items()}
     work = Path(tempfile.mkdtemp(prefix="skillchat-add-"))
     try:
@@ -140,18 +141,19 @@ def add_cmd(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if project:
-        _trust_installed(target, [p.name for p in moved])
+        _trust_installed(target, [p.name for p in moved], settings.skill_packages)
     for folder in moved:
         c = next(c for c in prepared.skills if c.name == folder.name)
         typer.echo(safe.one_line(f"installed {c.name} (sha256 {c.digest[:12]}…) in {folder}"))
 
 
-def _trust_installed(target: Path, names: list[str]) -> None:
-    """Trust project installs, bound to the digest just locked: the yes was for them."""
+def _trust_installed(target: Path, names: list[str], packages: Mapping[str, Sequence[str]]) -> None:
+    """Trust project installs, bound to the digest just locked (and the config's
+    `[packages]` of the moment): the yes was for them."""
     from skillchat.skills.registry import discover
     from skillchat.skills.trust import TrustStore
 
-    store = TrustStore.load()
+    store = TrustStore.load(packages=packages)
     registry = discover([target])
     for name in names:
         if (skill := registry.get(name)) is not None:
@@ -180,8 +182,8 @@ def verify_cmd(
     """Hash every skill the lock lists; exit 1 if any changed, is missing, or the
     lock cannot be read."""
     from skillchat.errors import TrustError
+    from skillchat.skills.content_hash import content_hash
     from skillchat.skills.lock import Lock, changed_files, lock_path
-    from skillchat.skills.trust import content_hash
 
     target = target_dir(project)
     lock = Lock.load(lock_path(target))
@@ -264,6 +266,8 @@ def update_cmd(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if project:
-        _trust_installed(target, [u.name for u in updates])
+        from skillchat.config import load_settings
+
+        _trust_installed(target, [u.name for u in updates], load_settings().skill_packages)
     for u in updates:
         typer.echo(safe.one_line(f"updated {u.name} (sha256 {u.skill.digest[:12]}…)"))

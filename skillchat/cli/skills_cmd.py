@@ -49,9 +49,10 @@ def _problem_json(p: Problem) -> dict[str, Any]:
     return {"path": str(p.path), "line": p.line, "severity": p.severity, "message": p.message}
 
 
-def load_trust() -> TrustStore:
-    """The user's trust store; an unusable one is one warning and trusts nothing."""
-    store = TrustStore.load()
+def load_trust(settings: Settings) -> TrustStore:
+    """The user's trust store (covering the config's `[packages]` too); an unusable
+    one is one warning and trusts nothing."""
+    store = TrustStore.load(packages=settings.skill_packages)
     if store.problem:
         console.warn(store.problem)
     return store
@@ -107,9 +108,9 @@ def list_cmd(
 ) -> None:
     """List usable skills, one line each on a terminal, and count the ones left out
     (invalid, shadowed, over the limit)."""
-    registry = settings_and_registry(ctx, config, skills_dir)[1]
+    settings, registry = settings_and_registry(ctx, config, skills_dir)
     skills = [registry.skills[n] for n in registry.names()]
-    store = load_trust()
+    store = load_trust(settings)
     trust = {s.name: store.state(s) for s in skills}
     if json_out:
         doc = {
@@ -210,7 +211,7 @@ def show_cmd(
         frontmatter, body = json_safe(skill.frontmatter), md.text
     listing = list_skill_files(skill)
     files = listing.paths
-    trust = load_trust().state(skill)
+    trust = load_trust(settings).state(skill)
     if json_out:
         doc = {
             "name": skill.name,
@@ -377,8 +378,8 @@ def trust_cmd(
     pre-approve commands. Without NAME, list the skills not trusted now."""
     from skillchat.errors import TrustError, UsageError
 
-    registry = settings_and_registry(ctx, config, skills_dir)[1]
-    store = load_trust()
+    settings, registry = settings_and_registry(ctx, config, skills_dir)
+    store = load_trust(settings)
     skills = [registry.skills[n] for n in registry.names()]
     if names and all_:
         raise UsageError("name skills or use --all, not both")

@@ -1,4 +1,5 @@
-"""`skillchat skills deps [NAME]`: what each skill's scripts declare, where it was
+"""`skillchat skills deps [NAME]`: what each skill's scripts declare (Python
+packages, and Node's in a package.json), where it was
 found, whether its environment is ready (and its size), and what cannot be
 installed and why. `--install` prepares the environments ahead (for offline use and
 CI; running the command is the consent), `--remove` removes NAME's, `--prune`
@@ -39,7 +40,25 @@ def _declarations(name: str, root: Path, override: tuple[str, ...]) -> list[dict
             rows.append(
                 {"skill": name, "packages": list(found.packages), "sources": list(found.sources)}
             )
-    return rows
+    return rows + _node_declarations(name, root)
+
+
+def _node_declarations(name: str, root: Path) -> list[dict[str, Any]]:
+    """The skill's package.json (at its root, else in `scripts/`), as a row whose
+    `node` entry is the declaration itself (not shown)."""
+    import os
+
+    from skillchat.sandbox.envs.node import configured_registry, node_declaration
+    from skillchat.sandbox.envs.npm_install import node_env_key
+
+    try:
+        found = node_declaration(name, root, None, configured_registry(os.environ))
+    except RefusedDeclaration as exc:
+        return [{"skill": name, "kind": "node", "packages": [], "sources": [], "refused": str(exc)}]
+    if found is None or not found.packages:
+        return []
+    row = {"skill": name, "kind": "node", "packages": list(found.packages)}
+    return [row | {"sources": list(found.sources), "key": node_env_key(found), "node": found}]
 
 
 @app.command("deps", short_help="Packages skills' scripts declare, and their environments.")
@@ -59,6 +78,7 @@ def deps_cmd(
 ) -> None:
     """List what skills' scripts need; prepare, remove or prune their environments."""
     from skillchat.sandbox.envs.install import ensure, sandbox_python
+    from skillchat.sandbox.envs.npm_install import ensure_node
     from skillchat.sandbox.envs.store import EnvStore, env_key
 
     if remove and not name:
@@ -71,7 +91,7 @@ def deps_cmd(
         rows += _declarations(skill.name, skill.root, settings.skill_packages.get(skill.name, ()))
     python = sandbox_python()
     for row in rows:
-        if "refused" not in row:
+        if "refused" not in row and "key" not in row:
             row["key"] = env_key(tuple(row["packages"]), python)
     failed = False
     if install:
@@ -79,7 +99,10 @@ def deps_cmd(
         for row in rows:
             if "key" in row:
                 try:
-                    ensure(store, tuple(row["packages"]), tools, progress=_progress)
+                    if "node" in row:
+                        ensure_node(store, row["node"], tools, progress=_progress)
+                    else:
+                        ensure(store, tuple(row["packages"]), tools, progress=_progress)
                 except InstallFailed as exc:
                     row["error"] = str(exc)
                     failed = True
@@ -93,10 +116,15 @@ def deps_cmd(
             for s in registry.skills.values()
             for r in _declarations(s.name, s.root, settings.skill_packages.get(s.name, ()))
         ]
-        keep = {env_key(tuple(r["packages"]), python) for r in every if "refused" not in r}
+        keep = {
+            r.get("key") or env_key(tuple(r["packages"]), python)
+            for r in every
+            if "refused" not in r
+        }
         for gone in store.prune(keep):
             console.err().print(safe.text(f"removed {gone}"))
     for row in rows:
+        row.pop("node", None)
         record = store.ready(row["key"]) if "key" in row else None
         row["ready"] = record is not None
         if record is not None:

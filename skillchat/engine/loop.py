@@ -52,7 +52,7 @@ from skillchat.skills.registry import Registry
 from skillchat.tools.base import Tool, ToolContext, ToolResult
 from skillchat.tools.context import ContextLedger
 from skillchat.tools.run_command import RUN_COMMAND
-from skillchat.tools.toolbox import Toolbox
+from skillchat.tools.toolbox import Toolbox, ToolSource
 from skillchat.workspace.files import Workspace
 
 # The steps of a turn, in the order they are called at each moment.
@@ -70,12 +70,13 @@ class Chat:
         *listeners: Listener,
         workspace: Workspace | None = None,
         tools: Sequence[Tool] | None = None,
+        source: ToolSource | None = None,
     ) -> None:
         self.backend = backend
         self.emit = Emitter(listeners)
         self.messages: list[dict[str, Any]] = []
         self.context = ToolContext(settings, registry, workspace)
-        self.toolbox = Toolbox(self.context, tools)
+        self.toolbox = Toolbox(self.context, tools, source)
         self.window = ContextFit(self.context.ledger, self.emit.notice)
         self.attachments = (
             Attachments(self.context, self.emit.notice) if workspace is not None else None
@@ -105,9 +106,7 @@ class Chat:
         self.context.registry = registry
         self.catalog = build_catalog(registry, self.settings.catalog_max_chars)
         self.context.catalog_incomplete = self.catalog is not None and self.catalog.incomplete
-        # The toolbox offers only what this chat has (no skills, no skill tools).
-        self.schemas = self.toolbox.schemas()
-        self.tools_enabled = self.settings.tools and bool(self.schemas)
+        self.offer_tools()
         if self.catalog is not None and (warning := self.catalog.warning()):
             self.emit.notice(warning)
         # Said once per state of the skills folders, with each reason (left_out_seen.py).
@@ -116,6 +115,12 @@ class Chat:
             self.emit.notice(f"{many} left out: `skillchat skills list` says why")
             for excluded in left:
                 self.emit.notice(f"  {excluded.name or excluded.path.name}: {excluded.summary()}")
+
+    def offer_tools(self) -> None:
+        """What the next request offers: only what this chat has (no skills, no skill
+        tools), with a tool source's as they are now (an MCP server that came up)."""
+        self.schemas = self.toolbox.schemas()
+        self.tools_enabled = self.settings.tools and bool(self.schemas)
 
     def use_settings(self, settings: Settings, backend: Backend | None = None) -> None:
         """Go on under `settings` (and `backend`: `/model`) from the next request on;
@@ -142,15 +147,21 @@ class Chat:
 
     def _turn(self, turn: Turn) -> TurnResult:
         result = turn.result
+        if self.toolbox.source is not None and self.settings.tools:
+            for notice in self.toolbox.source.wait(self.context):  # the first turn waits for them
+                self.emit.notice(notice)
+            self.offer_tools()
         for step in STEPS:
             step.before_message(self, turn)
         self.keep({"role": "user", "content": turn.content})
         for step in STEPS:
             step.after_message(self, turn)
         turn.system = self.system_prompt(turn.injected)
-        tools = self.schemas if self.tools_enabled else None
         limit = self.settings.max_tool_rounds
         for round_no in range(limit + 1):
+            if round_no and self.toolbox.source is not None:
+                self.offer_tools()  # a schema fetched last round: that tool is offered now
+            tools = self.schemas if self.tools_enabled else None
             for step in STEPS:
                 step.before_request(self, turn)
             try:
@@ -226,7 +237,8 @@ class Chat:
     def budget(self) -> int:
         """The request's character budget: `context_max_chars`, or the model's window
         when the user did not set it (engine/context_window.py)."""
-        return context_budget(self.settings, self.backend.context_window, self.messages)
+        budget = context_budget(self.settings, self.backend.context_window, self.messages)
+        return max(1, budget - self.toolbox.source_chars())
 
     def keep(
         self, message: dict[str, Any], *, interrupted: bool = False, usage: Usage | None = None

@@ -139,6 +139,9 @@ def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) 
         session.send(job.query.query)
     except SkillchatError as exc:
         error = str(exc)
+    finally:
+        if session is not None:
+            session.close()  # its MCP servers, if --allow-mcp started any
     if session is not None:
         activated, catalog = tuple(session.chat.activated), session.chat.catalog
     else:

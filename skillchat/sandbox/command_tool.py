@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Literal
 
 from skillchat.errors import EnvRefused, SandboxFailure, ToolArgumentError
@@ -35,7 +36,9 @@ from skillchat.sandbox.detect import SandboxStatus
 from skillchat.sandbox.envs.notes import missing_notes
 from skillchat.sandbox.envs.provider import EnvUse, SkillEnvs
 from skillchat.sandbox.layout import SandboxSpec
+from skillchat.sandbox.protect import remove_mount_points
 from skillchat.sandbox.runner import Outcome, OutputSink, run_in_sandbox
+from skillchat.sandbox.skill_here import skill_entries
 from skillchat.tools.base import ToolResult
 
 MAX_COMMAND_CHARS = 20_000
@@ -139,12 +142,19 @@ class SandboxCommands:
             return _error(exc.code, str(exc))
         extra = {"SKILL_DIR": f"{SKILLS_MOUNT}/{skill}"} if skill else {}
         extra |= use.env
+        here: tuple[tuple[Path, str, bool], ...] = ()
+        made: list[Path] = []
+        if skill and spec.workspace is None:  # its SKILL.md's relative paths work
+            here, made = skill_entries(skill, spec.mountable_skills()[skill], spec.scratch)
         limits = replace(spec.limits, timeout_s=timeout)
-        spec = replace(spec, limits=limits, binds=spec.binds + use.binds)
-        with self.watch(request) if self.watch else nullcontext(None) as sink:
-            outcome = run_in_sandbox(
-                self.status.tools, spec, command, extra_env=extra, on_output=sink
-            )
+        spec = replace(spec, limits=limits, binds=spec.binds + here + use.binds)
+        try:
+            with self.watch(request) if self.watch else nullcontext(None) as sink:
+                outcome = run_in_sandbox(
+                    self.status.tools, spec, command, extra_env=extra, on_output=sink
+                )
+        finally:
+            remove_mount_points(made)
         outcome.notes = [*use.notes, *outcome.notes]
         outcome.notes += missing_notes(skill, outcome.exit_code, outcome.stderr)
         return outcome_result(outcome, timeout, widened=_widened(request))

@@ -83,6 +83,7 @@ ETC_NETWORK = (
     "services",
     "protocols",
     "ssl/certs",
+    "ssl/openssl.cnf",  # read by Node and Python's ssl at start: unreadable stops them
     "ca-certificates",
     "pki/tls/certs",
     "crypto-policies",
@@ -255,6 +256,8 @@ def bwrap_args(
     args += ["--perms", "0755", "--dir", "/etc"]
     for name in ETC_ALWAYS + (ETC_NETWORK if spec.network else ()):
         if os.path.lexists(host_root / "etc" / name):
+            if "/" in name:  # else bubblewrap makes the parent 0700: unreadable inside
+                args += ["--perms", "0755", "--dir", f"/etc/{os.path.dirname(name)}"]
             args += ["--ro-bind-try", str(host_root / "etc" / name), f"/etc/{name}"]
     args += ["--perms", "0755", "--dir", SHIM_BIN]
     args += ["--symlink", "/usr/bin/python3", f"{SHIM_BIN}/python"]

@@ -135,7 +135,8 @@ def skill_policy(
 
     def policy(skill_name: str | None, command: str) -> Verdict:
         skill = registry().skills.get(skill_name) if skill_name else None
-        trusted = skill is not None and TrustStore.load().is_trusted(skill)
+        packages = settings().skill_packages
+        trusted = skill is not None and TrustStore.load(packages=packages).is_trusted(skill)
         mode = settings().run_allowed_tools
         verdict = decide(command, skill=skill, trusted=trusted, mode=mode, cwd=cwd)
         return Verdict(kinds[verdict.decision], verdict.reason)

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from skillchat.errors import InstallError, TrustError
+from skillchat.skills.content_hash import MAX_BYTES, MAX_ENTRIES
 from skillchat.skills.gitfetch import Source, TreeEntry, clean_path
 from skillchat.skills.lock import Lock, lock_path, record_for
-from skillchat.skills.trust import MAX_BYTES, MAX_ENTRIES
 
 MAX_FILE_BYTES = 10_000_000
 SKILL_MD_NAMES = ("SKILL.md", "skill.md")

@@ -11,7 +11,7 @@ is JSON, one record per skill name:
         "digest": "<sha256 of the folder>", "files": {"SKILL.md": "<sha256>", ...},
         "installed_at": "2026-11-26T15:00:00+00:00"}}}
 
-`digest` is trust's own `content_hash` (skills/trust.py), so the lock and the trust
+`digest` is trust's own `content_hash` (skills/content_hash.py), so the lock and the trust
 store speak of the same bytes; `files` names what changed when it differs.
 
 **Checked at every load.** Every time a skill's trust is asked (`skills list`,
@@ -112,7 +112,7 @@ def _valid_record(record: dict[str, Any]) -> bool:
 def record_for(root: Path, **fields: Any) -> dict[str, Any]:
     """A lock record of the folder `root` as it is now, with `fields` (source, ref,
     commit, path, installed_at). TrustError when it cannot be hashed."""
-    from skillchat.skills.trust import content_hash
+    from skillchat.skills.content_hash import content_hash
 
     files: dict[str, str] = {}
     digest = content_hash(root, files)
@@ -122,7 +122,7 @@ def record_for(root: Path, **fields: Any) -> dict[str, Any]:
 def changed_files(root: Path, record: dict[str, Any]) -> list[str]:
     """What differs from the lock, file by file: `+ new`, `- gone`, `~ edited`, or
     one line saying why the folder cannot be hashed at all (a link out of it)."""
-    from skillchat.skills.trust import content_hash
+    from skillchat.skills.content_hash import content_hash
 
     files: dict[str, str] = {}
     try:
@@ -218,7 +218,7 @@ def drift_of(skill: Skill) -> str | None:
     if print_ and known == {"stat": print_, "digest": record["digest"]}:
         verdict: str | None = None
     else:
-        from skillchat.skills.trust import content_hash
+        from skillchat.skills.content_hash import content_hash
 
         try:
             same = content_hash(skill.root) == record["digest"]

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from skillchat.errors import InstallError
+from skillchat.skills.content_hash import content_hash
 from skillchat.skills.gitfetch import Source, clean_path, parse_source
 from skillchat.skills.install import Prepared, install, prepare
 from skillchat.skills.lock import Lock, lock_path
-from skillchat.skills.trust import content_hash
 
 
 def source_of(record: dict[str, Any], at: str | None) -> Source:

@@ -15,33 +15,16 @@ skill folder; any later change (an edited script, a new file, a changed symlink
 target, a file made executable) makes the state "changed since trusted", which
 counts as untrusted until trusted again.
 
-**What the hash covers**: every entry under the skill's real root, not only
-SKILL.md and `scripts/`, because a command may run or import any file of the folder
-(`python -m scripts.x` imports siblings, templates are rendered, `references/` may
-hold code). Entries are taken depth-first in name order; a regular file contributes
-its path, its executable bit and its bytes; a symlink its path and target text;
-anything else (a FIFO, a socket) its path and kind, without being opened.
-
-**Symlinks** must stay inside the skill's folder: each one is followed component by
-component (every `..`, every further link) and must never step out of the folder;
-then what it points to is an entry of the folder, hashed at its own path, so editing
-it is a change. A link that leaves the folder (an absolute target, or one that
-climbs out, even to a sibling skill in the same skills folder) makes the skill
-impossible to trust (`TrustError`: "untrusted", or "changed since trusted" when it
-was trusted before). Why refuse rather than hash the target: in the sandbox each
-skill is mounted alone at /skills/NAME, so a link out of it resolves there to
-whatever is mounted under that path (another skill, maybe a different folder than
-on the host, or nothing). The host file's hash would not vouch for what runs.
+**What the hash covers** is skills/content_hash.py's: every entry of the folder,
+symlinks that stay inside it, bounded. A trusted project skill whose `[packages]`
+entry in the config changes (a package added, a version moved) is "changed since
+trusted" too: what it runs with is part of what was trusted.
 
 **Installed skills** (`skillchat skills add`) are also checked against the lock they
 were installed with (skills/lock.py), wherever they are: one that no longer matches
 its locked digest is `DRIFTED` ("changed since installed"), untrusted even in a
 user-level folder, until the user accepts it as it is now with `skills trust NAME`
 (bound to that content and to that lock entry) or reinstalls it.
-
-Bounded: past `MAX_ENTRIES` entries or `MAX_BYTES` bytes a folder cannot be
-trusted (`TrustError`), and a trusted folder that grows past them reads as changed.
-A `__pycache__` written by running a script on the host is a change too.
 
 **The store** is `<user data dir>/trust.json` (`{"version": 1, "skills": {root:
 {"name", "sha256", "trusted_at"}}}`, keyed by the skill's real path so a same-named
@@ -59,7 +42,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -67,14 +50,12 @@ from typing import Any
 
 from skillchat.config import BUNDLED_SKILLS, user_data_dir, user_skill_dirs
 from skillchat.errors import TrustError
+from skillchat.skills.content_hash import content_hash, packages_digest
 from skillchat.skills.model import Skill
 from skillchat.skills.records import skill_records
 
-MAX_ENTRIES = 2_000
-MAX_BYTES = 50_000_000
 MAX_STORE_BYTES = 5_000_000
 STORE_VERSION = 1
-_CHUNK = 1 << 16
 
 
 class TrustState(StrEnum):
@@ -107,112 +88,6 @@ def default_store_path() -> Path:
     return user_data_dir() / "trust.json"
 
 
-def content_hash(root: Path, files: dict[str, str] | None = None) -> str:
-    """SHA-256 of a skill folder's entries (see the module doc for what counts).
-
-    With `files`, also fills it with each regular file's own SHA-256 by relative
-    path, read in the same pass: the lock of installed skills (skills/lock.py)
-    records both, so its folder digest is this very function's.
-    Raises TrustError when the folder is over the bounds or cannot be read.
-    """
-    import hashlib  # here, not at the top: `skills list` hashes only trusted skills
-
-    digest = hashlib.sha256(b"skillchat-trust-1\0")
-    budget = {"entries": MAX_ENTRIES, "bytes": MAX_BYTES}
-
-    pending = [(str(root), b"")]  # folders still to hash, deepest-first (no recursion limit)
-    while pending:
-        folder, rel = pending.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as exc:
-            raise TrustError(f"{folder}: cannot list: {exc.strerror or exc}") from None
-        subfolders = []
-        for entry in entries:
-            budget["entries"] -= 1
-            if budget["entries"] < 0:
-                raise TrustError(f"{root}: more than {MAX_ENTRIES:,} files to hash")
-            name = rel + os.fsencode(entry.name)
-            try:
-                if entry.is_symlink():
-                    target = os.fsencode(os.readlink(entry.path))
-                    if not _stays_inside(str(root), os.fsdecode(name)):
-                        raise TrustError(
-                            f"{entry.path}: a symlink to {os.fsdecode(target)!r} does not stay "
-                            "inside the skill folder; trust covers only the skill's own files"
-                        )
-                    digest.update(b"L\0" + name + b"\0" + target + b"\0")
-                elif entry.is_dir(follow_symlinks=False):
-                    digest.update(b"D\0" + name + b"\0")
-                    subfolders.append((entry.path, name + b"/"))
-                elif entry.is_file(follow_symlinks=False):
-                    own = _hash_file(entry.path, name, digest, budget)
-                    if files is not None:
-                        files[os.fsdecode(name)] = own
-                else:
-                    digest.update(b"O\0" + name + b"\0")
-            except OSError as exc:  # it changed or vanished while being read
-                raise TrustError(f"{entry.path}: cannot read: {exc.strerror or exc}") from None
-        pending.extend(reversed(subfolders))
-    return digest.hexdigest()
-
-
-def _stays_inside(root: str, link: str, max_links: int = 40) -> bool:
-    """Whether the path `link` (relative to `root`) resolves without ever leaving
-    `root`: read as the kernel reads it, one component at a time, each symlink's
-    target spliced in where the link was (at most `max_links` of them, as a loop
-    must end). `..` at the top of `root` or an absolute target is leaving it."""
-    here: list[str] = []  # real folders below root, where the walk stands
-    pending = list(reversed(link.split("/")))
-    while pending:
-        name = pending.pop()
-        if name in ("", "."):
-            continue
-        if name == "..":
-            if not here:
-                return False
-            here.pop()
-            continue
-        path = os.path.join(root, *here, name)
-        if not os.path.islink(path):
-            here.append(name)
-            continue
-        max_links -= 1
-        target = os.readlink(path)
-        if max_links < 0 or target.startswith("/"):
-            return False
-        pending.extend(reversed(target.split("/")))
-    return True
-
-
-def _hash_file(path: str, name: bytes, digest: Any, budget: dict[str, int]) -> str:
-    """One regular file: its name, executable bit, size, and exactly that many bytes
-    (opened without following a link or blocking on a FIFO swapped in meanwhile).
-    Returns the SHA-256 of the file's bytes alone."""
-    import hashlib
-
-    own = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise TrustError(f"{path}: changed while being hashed")
-        budget["bytes"] -= info.st_size
-        if budget["bytes"] < 0:
-            raise TrustError(f"{path}: the skill folder is over {MAX_BYTES:,} bytes to hash")
-        mode = b"x" if info.st_mode & 0o111 else b"-"
-        digest.update(b"F\0" + name + b"\0" + mode + str(info.st_size).encode() + b"\0")
-        left = info.st_size
-        while left > 0 and (chunk := fh.read(min(_CHUNK, left))):
-            digest.update(chunk)
-            own.update(chunk)
-            left -= len(chunk)
-        if left:
-            raise TrustError(f"{path}: changed while being hashed")
-    return own.hexdigest()
-
-
 @dataclass
 class TrustStore:
     """The user's trusted skills. Load it, ask `state`, change it with `trust` /
@@ -221,15 +96,25 @@ class TrustStore:
     path: Path
     entries: dict[str, dict[str, str]] = field(default_factory=dict)
     problem: str | None = None
+    # The config's `[packages]` (skill name -> requirements): trust covers them too.
+    packages: Mapping[str, Sequence[str]] = field(default_factory=dict)
     _user_dirs: frozenset[str] = field(
         default_factory=lambda: frozenset(_real(d) for d in user_skill_dirs()), repr=False
     )
     _is_user: dict[Path, bool] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def load(cls, path: Path | None = None) -> TrustStore:
-        """Read the store; a missing file is empty, a bad one is empty plus a problem."""
-        path = path or default_store_path()
+    def load(
+        cls, path: Path | None = None, packages: Mapping[str, Sequence[str]] | None = None
+    ) -> TrustStore:
+        """Read the store; a missing file is empty, a bad one is empty plus a problem.
+        `packages` is the config's `[packages]`, part of what a skill's trust covers."""
+        store = cls._read(path or default_store_path())
+        store.packages = packages or {}
+        return store
+
+    @classmethod
+    def _read(cls, path: Path) -> TrustStore:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         except FileNotFoundError:
@@ -284,10 +169,15 @@ class TrustStore:
         record = self.entries.get(str(skill.root))
         if record is None:
             return False
+        if record.get("packages_sha256", packages_digest(())) != self._packages(skill):
+            return False  # the config's [packages] entry for it changed since
         try:
             return content_hash(skill.root) == record["sha256"]
         except TrustError:
             return False
+
+    def _packages(self, skill: Skill) -> str:
+        return packages_digest(self.packages.get(skill.name, ()))
 
     def is_trusted(self, skill: Skill) -> bool:
         return self.state(skill).trusted
@@ -303,6 +193,7 @@ class TrustStore:
         sha = content_hash(skill.root)
         now = datetime.now(UTC).isoformat(timespec="seconds")
         entry = {"name": skill.name, "sha256": sha, "trusted_at": now}
+        entry["packages_sha256"] = self._packages(skill)
         if drift_of(skill) is not None and (locked := locked_record(skill)) is not None:
             entry["accepted_lock"] = locked["digest"]
         self.entries[str(skill.root)] = entry

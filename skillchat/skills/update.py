@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from skillchat.errors import InstallError, TrustError
+from skillchat.skills.content_hash import content_hash
 from skillchat.skills.install import Candidate, Prepared, folder_lock, prepare
 from skillchat.skills.lock import Lock, lock_path, record_for
 from skillchat.skills.sync import source_of
-from skillchat.skills.trust import content_hash
 
 
 @dataclass

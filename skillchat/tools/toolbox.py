@@ -15,9 +15,9 @@ show the result's preview.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from skillchat.tools.base import Stored, Tool, ToolContext, ToolResult, loads_or_none
+from skillchat.tools.base import Stored, Tool, ToolContext, ToolResult, loads_or_none, to_json
 from skillchat.tools.find_tools import ListFiles, SearchFiles
 from skillchat.tools.run_command import CommandRunner, RunCommand
 from skillchat.tools.search_skills import SearchSkills
@@ -62,19 +62,45 @@ def stored_result(tool_name: str, raw_arguments: str, content: Any) -> Stored:
     return tool.stored(args if isinstance(args, dict) else {}, content)
 
 
+class ToolSource(Protocol):
+    """Tools that exist only while something outside skillchat serves them (the MCP
+    servers' tools, skillchat/mcp/tools.py): asked for its tools at each request."""
+
+    def tools(self, context: ToolContext) -> list[Tool]: ...
+
+    def wait(self, context: ToolContext) -> list[str]:
+        """Until the tools can be listed (before a request, never at start-up); the
+        notices for the user (a server that did not start, a tool left out), each once."""
+
+
 class Toolbox:
     """The tools one chat offers, over its `ToolContext`.
 
     What is offered is asked afresh each time, so `/reload` (a new registry in the
-    context) or a workspace set later changes it at once.
+    context) or a workspace set later changes it at once; a `source`'s tools follow
+    the built-in ones.
     """
 
-    def __init__(self, context: ToolContext, tools: Sequence[Tool] | None = None) -> None:
+    def __init__(
+        self,
+        context: ToolContext,
+        tools: Sequence[Tool] | None = None,
+        source: ToolSource | None = None,
+    ) -> None:
         self.context = context
         self._instances = {tool.name: tool for tool in (chat_tools() if tools is None else tools)}
+        self.source = source
 
     def offered(self) -> list[Tool]:
-        return [tool for tool in self._instances.values() if tool.offered(self.context)]
+        own = [tool for tool in self._instances.values() if tool.offered(self.context)]
+        return own + (self.source.tools(self.context) if self.source is not None else [])
+
+    def source_chars(self) -> int:
+        """What the source's tool schemas take of a request, in characters (counted
+        in the context budget: the built-in tools' part is reserved already)."""
+        if self.source is None:
+            return 0
+        return sum(len(to_json(tool.schema)) for tool in self.source.tools(self.context))
 
     def names(self) -> list[str]:
         return [tool.name for tool in self.offered()]
@@ -89,6 +115,8 @@ class Toolbox:
     def get(self, name: str) -> Tool | None:
         """The tool `name` if this chat offers it."""
         tool = self._instances.get(name)
+        if tool is None and self.source is not None:
+            tool = next((t for t in self.source.tools(self.context) if t.name == name), None)
         return tool if tool is not None and tool.offered(self.context) else None
 
     def run(self, name: str, raw_arguments: str) -> ToolResult:

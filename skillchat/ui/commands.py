@@ -275,7 +275,7 @@ def _trust(repl: Repl, arg: str) -> None:
     from skillchat.skills.trust import TrustStore, apply_trust, needing_trust
     from skillchat.ui.console import warn
 
-    store = TrustStore.load()
+    store = TrustStore.load(packages=repl.session.settings.skill_packages)
     if store.problem:
         warn(store.problem)
     registry = repl.session.registry

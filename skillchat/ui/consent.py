@@ -27,6 +27,7 @@ code follows.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -37,9 +38,11 @@ from contextlib import contextmanager, suppress
 from rich.text import Text
 
 from skillchat.config import Settings
+from skillchat.mcp.policy import McpRequest, McpVerdict
 from skillchat.sandbox.command_tool import RunRequest, Verdict
 from skillchat.sandbox.envs.provider import InstallRequest
 from skillchat.sandbox.runner import OutputSink
+from skillchat.ui.cards import human_size
 from skillchat.ui.console import err, out
 from skillchat.ui.safe import clean, exact
 
@@ -174,22 +177,37 @@ class ReplConsent:
         return Verdict("refused", "the user declined to run this command")
 
     def ask_install(self, request: InstallRequest) -> bool:
-        """Before a skill's first install: the packages, where they were declared,
-        yes or no (Ctrl-C and end of input are no; no "always": the set is
-        installed once, then reused)."""
-        _discard_typed_ahead()
+        """Before a skill's first install: the packages with the versions they
+        resolve to and their download size (resolved first, with a status line),
+        where they were declared, yes or no (Ctrl-C and end of input are no; no
+        "always": the set is installed once, then reused)."""
         console = out()
+        with console.status(clean(f"resolving packages for {request.skill} …")):
+            resolution = request.resolve()
+        _discard_typed_ahead()
         card = Text("run_command needs packages\n", style="consent.title")
         card.append("  ")
         card.append(exact(", ".join(request.packages)))
+        for package in resolution.packages:
+            card.append("\n    ")
+            card.append(exact(f"{package.name} {package.version}"))
+            if package.size is not None:
+                card.append(f"  {human_size(package.size)}", style="muted")
+        if resolution.problem:
+            card.append("\n  not resolved: ", style="muted")
+            card.append(exact(resolution.problem, style="muted"))
+        elif (total := resolution.download()) is not None:
+            card.append(f"\n  download: {human_size(total)}", style="muted")
         card.append("\n  skill: ", style="muted")
         card.append(exact(request.skill, style="muted"))
         card.append(" · declared in ", style="muted")
         card.append(exact("; ".join(request.sources), style="muted"))
-        card.append(
-            "\n  wheels only, from the configured index, in a sandbox with the network on",
-            style="muted",
+        how = (
+            "npm --ignore-scripts, from the configured registry"
+            if request.kind == "node"
+            else "wheels only, from the configured index"
         )
+        card.append(f"\n  {how}, in a sandbox with the network on", style="muted")
         console.print(card)
         console.print(Text("Install them? [y]es / [n]o: ", style="strong"), end="")
         answer = _one_key("yn")
@@ -208,6 +226,49 @@ class ReplConsent:
                 status.update(clean(f"installing packages for {request.skill}: {line}"))
 
             yield sink
+
+
+class McpAsk:
+    """The REPL's consent to an MCP tool call: the server, the tool, its arguments
+    and what the server claims about it (annotations: shown, never trusted), then
+    yes / no / always (this tool of this server, until this chat ends)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.always: set[tuple[str, str]] = set()
+
+    def __call__(self, request: McpRequest) -> McpVerdict:
+        if request.verdict.kind == "approved":
+            line = f"{request.offered} pre-approved: {request.verdict.reason}"
+            out().print(Text(clean(line), style="muted"))
+            return request.verdict
+        if self.settings.mcp_allow or (request.server, request.tool) in self.always:
+            return McpVerdict("approved", "--allow-mcp, or always in this chat")
+        _discard_typed_ahead()
+        console = out()
+        card = Text("MCP tool call\n", style="consent.title")
+        card.append("  server: ", style="muted")
+        card.append(exact(request.server))
+        card.append(" · tool: ", style="muted")
+        card.append(exact(request.tool))
+        arguments = json.dumps(request.arguments, ensure_ascii=False, indent=1)
+        card.append("\n  arguments: ", style="muted")
+        card.append(exact(arguments if len(arguments) < 2_000 else arguments[:2_000] + " …"))
+        if request.annotations:
+            claims = ", ".join(f"{k}={v}" for k, v in request.annotations.items())
+            card.append("\n  the server says (not verified): ", style="muted")
+            card.append(exact(claims[:300], style="muted"))
+        card.append(clean(f"\n  asking because: {request.verdict.reason}"), style="muted")
+        card.append("\n  always = this tool of this server, until this chat ends", style="muted")
+        console.print(card)
+        console.print(Text("Call it? [y]es / [n]o / [a]lways: ", style="strong"), end="")
+        answer = _one_key("yna")
+        console.print(Text({"y": "yes", "a": "always"}.get(answer, "no")))
+        if answer == "a":
+            self.always.add((request.server, request.tool))
+        if answer in ("y", "a"):
+            return McpVerdict("approved", "the user said yes")
+        return McpVerdict("refused", "the user declined this call")
 
 
 TAIL_LINES = 8

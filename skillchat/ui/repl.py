@@ -31,7 +31,7 @@ from skillchat.errors import SkillchatError
 from skillchat.session import Session
 from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
-from skillchat.ui.consent import ReplConsent, live_card
+from skillchat.ui.consent import McpAsk, ReplConsent, live_card
 from skillchat.ui.console import error_line, keys_unechoed
 from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.path_completion import PathCompleter
@@ -87,6 +87,7 @@ class Repl:
             listeners=[self.view],
             workspace=workspace,
             consent=lambda: ReplConsent(settings),  # one per chat: "always" is per chat
+            mcp_consent=lambda: McpAsk(settings),
             backend_for=BackgroundBackend,
         )
         if self.session.runner is not None:
@@ -171,6 +172,7 @@ class Repl:
             self.tokens += result.usage.total_tokens
 
     def _close(self) -> int:
+        self.session.close()  # the MCP servers stop with the session
         if self.recorder.pending and not self.recorder.flush():
             n, chat = self.recorder.pending, self.recorder.chat_id or "(new)"
             failure = error_line(str(self.recorder.failure))

@@ -28,6 +28,8 @@ from pathlib import Path
 from skillchat.errors import RefusedDeclaration
 
 MAX_DECLARATION_BYTES = 200_000
+# The scripts whose declarations are looked for: Python's, and Node's (envs/node.py).
+SCRIPT_SUFFIXES = (".py", ".pyw", ".js", ".mjs", ".cjs")
 _PEP723 = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$")
 # PEP 508 without direct references: name, extras, version clauses, then a marker.
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
@@ -172,7 +174,7 @@ def _skill_file(word: str, skill: str | None, roots: Mapping[str, Path]) -> tupl
     if root is None or ".." in Path(rest).parts:
         return None
     path = root / rest
-    if path.suffix not in (".py", ".pyw") or not path.is_file():
+    if path.suffix not in SCRIPT_SUFFIXES or not path.is_file():
         return None
     return name, path
 
@@ -186,11 +188,11 @@ def declaration(
     python: str | None = None
     found = None
     if script is not None:
-        found = read_pep723(script, _shown(skill, root, script))
+        found = read_pep723(script, shown_path(skill, root, script))
     if found is not None and script is not None:
         packages += found[0]
         python = found[1]
-        sources.append(f"{_shown(skill, root, script)} (# /// script)")
+        sources.append(f"{shown_path(skill, root, script)} (# /// script)")
     else:
         places = [script.parent] if script is not None else []
         places += [root / "scripts", root]
@@ -201,7 +203,7 @@ def declaration(
                 continue
             seen.add(candidate)
             if candidate.is_file():
-                shown = _shown(skill, root, candidate)
+                shown = shown_path(skill, root, candidate)
                 packages += read_requirements(candidate, shown)
                 sources.append(shown)
                 break
@@ -213,7 +215,7 @@ def declaration(
     return Declaration(unique, python, tuple(sources), script)
 
 
-def _shown(skill: str, root: Path, path: Path) -> str:
+def shown_path(skill: str, root: Path, path: Path) -> str:
     """A declaration's file as the model and the user see it: /skills/NAME/..."""
     try:
         return f"/skills/{skill}/{path.relative_to(root).as_posix()}"

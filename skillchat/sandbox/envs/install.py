@@ -55,6 +55,7 @@ CERT_MOUNT = "/opt/skillchat/ca-certificates.crt"
 # pip's and uv's "index off" variables (uv has no variable of its own for it).
 NO_INDEX = ("UV_NO_INDEX", "PIP_NO_INDEX")
 SYSTEM_PYTHON = "/usr/bin/python3"
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 # What of the host's environment reaches uv: where the index is, how to reach it.
 PASSED_VARIABLES = (
     "UV_INDEX_URL",
@@ -69,12 +70,7 @@ PASSED_VARIABLES = (
     "PIP_INDEX_URL",
     "PIP_EXTRA_INDEX_URL",
     "PIP_FIND_LINKS",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
+    *PROXY_VARIABLES,
 )
 
 
@@ -116,9 +112,19 @@ def ensure(
     limits: InstallLimits = InstallLimits(),
     progress: Callable[[str], None] = lambda line: None,
 ) -> tuple[Record, bool]:
-    """The environment of `packages`: (its record, whether it was installed now).
-    Made under the key's lock; a second caller waits, then reuses it."""
+    """The environment of `packages`: (its record, whether it was installed now)."""
+
+    def build(staging: Path) -> Record:
+        return _install(store, key, packages, staging, tools, limits, progress)
+
     key = env_key(packages, sandbox_python())
+    return made_once(store, key, build)
+
+
+def made_once(store: EnvStore, key: str, build: Callable[[Path], Record]) -> tuple[Record, bool]:
+    """The environment `key`, made by `build` (into the staging folder's `env/`)
+    under the key's lock when it is not ready: a second caller waits, then reuses
+    it; a failed build leaves nothing."""
     if (record := store.ready(key)) is not None:
         return record, False
     with store.lock(key):
@@ -126,7 +132,7 @@ def ensure(
             return record, False
         staging = store.staging(key)
         try:
-            record = _install(store, key, packages, staging, tools, limits, progress)
+            record = build(staging)
             store.publish(staging / "env", record)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -152,8 +158,36 @@ def _install(
         for folder in (env, store.cache):
             os.chown(folder, NOBODY, NOBODY)
     fetched_before = folder_size(store.cache)
-    uv = uv_binary()
-    binds = [(env, ENV_MOUNT, True), (store.cache, CACHE_MOUNT, True), (Path(uv), UV_MOUNT, False)]
+    binds, variables, no_index = uv_access(store, limits)
+    binds.insert(0, (env, ENV_MOUNT, True))
+    command = (
+        f"{UV_MOUNT} venv --quiet --no-project --python {SYSTEM_PYTHON} {ENV_MOUNT} && "
+        f"{UV_MOUNT} pip install --python {ENV_MOUNT}/bin/python --only-binary :all: "
+        f"{'--no-index ' if no_index else ''}-r /scratch/requirements.txt"
+    )
+    spec = install_spec(work, binds, limits)
+    start = time.monotonic()
+    run_install(tools, spec, command, variables, limits, progress, ", ".join(packages))
+    size = finish(env, limits, len(installed := installed_packages(env)))
+    return Record(
+        key=key,
+        requested=list(packages),
+        python=".".join(map(str, sandbox_python())),
+        installed=installed,
+        size_bytes=size,
+        fetched_bytes=max(0, folder_size(store.cache) - fetched_before),
+        duration_ms=int((time.monotonic() - start) * 1000),
+        fingerprint=fingerprint(env),
+    )
+
+
+def uv_access(
+    store: EnvStore, limits: InstallLimits
+) -> tuple[list[tuple[Path, str, bool]], dict[str, str], bool]:
+    """What uv gets in its sandbox to reach the user's index: its binary and cache
+    (binds), the index's and proxies' variables, and whether the index is off."""
+    store.cache.mkdir(parents=True, exist_ok=True)
+    binds = [(store.cache, CACHE_MOUNT, True), (Path(uv_binary()), UV_MOUNT, False)]
     variables = {"UV_HTTP_TIMEOUT": str(limits.http_timeout_s)}
     variables |= {n: os.environ[n] for n in PASSED_VARIABLES if n in os.environ}
     links = _local_find_links()
@@ -177,27 +211,44 @@ def _install(
         "UV_NO_PROGRESS": "1",
         "UV_HTTP_RETRIES": "1",
     }
-    command = (
-        f"{UV_MOUNT} venv --quiet --no-project --python {SYSTEM_PYTHON} {ENV_MOUNT} && "
-        f"{UV_MOUNT} pip install --python {ENV_MOUNT}/bin/python --only-binary :all: "
-        f"{'--no-index ' if no_index else ''}-r /scratch/requirements.txt"
-    )
-    spec = SandboxSpec(
+    return binds, variables, no_index
+
+
+def install_spec(
+    work: Path, binds: list[tuple[Path, str, bool]], limits: InstallLimits
+) -> SandboxSpec:
+    """An installer's sandbox: `work` as its scratch, the network on, `binds`, and
+    room for big packages (file size up to the environment's cap)."""
+    return SandboxSpec(
         scratch=work,
         network=True,
         binds=tuple(binds),
         limits=Limits(timeout_s=limits.timeout_s, max_file_mb=limits.max_mb, memory_mb=16384),
     )
+
+
+def run_install(
+    tools: Tools,
+    spec: SandboxSpec,
+    command: str,
+    variables: dict[str, str],
+    limits: InstallLimits,
+    progress: Callable[[str], None],
+    what: str,
+    reason: Callable[[str], str] | None = None,
+) -> None:
+    """Run an installer's command line in its sandbox, its lines to `progress`;
+    InstallFailed with one line (`reason` of its stderr: uv's by default) when it
+    could not start, timed out or failed."""
     partial = {"stdout": "", "stderr": ""}
 
     def sink(stream: str, text: str) -> None:
-        """uv's lines, whole, as they come (a chunk may end mid-line)."""
+        """The installer's lines, whole, as they come (a chunk may end mid-line)."""
         *lines, partial[stream] = (partial[stream] + text).split("\n")
         for line in lines:
             if line.strip():
                 progress(line.strip())
 
-    start = time.monotonic()
     try:
         outcome = run_in_sandbox(tools, spec, command, extra_env=variables, on_output=sink)
     except SandboxFailure as exc:
@@ -208,30 +259,26 @@ def _install(
             "(is the package index reachable?)"
         )
     if outcome.exit_code != 0:
-        raise InstallFailed(f"installing {', '.join(packages)} failed: {_reason(outcome.stderr)}")
+        why = (reason or _reason)(outcome.stderr)
+        raise InstallFailed(f"installing {what} failed: {why}")
+
+
+def finish(env: Path, limits: InstallLimits, count: int) -> int:
+    """Check a made environment against the caps and make it read-only (owned by
+    root when skillchat is: commands run as nobody); its size."""
     size = folder_size(env)
     if size > limits.max_mb * 1024 * 1024:
         raise InstallFailed(
             f"the environment would be {size // 2**20} MB, over the {limits.max_mb} MB cap"
         )
-    installed = installed_packages(env)
-    if len(installed) > limits.max_packages:
+    if count > limits.max_packages:
         raise InstallFailed(
-            f"{len(installed)} packages would be installed, over the cap of {limits.max_packages}"
+            f"{count} packages would be installed, over the cap of {limits.max_packages}"
         )
-    if as_root:  # commands run as nobody: the environment must not be theirs to change
+    if os.geteuid() == 0:
         _chown_tree(env, 0)
     _read_only(env)
-    return Record(
-        key=key,
-        requested=list(packages),
-        python=".".join(map(str, sandbox_python())),
-        installed=installed,
-        size_bytes=size,
-        fetched_bytes=max(0, folder_size(store.cache) - fetched_before),
-        duration_ms=int((time.monotonic() - start) * 1000),
-        fingerprint=fingerprint(env),
-    )
+    return size
 
 
 def _reason(stderr: str) -> str:

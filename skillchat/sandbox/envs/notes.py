@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 _MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
-_NODE_MODULE = re.compile(r"Cannot find module '([^'./][^']*)'")
+# require(): "Cannot find module 'x'"; import: "Cannot find package 'x' imported from".
+_NODE_MODULE = re.compile(r"Cannot find (?:module|package) '([^'./][^']*)'")
 # dash: "sh: 1: gh: not found"; bash: "bash: line 1: gh: command not found".
 _PROGRAM = re.compile(r"^(?:\S*sh): (?:line )?\d+: ([^:\s]+): (?:command )?not found$", re.M)
 # Import names whose distribution is named otherwise, for the suggested config line.
@@ -40,8 +41,8 @@ def missing_notes(skill: str | None, exit_code: int | None, stderr: str) -> list
         )
     if match := _NODE_MODULE.search(stderr):
         notes.append(
-            f"Node module `{match.group(1)}` is not installed: skillchat does not "
-            "prepare Node packages yet"
+            f"Node module `{match.group(1)}` is not installed: the skill does not declare "
+            "it in a package.json beside the script or at its root"
         )
     if exit_code == 127:
         for program in dict.fromkeys(_PROGRAM.findall(stderr)):

@@ -1,14 +1,17 @@
 """What `run_command` asks before a skill's command runs: does its script declare
-packages, is their environment ready, may it be installed now (the user's consent,
-as for commands), and what the run then mounts.
+packages (Python's, or Node's in a package.json), is their environment ready, may it
+be installed now (the user's consent, as for commands), and what the run then mounts.
 
 The environment is mounted read-only at /opt/skillchat/env and its bin/ comes first
 on PATH, so `python`, `python3` and the environment's scripts are its own; the run
 keeps the network off (unless `--allow-network`): everything was fetched before.
+A Node environment's node_modules is mounted read-only at /node_modules, where
+Node finds it from any script (skillchat/sandbox/envs/npm_install.py).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -28,6 +31,20 @@ from skillchat.sandbox.envs.install import (
     ensure,
     sandbox_python,
 )
+from skillchat.sandbox.envs.node import (
+    NODE_SUFFIXES,
+    NodeDeclaration,
+    configured_registry,
+    is_node_command,
+    node_declaration,
+)
+from skillchat.sandbox.envs.npm_install import (
+    NODE_RUN_ENV,
+    ensure_node,
+    node_binds,
+    node_env_key,
+)
+from skillchat.sandbox.envs.resolve import Resolution, resolve_node, resolve_python
 from skillchat.sandbox.envs.store import EnvStore, Record, env_key, fingerprint
 from skillchat.sandbox.layout import PATH
 
@@ -39,6 +56,10 @@ class InstallRequest:
     skill: str
     packages: tuple[str, ...]
     sources: tuple[str, ...]
+    kind: str = "python"  # or "node": npm's packages
+    # What the packages resolve to (versions, sizes): asked for by a front end that
+    # shows the user a card, as it costs a trip to the index (envs/resolve.py).
+    resolve: Callable[[], Resolution] = field(default=Resolution, compare=False)
 
     def describe(self) -> str:
         return (
@@ -89,6 +110,73 @@ class SkillEnvs:
         self.limits = limits or InstallLimits()
         self.checked: set[str] = set()  # environments whose fingerprint matched
 
+    def node_declared(self, skill: str | None, command: str) -> tuple[str, NodeDeclaration] | None:
+        """The skill and the package.json of the Node script the command runs, when
+        the command runs Node and the skill has one."""
+        roots = self.roots()
+        name, script = script_of(command, skill, roots)
+        if name is None or name not in roots or not is_node_command(script, command):
+            return None
+        try:
+            found = node_declaration(name, roots[name], script, configured_registry(os.environ))
+        except RefusedDeclaration as exc:
+            message = f"cannot prepare skill {name}'s packages: {exc}"
+            raise EnvRefused("NOT_ALLOWED", message) from None
+        return (name, found) if found is not None and found.packages else None
+
+    def _prepare_node(self, name: str, wanted: NodeDeclaration) -> EnvUse:
+        notes: list[str] = []
+        record = self._checked(node_env_key(wanted), notes)
+        if record is None:
+            request = InstallRequest(
+                name, wanted.packages, wanted.sources, "node", lambda: resolve_node(wanted)
+            )
+            record = self._install(
+                request,
+                lambda sink: ensure_node(
+                    self.store, wanted, self.tools, limits=self.limits, progress=sink
+                ),
+                notes,
+            )
+        return EnvUse(
+            binds=node_binds(self.store.path(record.key)), env=dict(NODE_RUN_ENV), notes=notes
+        )
+
+    def _checked(self, key: str, notes: list[str]) -> Record | None:
+        """The ready environment `key` when its files are as installed (checked once
+        per chat); a changed one is removed, to be made again."""
+        record = self.store.ready(key)
+        if record is not None and record.key not in self.checked:
+            if fingerprint(self.store.path(record.key)) != record.fingerprint:
+                self.store.remove(record.key)
+                notes.append("its environment had changed since it was installed")
+                return None
+            self.checked.add(record.key)
+        return record
+
+    def _install(
+        self,
+        request: InstallRequest,
+        make: Callable[[Callable[[str], None]], tuple[Record, bool]],
+        notes: list[str],
+    ) -> Record:
+        """Ask, then install with progress shown; EnvRefused when not allowed or failed."""
+        if not self.consent(request):
+            raise EnvRefused(
+                "NOT_ALLOWED",
+                f"not allowed: the command needs {request.describe()} installed, and "
+                "installing needs the user's consent: skillchat ask --allow-install "
+                "(or `allow_install = true` under [run] in the config)",
+            )
+        try:
+            with self.progress(request) as sink:
+                record, made = make(sink)
+        except InstallFailed as exc:
+            raise EnvRefused("INSTALL_FAILED", str(exc)) from None
+        if made:
+            notes.append(_installed_note(record))
+        return record
+
     def declared(self, skill: str | None, command: str) -> tuple[str, Declaration] | None:
         """The skill the command runs a script of, and what that script declares."""
         roots = self.roots()
@@ -104,6 +192,12 @@ class SkillEnvs:
 
     def prepare(self, skill: str | None, command: str) -> EnvUse:
         """The environment for this command, installed first if the user agrees."""
+        node = self.node_declared(skill, command)
+        if node is not None:
+            return self._prepare_node(*node)
+        script = script_of(command, skill, self.roots())[1]
+        if script is not None and script.suffix in NODE_SUFFIXES:
+            return EnvUse()  # a Node script without a package.json: no Python for it
         found = self.declared(skill, command)
         if found is None or not found[1].packages:
             return EnvUse()
@@ -116,32 +210,23 @@ class SkillEnvs:
                 f"has {'.'.join(map(str, python))}",
             )
         notes: list[str] = []
-        record = self.store.ready(env_key(wanted.packages, python))
-        if record is not None and record.key not in self.checked:
-            if fingerprint(self.store.path(record.key)) != record.fingerprint:
-                self.store.remove(record.key)  # changed since its install: made again
-                notes.append("its environment had changed since it was installed")
-                record = None
-            else:
-                self.checked.add(record.key)
+        record = self._checked(env_key(wanted.packages, python), notes)
         if record is None:
-            request = InstallRequest(name, wanted.packages, wanted.sources)
-            if not self.consent(request):
-                raise EnvRefused(
-                    "NOT_ALLOWED",
-                    f"not allowed: the command needs {request.describe()} installed, and "
-                    "installing needs the user's consent: skillchat ask --allow-install "
-                    "(or `allow_install = true` under [run] in the config)",
-                )
-            try:
-                with self.progress(request) as sink:
-                    record, made = ensure(
-                        self.store, wanted.packages, self.tools, limits=self.limits, progress=sink
-                    )
-            except InstallFailed as exc:
-                raise EnvRefused("INSTALL_FAILED", str(exc)) from None
-            if made:
-                notes.append(_installed_note(record))
+            request = InstallRequest(
+                name,
+                wanted.packages,
+                wanted.sources,
+                resolve=lambda: resolve_python(
+                    self.store, wanted.packages, self.tools, self.limits
+                ),
+            )
+            record = self._install(
+                request,
+                lambda sink: ensure(
+                    self.store, wanted.packages, self.tools, limits=self.limits, progress=sink
+                ),
+                notes,
+            )
         return EnvUse(
             binds=((self.store.path(record.key), ENV_MOUNT, False),),
             env={"PATH": f"{ENV_MOUNT}/bin:{PATH}", "VIRTUAL_ENV": ENV_MOUNT},

@@ -26,6 +26,8 @@ from pathlib import Path
 
 RECORD_NAME = "skillchat-env.json"
 TMP_PREFIX = ".tmp-"
+# What lives beside the environments: uv's and npm's caches, the locks.
+SHARED_FOLDERS = ("cache", "npm-cache", "locks")
 
 
 def env_key(packages: tuple[str, ...], python: tuple[int, ...]) -> str:
@@ -47,12 +49,13 @@ class Record:
 
     key: str
     requested: list[str]
-    python: str
-    installed: list[dict[str, str]]  # name, version, record_sha256
+    python: str  # the runtime's version: Python's, or Node's when `kind` is "node"
+    installed: list[dict[str, str]]  # name, version, record_sha256 (Node: integrity)
     size_bytes: int
     fetched_bytes: int
     duration_ms: int
     fingerprint: str = ""  # of every entry's path, size, mode and mtime (`fingerprint`)
+    kind: str = "python"  # or "node" (skillchat/sandbox/envs/npm_install.py)
 
     def summary(self) -> str:
         """`pyyaml 6.0.3, pillow 12.0` for cards and listings."""
@@ -115,11 +118,7 @@ class EnvStore:
             if (
                 entry.is_dir()
                 and not entry.name.startswith(".")
-                and entry.name
-                not in (
-                    "cache",
-                    "locks",
-                )
+                and entry.name not in SHARED_FOLDERS
             ):
                 record = self.ready(entry.name)
                 if record is not None:
@@ -143,7 +142,7 @@ class EnvStore:
             return gone
         for entry in sorted(self.root.iterdir()):
             name = entry.name
-            if name in ("cache", "locks") or not entry.is_dir():
+            if name in SHARED_FOLDERS or not entry.is_dir():
                 continue
             key = name[len(TMP_PREFIX) :].rsplit("-", 1)[0] if name.startswith(TMP_PREFIX) else name
             if key in keep and not name.startswith(TMP_PREFIX):

@@ -1,0 +1,154 @@
+"""`skillchat mcp list` and `skillchat mcp tools NAME`: the configured MCP servers.
+
+`list` starts each server (as a chat would), lists its tools and stops it: a line
+per server with its transport, its target (variables as written, never their
+values), whether it started and how many tools it offers, or why it failed.
+`tools NAME` lists one server's tools (`--json` for scripts: name, offered name,
+description, input schema, annotations, and whether a provider can take it).
+Exit 1 when a server named or listed did not start.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from skillchat.cli.common import ConfigOpt, JsonOpt, load
+from skillchat.errors import McpError, UsageError
+
+app = typer.Typer(
+    help="The MCP servers of the config: list them, list a server's tools.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+@app.command("list")
+def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
+    """Each configured server: does it start, how many tools, or why not."""
+    settings = load(ctx, config)
+    servers = list(settings.mcp_servers.values())
+    if not servers:
+        where = settings.config_path or "the config file"
+        raise UsageError(f"no MCP server is configured: add an [mcp.NAME] table to {where}")
+    states = _started(servers)
+    rows: list[dict[str, Any]] = []
+    for server in servers:
+        state = states[server.name]
+        rows.append(
+            {
+                "name": server.name,
+                "transport": server.transport,
+                "target": server.target(),
+                "enabled": server.enabled,
+                "state": state.state,
+                "tools": len(state.tools),
+                "error": state.error or None,
+            }
+        )
+    _show_list(rows, json_out)
+    if any(row["state"] != "ready" for row in rows):
+        raise typer.Exit(1)
+
+
+@app.command("tools")
+def tools_cmd(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server: [mcp.NAME] in the config.")],
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The tools of one server, as the model would be offered them."""
+    from skillchat.mcp.catalog import build_offer, share_of
+
+    settings = load(ctx, config)
+    server = settings.mcp_servers.get(name)
+    if server is None:
+        known = ", ".join(settings.mcp_servers) or "none configured"
+        raise UsageError(f"no [mcp.{name}] in the config ({known})")
+    state = _started([server])[name]
+    if state.state != "ready":
+        raise McpError(f"MCP server '{name}' did not start: {state.error}")
+    listed = [(name, tool) for tool in state.tools]
+    offer = build_offer(listed, share_of(settings.context_max_chars))
+    left = dict(offer.left_out)
+    rows = []
+    for entry in [*offer.full, *offer.names_only]:
+        rows.append(
+            {
+                "name": entry.tool,
+                "offered_as": entry.name,
+                "description": entry.description,
+                "input_schema": entry.schema,
+                "annotations": entry.annotations,
+                "schema_offered": entry in offer.full,
+            }
+        )
+    for offered, why in left.items():
+        rows.append({"offered_as": offered, "left_out": why})
+    _show_tools(rows, json_out)
+
+
+def _started(servers: list[Any]) -> dict[str, Any]:
+    """Start `servers`, wait for each, and stop them: their states as they were up
+    (or failed), with the tools listed."""
+    from copy import copy
+
+    from skillchat.mcp.hub import McpHub
+
+    hub = McpHub(servers)
+    hub.start()
+    try:
+        hub.wait()
+        return {name: copy(state) for name, state in hub.servers.items()}
+    finally:
+        hub.close()
+
+
+def _show_list(rows: list[dict[str, Any]], json_out: bool) -> None:
+    import sys
+
+    from rich.table import Table
+
+    from skillchat.ui.console import out
+    from skillchat.ui.safe import json_text, one_line, text
+
+    if json_out:
+        sys.stdout.write(json_text({"servers": rows}) + "\n")
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("server", "transport", "target", "status"):
+        table.add_column(column)
+    for row in rows:
+        status = f"{row['tools']} tools" if row["state"] == "ready" else f"failed: {row['error']}"
+        if not row["enabled"]:
+            status += " (enabled = false: only with --mcp)"
+        cells = (row["name"], row["transport"], row["target"], status)
+        table.add_row(*(text(one_line(str(v), 200)) for v in cells))
+    out().print(table)
+
+
+def _show_tools(rows: list[dict[str, Any]], json_out: bool) -> None:
+    import sys
+
+    from rich.table import Table
+
+    from skillchat.ui.console import out
+    from skillchat.ui.safe import json_text, one_line, text
+
+    if json_out:
+        sys.stdout.write(json_text({"tools": rows}) + "\n")
+        return
+    table = Table(box=None, pad_edge=False)
+    table.add_column("tool")
+    table.add_column("description")
+    for row in rows:
+        if "left_out" in row:
+            why = f"left out: {row['left_out']}"
+            table.add_row(text(one_line(row["offered_as"], 80)), text(one_line(why, 120)))
+        else:
+            description = one_line(row["description"], 120)
+            table.add_row(text(one_line(row["offered_as"], 80)), text(description))
+    out().print(table)

@@ -1,0 +1,308 @@
+"""The MCP servers of one session, each connected on one background event loop.
+
+    hub = McpHub(settings.active_mcp_servers())
+    hub.start()                     # returns at once: servers connect in the background
+    hub.wait(timeout)               # before the first request that offers their tools
+    hub.listed()                    # [(server, Tool)] of the servers that are up
+    hub.call("github", "get_issue", {...})   # -> CallToolResult; McpError otherwise
+    hub.close()                     # also at exit; kill -9 is covered by spawn.py
+
+skillchat is synchronous; the official SDK is asyncio. One daemon thread runs an
+event loop for all servers of the session; each server has one task that holds its
+`Client` open (an SDK client must be entered and left in one task) until the hub
+closes. A call is a coroutine submitted to that loop and waited for with the
+server's timeout. A server whose connection ends (it crashed, or exited) is
+restarted at the next call, at most `MAX_RESTARTS` times a session; after that its
+calls fail at once with the reason. The SDK is imported here only, and this module
+only when a server is configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import tempfile
+import threading
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from skillchat.errors import ConfigError, McpError
+from skillchat.mcp.spawn import guarded_command
+from skillchat.mcp_config import McpServerConfig, expand
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp_types import CallToolResult, Tool
+
+MAX_RESTARTS = 2
+MAX_LISTED_PAGES = 50  # tools/list pages read from one server (a bound, not a limit)
+_STDERR_TAIL = 2_000
+
+
+@dataclass
+class ServerState:
+    """What the session knows of one server: its state, its tools, why it failed."""
+
+    config: McpServerConfig
+    state: str = "starting"  # starting | ready | failed | stopped
+    error: str = ""
+    tools: list[Tool] = field(default_factory=list)
+    restarts: int = 0
+    client: Client | None = None
+    ready: threading.Event = field(default_factory=threading.Event)
+    stop: asyncio.Event | None = None
+    stderr: TextIO | None = None
+    task: asyncio.Task[Any] | None = None
+    generation: int = 0
+
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote on stderr (its own words on a failure)."""
+        if self.stderr is None:
+            return ""
+        try:
+            self.stderr.flush()
+            self.stderr.seek(0)
+            text = self.stderr.read()
+        except (OSError, ValueError):
+            return ""
+        return " ".join(text[-_STDERR_TAIL:].split())[-300:]
+
+
+class McpHub:
+    """The servers of one session (see the module docstring)."""
+
+    def __init__(self, servers: list[McpServerConfig]) -> None:
+        self.servers = {server.name: ServerState(server) for server in servers}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self.changed = False  # a server announced a new tool list: read it at the next turn
+
+    # ------------------------------------------------------------ lifetime
+
+    def start(self) -> None:
+        """Start the event loop and connect every server, without waiting."""
+        if self._loop is not None:
+            return
+        # The SDK logs a server's misbehaviour; what a server says is shown only
+        # through `mcp list` and results, cleaned, never by a log handler.
+        sdk_log = logging.getLogger("mcp")
+        sdk_log.addHandler(logging.NullHandler())
+        sdk_log.propagate = False
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="skillchat-mcp", daemon=True)
+        self._thread.start()
+        ready.wait()
+        atexit.register(self.close)
+        for state in self.servers.values():
+            self._connect(state)
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Until each server is up or has failed (each within its startup timeout)."""
+        for state in self.servers.values():
+            limit = state.config.startup_timeout_s if timeout is None else timeout
+            if not state.ready.wait(limit) and state.state == "starting":
+                state.state, state.error = "failed", f"did not start in {limit:g} s"
+
+    def close(self) -> None:
+        """Stop every server (the SDK closes stdin, then signals its group) and the loop."""
+        loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        for state in self.servers.values():
+            if state.stop is not None:
+                loop.call_soon_threadsafe(state.stop.set)
+        pending = [s.task for s in self.servers.values() if s.task is not None]
+
+        async def settle() -> None:
+            await asyncio.wait(pending, timeout=6)
+
+        if pending:
+            with suppress(FutureTimeout, RuntimeError):
+                asyncio.run_coroutine_threadsafe(settle(), loop).result(8)
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(2)
+        for state in self.servers.values():
+            if state.state != "failed":
+                state.state = "stopped"
+        atexit.unregister(self.close)
+
+    # ------------------------------------------------------------- queries
+
+    def listed(self) -> list[tuple[str, Tool]]:
+        """Every tool of every server that is up, in config order."""
+        return [(name, tool) for name, s in self.servers.items() for tool in s.tools]
+
+    def relist(self) -> None:
+        """A server announced a changed tool list: read every running server's again."""
+        self.changed = False
+        for state in self.servers.values():
+            if state.client is not None and state.state == "ready":
+                with suppress(Exception):  # a server that fails here fails at its next call
+                    future = self._submit(_list_tools(state.client))
+                    state.tools = future.result(state.config.timeout_s)
+
+    def call(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        """One `tools/call`; McpError for a timeout, a JSON-RPC error, a dead server."""
+        from mcp.shared.exceptions import MCPError
+
+        state = self.servers[server]
+        if state.client is None or state.state != "ready":
+            self._restart(state)
+        client = state.client
+        if client is None or state.state != "ready":
+            raise McpError(f"MCP server '{server}' is not running: {state.error}")
+        timeout = state.config.timeout_s
+        future = self._submit(client.call_tool(tool, arguments, read_timeout_seconds=timeout))
+        try:
+            return cast("CallToolResult", future.result(timeout + 2))
+        except FutureTimeout:
+            future.cancel()
+            raise McpError(f"no answer from '{server}' in {timeout:g} s (timeout_s)") from None
+        except MCPError as exc:
+            if _connection_lost(exc) or state.state != "ready":
+                state.state, state.error = "failed", _died(state, str(exc.error.message))
+                raise McpError(f"MCP server '{server}' {state.error}") from None
+            if "timed out" in exc.error.message.lower():
+                raise McpError(f"no answer from '{server}' in {timeout:g} s (timeout_s)") from None
+            raise McpError(f"'{server}' answered with an error: {exc.error.message}") from None
+        except (OSError, RuntimeError, ValueError) as exc:  # the transport broke under the call
+            state.state, state.error = "failed", _died(state, f"{type(exc).__name__}: {exc}")
+            raise McpError(f"MCP server '{server}' {state.error}") from None
+
+    # -------------------------------------------------------------- inside
+
+    def _submit(self, coroutine: Any) -> Future[Any]:
+        if self._loop is None:
+            coroutine.close()
+            raise McpError("the MCP servers of this session are stopped")
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    def _restart(self, state: ServerState) -> None:
+        """A server that died comes back, a bounded number of times a session."""
+        if state.state == "starting":
+            state.ready.wait(state.config.startup_timeout_s)
+            return
+        if state.restarts >= MAX_RESTARTS or self._loop is None:
+            used = f" (not restarted: {MAX_RESTARTS} restarts used)"
+            if state.restarts >= MAX_RESTARTS and not state.error.endswith(used):
+                state.error += used
+            return
+        state.restarts += 1
+        if state.stop is not None:
+            self._loop.call_soon_threadsafe(state.stop.set)
+        state.client, state.tools = None, []
+        state.ready.clear()
+        self._connect(state)
+        state.ready.wait(state.config.startup_timeout_s)
+
+    def _connect(self, state: ServerState) -> None:
+        state.state, state.error = "starting", ""
+        state.generation += 1
+        if self._loop is not None:
+            asyncio.run_coroutine_threadsafe(self._hold(state, state.generation), self._loop)
+
+    async def _hold(self, state: ServerState, generation: int) -> None:
+        """Connect, list the tools, then hold the connection open until asked to stop.
+
+        A restarted server's old task may end after the new one started: only the
+        task of the current `generation` writes the server's state."""
+        stop = asyncio.Event()
+        state.stop, state.task = stop, asyncio.current_task()
+
+        def current() -> bool:
+            return state.generation == generation
+
+        try:
+            client = self._client(state)
+            async with client:
+                tools = await _list_tools(client)
+                if current():
+                    state.tools, state.client, state.state = tools, client, "ready"
+                    state.ready.set()
+                await stop.wait()
+        except BaseException as exc:
+            if current():
+                if state.state == "starting" or not state.error:
+                    state.error = _reason(exc, state)
+                state.state = "failed"
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+        finally:
+            if current():
+                state.client = None
+                state.ready.set()
+
+    def _client(self, state: ServerState) -> Client:
+        from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        config = state.config
+        try:
+            if config.command is not None:
+                program, args = guarded_command(config.command, config.args)
+                env = {key: expand(value) for key, value in config.env}
+                if state.stderr is None:
+                    # Kept for the session (its tail is a failure's reason): no `with`.
+                    log = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+                    state.stderr = cast(TextIO, log)
+                params = StdioServerParameters(command=program, args=args, env=env, cwd=config.cwd)
+                transport = stdio_client(params, errlog=state.stderr)
+                return Client(transport, message_handler=self._on_message, cache=None)
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            headers = {key: expand(value) for key, value in config.headers}
+            url = config.url or ""
+            transport = streamable_http_client(url, http_client=create_mcp_http_client(headers))
+            return Client(transport, message_handler=self._on_message, cache=None)
+        except ConfigError as exc:
+            raise McpError(str(exc)) from None
+
+    async def _on_message(self, message: Any) -> None:
+        if getattr(getattr(message, "root", message), "method", "") == (
+            "notifications/tools/list_changed"
+        ):
+            self.changed = True
+
+
+async def _list_tools(client: Client) -> list[Tool]:
+    tools: list[Tool] = []
+    cursor: str | None = None
+    for _ in range(MAX_LISTED_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def _connection_lost(exc: Any) -> bool:
+    from mcp_types import CONNECTION_CLOSED
+
+    return bool(exc.error.code == CONNECTION_CLOSED)
+
+
+def _died(state: ServerState, detail: str) -> str:
+    tail = state.stderr_tail()
+    return f"stopped answering ({detail})" + (f"; its stderr: {tail}" if tail else "")
+
+
+def _reason(exc: BaseException, state: ServerState) -> str:
+    """Why a server did not start, in one line (an exception group's first cause)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) if isinstance(exc, McpError) else f"{type(exc).__name__}: {exc}"
+    tail = state.stderr_tail()
+    return text + (f"; its stderr: {tail}" if tail else "")

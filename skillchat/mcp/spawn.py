@@ -1,0 +1,48 @@
+"""How a stdio MCP server is started so that it never outlives skillchat.
+
+The SDK starts the server in a session (and process group) of its own, so Ctrl-C at
+the terminal does not reach it, and stops the whole group when the connection
+closes. That covers every orderly end; a `kill -9` of skillchat runs no code at
+all. So the server is started through a few lines of Python that set Linux's
+parent-death signal (`PR_SET_PDEATHSIG`, SIGKILL) and then `exec` the server's
+command: the kernel kills the server when the thread that started it (the MCP
+event loop's, alive as long as skillchat) dies, however it dies. A parent that
+died before the signal was set is caught by comparing the parent's pid. Where
+`prctl` is missing (not Linux) the server starts without the fail-safe.
+
+The server's own children are its business: a server that forks workers and
+dies leaves them to its process group, which the SDK signals on an orderly end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+from skillchat.errors import McpError
+
+_GUARD = (
+    "import ctypes,os,sys\n"
+    "try:\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"
+    "except (OSError, AttributeError):\n"
+    "    pass\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    os._exit(1)\n"
+    "try:\n"
+    "    os.execvp(sys.argv[2], sys.argv[2:])\n"
+    "except OSError as exc:\n"
+    "    sys.stderr.write(f'cannot start {sys.argv[2]}: {exc.strerror}\\n')\n"
+    "    os._exit(127)\n"
+)
+
+
+def guarded_command(command: str, args: tuple[str, ...]) -> tuple[str, list[str]]:
+    """The program and arguments that start `command args` under the guard.
+
+    McpError when `command` is not found (said before anything starts)."""
+    found = shutil.which(command)
+    if found is None:
+        raise McpError(f"command not found: {command}")
+    return sys.executable, ["-I", "-S", "-c", _GUARD, str(os.getpid()), found, *args]
