@@ -458,11 +458,16 @@ def apply_named_model(values: dict[str, Any], sources: dict[str, str]) -> None:
         sources[field_name] = f"models.{name}"
 
 
-def with_model(settings: Settings, model: str) -> Settings:
-    """`settings` going on with `model` (`/model`): a named model brings its table."""
+def with_model(settings: Settings, model: str, *, keep_given: bool = False) -> Settings:
+    """`settings` going on with `model` (`/model`): a named model brings its table;
+    with `keep_given`, not where a flag or the environment set a value (`eval -m
+    NAME --api-base X`: the command line wins, as with `--model NAME`)."""
     entry = settings.named_models.get(model)
     if entry is None:
         return replace(settings, model=model)
+    if keep_given:
+        given = {k for k, v in settings.sources.items() if v in ("flag", "env")}
+        entry = {k: v for k, v in entry.items() if k == "model" or k not in given}
     sources = {**settings.sources, **{k: f"models.{model}" for k in entry}}
     return replace(settings, **entry, sources=sources)
 

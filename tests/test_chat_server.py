@@ -1,17 +1,20 @@
 """A chat remembers its server: `-c` goes back to the api_base and backend it was
-made with (the command line still wins), `/model` switches are saved, no
-credentials are stored, and a chat saved before this (schema 2) keeps working."""
+made with (the command line still wins), or to the local model file a `--gguf` chat
+was made with; `/model` switches are saved, no credentials are stored, and a chat
+saved before this (schema 2) keeps working."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import session_options, skillchat
+from helpers import one_line_error, session_options, skillchat
 from openai_server import ScriptedServer, reply
-from pty_session import PtySession
+from pty_session import PtySession, plain
 
 from skillchat.chats.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from skillchat.chats.store import ChatStore
@@ -85,4 +88,77 @@ def test_a_chat_saved_by_schema_2_migrates_and_keeps_its_model(server: ScriptedS
     assert done.returncode == 0 and done.stdout.strip() == "still here", done.stderr
     assert server.completions[0].body["model"] == "old-m"
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+
+
+# A chat made with --gguf remembers its model file, as a server chat its api_base. The
+# chat is saved through the real store as the recorder saves one (a --gguf run needs the
+# real model: tests/test_local_model.py continues one end to end); the file here is a
+# real but broken GGUF, so what is proven is that -c, --chat ID and /resume load the
+# chat's file (its one-line error) instead of asking for an API key, and that the
+# command line still wins.
+BROKEN_GGUF = b"GGUF\x03\x00\x00\x00"
+
+
+def gguf_chat(tmp_path: Path) -> tuple[str, Path]:
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(BROKEN_GGUF)
+    path = user_data_dir() / "chats.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with ChatStore.open(path) as store:
+        chat = store.create_chat(
+            "tiny", None, "openai", folder=os.path.realpath(os.getcwd()), gguf=str(model)
+        )
+        store.append_message(chat.id, {"role": "user", "content": "hi"})
+        store.append_message(chat.id, {"role": "assistant", "content": "hello"})
+    return chat.id, model
+
+
+def the_files_error(line: str, model: Path) -> bool:
+    """The local model's own error for this file (or, without the [local] extra, its
+    install line): never the API key's."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        return "skillchat's [local] extra" in line and "API_KEY" not in line
+    return f"{model}: corrupt or truncated GGUF model file" in line and "API_KEY" not in line
+
+
+def test_a_gguf_chat_continues_with_its_model_file_not_an_api_key(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    chat_id, model = gguf_chat(tmp_path)
+    assert "OPENAI_API_KEY" not in os.environ
+    assert the_files_error(one_line_error(ask("-c", "again")), model)
+    assert the_files_error(one_line_error(ask("--chat", chat_id, "again")), model)
+    server.script(reply("served"))
+    done = ask("-c", "--api-base", server.base_url, "again")  # the command line wins
+    assert done.returncode == 0 and done.stdout.strip() == "served", done.stderr
+    sent = server.completions[0].body["messages"]
+    assert [m["content"] for m in sent if m["role"] != "system"] == ["hi", "hello", "again"]
+
+
+def test_the_repl_continues_and_resumes_a_gguf_chat_with_its_file(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    chat_id, model = gguf_chat(tmp_path)
+    started = pty_sessions("-c")  # the REPL: no key asked for, the chat's file loaded
+    assert the_files_error(plain(started.expect("\n", timeout=30) + started.child.read()), model)
+    assert started.wait() == 1
+    config = tmp_path / "server.toml"  # a configured server: the chat's own file wins
+    config.write_text(f'model = "openai/m"\napi_base = "{server.base_url}"\n')
+    session = pty_sessions("--config", str(config))
+    session.prompt()
+    said = session.run(f"/resume {chat_id}")
+    assert the_files_error(" ".join(said.split()), model)
+    assert session.quit() == 0
+
+
+def test_the_repl_continues_on_the_chats_server(
+    server: ScriptedServer, pty_sessions: Callable[..., PtySession]
+) -> None:
+    server.script(reply("one"), reply("two"))
+    assert ask("--model", "openai/local-m", "--api-base", server.base_url, "first").returncode == 0
+    session = pty_sessions("-c", "--no-tools")  # no --api-base, no key: the chat's server
+    session.prompt()
+    assert "two" in session.run("second")
+    assert session.quit() == 0
+    assert [c.body["model"] for c in server.completions] == ["local-m", "local-m"]

@@ -114,10 +114,14 @@ def test_config_init_writes_a_loadable_starter_and_refuses_to_overwrite(
     done = skillchat("config", "init")
     target = isolated_env / ".config/skillchat/config.toml"
     assert done.returncode == 0 and str(target) in done.stdout
-    doc = tomllib.loads(target.read_text())
-    assert doc["skills"]["max_skills"] == 1000 and doc["model"] == Settings().model
-    assert doc["run"]["allowed_tools"] == "approve"
+    text = target.read_text()
+    doc = tomllib.loads(text)
+    # Every key is listed commented out at its default: none counts as the user's choice.
+    assert f'# model = "{Settings().model}"' in text and "# max_skills = 1000" in text
+    assert '# allowed_tools = "approve"' in text and "model" not in doc
+    assert all(not values for values in doc.values())
     assert load_settings().config_path == target
+    assert not user_set(load_settings(), "catalog_max_chars")
     # Left unset, so the context budget still follows the model's window.
     assert "context_max_chars" not in doc
     assert not user_set(load_settings(), "context_max_chars")

@@ -117,3 +117,29 @@ def test_local_says_what_the_first_run_downloads(skills: Path) -> None:
     (line,) = lines_with(done, "local model:")
     assert "not downloaded yet" in line and "https://huggingface.co" in line
     assert "HF_ENDPOINT" in line
+
+
+def test_no_sandbox_blocks_and_says_what_to_install(
+    server: ScriptedServer, skills: Path, tmp_path: Path
+) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = {**os.environ, "PATH": str(empty)}  # no bwrap on it
+    done = doctor("--api-base", server.base_url, "--skills-dir", str(skills), env=env)
+    assert done.returncode == 1, done.stdout
+    (line,) = lines_with(done, "sandbox:")
+    assert line.startswith("sandbox: not available: bubblewrap (bwrap) is not installed")
+
+
+def test_a_skill_with_a_bad_name_or_a_folder_too_high_is_said(
+    server: ScriptedServer, skills: Path, tmp_path: Path
+) -> None:
+    skill_folder(skills, "bad", "name: Bad_Name\ndescription: Bad.\n")
+    done = doctor("--api-base", server.base_url, "--skills-dir", str(skills))
+    assert done.returncode == 0, done.stdout
+    (left,) = lines_with(done, "skills: left out")
+    assert str(skills / "bad") in left and "name" in left
+    done = doctor("--api-base", server.base_url, "--skills-dir", str(tmp_path))
+    assert done.returncode == 0, done.stdout
+    high = f"skills: {tmp_path}: no skill folders here, but skills were found one level below"
+    assert f"{high}, in {skills}" in done.stdout

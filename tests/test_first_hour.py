@@ -1,10 +1,12 @@
 """A new user's first steps without a key and without `ask`: the one-line way
 forward when no key is set (ask, the REPL before its prompt, `--local` offline or
-without llama.cpp), and `skillchat "QUESTION"` / `-p` as `claude` and `llm` take them."""
+without llama.cpp), `skillchat "QUESTION"` / `-p` as `claude` and `llm` take them,
+and `config init` followed by a local model and the real skills."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,16 +50,21 @@ def test_the_repl_without_a_key_stops_before_its_prompt(skills: Path, pty_sessio
     assert done.returncode == 0 and done.stdout.strip() == ""  # no chat was left behind
 
 
-def test_local_without_llama_cpp_names_pip_pipx_and_uv(tmp_path: Path) -> None:
+def test_local_without_llama_cpp_gives_the_install_line_of_this_install(tmp_path: Path) -> None:
+    """Here, an editable pip install: that venv's pip and the pinned packages, never
+    `pip install 'skillchat[local]'` (an index's package of that name). The pip and
+    uv installs of a real wheel: tests/test_install.py."""
     blocker = tmp_path / "block"
     blocker.mkdir()
     # As if the package were not installed: `import xllamacpp` fails, find_spec is None.
     (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['xllamacpp'] = None\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), str(REPO)])}
     line = one_line_error(skillchat("ask", "--local", "hi", env=env))
-    assert "pip install 'skillchat[local]'" in line
-    assert "pipx inject skillchat xllamacpp huggingface_hub" in line
-    assert "uv tool install --reinstall 'skillchat[local]'" in line
+    assert line.endswith(
+        f"(skillchat's [local] extra): {sys.executable} -m pip install "
+        "'xllamacpp==2026.10.11549' 'huggingface_hub==2.4.0'"
+    )
+    assert "skillchat[local]" not in line
 
 
 def test_local_offline_names_the_hub_and_hf_endpoint_without_an_errno() -> None:
@@ -126,3 +133,25 @@ def test_a_question_without_a_terminal_points_to_print(skills: Path) -> None:
     line = one_line_error(done, 2)
     assert "skillchat -p 'QUESTION'" in line
     assert not (user_data_dir() / "chats.db").exists() or skillchat("chats", "list").stdout == ""
+
+
+# --- config init, then a local model with the real skills ---------------------------
+
+
+def test_config_init_then_gguf_with_the_real_skills_fits_the_model(
+    smollm2: Path, shared: Path
+) -> None:
+    """`config init` leaves the catalog adaptive (its keys are commented out): with
+    the 236 real skills and SmolLM2's 8,192-token context the catalog is fitted to a
+    quarter of the budget and the request is accepted, where the written-out
+    30,000-character default sent 8,411 tokens (HTTP 400)."""
+    assert skillchat("config", "init").returncode == 0
+    folders = sorted({p.parent.parent for p in (shared / "real-skills").rglob("SKILL.md")})
+    dirs = [arg for folder in folders for arg in ("--skills-dir", str(folder))]
+    done = skillchat(
+        "ask", "--gguf", str(smollm2), "--max-tokens", "8", *dirs, "Say hi", timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "catalog_max_chars = 4608" in done.stderr  # (8192 - 2048) * 3 / 4
+    sent_tokens = int(done.stderr.split("tokens: ")[1].split(" in")[0].replace(",", ""))
+    assert sent_tokens < 8192 - 2048  # prompt and reply fit the context

@@ -133,3 +133,30 @@ def test_the_installed_wheel_answers_with_a_bundled_skill(
     activated = json.loads(sent(server)[-1]["content"])
     assert activated["skill_name"] == "calculator"
     assert activated["documentation"].startswith("# Calculator")
+
+
+def test_the_installed_wheel_shows_a_new_user_the_way_forward(
+    installed: Path, tmp_path: Path
+) -> None:
+    """No key: the keyless way (`--local`). `--local` without llama.cpp's server: the
+    one line that installs it into this environment, as it was made: into uv's venv
+    with `uv pip install --python` (uv makes venvs without pip), into pip's with its
+    python's pip; the pinned packages, never an index's `skillchat[local]`."""
+    done = run(installed, "ask", "hi", cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "OPENAI_API_KEY is not set" in done.stderr and "--local" in done.stderr
+    blocker = tmp_path / "block"  # as if xllamacpp were not installed
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['xllamacpp'] = None\n")
+    done = subprocess.run([str(installed), "ask", "--local", "hi"], cwd=tmp_path,
+                          env={**clean_env(), "PYTHONPATH": str(blocker)}, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    python = installed.parent / "python"
+    pins = "'xllamacpp==2026.10.11549' 'huggingface_hub==2.4.0'"
+    by_uv = installed.parent.parent.parent.name.startswith("install-uv")
+    command = (
+        f"uv pip install --python {python} {pins}" if by_uv else f"{python} -m pip install {pins}"
+    )
+    needs = "the local model needs llama.cpp's server (skillchat's [local] extra)"
+    assert done.stderr.strip() == f"skillchat: error: {needs}: {command}"

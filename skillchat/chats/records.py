@@ -23,6 +23,7 @@ class ChatSummary:
     backend: str | None = None  # None: a chat saved before servers were recorded
     folder: str | None = None  # where it was started; None: saved before that was recorded
     workspace: str | None = None  # its workspace's real path; None: none
+    gguf: str | None = None  # its local model file's real path; None: a server's model
     answered: bool = True  # some reply was saved (False: every turn failed); list_chats
 
 

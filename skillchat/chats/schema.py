@@ -102,6 +102,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at TEXT NOT NULL
         )""",
     ),
+    # 5 -> 6: the local model file a chat was made with (`--gguf`, `--local`), its real
+    # path, so `-c` starts it again as it goes back to a server; NULL: none.
+    ("ALTER TABLE chats ADD COLUMN gguf TEXT",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

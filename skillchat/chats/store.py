@@ -239,9 +239,10 @@ class ChatStore:
         *,
         folder: str | None = None,
         workspace: str | None = None,
+        gguf: str | None = None,
     ) -> Chat:
-        """A new, empty chat with a fresh 8-hex-digit id, talking to `api_base`,
-        started in `folder` with `workspace` (real paths)."""
+        """A new, empty chat with a fresh 8-hex-digit id, talking to `api_base` (or
+        the local model file `gguf`), started in `folder` with `workspace` (real paths)."""
         stamp = now()
         server = without_credentials(api_base)
         while True:
@@ -250,22 +251,29 @@ class ChatStore:
                 with self._write() as conn:
                     conn.execute(
                         "INSERT INTO chats (id, model, created_at, updated_at, api_base, backend,"
-                        " folder, workspace) VALUES (?,?,?,?,?,?,?,?)",
-                        (chat_id, model, stamp, stamp, server, backend, folder, workspace),
+                        " folder, workspace, gguf) VALUES (?,?,?,?,?,?,?,?,?)",
+                        (chat_id, model, stamp, stamp, server, backend, folder, workspace, gguf),
                     )
             except sqlite3.IntegrityError:
                 continue  # the id is taken (1 in 4 billion per chat): draw another
-            return Chat(chat_id, model, None, stamp, stamp, 0, server, backend, folder, workspace)
+            return Chat(
+                chat_id, model, None, stamp, stamp, 0, server, backend, folder, workspace, gguf
+            )
 
     def set_model(
-        self, chat_id: str, model: str, api_base: str | None, backend: str | None
+        self,
+        chat_id: str,
+        model: str,
+        api_base: str | None,
+        backend: str | None,
+        gguf: str | None = None,
     ) -> None:
         """The chat goes on with another model (`/model`): resuming it uses that one."""
         with self._write() as conn:
             self._require(conn, chat_id)
             conn.execute(
-                "UPDATE chats SET model = ?, api_base = ?, backend = ? WHERE id = ?",
-                (model, without_credentials(api_base), backend, chat_id),
+                "UPDATE chats SET model = ?, api_base = ?, backend = ?, gguf = ? WHERE id = ?",
+                (model, without_credentials(api_base), backend, gguf, chat_id),
             )
 
     def append_message(
@@ -437,7 +445,7 @@ class ChatStore:
         with self._errors():
             rows = self._conn.execute(
                 "SELECT id, model, title, created_at, updated_at, message_count, api_base, backend,"
-                " folder, workspace,"
+                " folder, workspace, gguf,"
                 " EXISTS (SELECT 1 FROM messages m"  # the (chat_id, seq) index: one chat's rows
                 " WHERE m.chat_id = chats.id AND m.role = 'assistant')"
                 " FROM chats"
@@ -472,7 +480,7 @@ class ChatStore:
             # Hex digits sort below 'g': this range is the prefix, read from the index.
             rows = self._conn.execute(
                 "SELECT id, model, title, created_at, updated_at, message_count, api_base, backend,"
-                " folder, workspace"
+                " folder, workspace, gguf"
                 " FROM chats"
                 " WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
                 (prefix, prefix + "g"),

@@ -237,9 +237,9 @@ def ask(
     from skillchat.session import (
         Session,
         chosen_transcript,
+        continued_settings,
         load_registry,
         open_store,
-        resumed_settings,
         resumed_workspace,
     )
     from skillchat.ui import views
@@ -250,7 +250,7 @@ def ask(
     warn = consoles.warn
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
-    settings = resumed_settings(settings, transcript)
+    settings = continued_settings(settings, transcript)
     if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
         settings, folder = kept, workspace_from_settings(kept)
     if note := workspace_note(settings):  # a workspace the user did not name: said

@@ -69,9 +69,9 @@ def chat(
     from skillchat.errors import ProviderError
     from skillchat.session import (
         chosen_transcript,
+        continued_settings,
         load_registry,
         open_store,
-        resumed_settings,
         resumed_workspace,
     )
     from skillchat.ui.console import warn
@@ -79,13 +79,16 @@ def chat(
 
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
+    # The chat's own server or local model file (its server started now, loading
+    # while the REPL starts), unless the command line chose one.
+    settings = continued_settings(settings, transcript)
     if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
         from skillchat.workspace.files import workspace_from_settings
 
         settings, folder = kept, workspace_from_settings(kept)
     # A missing key is said now, not after the first message (which would leave a
     # chat with no answer in the store).
-    if problem := key_problem(resumed_settings(settings, transcript)):
+    if problem := key_problem(settings):
         store.close()
         raise ProviderError(problem)
     repl = Repl(settings, load_registry(settings), store, transcript, debug=debug, workspace=folder)

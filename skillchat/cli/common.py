@@ -112,7 +112,7 @@ GgufOpt = Annotated[
     typer.Option(
         "--gguf",
         metavar="FILE",
-        help="Run this GGUF model file locally (llama.cpp; pip install 'skillchat[local]').",
+        help="Run this GGUF model file locally (llama.cpp: skillchat's [local] extra).",
         dir_okay=False,
     ),
 ]
@@ -252,6 +252,10 @@ def open_session(
         from skillchat.session import start_local_model
 
         settings = start_local_model(settings, default=local)
+    else:
+        from skillchat.engine.context_window import fit_to_server
+
+        settings = fit_to_server(settings)
     settings = project_workspace(settings, off=no_workspace)
     return settings, workspace_from_settings(settings)
 

@@ -87,14 +87,17 @@ UNSET_EXAMPLES: dict[tuple[str | None, str], str] = {
 
 
 def starter_text(dumps: Callable[[dict[str, Any]], str]) -> str:
-    """The starter file: `starter_document` section by section, each followed by its
-    keys that have no default, commented out (so every key is in the file)."""
+    """The starter file: `starter_document` section by section, every key commented
+    out with its default, then the keys that have no default, with an example."""
     document = starter_document()
     parts = []
     for section in (None, *(k for k, v in document.items() if isinstance(v, dict))):
         values = document if section is None else document[section]
         plain = {k: v for k, v in values.items() if not isinstance(v, dict)}
-        text = dumps(plain) if plain else ""
+        # Commented out: a default written as a value would count as the user's own
+        # choice (a local model's window would no longer fit the catalog) and would
+        # never follow skillchat's defaults when they change.
+        text = "".join(f"# {line}\n" for line in dumps(plain).splitlines()) if plain else ""
         missing = [
             f"# {key} = {example}\n"
             for (where, key), example in UNSET_EXAMPLES.items()
@@ -119,7 +122,7 @@ def init_cmd(
     config: ConfigOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write a starter config file with every key at its default."""
+    """Write a starter config file, every key commented out."""
     import tomli_w
 
     root = ctx.find_root().obj or {}
@@ -129,7 +132,8 @@ def init_cmd(
     header = (
         "# skillchat configuration. Every key is optional; see config.toml.example.\n"
         "# API keys are read from the environment (OPENAI_API_KEY, ...), never from here.\n"
-        "# Keys with no default are here commented out, with an example value.\n\n"
+        "# Every key is commented out at its default (or an example value): uncomment\n"
+        "# only what you want to choose; the rest follows skillchat and your model.\n\n"
     )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -56,10 +56,10 @@ def _model_lines(report: _Report, settings: Settings, local: bool) -> None:
 
     if local or settings.gguf:
         from skillchat.engine.local.hub import DEFAULT_FILE, DEFAULT_REPO, cache_dir, hub_endpoint
-        from skillchat.engine.local.server import INSTALL_HINT
+        from skillchat.engine.local.server import install_hint
 
         if find_spec("xllamacpp") is None:
-            report.line(f"local model: {INSTALL_HINT}", blocks=True)
+            report.line(f"local model: {install_hint()}", blocks=True)
         if settings.gguf:
             found = Path(settings.gguf).expanduser().is_file()
             where = f"local model: {settings.gguf}"

@@ -27,6 +27,8 @@ from skillchat.cli.common import (
     BackendOpt,
     ConfigOpt,
     JsonOpt,
+    MaxTokensOpt,
+    ReplyTimeoutOpt,
     SkillsDirOpt,
     load,
     skill_dirs_override,
@@ -86,6 +88,8 @@ def eval_cmd(
     json_out: JsonOpt = False,
     allow_run: AllowRunOpt = False,
     allow_install: AllowInstallOpt = False,
+    max_tokens: MaxTokensOpt = None,
+    reply_timeout: ReplyTimeoutOpt = None,
     allow_mcp: AllowMcpOpt = False,
 ) -> None:
     """Replay trigger queries through the real catalog and loop, and report per skill
@@ -102,6 +106,8 @@ def eval_cmd(
         backend=backend.value if backend else None,
         skill_dirs=skill_dirs_override(skills_dir),
         run_allow_install=True if allow_install else None,
+        max_tokens=max_tokens,
+        reply_timeout=reply_timeout,
         # MCP servers only with --allow-mcp: each run is a session of its own, and
         # starting every server for every run to refuse its tools would be waste.
         mcp_use=None if allow_mcp else (),
@@ -136,12 +142,11 @@ def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> N
 def _check_backends(settings: Settings, models: list[str]) -> None:
     """Build each model's backend once now: a missing key stops eval before any run,
     not as the same error in every run."""
-    from dataclasses import replace
-
+    from skillchat.config import with_model
     from skillchat.engine.backends.select import make_backend
 
     for name in models:
-        make_backend(replace(settings, model=name))
+        make_backend(with_model(settings, name, keep_given=True))
 
 
 def _evaluate(

@@ -11,9 +11,6 @@ file names) is printed through ui/safe.py: as text, control characters visible.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Sequence
-from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -124,14 +121,12 @@ def list_cmd(
         }
         typer.echo(safe.json_text(doc, indent=2))
         return
-    for problem in registry.problems:  # a skills directory that could not be listed
+    for problem in registry.problems:  # a directory not listed, or named a level too high
         console.warn(f"{problem.path}: {problem.message}")
     for s in skills:  # loaded although the spec says no: say so, one line each
         for w in s.warnings:
             if w.message.endswith(LENIENT_NOTE):
                 console.warn(safe.one_line(f"{s.name}: {w.message}"))
-    for hint in _skills_below(registry.directories):
-        console.warn(hint)
     footer = _left_out_line(registry)
     if not console.stdout_is_terminal():
         if not skills:  # said on stderr: stdout stays empty for scripts
@@ -153,35 +148,6 @@ def list_cmd(
         dirs = ", ".join(str(d) for d in registry.directories) or "none of the directories exist"
         out.print(safe.text(f"No skills found (searched: {dirs})."))
     out.print(safe.counted(len(skills), "skill") + (f"; {footer}" if footer else ""), markup=False)
-
-
-def _has_skill_md(folder: str) -> bool:
-    return any(os.path.isfile(os.path.join(folder, n)) for n in ("SKILL.md", "skill.md"))
-
-
-def _skills_below(directories: Sequence[Path]) -> list[str]:
-    """A skills folder named one level too high (`--skills-dir ~/proj` for
-    `~/proj/skills`): no skill folder in it, but some in a folder below it."""
-    hints = []
-    for directory in directories:
-        try:
-            children = sorted(e.path for e in os.scandir(directory) if e.is_dir())
-        except OSError:
-            continue
-        if any(_has_skill_md(c) for c in children):
-            continue
-        below = []
-        for child in children:
-            with suppress(OSError):
-                if any(e.is_dir() and _has_skill_md(e.path) for e in os.scandir(child)):
-                    below.append(child)
-        if below:
-            where = ", ".join(below[:3]) + (" …" if len(below) > 3 else "")
-            hints.append(
-                f"{directory}: no skill folders here, but skills were found one level "
-                f"below, in {where}: pass that folder to --skills-dir"
-            )
-    return hints
 
 
 def find_skill(registry: Registry, name: str) -> Skill:

@@ -22,8 +22,9 @@ The budget counts characters of the JSON messages, as the loop measures them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
 from skillchat.config import Settings
@@ -40,20 +41,35 @@ PROBE_TIMEOUT = 2.0
 # Characters per token of chat JSON: ~3.2 measured with a small BPE vocabulary
 # (SmolLM2's 49k) on English Markdown; 3 keeps the estimate on the safe side.
 CHARS_PER_TOKEN = 3
-# Part of the window left for the system prompt, tool schemas and the reply,
-# which the character budget (messages only) does not count.
+# Part of the window kept out of the character budget: the reply (a fitted
+# `max_tokens` is this share) and the tool schemas, which the budget does not count.
+# The budget itself covers the system prompt (skills catalog included) and messages.
 RESERVED_SHARE = 4  # one quarter
 # Characters under which no lookup is made: the budget of a 1,778-token window. A
 # smaller window could not hold skillchat's system prompt and tools anyway.
 LOOKUP_FLOOR = 4_000
+# The sources `fit_settings` marks: a fitted value, not the user's.
+FITTED = ("server", "local")
 
 
 def budget_for_window(window: int, default: int) -> int:
-    """The character budget for a context of `window` tokens: three quarters of it
-    in characters, never more than `default` (the default budget also bounds the
-    cost and latency of each request, so a 1M-token window does not raise it)."""
+    """The character budget of a request's system prompt and messages in a context
+    of `window` tokens: what the reserved quarter (the reply, the tool schemas)
+    leaves, in characters, never more than `default` (the default budget also bounds
+    the cost and latency of each request, so a 1M-token window does not raise it).
+
+    The one place the budget comes from a window: the loop's trimming and compaction
+    (`context_budget`) and the fitting of a local model or a server at start-up
+    (`fit_settings`) both use it, so a fitted chat compacts where an unfitted one
+    with the same window would."""
     usable = window - window // RESERVED_SHARE
     return max(1, min(default, usable * CHARS_PER_TOKEN))
+
+
+def reply_tokens(window: int) -> int:
+    """The longest reply fitted to a context of `window` tokens (sent as
+    `max_tokens`): the reserved quarter, so a full transcript still leaves it room."""
+    return max(1, window // RESERVED_SHARE)
 
 
 def _default(name: str) -> Any:
@@ -115,29 +131,50 @@ def server_window(
     api_base: str, api_key: str | None = None, client: httpx.Client | None = None
 ) -> int | None:
     """The per-request context a llama.cpp server reports at /props; None for any
-    other answer (404 from other servers, errors, slowness, odd JSON). `client` is
-    the backend's own: a new one per probe set up TLS (20-70 ms of loading
-    certificates, before the first request) even for a plain-http server, and
-    opened a connection the request could not reuse."""
-    import httpx  # here: only the backends call this, and they have loaded it already
+    other answer (404 from other servers, redirects, errors, slowness, odd JSON).
 
+    Through `client`, the backend's own, mid-chat: a new client per probe set up TLS
+    (20-70 ms of loading certificates) even for a plain-http server, and opened a
+    connection the request could not reuse. Without one (start-up, `--api-base`,
+    before the REPL's prompt is drawn and the model libraries are loaded), with the
+    standard library."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = props_url(api_base)
-    try:
-        if client is None:
-            response = httpx.get(
-                url, headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
-            )
-        else:
+    if client is not None:
+        import httpx  # loaded already: the backend made `client`
+
+        try:
             response = client.get(
                 url, headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
             )
-        if response.status_code != 200:
+            if response.status_code != 200:
+                return None
+            return _n_ctx(response.json())
+        except (httpx.HTTPError, ValueError, AttributeError):
             return None
-        settings = response.json().get("default_generation_settings", {})
-        n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-    except (httpx.HTTPError, ValueError, AttributeError):
+    import http.client
+    import urllib.request
+
+    class _NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    request = urllib.request.Request(url, headers=headers)
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(request, timeout=PROBE_TIMEOUT) as response:
+            if response.status != 200:
+                return None
+            return _n_ctx(json.loads(response.read(1_000_000)))
+    # URLError, HTTPError and timeouts are OSErrors; a cut answer an HTTPException.
+    except (OSError, http.client.HTTPException, ValueError, AttributeError):
         return None
+
+
+def _n_ctx(props: Any) -> int | None:
+    """The context size in a /props answer, when it is a positive whole number."""
+    settings = props.get("default_generation_settings", {}) if isinstance(props, dict) else None
+    n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
     return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0 else None
 
 
@@ -157,3 +194,44 @@ def find_window(
     backend's, when given), else (or when it does not say) the model map's."""
     window = server_window(api_base, api_key, client) if api_base else None
     return window or map_window(model)
+
+
+def fit_settings(settings: Settings, window: int, source: str) -> Settings:
+    """Settings that fit a context of `window` tokens, for whatever the user left at
+    its default: a reply of at most `reply_tokens` (sent as `max_tokens`), the
+    transcript budget of `budget_for_window`, and a skills catalog of at most a
+    quarter of that budget, so a full catalog leaves the chat three quarters. What
+    was fitted is marked with `source` in `settings.sources` (it then counts as
+    stated: `context_budget` does not look the window up again); a value fitted
+    before (a server's, then a continued chat's local model) is fitted again."""
+    budget = budget_for_window(window, settings.context_max_chars)
+    fitted = {
+        "context_max_chars": budget,
+        "catalog_max_chars": max(1, min(settings.catalog_max_chars, budget // 4)),
+        "max_tokens": reply_tokens(window),
+    }
+    sources = dict(settings.sources)
+    changes: dict[str, object] = {}
+    for name, value in fitted.items():
+        if sources.get(name, "default") in ("default", *FITTED):
+            changes[name] = value
+            sources[name] = source
+    return replace(settings, **changes, sources=sources)  # type: ignore[arg-type]
+
+
+def fit_to_server(settings: Settings) -> Settings:
+    """With `--api-base` (or `api_base`) and nothing the user set about the window:
+    ask the server's `/props` once and fit to the window it reports, as a local
+    model is fitted (a reply of at most a quarter of it). Unchanged when the server
+    does not say, or the user stated `context_window` (fitted to that instead)."""
+    if not settings.api_base or settings.gguf:
+        return settings
+    import os
+
+    window = settings.context_window or server_window(
+        settings.api_base, os.environ.get("OPENAI_API_KEY")
+    )
+    if window is None:
+        return settings
+    fitted = fit_settings(settings, window, "server")
+    return replace(fitted, context_window=window)  # known now: the loop need not ask again

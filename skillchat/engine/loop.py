@@ -24,6 +24,7 @@ them there (`use_settings`, `use_registry`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ from skillchat.engine.steps.compaction import AutoCompaction
 from skillchat.engine.steps.fitting import Fitting
 from skillchat.engine.steps.paths import PathsGate
 from skillchat.engine.turn import Step, Turn, TurnResult
-from skillchat.errors import SkillchatError, ToolRoundLimit, UsageError
+from skillchat.errors import ProviderError, SkillchatError, ToolRoundLimit, UsageError
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
 from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
@@ -186,7 +187,10 @@ class Chat:
             tools = self.schemas if self.tools_enabled else None
             for step in STEPS:
                 step.before_request(self, turn)
-            reply = stream_reply(self, turn.system, tools)
+            try:
+                reply = stream_reply(self, turn.system, tools)
+            except ProviderError as exc:
+                raise self._catalog_said(exc, turn.system) from None
             result.requests += 1
             result.usage = add_usage(result.usage, reply.usage)
             if reply.usage is not None:
@@ -207,6 +211,22 @@ class Chat:
                 )
             result.tool_calls += run_tools(self, reply)
         raise AssertionError("unreachable: the loop returns or raises")
+
+    def _catalog_said(self, exc: ProviderError, system: str | None) -> ProviderError:
+        """A request refused as too long (HTTP 400) whose skills catalog is most of
+        it says so, and what to change: a small model's window is often smaller than
+        the catalog of a large skills library."""
+        if "(400)" not in str(exc) or self.catalog is None:
+            return exc
+        catalog = len(self.catalog.block)
+        sent = len(system or "") + sum(len(json.dumps(m)) for m in self.messages)
+        if catalog * 2 <= sent:
+            return exc
+        return ProviderError(
+            f"{exc} (the skills catalog is {catalog:,} of the {sent:,} characters sent: "
+            "lower [skills] catalog_max_chars, or set context_window to the model's window "
+            "so skillchat fits it)"
+        )
 
     def system_prompt(self, injected: InjectedSkill | None = None) -> str | None:
         """This message's system prompt (`injected`: a `/name` body with tools off)."""

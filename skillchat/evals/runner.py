@@ -24,10 +24,10 @@ import json
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
-from skillchat.config import Settings
+from skillchat.config import Settings, with_model
 from skillchat.engine.emit import Event, ForkStarted, ForkStep, ToolFinished, UsageReported
 from skillchat.engine.events import Usage
 from skillchat.engine.messages import add_usage
@@ -134,7 +134,7 @@ def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) 
     """Run `job` in a fresh chat on its own backend (`settings` with the job's
     model), with `run_command` offered as `ask` offers it but answering NOT_ALLOWED
     unless `allow_run`; a SkillchatError becomes the outcome's `error`, never raised."""
-    settings = replace(settings, model=job.model)
+    settings = with_model(settings, job.model, keep_given=True)  # a [models.NAME] table
     tally = _Tally()
     session: Session | None = None
     error: str | None = None

@@ -8,7 +8,9 @@ real path only where a symlink makes it necessary.
 Rules, in order:
 
 1. Directories are scanned in precedence order; a missing one is skipped, one that
-   cannot be listed is skipped and noted in `Registry.problems`.
+   cannot be listed is skipped and noted in `Registry.problems`, and so is one named
+   a level too high (`--skills-dir ~/proj` for `~/proj/skills`: no skill folder in
+   it, skill folders in a folder below it), with where they are.
 2. Each non-hidden child folder holding a SKILL.md (else skill.md) is a skill;
    children are taken in name order so every run gives the same result.
 3. A skill whose frontmatter breaks a required rule is `Excluded("invalid")`. Unless
@@ -52,9 +54,10 @@ class Registry:
     """The usable skills by name (sorted), plus everything left out and why.
 
     `problems` holds directory-level trouble (a skills directory that exists but
-    cannot be listed); per-skill trouble is in `excluded` and `Skill.warnings`.
-    `stamps` are the folders' stamps taken just before `discover` read them
-    (skills/changes.py): what the next turn's check compares against.
+    cannot be listed, or holds its skills a level down); per-skill trouble is in
+    `excluded` and `Skill.warnings`. `stamps` are the folders' stamps taken just
+    before `discover` read them (skills/changes.py): what the next turn's check
+    compares against.
     """
 
     skills: dict[str, Skill]
@@ -136,6 +139,28 @@ def _misnamed_skill_md(found: SkillDir) -> Problem | None:
     return None
 
 
+def _skills_below(directory: Path, children: Sequence[SkillDir]) -> Problem | None:
+    """For a directory none of whose folders is a skill: its folders that hold skill
+    folders (the directory was named one level too high), said as one warning. Only
+    asked then, so a directory of skills costs nothing more."""
+    below = []
+    for child in children:
+        try:
+            if any(_holds_skill_md(grandchild) for grandchild in list_skill_dirs(child.path)):
+                below.append(child.path)
+        except (OSError, ValueError):
+            continue
+    if not below:
+        return None
+    where = ", ".join(below[:3]) + (" …" if len(below) > 3 else "")
+    return Problem(
+        directory,
+        f"no skill folders here, but skills were found one level below, in {where}: "
+        "pass that folder to --skills-dir (or [skills] directories)",
+        "warning",
+    )
+
+
 def _list(directory: Path) -> tuple[list[SkillDir], Problem | None]:
     """The candidate folders of one directory, in name order."""
     try:
@@ -171,6 +196,7 @@ def discover(
         if problem is not None:
             problems.append(problem)
         skip = (hidden or {}).get(directory, ())
+        skill_folders = 0
         for child in children:
             if child.name in skip:
                 continue
@@ -178,6 +204,7 @@ def discover(
             if len(usable) >= max_skills:  # full: the folder's name stands for its skill's
                 if not _holds_skill_md(child):
                     continue
+                skill_folders += 1
                 item: Skill | Excluded | None = None
                 name = unicodedata.normalize("NFKC", child.name)
             else:
@@ -186,6 +213,7 @@ def discover(
                     if (misnamed := _misnamed_skill_md(child)) is not None:
                         problems.append(misnamed)
                     continue
+                skill_folders += 1
                 if isinstance(item, Excluded):
                     excluded.append(item)
                     continue
@@ -200,5 +228,7 @@ def discover(
             else:
                 usable[name] = item
                 listed_at[name] = path
+        if not skill_folders and children and (higher := _skills_below(directory, children)):
+            problems.append(higher)
     skills = {name: usable[name] for name in sorted(usable)}
     return Registry(skills, tuple(excluded), dirs, tuple(problems), stamps)

@@ -149,7 +149,15 @@ def _model(repl: Repl, arg: str) -> None:
     session = repl.session
     if arg:
         session.switch_model(arg)
-    _print("model: ", (session.settings.model, "strong"), f" (backend: {session.backend.name})")
+    from skillchat.ui.redact import redact
+
+    base, gguf = session.settings.api_base, session.settings.gguf
+    server = f"local model {gguf}" if gguf else redact(base) if base else "the provider's own"
+    _print(
+        "model: ",
+        (session.settings.model, "strong"),
+        f" (backend: {session.backend.name}, server: {server})",
+    )
 
 
 def _new(repl: Repl, arg: str) -> None:

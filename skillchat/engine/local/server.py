@@ -38,19 +38,11 @@ from skillchat.config import Settings
 from skillchat.engine.local.gguf import GgufInfo, read_gguf
 from skillchat.errors import LocalModelError
 
-# pip, pipx and uv each add an extra their own way; a user knows which one they used.
-INSTALL_HINT = (
-    "the local model needs llama.cpp's server: pip install 'skillchat[local]' "
-    "(pipx: pipx inject skillchat xllamacpp huggingface_hub; "
-    "uv: uv tool install --reinstall 'skillchat[local]')"
-)
 # Seconds a model may take to load before skillchat gives up (a few GB from a slow disk).
 LOAD_TIMEOUT = 300.0
 STOP_TIMEOUT = 5.0
 # Context used when the file does not say what it was trained for.
 FALLBACK_CONTEXT = 4096
-# Characters per token of chat JSON (~3.2 measured on English Markdown; 3 is safe).
-CHARS_PER_TOKEN = 3
 CHATML_TOOLS = Path(__file__).with_name("chatml_tools.jinja")
 
 
@@ -86,16 +78,54 @@ def template_for(info: GgufInfo, chat_template: str | None) -> str:
     return own
 
 
+def install_hint() -> str:
+    """The one command that adds the `[local]` extra's packages to the environment
+    this skillchat runs in, as it was installed: pipx's venv (`pipx inject`), a uv
+    tool (`uv tool install --with`, from the source it was installed from), a venv
+    uv installed into (no pip there: `uv pip`), else pip. Not `pip install
+    'skillchat[local]'`: skillchat is installed from a folder or a git URL, and that
+    line would ask a package index for whatever it holds under the name. The pins
+    are read from skillchat's own metadata (pyproject.toml's `local` extra)."""
+    from importlib import metadata
+
+    packages = ["xllamacpp", "huggingface_hub"]
+    source = "skillchat"
+    installer = "pip"
+    try:
+        dist = metadata.distribution("skillchat")
+        local = [r.split(";")[0].strip() for r in dist.requires or () if 'extra == "local"' in r]
+        packages = local or packages
+        installer = (dist.read_text("INSTALLER") or installer).strip()
+        url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
+        source = url.removeprefix("file://") or source
+    except (metadata.PackageNotFoundError, ValueError, AttributeError):
+        pass
+    quoted = " ".join(f"'{p}'" for p in packages)
+    prefix = Path(sys.prefix)
+    if (prefix / "pipx_metadata.json").is_file():
+        command = f"pipx inject skillchat {quoted}"
+    elif (prefix / "uv-receipt.toml").is_file():
+        withs = " ".join(f"--with '{p}'" for p in packages)
+        command = f"uv tool install --reinstall {withs} '{source}'"
+    elif installer == "uv":
+        command = f"uv pip install --python {sys.executable} {quoted}"
+    else:
+        command = f"{sys.executable} -m pip install {quoted}"
+    return f"the local model needs llama.cpp's server (skillchat's [local] extra): {command}"
+
+
 def require_server() -> None:
     """LocalModelError with the install command when `xllamacpp` is not installed
     (found without importing it: the import loads llama.cpp's library)."""
     if importlib.util.find_spec("xllamacpp") is None:
-        raise LocalModelError(INSTALL_HINT)
+        raise LocalModelError(install_hint())
 
 
 def plan(settings: Settings, model: Path) -> LocalPlan:
     """Read `model`'s header and size its server: the context is the trained one capped
     by `[local] context_max`; a reply may fill at most a quarter of it."""
+    from skillchat.engine.context_window import reply_tokens
+
     require_server()
     info = read_gguf(model)
     ctx = min(info.context_length or FALLBACK_CONTEXT, settings.local_context_max)
@@ -103,29 +133,20 @@ def plan(settings: Settings, model: Path) -> LocalPlan:
         model=model,
         alias=model.stem,
         ctx=ctx,
-        max_tokens=max(1, ctx // 4),
+        max_tokens=reply_tokens(ctx),
         template=template_for(info, settings.chat_template),
         threads=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2,
     )
 
 
 def honest_settings(settings: Settings, local: LocalPlan) -> Settings:
-    """Settings that fit the local context: the model is the file, the backend openai,
-    `max_tokens` is the reply's share, and the transcript and catalog budgets (unless
-    the user set them) share what the
-    reply leaves of the context (a half and a quarter; the rest is for the system
-    prompt and tool schemas)."""
-    room = (local.ctx - local.max_tokens) * CHARS_PER_TOKEN
-    changes: dict[str, object] = {"model": local.alias, "backend": "openai"}
-    sources = dict(settings.sources)
-    for name, share in (("context_max_chars", 2), ("catalog_max_chars", 4)):
-        if sources.get(name, "default") == "default":
-            changes[name] = max(1, min(getattr(settings, name), room // share))
-            sources[name] = "local"
-    if sources.get("max_tokens", "default") == "default":
-        changes["max_tokens"] = local.max_tokens  # sent with each request, too
-        sources["max_tokens"] = "local"
-    return replace(settings, **changes, sources=sources)  # type: ignore[arg-type]
+    """Settings that fit the local context (engine/context_window.py's `fit_settings`:
+    `max_tokens`, the transcript and catalog budgets, unless the user set them): the
+    model is the file, the backend openai."""
+    from skillchat.engine.context_window import fit_settings
+
+    fitted = fit_settings(settings, local.ctx, "local")
+    return replace(fitted, model=local.alias, backend="openai")
 
 
 class LocalServer:
