@@ -172,7 +172,7 @@ def test_a_small_window_compacts_by_itself_and_the_saved_chat_resumes_compacted(
     server, tmp_path
 ) -> None:
     """n_ctx 2,048 is a 4,608-character budget for the system prompt (~1,500
-    characters here) and the messages: the fourth question of ~800 characters passes
+    characters here) and the messages: the fourth question of ~700 characters passes
     it even after elision, so the chat compacts before sending."""
     root = tmp_path / "skills"
     write_skill(root, "pdf", PDF_BODY)
@@ -180,7 +180,7 @@ def test_a_small_window_compacts_by_itself_and_the_saved_chat_resumes_compacted(
     server.script(
         reply("one"), reply("two"), reply("three"), reply(SUMMARY), reply("four"), reply("five")
     )
-    padding = " x" * 400
+    padding = " x" * 350
     ask(server, root, "/pdf alpha" + padding)
     for n in ("second", "third"):
         assert "compacted" not in ask(server, root, "-c", n + padding)
