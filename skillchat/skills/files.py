@@ -16,12 +16,14 @@ from skillchat.hardlinks import hard_links_allowed
 from skillchat.safe_io.read import (
     Container,
     FileText,
+    normalise_relative_path,
     open_contained,
     read_contained,
     traversal_error,
 )
 from skillchat.safe_io.walk import LIST_FLAGS, open_root
 from skillchat.skills.model import Skill
+from skillchat.skills.remote import ensure_file
 
 # get_skill lists a skill's files; a skill with a node_modules inside must not flood it.
 MAX_LISTED_FILES = 500
@@ -38,7 +40,9 @@ def skill_container(skill: Skill) -> Container:
 
 def read_skill_file(skill: Skill, rel: object, *, limit: int, offset: int = 0) -> FileText:
     """A resource of `skill` (any file under its folder), cut at `limit` bytes from
-    `offset`."""
+    `offset`. A served skill's file is first fetched and checked (skills/remote.py)."""
+    if skill.remote is not None:
+        ensure_file(skill.remote, skill.root, normalise_relative_path(rel, skill_container(skill)))
     return read_contained(skill_container(skill), rel, limit=limit, offset=offset)
 
 
@@ -121,6 +125,9 @@ def list_skill_files(skill: Skill, *, max_files: int = MAX_LISTED_FILES) -> File
     folders are not descended into (they may lead anywhere), and a symlinked file is
     listed only when it leads to a regular file inside the folder.
     """
+    if skill.remote is not None:  # its manifest: nothing is fetched to list it
+        paths = sorted(skill.remote.files)
+        return FileList(paths[:max_files], len(paths))
     container = skill_container(skill)
     found: list[str] = []
     try:

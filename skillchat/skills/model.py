@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from skillchat.skills.remote import RemoteSkill
 
 # A note is information, not a fault: counted in neither errors nor warnings.
 Severity = Literal["error", "warning", "note"]
@@ -42,6 +45,13 @@ class Skill:
     warnings: tuple[Problem, ...] = ()
     # Codex's agents/openai.yaml `policy.allow_implicit_invocation` (True when absent).
     implicit: bool = True
+    # Served by an MCP server (skills/remote.py): `root` is its folder in the cache.
+    remote: RemoteSkill | None = field(default=None, hash=False, compare=False)
+
+    @property
+    def origin(self) -> str:
+        """Where it comes from, as the user is shown it: `local`, or `mcp:SERVER`."""
+        return self.remote.origin if self.remote is not None else "local"
 
     @property
     def allowed_tools(self) -> str | None:

@@ -1,0 +1,97 @@
+"""Skills served over MCP (the skills extension): a real SDK server
+(tests/mcp_servers.py `skills`) publishing skills with digest manifests, read by
+the scripted model through get_skill and read_file_in_skill in `skillchat ask`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from chat_helpers import system_text, tool_messages
+from helpers import skill_folder, skillchat
+from openai_server import ScriptedServer, call, reply
+from test_mcp import ask, stdio, tag  # noqa: F401  (the fixture: no server outlives a test)
+
+from skillchat.config import load_settings
+from skillchat.mcp.hub import McpHub
+from skillchat.skills.trust import TrustState, TrustStore
+
+NOTES = "references/notes.md"
+
+
+def results(server: ScriptedServer, n: int = -1) -> list[Any]:
+    out = []
+    for message in tool_messages(server, n):
+        try:
+            out.append(json.loads(message["content"]))
+        except ValueError:
+            out.append(message["content"])
+    return out
+
+
+def test_a_served_skill_is_read_verified_and_a_wrong_digest_refused(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+) -> None:
+    server.script(
+        reply(
+            calls=[
+                call("get_skill", {"skill_name": "demo"}),
+                call("read_file_in_skill", {"skill_name": "demo", "file_path": NOTES}),
+                call("read_file_in_skill", {"skill_name": "demo", "file_path": "scripts/x.py"}),
+                call("get_skill", {"skill_name": "lying"}),
+            ]
+        ),
+        reply("done"),
+    )  # fmt: skip
+    done = ask(server, tag, stdio("pub", "skills", tag), "use demo")
+    assert done.returncode == 0, done.stderr
+    got, notes, unlisted, lying = results(server)
+    assert "Served body, version 1." in got["documentation"]
+    assert got["files"] == ["SKILL.md", "references/notes.md"]
+    assert notes == "served notes\n"
+    assert "not in the manifest" in unlisted
+    assert lying["error_code"] == "DIGEST_MISMATCH" and "does not match" in lying["error"]
+    # The catalog names the served skills beside local ones.
+    prompt = system_text(server, -1) or ""
+    assert "demo" in prompt and "lying" in prompt
+
+
+def test_skills_list_shows_the_origin_and_a_local_skill_shadows(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+) -> None:
+    skills = tag / "skills"
+    skill_folder(skills, "shared", "name: shared\ndescription: The local one.\n", "Local.\n")
+    server.script(reply(calls=[call("get_skill", {"skill_name": "shared"})]), reply("ok"))
+    done = ask(server, tag, stdio("pub", "skills", tag), "shared")
+    assert done.returncode == 0, done.stderr
+    assert "Local." in results(server)[0]["documentation"]
+    assert "skill 'shared' of mcp:pub is shadowed by" in done.stderr
+    config = str(tag / "config.toml")
+    listed = skillchat("skills", "list", "--json", "--skills-dir", str(skills), "--config", config)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["name"]: row for row in json.loads(listed.stdout)["skills"]}
+    assert rows["demo"]["origin"] == "mcp:pub" and rows["shared"]["origin"] == "local"
+    assert rows["demo"]["trust"] == "untrusted"
+
+
+def test_trust_is_bound_to_the_manifest_and_a_change_is_seen(tag: Path) -> None:  # noqa: F811
+    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    settings = load_settings(tag / "config.toml")
+    hub = McpHub(settings.active_mcp_servers())
+    hub.start()
+    try:
+        hub.wait()
+        served = {s.name: s for s in hub.served_skills()[0]}
+        store = TrustStore(tag / "trust.json")
+        store.trust(served["demo"])
+        assert store.state(served["demo"]) is TrustState.TRUSTED
+        assert store.state(served["shared"]) is TrustState.UNTRUSTED
+        assert not hub.call("pub", "bump", {}).is_error
+        hub.relist_skills()
+        changed = {s.name: s for s in hub.served_skills()[0]}["demo"]
+        assert store.state(changed) is TrustState.CHANGED
+    finally:
+        hub.close()
