@@ -20,6 +20,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from skillchat.skills.model import Skill
 from skillchat.skills.remote import Fetch, RemoteFile, RemoteSkill, cache_folder
 
@@ -33,6 +35,15 @@ MAX_PAGES = 50
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
+class ListSkillsPage(BaseModel):
+    """A `skills/list` result; each entry is checked by `served_skill`, not here, so
+    one bad entry refuses that skill only."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    skills: list[Any] = []
+    next_cursor: str | None = Field(default=None, alias="nextCursor")
+
+
 def declares_skills(client: Client) -> bool:
     extensions = client.server_capabilities.extensions or {}
     return EXTENSION in extensions
@@ -41,19 +52,16 @@ def declares_skills(client: Client) -> bool:
 async def list_entries(client: Client) -> list[Any]:
     """Every entry of the server's `skills/list`, page after page."""
     from mcp import types
-    from pydantic import TypeAdapter
 
-    adapter = TypeAdapter(dict[str, Any])
     entries: list[Any] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
         params: dict[str, Any] = {"cursor": cursor} if cursor else {}
         request = types.Request[dict[str, Any], str](method="skills/list", params=params)
-        page = await client.session.send_request(request, adapter)
-        found = page.get("skills")
-        entries += found if isinstance(found, list) else []
-        cursor = page.get("nextCursor")
-        if not isinstance(cursor, str) or not cursor:
+        page = await client.session.send_request(request, ListSkillsPage)
+        entries += page.skills
+        cursor = page.next_cursor
+        if not cursor:
             break
     return entries
 
