@@ -8,13 +8,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chat_helpers import system_text, tool_messages
+from chat_helpers import settings_for, system_text, tool_messages
 from helpers import skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
 from test_mcp import ask, stdio, tag  # noqa: F401  (the fixture: no server outlives a test)
 
 from skillchat.config import load_settings
 from skillchat.mcp.hub import McpHub
+from skillchat.mcp.policy import decide
+from skillchat.session import Session
+from skillchat.skills.registry import Registry, with_served
 from skillchat.skills.trust import TrustState, TrustStore
 
 NOTES = "references/notes.md"
@@ -93,5 +96,71 @@ def test_trust_is_bound_to_the_manifest_and_a_change_is_seen(tag: Path) -> None:
         hub.relist_skills()
         changed = {s.name: s for s in hub.served_skills()[0]}["demo"]
         assert store.state(changed) is TrustState.CHANGED
+    finally:
+        hub.close()
+
+
+def test_a_skill_changed_between_turns_is_picked_up_and_loses_its_trust(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+) -> None:
+    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    loaded = load_settings(tag / "config.toml")
+    settings = settings_for(
+        server, mcp_servers=loaded.mcp_servers, skill_dirs=(str(tag / "skills"),), mcp_allow=True
+    )
+    server.script(
+        reply(calls=[call("get_skill", {"skill_name": "demo"}), call("mcp__pub__bump")]),
+        reply("bumped"),
+        reply(calls=[call("get_skill", {"skill_name": "demo"})]),
+        reply("read again"),
+    )
+    session = Session(settings)
+    try:
+        session.send("use demo")
+        store = TrustStore.load()
+        demo = session.registry.skills["demo"]
+        assert demo.origin == "mcp:pub" and store.state(demo) is TrustState.UNTRUSTED
+        store.trust(demo)  # as `skillchat skills trust demo` does
+        store.save()
+        assert TrustStore.load().state(demo) is TrustState.TRUSTED
+        session.send("again")  # the server changed demo during the first turn
+        assert "version 2" in results(server)[-1]["documentation"]
+        changed = session.registry.skills["demo"]
+        assert TrustStore.load().state(changed) is TrustState.CHANGED
+    finally:
+        session.close()
+
+
+def test_trusting_a_served_skill_from_the_cli_and_its_allowed_tools(
+    tag: Path,  # noqa: F811
+) -> None:
+    config = str(tag / "config.toml")
+    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    done = skillchat("skills", "trust", "demo", "--config", config, "--skills-dir", str(tag))
+    assert done.returncode == 0, done.stderr
+    listed = skillchat("skills", "list", "--json", "--config", config, "--skills-dir", str(tag))
+    rows = {row["name"]: row for row in json.loads(listed.stdout)["skills"]}
+    assert rows["demo"]["trust"] == "trusted" and rows["shared"]["trust"] == "untrusted"
+    shown = skillchat("skills", "show", "demo", "--config", config, "--skills-dir", str(tag))
+    assert shown.returncode == 0, shown.stderr
+    assert "origin: mcp:pub" in shown.stdout and "Served body, version 1." in shown.stdout
+    # The trusted skill's allowed-tools pre-approve its server's tool; untrusted, nothing.
+    settings = load_settings(tag / "config.toml")
+    hub = McpHub(settings.active_mcp_servers())
+    hub.start()
+    try:
+        hub.wait()
+        registry = with_served(Registry({}), hub.served_skills()[0])
+        store = TrustStore.load()
+        verdict = decide(
+            settings, registry, ["demo"], "pub", "mcp__pub__echo", "echo", store.is_trusted
+        )
+        assert verdict.kind == "approved", verdict
+        store.revoke(registry.skills["demo"])
+        verdict = decide(
+            settings, registry, ["demo"], "pub", "mcp__pub__echo", "echo", store.is_trusted
+        )
+        assert verdict.kind == "ask" and "not trusted" in verdict.reason
     finally:
         hub.close()
