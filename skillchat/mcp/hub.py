@@ -290,7 +290,7 @@ class McpHub:
             client = self._client(state)
             async with client:
                 tools = await _list_tools(client)
-                entries = await list_entries(client) if declares_skills(client) else None
+                entries = await _skill_entries(client)
                 if current():
                     state.tools, state.client, state.state = tools, client, "ready"
                     state.skill_entries = entries
@@ -351,6 +351,17 @@ async def _list_tools(client: Client) -> list[Tool]:
         if not cursor:
             break
     return tools
+
+
+async def _skill_entries(client: Client) -> list[Any] | None:
+    """The server's skills (None: it serves none); a failing `skills/list` leaves
+    its skills out, not its tools."""
+    if not declares_skills(client):
+        return None
+    try:
+        return await list_entries(client)
+    except Exception:
+        return []
 
 
 def _connection_lost(exc: Any) -> bool:
