@@ -51,14 +51,14 @@ def test_a_served_skill_is_read_verified_and_a_wrong_digest_refused(
     done = ask(server, tag, stdio("pub", "skills", tag), "use demo")
     assert done.returncode == 0, done.stderr
     got, notes, unlisted, lying = results(server)
-    assert "Served body, version 1." in got["documentation"]
+    assert "Served body, version 1." in got["documentation"] and got["origin"] == "mcp:pub"
     assert got["files"] == ["SKILL.md", "references/notes.md"]
     assert notes == "served notes\n"
     assert "not in the manifest" in unlisted
     assert lying["error_code"] == "DIGEST_MISMATCH" and "does not match" in lying["error"]
     # The catalog names the served skills beside local ones.
     prompt = system_text(server, -1) or ""
-    assert "demo" in prompt and "lying" in prompt
+    assert "[mcp:pub] A skill served over MCP." in prompt and "lying" in prompt
 
 
 def test_skills_list_shows_the_origin_and_a_local_skill_shadows(

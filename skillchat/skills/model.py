@@ -75,9 +75,11 @@ class Skill:
         `when_to_use` when there is one (it says when to pick the skill, which is
         what the catalog is for)."""
         when = self.frontmatter.get("when_to_use")
+        text = self.description
         if isinstance(when, str) and when.strip():
-            return f"{self.description} When to use: {' '.join(when.split())}"
-        return self.description
+            text = f"{self.description} When to use: {' '.join(when.split())}"
+        # A served skill is never presented as a local one: its origin leads.
+        return f"[{self.origin}] {text}" if self.remote is not None else text
 
 
 ExclusionReason = Literal["invalid", "shadowed", "over-limit", "disabled"]
