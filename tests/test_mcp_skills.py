@@ -142,6 +142,11 @@ def test_trusting_a_served_skill_from_the_cli_and_its_allowed_tools(
     listed = skillchat("skills", "list", "--json", "--config", config, "--skills-dir", str(tag))
     rows = {row["name"]: row for row in json.loads(listed.stdout)["skills"]}
     assert rows["demo"]["trust"] == "trusted" and rows["shared"]["trust"] == "untrusted"
+    servers = skillchat("mcp", "list", "--config", config)
+    assert servers.returncode == 0 and "3 skills" in servers.stdout, servers.stderr
+    refused = skillchat("skills", "show", "lying", "--config", config, "--skills-dir", str(tag))
+    assert refused.returncode != 0 and "does not match the skill's manifest" in refused.stderr
+    assert "Traceback" not in refused.stderr
     shown = skillchat("skills", "show", "demo", "--config", config, "--skills-dir", str(tag))
     assert shown.returncode == 0, shown.stderr
     assert "origin: mcp:pub" in shown.stdout and "Served body, version 1." in shown.stdout
