@@ -16,6 +16,7 @@ from test_mcp import ask, stdio, tag  # noqa: F401  (the fixture: no server outl
 from skillchat.config import load_settings
 from skillchat.mcp.hub import McpHub
 from skillchat.mcp.policy import decide
+from skillchat.mcp.skills import served_skill
 from skillchat.session import Session
 from skillchat.skills.registry import Registry, with_served
 from skillchat.skills.trust import TrustState, TrustStore
@@ -169,3 +170,32 @@ def test_trusting_a_served_skill_from_the_cli_and_its_allowed_tools(
         assert verdict.kind == "ask" and "not trusted" in verdict.reason
     finally:
         hub.close()
+
+
+def test_entries_breaking_the_extension_rules_are_refused(tmp_path: Path) -> None:
+    def fetch(uri: str) -> bytes:
+        raise AssertionError("nothing is fetched to list a skill")
+
+    good = {"uri": "skill://a/SKILL.md", "digest": "sha256:" + "a" * 64, "size": 1}
+    cases = {
+        "..": {"uri": "skill://x/../SKILL.md", "frontmatter": {"name": "..", "description": "d"}},
+        "dynamic": {"uri": "skill://a/SKILL.md", "resources": "dynamic"},
+        "outside": {
+            "uri": "skill://a/SKILL.md",
+            "resources": [good, {**good, "uri": "skill://b/x"}],
+        },
+        "digest": {"uri": "skill://a/SKILL.md", "resources": [{**good, "digest": "md5:1"}]},
+        "climbs": {
+            "uri": "skill://a/SKILL.md",
+            "resources": [good, {**good, "uri": "skill://a/../x"}],
+        },
+    }
+    for case, entry in cases.items():
+        entry = {"frontmatter": {"name": "a", "description": "d"}, "resources": [good], **entry}
+        skill, why = served_skill("s", entry, tmp_path, fetch)
+        assert skill is None and why, case
+    skill, why = served_skill(
+        "s", {"uri": "skill://a/SKILL.md", "frontmatter": {"name": "a", "description": "d"},
+              "resources": [good]}, tmp_path, fetch,
+    )  # fmt: skip
+    assert skill is not None and skill.origin == "mcp:s" and not why

@@ -6,8 +6,9 @@ its frontmatter verbatim and its manifest (`resources`: every file's URI, `sha25
 digest and size). The registry is built from the entries alone: no file is read
 until the model or the user reads it (skills/remote.py fetches and checks it).
 
-An entry is refused, with one reason, when it breaks the extension's rules: no
-`name`/`description`, a URI that does not end in `<name>/SKILL.md`, `resources` not
+An entry is refused, with one reason, when it breaks the extension's rules: a
+frontmatter a local skill could not have (the same rules, in particular the name's,
+which becomes a folder name in the cache), a URI that does not end in `<name>/SKILL.md`, `resources` not
 an array (a `"dynamic"` skill has no digests to check: skillchat declines it), a
 file outside the skill's folder, a malformed digest, more than 512 files or 16 MiB.
 The SDK has no helpers for the extension: its requests go through the session's
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillchat.skills.model import Skill
 from skillchat.skills.remote import Fetch, RemoteFile, RemoteSkill, cache_folder
+from skillchat.skills.validation import check_frontmatter
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -76,6 +78,10 @@ def served_skill(server: str, entry: Any, cache: Path, fetch: Fetch) -> tuple[Sk
     name, description = frontmatter.get("name"), frontmatter.get("description")
     if not isinstance(name, str) or not isinstance(description, str) or not name:
         return None, f"{uri[:200]}: its frontmatter has no name or description"
+    inspection = check_frontmatter(frontmatter, dir_name=name, skill_md=uri, strict=False)
+    if not inspection.ok:  # the rules a local skill meets (a name is a path segment here)
+        errors = [p.message for p in inspection.problems if p.severity == "error"]
+        return None, f"{uri[:200]}: {'; '.join(errors)[:300]}"
     base = uri.removesuffix("/SKILL.md")
     if base == uri or base.rsplit("/", 1)[-1] != name:
         return None, f"{uri[:200]}: the URI does not end in {name[:100]}/SKILL.md"
@@ -110,7 +116,8 @@ def served_skill(server: str, entry: Any, cache: Path, fetch: Fetch) -> tuple[Sk
         root=root,
         skill_md=root / "SKILL.md",
         source_dir=root.parent,
-        frontmatter=dict(frontmatter),
+        frontmatter=inspection.frontmatter,
+        warnings=inspection.problems,
         remote=remote,
     )
     return skill, ""
