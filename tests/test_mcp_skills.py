@@ -140,6 +140,7 @@ def test_trusting_a_served_skill_from_the_cli_and_its_allowed_tools(
     (tag / "config.toml").write_text(stdio("pub", "skills", tag))
     done = skillchat("skills", "trust", "demo", "--config", config, "--skills-dir", str(tag))
     assert done.returncode == 0, done.stderr
+    assert "demo: trusted" in done.stdout and "mcp:pub skill://demo/SKILL.md" in done.stdout
     listed = skillchat("skills", "list", "--json", "--config", config, "--skills-dir", str(tag))
     rows = {row["name"]: row for row in json.loads(listed.stdout)["skills"]}
     assert rows["demo"]["trust"] == "trusted" and rows["shared"]["trust"] == "untrusted"

@@ -8,9 +8,10 @@ until the model or the user reads it (skills/remote.py fetches and checks it).
 
 An entry is refused, with one reason, when it breaks the extension's rules: a
 frontmatter a local skill could not have (the same rules, in particular the name's,
-which becomes a folder name in the cache), a URI that does not end in `<name>/SKILL.md`, `resources` not
-an array (a `"dynamic"` skill has no digests to check: skillchat declines it), a
-file outside the skill's folder, a malformed digest, more than 512 files or 16 MiB.
+which becomes a folder name in the cache), a URI that does not end in
+`<name>/SKILL.md`, `resources` not an array (a `"dynamic"` skill has no digests to
+check: skillchat declines it), a file outside the skill's folder, a malformed
+digest, more than 512 files or 16 MiB.
 The SDK has no helpers for the extension: its requests go through the session's
 generic `send_request`.
 """

@@ -399,4 +399,5 @@ def apply_trust(store: TrustStore, skill: Skill, *, revoke: bool = False) -> str
     before = store.state(skill)
     sha = store.trust(skill)
     verb = "already trusted" if before is TrustState.TRUSTED else "trusted"
-    return f"{skill.name}: {verb} (sha256 {sha[:12]}…, {skill.root})"
+    where = _key(skill) if skill.remote is not None else skill.root  # not the cache's folder
+    return f"{skill.name}: {verb} (sha256 {sha[:12]}…, {where})"
