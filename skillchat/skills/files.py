@@ -23,7 +23,6 @@ from skillchat.safe_io.read import (
 )
 from skillchat.safe_io.walk import LIST_FLAGS, open_root
 from skillchat.skills.model import Skill
-from skillchat.skills.remote import ensure_file
 
 # get_skill lists a skill's files; a skill with a node_modules inside must not flood it.
 MAX_LISTED_FILES = 500
@@ -41,7 +40,9 @@ def skill_container(skill: Skill) -> Container:
 def read_skill_file(skill: Skill, rel: object, *, limit: int, offset: int = 0) -> FileText:
     """A resource of `skill` (any file under its folder), cut at `limit` bytes from
     `offset`. A served skill's file is first fetched and checked (skills/remote.py)."""
-    if skill.remote is not None:
+    if skill.remote is not None:  # imported only then: no MCP server, no cost
+        from skillchat.skills.remote import ensure_file
+
         ensure_file(skill.remote, skill.root, normalise_relative_path(rel, skill_container(skill)))
     return read_contained(skill_container(skill), rel, limit=limit, offset=offset)
 
