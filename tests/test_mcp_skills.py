@@ -5,16 +5,13 @@ the scripted model through get_skill and read_file_in_skill in `skillchat ask`."
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from chat_helpers import settings_for, system_text, tool_messages
-from helpers import closed_port, skill_folder, skillchat, wait_for
+from helpers import skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
-from test_mcp import SERVERS, ask, stdio, tag  # noqa: F401  (the fixture: no server outlives a test)
+from test_mcp import ask, http_server, stdio, tag  # noqa: F401  (the fixture: no server outlives a test)
 
 from skillchat.config import load_settings
 from skillchat.mcp.hub import McpHub
@@ -206,18 +203,7 @@ def test_entries_breaking_the_extension_rules_are_refused(tmp_path: Path) -> Non
 
 
 def test_served_skills_over_streamable_http(server: ScriptedServer, tag: Path) -> None:  # noqa: F811
-    port = closed_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVERS), "skills", str(tag), "--http", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-
-        def listening() -> bool:
-            with socket.socket() as s:
-                return s.connect_ex(("127.0.0.1", port)) == 0
-
-        assert wait_for(listening, 60)
+    with http_server("skills", tag) as port:
         server.script(
             reply(calls=[call("read_file_in_skill", {"skill_name": "demo", "file_path": NOTES})]),
             reply("ok"),
@@ -225,6 +211,3 @@ def test_served_skills_over_streamable_http(server: ScriptedServer, tag: Path) -
         done = ask(server, tag, f'[mcp.web]\nurl = "http://127.0.0.1:{port}/mcp"\n', "notes")
         assert done.returncode == 0, done.stderr
         assert results(server) == ["served notes\n"]
-    finally:
-        process.kill()
-        process.wait()
