@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from skillchat.mcp.policy import McpConsent
     from skillchat.recorder import ChatRecorder
     from skillchat.sandbox.command_tool import Consent, SandboxCommands
+    from skillchat.skills.model import Skill
     from skillchat.skills.registry import Registry
     from skillchat.tools.base import ToolResult
     from skillchat.tools.toolbox import ToolSource
@@ -242,6 +243,7 @@ class Session:
         self.recorder: ChatRecorder | None = None
         self._mcp_consent = mcp_consent
         self.mcp: McpHub | None = None
+        self._served: list[Skill] = []  # the skills MCP servers serve, as last listed
         if settings.active_mcp_servers():  # the SDK is imported only with a server
             from skillchat.mcp.hub import McpHub
 
@@ -299,7 +301,7 @@ class Session:
     def reload_skills(self) -> None:
         """`/reload`: scan the skill directories again; the chat keeps its transcript,
         and the catalog, the tools and the sandbox serve the new set."""
-        self.chat.use_registry(load_registry(self.settings))
+        self.chat.use_registry(self._with_served(load_registry(self.settings)))
 
     def disable_skills(self, names: tuple[str, ...]) -> None:
         """`/skills disable|enable`: these names left out from the next message on."""
@@ -412,7 +414,25 @@ class Session:
         from skillchat.mcp.tools import McpTools
 
         consent = self._mcp_consent() if self._mcp_consent else flag_consent(settings)
-        return McpTools(self.mcp, consent)
+        return McpTools(self.mcp, consent, self._served_changed)
+
+    def _with_served(self, registry: Registry) -> Registry:
+        from skillchat.skills.registry import with_served
+
+        return with_served(registry, self._served, self.settings.skills_disabled)
+
+    def _served_changed(self, served: list[Skill]) -> list[str]:
+        """The servers' skills changed (or were first listed): the chat serves them
+        from this message on; a local skill of the same name wins, and is said."""
+        self._served = served
+        registry = self._with_served(load_registry(self.settings))
+        self.chat.use_registry(registry)
+        roots = {skill.root: skill.origin for skill in served}
+        return [
+            f"skill '{e.name}' of {roots[e.path]} is shadowed by {e.shadowed_by}"
+            for e in registry.excluded
+            if e.reason == "shadowed" and e.path in roots
+        ]
 
     def close(self) -> None:
         """Stop the MCP servers (also done at exit; a killed skillchat's die with it)."""

@@ -5,21 +5,29 @@
 
 KIND: `basic` (every content type, a slow tool, a crashing tool, hostile names),
 `many` (500 tools), `recursive` (a schema with a recursive $ref), `exit` (exits
-before answering anything).
+before answering anything), `skills` (publishes skills with the skills extension:
+`demo` with a reference file, `lying` whose manifest digest is wrong, `shared`
+named like a local test skill; its `bump` tool changes `demo`).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import sys
 import time
+from typing import Any
 
+from mcp.server.context import ServerRequestContext
+from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer
 from mcp_types import (
     CallToolResult,
     EmbeddedResource,
     ImageContent,
+    PaginatedRequestParams,
+    RequestParams,
     ResourceLink,
     TextContent,
     TextResourceContents,
@@ -115,12 +123,89 @@ def recursive() -> MCPServer:
     return server
 
 
+SKILL_FILES: dict[str, dict[str, str]] = {
+    "demo": {
+        "SKILL.md": "---\nname: demo\ndescription: A skill served over MCP.\n"
+        "allowed-tools: mcp__pub__echo\n---\nServed body, version 1. See references/notes.md.\n",
+        "references/notes.md": "served notes\n",
+    },
+    "lying": {"SKILL.md": "---\nname: lying\ndescription: Its digest is wrong.\n---\nLies.\n"},
+    "shared": {"SKILL.md": "---\nname: shared\ndescription: The served one.\n---\nServed.\n"},
+}
+
+
+def _entry(name: str) -> dict[str, Any]:
+    files = SKILL_FILES[name]
+    first = files["SKILL.md"].split("---")[1]
+    frontmatter = dict(line.split(": ", 1) for line in first.strip().splitlines())
+    resources = []
+    for rel, text in files.items():
+        data = text.encode()
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        if name == "lying":
+            digest = "sha256:" + "0" * 64
+        resources.append({"uri": f"skill://{name}/{rel}", "digest": digest, "size": len(data)})
+    return {"uri": f"skill://{name}/SKILL.md", "frontmatter": frontmatter, "resources": resources}
+
+
+class GetSkillParams(RequestParams):
+    uri: str
+
+
+class SkillsExtension(Extension):
+    """The skills extension's two methods, shaped as its specification says."""
+
+    identifier = "io.modelcontextprotocol/skills"
+
+    def methods(self) -> list[MethodBinding]:
+        async def list_(ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
+            entries = [_entry(name) for name in SKILL_FILES]
+            return {"skills": entries, "ttlMs": 0, "cacheScope": "private"}
+
+        async def get(ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
+            name = params.uri.removeprefix("skill://").removesuffix("/SKILL.md")
+            return {"skill": _entry(name), "ttlMs": 0, "cacheScope": "private"}
+
+        return [
+            MethodBinding("skills/list", PaginatedRequestParams, list_),
+            MethodBinding("skills/get", GetSkillParams, get),
+        ]
+
+
+def _reader(name: str, rel: str) -> Any:
+    def read() -> str:
+        return SKILL_FILES[name][rel]
+
+    return read
+
+
+def skills() -> MCPServer:
+    server = MCPServer("skills", extensions=[SkillsExtension()])
+    for name, files in SKILL_FILES.items():
+        for rel in files:
+            server.resource(f"skill://{name}/{rel}", mime_type="text/markdown")(_reader(name, rel))
+
+    @server.tool(description="Echo the text back.")
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool(description="Change the demo skill.")
+    def bump() -> str:
+        SKILL_FILES["demo"]["SKILL.md"] = SKILL_FILES["demo"]["SKILL.md"].replace(
+            "version 1", "version 2"
+        )
+        return "bumped"
+
+    return server
+
+
 def main() -> None:
     kind = sys.argv[1]
     if kind == "exit":
         sys.stderr.write("this server refuses to start\n")
         sys.exit(2)
-    server = {"basic": basic, "many": many, "recursive": recursive}[kind]()
+    kinds = {"basic": basic, "many": many, "recursive": recursive, "skills": skills}
+    server = kinds[kind]()
     if "--http" in sys.argv:
         port = int(sys.argv[sys.argv.index("--http") + 1])
         server.run("streamable-http", host="127.0.0.1", port=port)

@@ -10,7 +10,8 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,29 @@ def tag(tmp_path: Path):  # type: ignore[no-untyped-def]
     """The test's folder; at the end no process naming it may be left."""
     yield tmp_path
     assert wait_for(lambda: not alive(tmp_path), 20), alive(tmp_path)
+
+
+@contextmanager
+def http_server(kind: str, tag: Path) -> Iterator[int]:
+    """tests/mcp_servers.py KIND over streamable HTTP; its port once it listens."""
+    import socket
+
+    port = closed_port()
+    process = subprocess.Popen(
+        [sys.executable, str(SERVERS), kind, str(tag), "--http", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    def listening() -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    try:
+        assert wait_for(listening, 60)
+        yield port
+    finally:
+        process.kill()
+        process.wait()
 
 
 def ask(
@@ -193,22 +217,10 @@ def test_500_tools_past_the_share_are_offered_by_name(server: ScriptedServer, ta
 
 
 def test_streamable_http_with_a_header_from_the_environment(
-    server: ScriptedServer, tag: Path
+    server: ScriptedServer, tag: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    port = closed_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVERS), "basic", str(tag), "--http", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        import socket
-
-        def listening() -> bool:
-            with socket.socket() as s:
-                return s.connect_ex(("127.0.0.1", port)) == 0
-
-        assert wait_for(listening, 60)
-        os.environ["MCP23_TOKEN"] = "secret-token"
+    with http_server("basic", tag) as port:
+        monkeypatch.setenv("MCP23_TOKEN", "secret-token")
         config = (
             f'[mcp.web]\nurl = "http://127.0.0.1:{port}/mcp"\n'
             'headers = { Authorization = "Bearer ${MCP23_TOKEN}" }\n'
@@ -218,10 +230,6 @@ def test_streamable_http_with_a_header_from_the_environment(
         assert done.returncode == 0, done.stderr
         assert result(server)["content"] == "over http"
         assert "secret-token" not in done.stderr
-    finally:
-        os.environ.pop("MCP23_TOKEN", None)
-        process.kill()
-        process.wait()
 
 
 def test_a_killed_skillchat_takes_its_servers_along(server: ScriptedServer, tag: Path) -> None:

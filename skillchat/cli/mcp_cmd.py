@@ -27,7 +27,7 @@ app = typer.Typer(
 
 @app.command("list")
 def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
-    """Each configured server: does it start, how many tools, or why not."""
+    """Each configured server: does it start, how many tools (and skills), or why not."""
     settings = load(ctx, config)
     servers = list(settings.mcp_servers.values())
     if not servers:
@@ -45,6 +45,8 @@ def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
                 "enabled": server.enabled,
                 "state": state.state,
                 "tools": len(state.tools),
+                # None: the server does not declare the skills extension
+                "skills": None if state.skill_entries is None else len(state.skill_entries),
                 "error": state.error or None,
             }
         )
@@ -123,6 +125,8 @@ def _show_list(rows: list[dict[str, Any]], json_out: bool) -> None:
         table.add_column(column)
     for row in rows:
         status = f"{row['tools']} tools" if row["state"] == "ready" else f"failed: {row['error']}"
+        if row["state"] == "ready" and row["skills"] is not None:
+            status += f", {row['skills']} skills"
         if not row["enabled"]:
             status += " (enabled = false: only with --mcp)"
         cells = (row["name"], row["transport"], row["target"], status)

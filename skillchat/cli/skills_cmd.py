@@ -42,7 +42,29 @@ def settings_and_registry(
     settings = load(ctx, config, skill_dirs=skill_dirs_override(dirs))
     if not settings.skills_enabled:
         console.warn("skills are disabled in the config ([skills] enabled = false)")
-    return settings, registry_of(settings)
+        return settings, registry_of(settings)
+    return settings, _with_served(ctx, settings, registry_of(settings))
+
+
+def _with_served(ctx: typer.Context, settings: Settings, registry: Registry) -> Registry:
+    """The registry plus the skills the configured MCP servers serve (their servers
+    live until the command ends: `show` reads files through them)."""
+    if not settings.active_mcp_servers():
+        return registry
+    from skillchat.mcp.hub import McpHub
+    from skillchat.skills.registry import with_served
+
+    hub = McpHub(settings.active_mcp_servers())
+    ctx.call_on_close(hub.close)
+    hub.start()
+    hub.wait()
+    served, refused = hub.served_skills()
+    for line in refused:
+        console.warn(line)
+    for name, state in hub.servers.items():
+        if state.state == "failed":
+            console.warn(f"MCP server '{name}' is not available: {state.error}")
+    return with_served(registry, served, settings.skills_disabled)
 
 
 def _problem_json(p: Problem) -> dict[str, Any]:
@@ -64,6 +86,8 @@ def _skill_json(s: Skill, trust: TrustState) -> dict[str, Any]:
         "description": s.description,
         "path": str(s.root),
         "source_dir": str(s.source_dir),
+        "origin": s.origin,
+        "uri": s.remote.uri if s.remote is not None else None,
         "trust": trust.value,
         "bundled": s.source_dir == BUNDLED_SKILLS,
         "model_invocable": s.model_invocable,
@@ -216,6 +240,7 @@ def show_cmd(
         doc = {
             "name": skill.name,
             "path": str(skill.root),
+            "origin": skill.origin,
             "trust": trust.value,
             "allowed_tools": _allowed_tools_json(skill),
             "frontmatter": frontmatter,
@@ -230,7 +255,7 @@ def show_cmd(
     if (cut := listing.notice()) is not None:
         console.warn(cut)
     if not console.stdout_is_terminal():
-        typer.echo(safe.clean(f"name: {skill.name}\npath: {skill.root}"))
+        typer.echo(safe.clean(f"name: {skill.name}\npath: {skill.root}\norigin: {skill.origin}"))
         typer.echo(f"trust: {safe.one_line(trust.describe())}")
         for key, value in frontmatter.items():
             if key != "name":
@@ -277,6 +302,7 @@ def _show_rich(
     meta.add_column(style="strong")
     meta.add_column(overflow="fold")
     meta.add_row("path", safe.text(str(skill.root)))
+    meta.add_row("origin", safe.text(skill.origin))
     meta.add_row("trust", safe.text(trust.describe()))
     if note := invocation_note(skill):
         meta.add_row("invocation", safe.text(note))
@@ -393,7 +419,7 @@ def trust_cmd(
     chosen = [find_skill(registry, n) for n in names] if names else skills
     if all_:
         if revoke:
-            chosen = [skill for skill in chosen if str(skill.root) in store.entries]
+            chosen = [skill for skill in chosen if store.has_record(skill)]
         else:
             chosen = [skill for skill, _ in needing_trust(store, chosen)]
         if not chosen:

@@ -15,6 +15,8 @@ def invocation_note(s: Skill) -> str:
     """Where the skill comes from when it ships with skillchat, and what other
     clients' keys change about who may start it ("" if nothing)."""
     notes = ["bundled"] if s.source_dir == BUNDLED_SKILLS else []
+    if s.remote is not None:
+        notes.append(f"{s.origin}: read only, its scripts do not run")
     if not s.model_invocable:
         notes.append("user only: not shown to the model")
     if not s.user_invocable:

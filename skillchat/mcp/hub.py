@@ -5,6 +5,7 @@
     hub.wait(timeout)               # before the first request that offers their tools
     hub.listed()                    # [(server, Tool)] of the servers that are up
     hub.call("github", "get_issue", {...})   # -> CallToolResult; McpError otherwise
+    hub.served_skills()             # the skills of servers declaring the skills extension
     hub.close()                     # also at exit; kill -9 is covered by spawn.py
 
 skillchat is synchronous; the official SDK is asyncio. One daemon thread runs an
@@ -22,21 +23,27 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from skillchat.errors import ConfigError, McpError
+from skillchat.mcp.skills import declares_skills, list_entries, served_skill
 from skillchat.mcp.spawn import guarded_command
 from skillchat.mcp_config import McpServerConfig, expand
 
 if TYPE_CHECKING:
     from mcp import Client
     from mcp_types import CallToolResult, Tool
+
+    from skillchat.skills.model import Skill
 
 MAX_RESTARTS = 2
 MAX_LISTED_PAGES = 50  # tools/list pages read from one server (a bound, not a limit)
@@ -58,6 +65,7 @@ class ServerState:
     stderr: TextIO | None = None
     task: asyncio.Task[Any] | None = None
     generation: int = 0
+    skill_entries: list[Any] | None = None  # None: the server does not serve skills
 
     def stderr_tail(self) -> str:
         """The last lines the server wrote on stderr (its own words on a failure)."""
@@ -80,6 +88,7 @@ class McpHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self.changed = False  # a server announced a new tool list: read it at the next turn
+        self._cache: Path | None = None  # served skills' verified files (skills/remote.py)
 
     # ------------------------------------------------------------ lifetime
 
@@ -135,6 +144,8 @@ class McpHub:
         for state in self.servers.values():
             if state.state != "failed":
                 state.state = "stopped"
+        if self._cache is not None:
+            shutil.rmtree(self._cache, ignore_errors=True)
         atexit.unregister(self.close)
 
     # ------------------------------------------------------------- queries
@@ -151,6 +162,58 @@ class McpHub:
                 with suppress(Exception):  # a server that fails here fails at its next call
                     future = self._submit(_list_tools(state.client))
                     state.tools = future.result(state.config.timeout_s)
+
+    def relist_skills(self) -> None:
+        """Read the served skills' entries again (at each turn: a changed skill, and
+        the trust it loses, is seen at the next message)."""
+        for state in self.servers.values():
+            if state.skill_entries is None or state.client is None or state.state != "ready":
+                continue
+            with suppress(Exception):  # kept as they were: a failing server fails its reads
+                future = self._submit(list_entries(state.client))
+                state.skill_entries = future.result(state.config.timeout_s)
+
+    def served_skills(self) -> tuple[list[Skill], list[str]]:
+        """The skills of the servers that serve some, and the entries refused (why)."""
+        skills: list[Skill] = []
+        refused: list[str] = []
+        for name, state in self.servers.items():
+            for entry in state.skill_entries or []:
+                skill, why = served_skill(name, entry, self._cache_root(), self._reader(name))
+                if skill is None:
+                    refused.append(f"MCP server '{name}': skill refused: {why}")
+                else:
+                    skills.append(skill)
+        return skills, refused
+
+    def read(self, server: str, uri: str) -> bytes:
+        """One `resources/read`: the resource's raw bytes (text as UTF-8, blobs decoded)."""
+        import base64
+
+        state = self.servers[server]
+        client = state.client
+        if client is None or state.state != "ready":
+            raise McpError(f"MCP server '{server}' is not running: {state.error}")
+        future = self._submit(client.read_resource(uri))
+        try:
+            result = future.result(state.config.timeout_s + 2)
+        except FutureTimeout:
+            future.cancel()
+            raise McpError(f"no answer from '{server}' in {state.config.timeout_s:g} s") from None
+        data = b""
+        for content in result.contents:
+            text, blob = getattr(content, "text", None), getattr(content, "blob", None)
+            data += text.encode("utf-8") if isinstance(text, str) else base64.b64decode(blob or "")
+        return data
+
+    def _reader(self, server: str) -> Callable[[str], bytes]:
+        return lambda uri: self.read(server, uri)
+
+    def _cache_root(self) -> Path:
+        """A private folder for the session, outside every skills directory."""
+        if self._cache is None:
+            self._cache = Path(tempfile.mkdtemp(prefix="skillchat-mcp-skills-"))
+        return self._cache
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """One `tools/call`; McpError for a timeout, a JSON-RPC error, a dead server."""
@@ -227,8 +290,10 @@ class McpHub:
             client = self._client(state)
             async with client:
                 tools = await _list_tools(client)
+                entries = await _skill_entries(client)
                 if current():
                     state.tools, state.client, state.state = tools, client, "ready"
+                    state.skill_entries = entries
                     state.ready.set()
                 await stop.wait()
         except BaseException as exc:
@@ -286,6 +351,17 @@ async def _list_tools(client: Client) -> list[Tool]:
         if not cursor:
             break
     return tools
+
+
+async def _skill_entries(client: Client) -> list[Any] | None:
+    """The server's skills (None: it serves none); a failing `skills/list` leaves
+    its skills out, not its tools."""
+    if not declares_skills(client):
+        return None
+    try:
+        return await list_entries(client)
+    except Exception:
+        return []
 
 
 def _connection_lost(exc: Any) -> bool:

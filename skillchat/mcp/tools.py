@@ -16,7 +16,8 @@ offered by name only. A call runs the policy, then the consent, then
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from skillchat.errors import McpError
 from skillchat.mcp.catalog import Entry, Offer, build_offer, share_of
@@ -25,15 +26,25 @@ from skillchat.mcp.policy import McpConsent, McpRequest, decide
 from skillchat.mcp.results import error_result, result_of
 from skillchat.tools.base import Tool, ToolContext, ToolResult, function_schema, result_cap, to_json
 
+if TYPE_CHECKING:
+    from skillchat.skills.model import Skill
+
 SCHEMA_TOOL = "mcp_tool_schema"
 
 
 class McpTools:
     """The MCP servers' tools of one chat (see the module docstring)."""
 
-    def __init__(self, hub: McpHub, consent: McpConsent) -> None:
+    def __init__(
+        self,
+        hub: McpHub,
+        consent: McpConsent,
+        on_skills: Callable[[list[Skill]], list[str]] | None = None,
+    ) -> None:
         self.hub = hub
         self.consent = consent
+        self.on_skills = on_skills  # the served skills changed: the session merges them
+        self._skills_key: tuple[tuple[str, str, str], ...] | None = None
         self.fetched: set[str] = set()
         self._offer: Offer | None = None
         self._key: tuple[Any, ...] = ()
@@ -50,7 +61,8 @@ class McpTools:
             self._offer = None
         self._waited = True
         offer = self.offer(context)
-        notices = [
+        notices = self._served(context)
+        notices += [
             f"MCP server '{name}' is not available: {state.error}"
             for name, state in self.hub.servers.items()
             if state.state == "failed"
@@ -64,6 +76,24 @@ class McpTools:
         fresh = [n for n in notices if n not in self._said]
         self._said.update(fresh)
         return fresh
+
+    def _served(self, context: ToolContext) -> list[str]:
+        """The servers' skills, read again at each message; handed to the session
+        when they changed (a changed manifest is a changed skill: trust.py)."""
+        if self.on_skills is None or not any(
+            s.skill_entries is not None for s in self.hub.servers.values()
+        ):
+            return []
+        if self._skills_key is not None:
+            self.hub.relist_skills()
+        skills, refused = self.hub.served_skills()
+        key = tuple(
+            (r.server, r.uri, r.manifest_digest) for s in skills if (r := s.remote) is not None
+        )
+        if key == self._skills_key:
+            return refused
+        self._skills_key = key
+        return refused + self.on_skills(skills)
 
     def offer(self, context: ToolContext) -> Offer:
         """The current offer, rebuilt when the servers, the budget or the fetched

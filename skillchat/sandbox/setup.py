@@ -66,7 +66,8 @@ def command_runner(
         now = live.settings
         return SandboxSpec(
             scratch=scratch_root / (live.chat_id or "unsaved"),
-            skills={name: skill.root for name, skill in live.registry.skills.items()},
+            # A skill served over MCP is read, never run: its folder is not mounted.
+            skills={n: s.root for n, s in live.registry.skills.items() if s.remote is None},
             workspace=folder,
             writable_workspace=now.run_allow_write,
             network=now.run_allow_network,
@@ -108,7 +109,7 @@ def skill_envs(
     return SkillEnvs(
         EnvStore(settings.database_path().parent / "envs"),
         tools,
-        lambda: {name: skill.root for name, skill in registry().skills.items()},
+        lambda: {n: s.root for n, s in registry().skills.items() if s.remote is None},
         settings.skill_packages,
         allowed,
         progress=getattr(consent, "install_progress", None),

@@ -17,6 +17,7 @@ from skillchat.safe_io.images import Image, ImageLimits
 from skillchat.safe_io.read import (
     Container,
     FileText,
+    normalise_relative_path,
     open_contained,
     read_contained,
     read_text_or_image,
@@ -40,7 +41,11 @@ def skill_container(skill: Skill) -> Container:
 
 def read_skill_file(skill: Skill, rel: object, *, limit: int, offset: int = 0) -> FileText:
     """A resource of `skill` (any file under its folder), cut at `limit` bytes from
-    `offset`."""
+    `offset`. A served skill's file is first fetched and checked (skills/remote.py)."""
+    if skill.remote is not None:  # imported only then: no MCP server, no cost
+        from skillchat.skills.remote import ensure_file
+
+        ensure_file(skill.remote, skill.root, normalise_relative_path(rel, skill_container(skill)))
     return read_contained(skill_container(skill), rel, limit=limit, offset=offset)
 
 
@@ -131,6 +136,9 @@ def list_skill_files(skill: Skill, *, max_files: int = MAX_LISTED_FILES) -> File
     folders are not descended into (they may lead anywhere), and a symlinked file is
     listed only when it leads to a regular file inside the folder.
     """
+    if skill.remote is not None:  # its manifest: nothing is fetched to list it
+        paths = sorted(skill.remote.files)
+        return FileList(paths[:max_files], len(paths))
     container = skill_container(skill)
     found: list[str] = []
     try:

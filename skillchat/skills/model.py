@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from skillchat.skills.remote import RemoteSkill
 
 from skillchat.skills import arguments
 from skillchat.skills.paths import skill_paths
@@ -45,6 +48,13 @@ class Skill:
     warnings: tuple[Problem, ...] = ()
     # Codex's agents/openai.yaml `policy.allow_implicit_invocation` (True when absent).
     implicit: bool = True
+    # Served by an MCP server (skills/remote.py): `root` is its folder in the cache.
+    remote: RemoteSkill | None = field(default=None, hash=False, compare=False)
+
+    @property
+    def origin(self) -> str:
+        """Where it comes from, as the user is shown it: `local`, or `mcp:SERVER`."""
+        return self.remote.origin if self.remote is not None else "local"
 
     @property
     def allowed_tools(self) -> str | None:
@@ -91,9 +101,11 @@ class Skill:
         `when_to_use` when there is one (it says when to pick the skill, which is
         what the catalog is for)."""
         when = self.frontmatter.get("when_to_use")
+        text = self.description
         if isinstance(when, str) and when.strip():
-            return f"{self.description} When to use: {' '.join(when.split())}"
-        return self.description
+            text = f"{self.description} When to use: {' '.join(when.split())}"
+        # A served skill is never presented as a local one: its origin leads.
+        return f"[{self.origin}] {text}" if self.remote is not None else text
 
 
 ExclusionReason = Literal["invalid", "shadowed", "over-limit", "disabled"]

@@ -232,3 +232,24 @@ def discover(
             problems.append(higher)
     skills = {name: usable[name] for name in sorted(usable)}
     return Registry(skills, tuple(excluded), dirs, tuple(problems), stamps)
+
+
+def with_served(
+    registry: Registry, served: Sequence[Skill], disabled: Collection[str] = ()
+) -> Registry:
+    """`registry` plus the skills MCP servers serve (mcp/skills.py): a local skill of
+    the same name wins, and so does an earlier server's; the loser is listed as
+    shadowed, never silently dropped."""
+    usable = dict(registry.skills)
+    excluded = list(registry.excluded)
+    for skill in served:
+        if skill.name in disabled:
+            excluded.append(Excluded(skill.root, "disabled", skill.name))
+        elif (winner := usable.get(skill.name)) is not None:
+            excluded.append(Excluded(skill.root, "shadowed", skill.name, shadowed_by=winner.root))
+        else:
+            usable[skill.name] = skill
+    skills = {name: usable[name] for name in sorted(usable)}
+    return Registry(
+        skills, tuple(excluded), registry.directories, registry.problems, registry.stamps
+    )

@@ -26,6 +26,11 @@ its locked digest is `DRIFTED` ("changed since installed"), untrusted even in a
 user-level folder, until the user accepts it as it is now with `skills trust NAME`
 (bound to that content and to that lock entry) or reinstalls it.
 
+**Skills served over MCP** (skills/remote.py) start untrusted too; their trust is
+bound to the server's label, the skill's URI and the digest of its manifest (every
+file's URI and `sha256:` digest, as the server lists them): a server that changes,
+adds or removes a file makes the state "changed since trusted".
+
 **The store** is `<user data dir>/trust.json` (`{"version": 1, "skills": {root:
 {"name", "sha256", "trusted_at"}}}`, keyed by the skill's real path so a same-named
 skill elsewhere is not trusted by accident), private (0600), replaced atomically.
@@ -148,6 +153,10 @@ class TrustStore:
         is, unless the user accepted its content as it is now (`skills trust`)."""
         from skillchat.skills.lock import drift_of, locked_record
 
+        if skill.remote is not None:  # served over MCP: bound to its manifest's digest
+            if _key(skill) not in self.entries:
+                return TrustState.UNTRUSTED
+            return TrustState.TRUSTED if self._same_as_record(skill) else TrustState.CHANGED
         if _real(str(skill.source_dir)) == _real(str(BUNDLED_SKILLS)):  # came with skillchat
             return TrustState.BUNDLED
         if drift_of(skill) is not None:
@@ -166,18 +175,22 @@ class TrustStore:
         return TrustState.TRUSTED if self._same_as_record(skill) else TrustState.CHANGED
 
     def _same_as_record(self, skill: Skill) -> bool:
-        record = self.entries.get(str(skill.root))
+        record = self.entries.get(_key(skill))
         if record is None:
             return False
         if record.get("packages_sha256", packages_digest(())) != self._packages(skill):
             return False  # the config's [packages] entry for it changed since
         try:
-            return content_hash(skill.root) == record["sha256"]
+            return _content_of(skill) == record["sha256"]
         except TrustError:
             return False
 
     def _packages(self, skill: Skill) -> str:
         return packages_digest(self.packages.get(skill.name, ()))
+
+    def has_record(self, skill: Skill) -> bool:
+        """Whether the user trusted it once (whatever it is now)."""
+        return _key(skill) in self.entries
 
     def is_trusted(self, skill: Skill) -> bool:
         return self.state(skill).trusted
@@ -190,18 +203,18 @@ class TrustStore:
 
         from skillchat.skills.lock import drift_of, locked_record
 
-        sha = content_hash(skill.root)
+        sha = _content_of(skill)
         now = datetime.now(UTC).isoformat(timespec="seconds")
         entry = {"name": skill.name, "sha256": sha, "trusted_at": now}
         entry["packages_sha256"] = self._packages(skill)
         if drift_of(skill) is not None and (locked := locked_record(skill)) is not None:
             entry["accepted_lock"] = locked["digest"]
-        self.entries[str(skill.root)] = entry
+        self.entries[_key(skill)] = entry
         return sha
 
     def revoke(self, skill: Skill) -> bool:
         """Forget the skill's trust; False when it had none."""
-        return self.entries.pop(str(skill.root), None) is not None
+        return self.entries.pop(_key(skill), None) is not None
 
     def save(self) -> None:
         """Write the store atomically, private to the user (0600 in a 0700 folder)."""
@@ -224,6 +237,19 @@ class TrustStore:
         except OSError as exc:
             raise TrustError(f"{self.path}: cannot save trust: {exc.strerror or exc}") from None
         self.problem = None
+
+
+def _key(skill: Skill) -> str:
+    """The store's key: the real folder, or for a served skill its server and URI
+    (its folder is a session's cache)."""
+    if skill.remote is not None:
+        return f"{skill.remote.origin} {skill.remote.uri}"
+    return str(skill.root)
+
+
+def _content_of(skill: Skill) -> str:
+    """What trust is bound to: the folder's hash, or a served skill's manifest digest."""
+    return skill.remote.manifest_digest if skill.remote is not None else content_hash(skill.root)
 
 
 def _real(path: str) -> str:
@@ -264,4 +290,5 @@ def apply_trust(store: TrustStore, skill: Skill, *, revoke: bool = False) -> str
     before = store.state(skill)
     sha = store.trust(skill)
     verb = "already trusted" if before is TrustState.TRUSTED else "trusted"
-    return f"{skill.name}: {verb} (sha256 {sha[:12]}…, {skill.root})"
+    where = _key(skill) if skill.remote is not None else skill.root  # not the cache's folder
+    return f"{skill.name}: {verb} (sha256 {sha[:12]}…, {where})"

@@ -253,6 +253,8 @@ class GetSkill(SkillTool):
             "files": files,
             "truncated": md.truncated,
         }
+        if skill.remote is not None:  # the server it came from, with the text it sent
+            payload["origin"] = skill.origin
         shown = ", ".join(files[:8]) + (f", … ({len(files)} files)" if len(files) > 8 else "")
         if (cut := listing.notice()) is not None:  # a cut list says so, to model and user
             payload["files_notice"] = cut

@@ -1,0 +1,213 @@
+"""Skills served over MCP (the skills extension): a real SDK server
+(tests/mcp_servers.py `skills`) publishing skills with digest manifests, read by
+the scripted model through get_skill and read_file_in_skill in `skillchat ask`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from chat_helpers import settings_for, system_text, tool_messages
+from helpers import skill_folder, skillchat
+from openai_server import ScriptedServer, call, reply
+from test_mcp import ask, http_server, stdio, tag  # noqa: F401  (the fixture: no server outlives a test)
+
+from skillchat.config import load_settings
+from skillchat.mcp.hub import McpHub
+from skillchat.mcp.policy import decide
+from skillchat.mcp.skills import served_skill
+from skillchat.session import Session
+from skillchat.skills.registry import Registry, with_served
+from skillchat.skills.trust import TrustState, TrustStore
+
+NOTES = "references/notes.md"
+
+
+def results(server: ScriptedServer, n: int = -1) -> list[Any]:
+    out = []
+    for message in tool_messages(server, n):
+        try:
+            out.append(json.loads(message["content"]))
+        except ValueError:
+            out.append(message["content"])
+    return out
+
+
+def test_a_served_skill_is_read_verified_and_a_wrong_digest_refused(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+) -> None:
+    server.script(
+        reply(
+            calls=[
+                call("get_skill", {"skill_name": "demo"}),
+                call("read_file_in_skill", {"skill_name": "demo", "file_path": NOTES}),
+                call("read_file_in_skill", {"skill_name": "demo", "file_path": "scripts/x.py"}),
+                call("get_skill", {"skill_name": "lying"}),
+            ]
+        ),
+        reply("done"),
+    )  # fmt: skip
+    done = ask(server, tag, stdio("pub", "skills", tag), "use demo")
+    assert done.returncode == 0, done.stderr
+    got, notes, unlisted, lying = results(server)
+    assert "Served body, version 1." in got["documentation"] and got["origin"] == "mcp:pub"
+    assert got["files"] == ["SKILL.md", "references/notes.md"]
+    assert notes == "served notes\n"
+    assert "not in the manifest" in unlisted
+    assert lying["error_code"] == "DIGEST_MISMATCH" and "does not match" in lying["error"]
+    # The catalog names the served skills beside local ones.
+    prompt = system_text(server, -1) or ""
+    assert "[mcp:pub] A skill served over MCP." in prompt and "lying" in prompt
+
+
+def test_skills_list_shows_the_origin_and_a_local_skill_shadows(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+) -> None:
+    skills = tag / "skills"
+    skill_folder(skills, "shared", "name: shared\ndescription: The local one.\n", "Local.\n")
+    server.script(reply(calls=[call("get_skill", {"skill_name": "shared"})]), reply("ok"))
+    done = ask(server, tag, stdio("pub", "skills", tag), "shared")
+    assert done.returncode == 0, done.stderr
+    assert "Local." in results(server)[0]["documentation"]
+    assert "skill 'shared' of mcp:pub is shadowed by" in done.stderr
+    config = str(tag / "config.toml")
+    listed = skillchat("skills", "list", "--json", "--skills-dir", str(skills), "--config", config)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["name"]: row for row in json.loads(listed.stdout)["skills"]}
+    assert rows["demo"]["origin"] == "mcp:pub" and rows["shared"]["origin"] == "local"
+    assert rows["demo"]["trust"] == "untrusted"
+
+
+def test_trust_is_bound_to_the_manifest_and_a_change_is_seen(tag: Path) -> None:  # noqa: F811
+    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    settings = load_settings(tag / "config.toml")
+    hub = McpHub(settings.active_mcp_servers())
+    hub.start()
+    try:
+        hub.wait()
+        served = {s.name: s for s in hub.served_skills()[0]}
+        store = TrustStore(tag / "trust.json")
+        store.trust(served["demo"])
+        assert store.state(served["demo"]) is TrustState.TRUSTED
+        assert store.state(served["shared"]) is TrustState.UNTRUSTED
+        assert not hub.call("pub", "bump", {}).is_error
+        hub.relist_skills()
+        changed = {s.name: s for s in hub.served_skills()[0]}["demo"]
+        assert store.state(changed) is TrustState.CHANGED
+    finally:
+        hub.close()
+
+
+def test_a_skill_changed_between_turns_is_picked_up_and_loses_its_trust(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+) -> None:
+    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    loaded = load_settings(tag / "config.toml")
+    settings = settings_for(
+        server, mcp_servers=loaded.mcp_servers, skill_dirs=(str(tag / "skills"),), mcp_allow=True
+    )
+    server.script(
+        reply(calls=[call("get_skill", {"skill_name": "demo"}), call("mcp__pub__bump")]),
+        reply("bumped"),
+        reply(calls=[call("get_skill", {"skill_name": "demo"})]),
+        reply("read again"),
+    )
+    session = Session(settings)
+    try:
+        session.send("use demo")
+        store = TrustStore.load()
+        demo = session.registry.skills["demo"]
+        assert demo.origin == "mcp:pub" and store.state(demo) is TrustState.UNTRUSTED
+        store.trust(demo)  # as `skillchat skills trust demo` does
+        store.save()
+        assert TrustStore.load().state(demo) is TrustState.TRUSTED
+        session.send("again")  # the server changed demo during the first turn
+        assert "version 2" in results(server)[-1]["documentation"]
+        changed = session.registry.skills["demo"]
+        assert TrustStore.load().state(changed) is TrustState.CHANGED
+    finally:
+        session.close()
+
+
+def test_trusting_a_served_skill_from_the_cli_and_its_allowed_tools(
+    tag: Path,  # noqa: F811
+) -> None:
+    config = str(tag / "config.toml")
+    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    done = skillchat("skills", "trust", "demo", "--config", config, "--skills-dir", str(tag))
+    assert done.returncode == 0, done.stderr
+    assert "demo: trusted" in done.stdout and "mcp:pub skill://demo/SKILL.md" in done.stdout
+    listed = skillchat("skills", "list", "--json", "--config", config, "--skills-dir", str(tag))
+    rows = {row["name"]: row for row in json.loads(listed.stdout)["skills"]}
+    assert rows["demo"]["trust"] == "trusted" and rows["shared"]["trust"] == "untrusted"
+    servers = skillchat("mcp", "list", "--config", config)
+    assert servers.returncode == 0 and "3 skills" in servers.stdout, servers.stderr
+    refused = skillchat("skills", "show", "lying", "--config", config, "--skills-dir", str(tag))
+    assert refused.returncode != 0 and "does not match the skill's manifest" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    shown = skillchat("skills", "show", "demo", "--config", config, "--skills-dir", str(tag))
+    assert shown.returncode == 0, shown.stderr
+    assert "origin: mcp:pub" in shown.stdout and "Served body, version 1." in shown.stdout
+    # The trusted skill's allowed-tools pre-approve its server's tool; untrusted, nothing.
+    settings = load_settings(tag / "config.toml")
+    hub = McpHub(settings.active_mcp_servers())
+    hub.start()
+    try:
+        hub.wait()
+        registry = with_served(Registry({}), hub.served_skills()[0])
+        store = TrustStore.load()
+        verdict = decide(
+            settings, registry, ["demo"], "pub", "mcp__pub__echo", "echo", store.is_trusted
+        )
+        assert verdict.kind == "approved", verdict
+        store.revoke(registry.skills["demo"])
+        verdict = decide(
+            settings, registry, ["demo"], "pub", "mcp__pub__echo", "echo", store.is_trusted
+        )
+        assert verdict.kind == "ask" and "not trusted" in verdict.reason
+    finally:
+        hub.close()
+
+
+def test_entries_breaking_the_extension_rules_are_refused(tmp_path: Path) -> None:
+    def fetch(uri: str) -> bytes:
+        raise AssertionError("nothing is fetched to list a skill")
+
+    good = {"uri": "skill://a/SKILL.md", "digest": "sha256:" + "a" * 64, "size": 1}
+    cases = {
+        "..": {"uri": "skill://x/../SKILL.md", "frontmatter": {"name": "..", "description": "d"}},
+        "dynamic": {"uri": "skill://a/SKILL.md", "resources": "dynamic"},
+        "outside": {
+            "uri": "skill://a/SKILL.md",
+            "resources": [good, {**good, "uri": "skill://b/x"}],
+        },
+        "digest": {"uri": "skill://a/SKILL.md", "resources": [{**good, "digest": "md5:1"}]},
+        "climbs": {
+            "uri": "skill://a/SKILL.md",
+            "resources": [good, {**good, "uri": "skill://a/../x"}],
+        },
+    }
+    for case, entry in cases.items():
+        entry = {"frontmatter": {"name": "a", "description": "d"}, "resources": [good], **entry}
+        skill, why = served_skill("s", entry, tmp_path, fetch)
+        assert skill is None and why, case
+    skill, why = served_skill(
+        "s", {"uri": "skill://a/SKILL.md", "frontmatter": {"name": "a", "description": "d"},
+              "resources": [good]}, tmp_path, fetch,
+    )  # fmt: skip
+    assert skill is not None and skill.origin == "mcp:s" and not why
+
+
+def test_served_skills_over_streamable_http(server: ScriptedServer, tag: Path) -> None:  # noqa: F811
+    with http_server("skills", tag) as port:
+        server.script(
+            reply(calls=[call("read_file_in_skill", {"skill_name": "demo", "file_path": NOTES})]),
+            reply("ok"),
+        )
+        done = ask(server, tag, f'[mcp.web]\nurl = "http://127.0.0.1:{port}/mcp"\n', "notes")
+        assert done.returncode == 0, done.stderr
+        assert results(server) == ["served notes\n"]
