@@ -42,17 +42,24 @@ def skill_container(skill: Skill) -> Container:
 def read_skill_file(skill: Skill, rel: object, *, limit: int, offset: int = 0) -> FileText:
     """A resource of `skill` (any file under its folder), cut at `limit` bytes from
     `offset`. A served skill's file is first fetched and checked (skills/remote.py)."""
+    _fetch_served(skill, rel)
+    return read_contained(skill_container(skill), rel, limit=limit, offset=offset)
+
+
+def _fetch_served(skill: Skill, rel: object) -> None:
+    """A served skill's file, fetched through its server and checked against the
+    manifest into the session's cache, before it is read from there."""
     if skill.remote is not None:  # imported only then: no MCP server, no cost
         from skillchat.skills.remote import ensure_file
 
         ensure_file(skill.remote, skill.root, normalise_relative_path(rel, skill_container(skill)))
-    return read_contained(skill_container(skill), rel, limit=limit, offset=offset)
 
 
 def read_skill_resource(
     skill: Skill, rel: object, *, limit: int, offset: int, images: ImageLimits
 ) -> FileText | Image:
     """`read_skill_file`, an image (by its bytes) read as one: read_file_in_skill."""
+    _fetch_served(skill, rel)
     container = skill_container(skill)
     return read_text_or_image(container, rel, limit=limit, offset=offset, images=images)
 
