@@ -10,12 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from chat_helpers import RecordingView, settings_for
 from consent_helpers import QUESTION
 from helpers import ask_json, session_options, skill_folder, skillchat
-from openai_server import ScriptedServer, reply
+from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
 
+from skillchat.sandbox.command_tool import RunRequest, Verdict
+from skillchat.session import Session
 from skillchat.skills.arguments import ArgumentFiller
 from skillchat.tools.inline_commands import NO_RUNNER, run_inline_commands
 
@@ -24,6 +27,10 @@ BODY = (
     "Not one: a!`echo x` and `!`echo y`` stay.\n"
     "```!\necho block-out\n```\n"
 )
+
+
+def approve(request: RunRequest) -> Verdict:
+    return Verdict("approved")
 
 
 @pytest.fixture
@@ -117,3 +124,26 @@ def test_the_repl_asks_for_each_and_yes_or_no_decides(
     body = json.loads(server.completions[-1].body["messages"][-1]["content"])["documentation"]
     assert body.startswith("Status: !`echo inline-2-out` [not run: not allowed: ")
     assert session.quit() == 0
+
+
+def test_a_skill_re_attached_after_compaction_runs_them_with_the_chats_runner(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    require_sandbox()
+    root = tmp_path / "skills"
+    skill_folder(root, "st", "name: st\ndescription: Shows status.\n", "Now: !`echo fresh-out`\n")
+    settings = settings_for(server, skill_dirs=(str(root),), skills_bundled=False)
+    session = Session(settings, listeners=[RecordingView()], consent=lambda: approve)
+    server.script(
+        reply("", calls=[call("get_skill", {"skill_name": "st"})]),
+        reply("one"),
+        reply("two"),
+        reply("three"),
+    )
+    for text in ("first", "second", "third"):
+        session.send(text)
+    server.script(reply("The user asked three things."))
+    outcome = session.chat.compact()
+    assert outcome is not None and outcome.skills == ["st"]
+    body = json.loads(session.chat.messages[2]["content"])["documentation"]
+    assert body == "Now: fresh-out\n"  # run again in the sandbox, not noted "cannot run here"

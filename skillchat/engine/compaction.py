@@ -23,6 +23,9 @@ What it does:
    (and a quarter of the budget). A body alone over the budget is re-attached cut,
    with a notice; skills that no longer fit are only named (the model can load
    them again). The re-attached bodies are in the ledger like any get_skill result.
+   They are loaded by the chat's own get_skill, so a body's inline commands run
+   again under the chat's consent and policy (tools/inline_commands.py), as when the
+   model loaded it; never its forker (a `context: fork` skill is put back, not run).
 
 The messages stay a valid OpenAI conversation (user, assistant, tool results, then
 the kept turns), and the recorder saves the new part in one write (chats/store.py
@@ -45,7 +48,7 @@ from skillchat.engine.images import without_image_data
 from skillchat.engine.messages import assistant_message, clean_value, message_size, new_call_id
 from skillchat.engine.retry import stream_with_retries
 from skillchat.errors import ProviderError
-from skillchat.tools.base import ToolContext, to_json
+from skillchat.tools.base import Tool, ToolContext, to_json
 from skillchat.tools.skill_tools import GET_SKILL, GetSkill
 
 # Turns kept verbatim. The turn in progress must stay whole (its calls and results
@@ -201,10 +204,13 @@ class Compactor:
         backend: Backend,
         context: ToolContext,
         emit: Emitter,
+        chat_get_skill: Tool | None = None,
     ) -> None:
         self.settings = settings
         self.backend = backend
         self.context = context
+        runner = chat_get_skill.runner if isinstance(chat_get_skill, GetSkill) else None
+        self.get_skill = GetSkill(runner)
         self.emit = emit
         self.notice = emit.notice
 
@@ -322,7 +328,7 @@ class Compactor:
         """get_skill's result for `name`: whole when it fits in the `room` left; cut to
         `room` when it alone is over the `total` budget; "" when the kept turns hold it
         already; None when it cannot be loaded or would not fit in what is left."""
-        result = GetSkill().load(self.context, name)
+        result = self.get_skill.load(self.context, name)
         if result.error_code == "ALREADY_IN_CONTEXT":
             return ""  # loaded again in the turns kept verbatim: nothing to put back
         if result.is_error:

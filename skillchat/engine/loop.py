@@ -54,6 +54,7 @@ from skillchat.skills.registry import Registry
 from skillchat.tools.base import Tool, ToolContext, ToolResult
 from skillchat.tools.context import ContextLedger
 from skillchat.tools.run_command import RUN_COMMAND
+from skillchat.tools.skill_tools import GET_SKILL
 from skillchat.tools.toolbox import Toolbox, ToolSource
 from skillchat.workspace.files import Workspace
 
@@ -248,7 +249,9 @@ class Chat:
         Ctrl-C during the summary request leaves the chat as it was."""
         from skillchat.engine.compaction import Compactor
 
-        compactor = Compactor(self.settings, self.backend, self.context, self.emit)
+        compactor = Compactor(
+            self.settings, self.backend, self.context, self.emit, self.toolbox.get(GET_SKILL)
+        )
         outcome = compactor.compact(
             self.messages,
             system if auto else self.system_prompt(),
