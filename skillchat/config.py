@@ -87,6 +87,10 @@ class Settings:
     api_base: str | None = None
     backend: str = "auto"
     tools: bool = True
+    # Claude Code's `paths` (engine/steps/paths.py): a skill that declares them is in
+    # the catalog only while a workspace file matches. Not a config key: `eval` turns
+    # it off, since its queries come with no workspace and it measures descriptions.
+    paths_gate: bool = True
     max_tool_rounds: int = 20
     context_max_chars: int = 300_000
     # Compaction (engine/compaction.py): automatically when the chat, old tool results

@@ -166,6 +166,27 @@ def test_files_read_are_recorded(server: ScriptedServer, tmp_path: Path) -> None
     assert run["activated"] == ["pdf"] and run["files_read"] == ["pdf/references/forms.md"]
 
 
+def test_a_skill_with_paths_is_in_the_catalog_though_eval_has_no_workspace(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """eval measures descriptions: `paths` does not hide a skill in its catalog (in
+    `ask` with no workspace it would be left out)."""
+    skills = tmp_path / "skills"
+    skill_folder(skills, "pyfmt", "name: pyfmt\ndescription: Formats Python.\npaths: ['*.py']\n")
+    server.when("", *activates("pyfmt"))
+    entries = [{"query": "format my code", "should_trigger": True}]
+    path = queries_file(tmp_path, entries)
+    done = run_eval(server, path, "--skill", "pyfmt", "--skills-dir", str(skills), "--runs", "1")
+    assert done.returncode == 0, done.stderr
+    assert '"name": "pyfmt"' in server.completions[0].body["messages"][0]["content"]
+    [run] = json.loads(
+        run_eval(
+            server, path, "--skill", "pyfmt", "--skills-dir", str(skills), "--runs", "1", "--json"
+        ).stdout
+    )["queries"][0]["runs"]
+    assert run["activated"] == ["pyfmt"]
+
+
 def test_a_failed_run_is_reported_and_counts_toward_no_rate(
     server: ScriptedServer, tmp_path: Path
 ) -> None:

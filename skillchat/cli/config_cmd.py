@@ -18,7 +18,7 @@ app = typer.Typer(help="Write, show and locate the configuration.", no_args_is_h
 
 # Provider keys come only from the environment; `show` says which are set, never their value.
 PROVIDER_KEYS = (*PROVIDER_KEY_ENV.values(), "AZURE_API_KEY")
-_HIDDEN = {"config_path", "sources", "warnings"}
+_HIDDEN = {"config_path", "sources", "warnings", "paths_gate"}  # paths_gate: eval only
 
 
 def mask(value: str) -> str:

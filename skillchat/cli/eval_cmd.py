@@ -113,7 +113,9 @@ def eval_cmd(
         mcp_use=None if allow_mcp else (),
         mcp_allow=True if allow_mcp else None,
     )
-    settings = replace(settings, tools=True)  # triggering is a get_skill call
+    # Triggering is a get_skill call. A query comes with no workspace, and eval
+    # measures whether a description triggers: a skill with `paths` is listed.
+    settings = replace(settings, tools=True, paths_gate=False)
     queries = load_queries(queries_file, skill)
     from skillchat.session import load_registry
 

@@ -7,6 +7,7 @@ prompt is built: the workspace's file index (workspace/index.py) stats its folde
 and lists again only those that changed, and each skill's matches are counted
 per folder, so only the changed folders are matched again. With no skill that
 declares `paths` nothing is looked at; without a workspace no file can match.
+`eval` turns the gate off (`Settings.paths_gate`): every skill is in its catalog.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ class PathsGate(Step):
         self._chats: WeakKeyDictionary[Chat, _State] = WeakKeyDictionary()
 
     def after_message(self, chat: Chat, turn: Turn) -> None:
+        if not chat.settings.paths_gate:
+            return
         gated = {s.name: p for s in chat.registry.skills.values() if (p := s.paths) is not None}
         if not gated and not chat.unlisted:
             return
