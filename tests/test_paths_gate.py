@@ -121,3 +121,25 @@ def test_without_a_workspace_no_file_can_match(
     server.script(reply("ok"))
     make_chat(server, registry(*gated.values())).send("hello")
     assert listed(server) == {"always"}
+
+
+def test_list_skills_and_search_skills_leave_out_what_the_catalog_leaves_out(
+    server: ScriptedServer, gated: dict[str, Skill], tmp_path: Path
+) -> None:
+    ws = write_files(tmp_path / "ws", {"README.md": "hi\n"})
+    # A catalog too small for every description: search_skills is offered.
+    chat = make_chat(
+        server, registry(*gated.values()), workspace=Workspace.open(ws), catalog_max_chars=60
+    )
+    finds = [call("list_skills", {}), call("search_skills", {"query": "lints python docs"})]
+    server.script(reply(calls=finds), reply("one"), reply(calls=finds), reply("two"))
+    chat.send("which skills?")
+    names, found = (json.loads(m["content"]) for m in tool_messages(server))
+    assert names["skills"] == ["always"]
+    assert names["notice"].startswith("2 more skill(s) not listed: their `paths` match no file")
+    assert found["matches"] == []
+    write_files(ws, {"tool.py": "print(1)\n"})
+    chat.send("and now?")
+    names, found = (json.loads(m["content"]) for m in tool_messages(server)[2:])
+    assert names["skills"] == ["always", "py-lint"] and names["notice"].startswith("1 more")
+    assert [m["name"] for m in found["matches"]] == ["py-lint"]

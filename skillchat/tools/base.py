@@ -84,6 +84,9 @@ class ToolContext:
     activated: list[str] = field(default_factory=list)
     # The catalog shortened descriptions or cut names: search_skills is offered.
     catalog_incomplete: bool = False
+    # Skills whose `paths` match no file now (engine/steps/paths.py): out of the
+    # catalog, so list_skills and search_skills leave them out too.
+    unlisted: frozenset[str] = frozenset()
     # run_command is offered: a skill's folder is named as the sandbox shows it.
     commands: bool = False
     # Whether a model (the settings') takes images: engine/images.py decides, asked

@@ -75,7 +75,9 @@ class SearchSkills(Tool):
         ranked = sorted(
             (-score, skill.name, skill)
             for skill in context.registry.skills.values()
-            if skill.model_invocable and (score := _score(skill, words, phrase)) > 0
+            if skill.model_invocable
+            and skill.name not in context.unlisted  # its `paths` match no file: as the catalog
+            and (score := _score(skill, words, phrase)) > 0
         )
         matches = [{"name": s.name, "description": s.model_description} for _, _, s in ranked]
         payload: dict[str, Any] = {

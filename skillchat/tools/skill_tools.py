@@ -58,6 +58,10 @@ GET_SKILL = "get_skill"
 READ_FILE = "read_file_in_skill"
 STUB_NOTE = "SKILL.md body not stored; call get_skill again if needed"
 SKILL_FILE_STUB_NOTE = "file content not stored; call read_file_in_skill again if needed"
+FOR_OTHER_FILES = (
+    "{n} more skill(s) not listed: their `paths` match no file in this workspace "
+    "or this chat (they are for other files)"
+)
 
 _SKILL_NAME = {"type": "string", "description": "Name of the skill, as in available_skills."}
 
@@ -139,12 +143,16 @@ class ListSkills(SkillTool):
         return ToolResult(to_json({"error": message}), True, code, preview=message)
 
     def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
-        names = context.registry.model_names()
+        every = context.registry.model_names()
+        names = [name for name in every if name not in context.unlisted]
         dirs = context.registry.directories
-        if not names and dirs and not any(d.is_dir() for d in dirs):
+        if not every and dirs and not any(d.is_dir() for d in dirs):
             where = ", ".join(str(d) for d in dirs)
             return self.error("NOT_FOUND", f"Skills folder not found at path: {where}")
-        return ToolResult(to_json({"skills": names}), preview=", ".join(names) or "(no skills)")
+        payload: dict[str, Any] = {"skills": names}
+        if len(names) < len(every):  # as the catalog: for files this workspace lacks
+            payload["notice"] = FOR_OTHER_FILES.format(n=len(every) - len(names))
+        return ToolResult(to_json(payload), preview=", ".join(names) or "(no skills)")
 
 
 class GetSkill(SkillTool):
