@@ -4,6 +4,7 @@ from the words after the name, and `argument-hint` shown where `/name` is typed.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -160,4 +161,27 @@ def test_help_and_completion_show_the_hint(
     assert (
         "Fix issue 42 on main." in json.loads(tool_messages(server)[0]["content"])["documentation"]
     )
+    assert session.quit() == 0
+
+
+def test_a_real_skills_hint_in_help_and_completion(
+    server: ScriptedServer, shared: Path, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    """generate-image, as published, declares `argument-hint` for Claude Code."""
+    root = tmp_path / "skills"
+    shutil.copytree(shared / "real-skills" / "github-awesome-copilot" / "generate-image",
+                    root / "generate-image")  # fmt: skip
+    hint = "[description of the image to generate]"
+    session = pty_sessions(*session_options(server, root))
+    session.prompt()
+    shown = session.run("/help")
+    lines = shown.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("/generate-image"))
+    # Longer than the commands' column: whole on its own line, the description below.
+    assert lines[at].strip() == f"/generate-image {hint}"
+    assert lines[at + 1].lstrip().startswith("Generate images using AI.")
+    session.send("/generate-im")
+    session.send("\t")
+    session.expect(f"{hint} · Generate images using AI.")
+    session.send("\x15")  # Ctrl-U: clear the line
     assert session.quit() == 0

@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 
 CHATS_SHOWN = 20
 SKILL_USAGES_SHOWN = 20  # /help lists this many skills that take arguments
+# A `/name hint` up to this long shares the commands' column; most real hints are
+# longer (a sentence of options), and one cut there says nothing: it gets a line of
+# its own, up to USAGE_CHARS, with the description below it.
+USAGE_ALIGNED = 40
+USAGE_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -56,14 +61,20 @@ def _help(repl: Repl, arg: str) -> None:
     hinted = [
         s for s in repl.session.registry.skills.values() if s.user_invocable and s.argument_hint
     ]
-    skills = [(one_line(f"/{s.name} {s.argument_hint}", 40), s.description) for s in hinted]
-    width = max(len(left) for left, _ in rows + skills[:SKILL_USAGES_SHOWN]) + 2
+    skills = [
+        (one_line(f"/{s.name} {s.argument_hint}", USAGE_CHARS), s.description) for s in hinted
+    ]
+    aligned = [row for row in skills[:SKILL_USAGES_SHOWN] if len(row[0]) <= USAGE_ALIGNED]
+    width = max(len(left) for left, _ in rows + aligned) + 2
     for left, text in rows:
         _print((left.ljust(width), "strong"), text)
     _print(("keys".ljust(width), "muted"), keys)
     if skills:
         _print(("skills that take arguments (their argument-hint):", "muted"))
     for left, text in skills[:SKILL_USAGES_SHOWN]:
+        if len(left) > USAGE_ALIGNED:
+            _print((left, "strong"))
+            left = ""
         _print((left.ljust(width), "strong"), one_line(text, 80))
     if len(skills) > SKILL_USAGES_SHOWN:
         _print((f"… and {len(skills) - SKILL_USAGES_SHOWN} more (Tab after / shows them)", "muted"))
