@@ -18,12 +18,13 @@ ui/safe.py.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skillchat.engine.emit import ForkEnded, ForkStarted, ToolRecord
 from skillchat.ui.cards import format_arguments, summary
-from skillchat.ui.safe import line
+from skillchat.ui.safe import counted, line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -64,14 +65,10 @@ def ended_line(event: ForkEnded, head: str = "  └ ") -> Text:
     s = event.summary
     calls = s.get("tool_calls", 0)
     text = (
-        f"{head}{s.get('outcome')} · {_counted(s.get('requests', 0), 'request')} · "
-        f"{_counted(calls, 'tool call')} · {s.get('tokens', 0):,} tokens on {event.model}"
+        f"{head}{s.get('outcome')} · {counted(s.get('requests', 0), 'request')} · "
+        f"{counted(calls, 'tool call')} · {s.get('tokens', 0):,} tokens on {event.model}"
     )
     return line((text, "muted" if s.get("outcome") == "answered" else "warning"))
-
-
-def _counted(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 @dataclass
@@ -88,10 +85,10 @@ class _Card:
         lines = [started_line(self.started)]
         hidden = len(self.tools) - ForkCards.TOOLS_SHOWN
         if hidden > 0:
-            lines.append(line((f"  │ … {_counted(hidden, 'earlier tool call')}", "muted")))
+            lines.append(line((f"  │ … {counted(hidden, 'earlier tool call')}", "muted")))
         lines += self.tools[-ForkCards.TOOLS_SHOWN :]
         state = "waiting for the model" if self.waiting else "working"
-        status = f"  ⋯ {state} · {_counted(self.requests, 'request')} · {self.tokens:,} tokens"
+        status = f"  ⋯ {state} · {counted(self.requests, 'request')} · {self.tokens:,} tokens"
         lines.append(line((status, "muted")))
         for text in lines:
             text.no_wrap, text.overflow = True, "ellipsis"  # a row each: the region stays put
@@ -159,6 +156,15 @@ class ForkCards:
         if self._region is None:
             self._region = LiveRegion(self.console)
         self._region.update(Group(*(t for c in self.cards.values() for t in c.lines())))
+
+
+def fork_tokens(runs: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """`forks: 2,310 tokens on local-qwen`, per model, from forks' (model, summary):
+    their requests are not in the chat's own usage (`ask`'s last line, the toolbar)."""
+    tokens: dict[str, int] = {}
+    for model, run in runs:
+        tokens[model] = tokens.get(model, 0) + int(run.get("tokens") or 0)
+    return [f"forks: {n:,} tokens on {model}" for model, n in tokens.items()]
 
 
 def is_fork_result(record: ToolRecord) -> bool:

@@ -17,10 +17,11 @@
 
 Every view shows the waiting line (ui/waiting.py) on a terminal's stderr from the
 moment a request leaves until its first text; a forked skill's conversation is a
-live card there instead (ui/fork_view.py), collapsed to one line when it ends. Cards, notices and diagnostics
-always go to stderr (ui/console.py). The model's text reaches the terminal only
-through ui/safe.py: control characters visible, Markdown links printed with their
-target (in a pipe too: an answer saved to a file is read on a terminal later).
+live card there instead (ui/fork_view.py), collapsed to one line when it ends.
+Cards, notices and diagnostics always go to stderr (ui/console.py). The model's
+text reaches the terminal only through ui/safe.py: control characters visible,
+Markdown links printed with their target (in a pipe too: an answer saved to a file
+is read on a terminal later).
 """
 
 from __future__ import annotations
