@@ -406,6 +406,7 @@ MODEL_KEYS: dict[str, tuple[str, tuple[type, ...]]] = {
     "max_tokens": ("max_tokens", (int,)),
     "context_window": ("context_window", (int,)),
     "vision": ("vision", (bool,)),
+    "gguf": ("gguf", (str,)),  # a local model file, run by the embedded llama.cpp
 }
 
 
@@ -439,8 +440,8 @@ def _named_models(path: Path, text: str, tables: Any) -> dict[str, dict[str, Any
                 want = _TYPE_NAMES.get(types[0], types[0].__name__)
                 raise ConfigError(f"{at}: [models.{name}] {key} must be {want}")
             entry[field_name] = value
-        if "model" not in entry:
-            raise ConfigError(f"{where}: [models.{name}] needs a 'model'")
+        if "model" not in entry and "gguf" not in entry:  # a file names its own model
+            raise ConfigError(f"{where}: [models.{name}] needs a 'model' (or a 'gguf' file)")
         named[name] = entry
     return named
 
@@ -469,6 +470,9 @@ def with_model(settings: Settings, model: str, *, keep_given: bool = False) -> S
     entry = settings.named_models.get(model)
     if entry is None:
         return replace(settings, model=model)
+    # A table says where its model runs: a local file (`gguf`) or a server, never
+    # the local file the chat ran before it.
+    entry = {"model": model, "gguf": None, **entry}
     if keep_given:
         given = {k for k, v in settings.sources.items() if v in ("flag", "env")}
         entry = {k: v for k, v in entry.items() if k == "model" or k not in given}

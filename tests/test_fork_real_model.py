@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from fork_helpers import digest_skills
 from helpers import session_options, skillchat
 from openai_server import ScriptedServer, reply
 from real_model import RealModel
@@ -48,3 +49,26 @@ def test_a_real_skill_forks_onto_the_real_model(
     assert "Files I Need" not in json.dumps(
         parent.body["messages"][1:]
     )  # the body stayed in the fork
+
+
+def test_a_skill_forks_onto_a_local_gguf_named_in_the_config(
+    smollm2: Path, server: ScriptedServer, tmp_path: Path
+) -> None:
+    """`[models.tiny] gguf = FILE` and `[skill_models] digest = "tiny"`: the fork runs
+    on the embedded llama.cpp while the chat stays on its server."""
+    skills = digest_skills(tmp_path / "skills", "note one\n")
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "max_tokens = 16\n[local]\ncontext_max = 2048\n[run]\nenabled = false\n"
+        f'[models.tiny]\ngguf = "{smollm2}"\n\n[skill_models]\ndigest = "tiny"\n'
+    )
+    server.script(reply("relayed the fork's answer"))
+    done = skillchat("ask", "--config", str(config), *session_options(server, skills), "--json",
+                     "/digest count the notes", timeout=300, subprocess=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [run] = json.loads(done.stdout)["forks"]
+    assert run["model"] == smollm2.stem and run["requests"] >= 1 and run["tokens"] > 0
+    [parent] = server.completions  # the scripted server saw only the parent
+    assert parent.body["model"] == "test-model"
+    result = json.loads(parent.body["messages"][-1]["content"])
+    assert result["forked"] is True and result["skill_name"] == "digest"

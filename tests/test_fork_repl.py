@@ -35,10 +35,55 @@ def test_a_fork_shows_its_lines_and_show_prints_its_transcript(
     server.script(reply("The skill found two notes."))
     screen = repl.run("/digest count the notes")
     assert "⑂ digest #" in screen and "│ read_file_in_skill" in screen
-    assert "└ answered · 2 requests · 1 tool call" in screen
+    assert " answered · 2 requests · 1 tool call" in screen
     assert "#1 get_skill · /digest" in screen and "The skill found two notes." in screen
+    # The toolbar: the chat's one request, and the fork's two on its model.
+    repl.expect("· 15 tokens · forks: 30 tokens on openai/test-model")
     shown = repl.run("/show 1")
     assert "task: count the notes" in shown and "note two" in shown and "TWO NOTES" in shown
+    assert repl.quit() == 0
+
+
+def test_the_toolbar_of_a_resumed_chat_counts_its_forks(
+    server: ScriptedServer,
+    repl: PtySession,
+    tmp_path: Path,
+    pty_sessions: Callable[..., PtySession],
+) -> None:
+    server.when("", reply("TWO NOTES"), system=FORK)
+    server.script(reply("Done."))
+    repl.run("/digest count the notes")
+    assert repl.quit() == 0
+    resumed = pty_sessions(*session_options(server, tmp_path / "skills"), "-c")
+    resumed.expect("· 15 tokens · forks: 15 tokens on openai/test-model")
+    assert resumed.quit() == 0
+
+
+def test_a_fork_is_one_live_card_that_collapses_to_one_line(
+    server: ScriptedServer, repl: PtySession
+) -> None:
+    read = call("read_file_in_skill", {"skill_name": "digest", "file_path": "notes.md"})
+    server.when("", reply(calls=[read]), reply("TWO NOTES", hold="answer"), system=FORK)
+    server.script(reply("The skill found two notes."))
+    repl.line("/digest count the notes")
+
+    def text(rows: list[str]) -> str:
+        return "\n".join(rows)
+
+    running = text(
+        repl.until_screen(lambda rows: "waiting for the model · 1 request" in text(rows))
+    )
+    assert "│ read_file_in_skill" in running and "runs on its own on" in running
+    server.release("answer")
+    ended = text(repl.until_screen(lambda rows: "The skill found two notes." in text(rows)))
+    assert "read_file_in_skill" not in ended.split("#1 get_skill")[0]  # the card is gone
+    assert "runs on its own" not in ended and "waiting for the model" not in ended
+    summary = [row for row in ended.splitlines() if row.startswith("⑂ digest #")]
+    assert len(summary) == 1 and " answered · 2 requests · 1 tool call · " in summary[0]
+    assert summary[0].rstrip().endswith(" tokens on openai/test-model")
+    repl.prompt()
+    shown = repl.run("/show 1")
+    assert "note two" in shown and "TWO NOTES" in shown  # the whole transcript still
     assert repl.quit() == 0
 
 
@@ -53,7 +98,7 @@ def test_ctrl_c_stops_only_the_fork_and_the_chat_goes_on(
         lambda: any(FORK in str(r.body["messages"][0]["content"]) for r in server.completions)
     )
     repl.interrupt()
-    repl.expect("└ interrupted")
+    repl.expect(" interrupted · ")
     repl.expect("The skill was stopped.")
     repl.prompt()
     result = json.loads(server.completions[-1].body["messages"][-1]["content"])

@@ -14,6 +14,7 @@ from chat_helpers import RecordingView, make_chat
 from helpers import session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
 
+from skillchat.config import load_settings, with_model
 from skillchat.skills.registry import discover
 
 FORK = '<skill name="digest">'
@@ -140,3 +141,34 @@ def test_a_model_id_from_a_skill_needs_the_users_word(
     assert [r.body["model"] for r in server.completions] == [
         "test-model", "test-model", "gpt-pricey", "test-model"
     ]  # fmt: skip
+
+
+def test_a_local_file_that_cannot_start_falls_back_with_one_line(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """`[models.mine] gguf = FILE` with no such file: the fork runs on the chat's model."""
+    root = skills(tmp_path, "context: fork\nmodel: mine\n")
+    server.when("", reply("fork on the chat's model"), system=FORK)
+    server.script(reply("ok"))
+    view = RecordingView()
+    missing = tmp_path / "missing.gguf"
+    chat = make_chat(server, discover([root]), view, named_models={"mine": {"gguf": str(missing)}})
+    chat.send("/digest x")
+    [note] = [n for n in view.of("notice") if "local model" in n]
+    assert note.startswith(f"skill 'digest' asks for the local model {missing}, which cannot start")
+    assert note.endswith("it runs on the chat's model openai/test-model")
+    assert [r.body["model"] for r in server.completions] == ["test-model", "test-model"]
+
+
+def test_a_named_server_model_does_not_keep_the_chats_local_file(tmp_path: Path) -> None:
+    """A chat on a local file (`gguf`) whose skill names a server model: that model's
+    table says where it runs, the chat's file is not it."""
+    config = tmp_path / "config.toml"
+    config.write_text(
+        'gguf = "/models/chat.gguf"\n[models.fast]\nmodel = "openai/fast"\n'
+        'api_base = "http://127.0.0.1:9/v1"\n[models.tiny]\ngguf = "/models/tiny.gguf"\n'
+    )
+    settings = load_settings(config)
+    assert with_model(settings, "fast").gguf is None
+    tiny = with_model(settings, "tiny")
+    assert tiny.gguf == "/models/tiny.gguf" and tiny.model == "tiny"

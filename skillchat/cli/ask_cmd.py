@@ -13,7 +13,7 @@ import re
 import signal
 import stat
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Annotated
 
@@ -49,7 +49,7 @@ from skillchat.cli.common import (
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
-    from skillchat.engine.emit import ForkEnded, Listener
+    from skillchat.engine.emit import Listener
     from skillchat.engine.events import Usage
     from skillchat.engine.loop import Chat
     from skillchat.sandbox.envs.provider import InstallRequest
@@ -128,15 +128,6 @@ def usage_line(usage: Usage | None) -> str | None:
         f"= {usage.total_tokens:,}"
     )
     return line + (f" · ${usage.cost:.4f}" if usage.cost is not None else "")
-
-
-def fork_lines(forks: Sequence[ForkEnded]) -> list[str]:
-    """`forks: 2,310 tokens on local-qwen`: what forked skills used, per model (their
-    requests are not in the chat's own usage)."""
-    tokens: dict[str, int] = {}
-    for fork in forks:
-        tokens[fork.model] = tokens.get(fork.model, 0) + int(fork.summary.get("tokens") or 0)
-    return [f"forks: {n:,} tokens on {model}" for model, n in tokens.items()]
 
 
 def attach_all(chat: Chat, paths: list[str]) -> None:
@@ -310,7 +301,10 @@ def ask(
 
         sys.stdout.write(json_text(report.report(settings.model, session.chat_id)) + "\n")
     else:
-        parts = [usage_line(result.usage), *fork_lines(forks), f"chat {session.chat_id}"]
+        from skillchat.ui.fork_view import fork_tokens
+
+        runs = [(fork.model, fork.summary) for fork in forks]
+        parts = [usage_line(result.usage), *fork_tokens(runs), f"chat {session.chat_id}"]
         line = " · ".join(filter(None, parts))
         consoles.err.print(line, style="muted", markup=False, highlight=False)
     recorder = session.recorder

@@ -216,14 +216,18 @@ class ViewListener:
                 self.notice(message)
             case ForkStarted() | ForkEnded():
                 self.fork(event)
-            case ForkStep(fork, skill, _, ToolFinished(record)):
-                self.fork_tool(f"{skill}#{fork}", record)
+            case ForkStep(fork, _, _, ToolStarted()):
+                self.fork_tool_started(fork)
+            case ForkStep(fork, _, _, ToolFinished(record)):
+                self.fork_tool(fork, record)
             case ForkStep(fork, skill, _, Notice(message)):  # a fork's retry, cut reply...
                 self.notice(f"{skill} #{fork}: {message}")
-            case ForkStep(_, _, _, Waiting()):
-                self.fork_waiting(True)
-            case ForkStep(_, _, _, TextDelta() | TextEnded()):
-                self.fork_waiting(False)
+            case ForkStep(fork, _, _, UsageReported(usage)):
+                self.fork_usage(fork, usage)
+            case ForkStep(fork, _, _, Waiting()):
+                self.fork_waiting(fork, True)
+            case ForkStep(fork, _, _, TextDelta() | TextEnded()):
+                self.fork_waiting(fork, False)
 
     def waiting(self, tools: bool) -> None:
         """A request is out and nothing of its reply has arrived yet."""
@@ -246,8 +250,14 @@ class ViewListener:
     def fork(self, event: ForkStarted | ForkEnded) -> None:
         """A forked skill's conversation started or ended (engine/fork.py)."""
 
-    def fork_tool(self, fork: str, record: ToolRecord) -> None:
-        """A tool call of a forked skill's conversation ran (`fork` names it)."""
+    def fork_tool_started(self, fork: int) -> None:
+        """A tool call of fork number `fork` is about to run (it may ask the user)."""
 
-    def fork_waiting(self, waiting: bool) -> None:
+    def fork_tool(self, fork: int, record: ToolRecord) -> None:
+        """A tool call of fork number `fork` ran."""
+
+    def fork_usage(self, fork: int, usage: Usage) -> None:
+        """One request of fork number `fork` reported its tokens."""
+
+    def fork_waiting(self, fork: int, waiting: bool) -> None:
         """A fork's request is out (True), or its reply began or ended (False)."""

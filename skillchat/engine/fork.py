@@ -160,12 +160,16 @@ class SkillFork:
             answer = child.send(task).answer
         except KeyboardInterrupt as stop:
             if type(stop) is not KeyboardInterrupt:  # SIGTERM's kind ends the whole command
+                self._end(run, "interrupted")  # (its card closes first)
                 raise
             return self._ended(run, "interrupted", "the user stopped it (Ctrl-C)")
         except ToolRoundLimit as exc:
             return self._ended(run, "round-limit", str(exc))
         except SkillchatError as exc:
             return self._ended(run, "failed", str(exc))
+        except Exception:
+            self._end(run, "failed")
+            raise
         self._end(run, "answered")
         return _answer(run, answer)
 

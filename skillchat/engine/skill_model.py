@@ -4,7 +4,8 @@
     SkillModels(...)   # a chat's listener: an inline skill's model becomes the chat's
 
 A `[skill_models]` entry is the user's choice: a `[models.NAME]` (its server and
-limits come with it) or any model id, on the chat's server. A SKILL.md's `model:` is
+limits come with it, or its local `gguf` file, run on the embedded llama.cpp while
+the chat stays on its own server) or any model id, on the chat's server. A SKILL.md's `model:` is
 the author's, and a skill from anywhere must not choose what the user pays for: it
 is honoured when it names a `[models.NAME]` of this config (`inherit` is the chat's
 model). Anything else falls back to the chat's model, and `note` says so in one line:
@@ -18,6 +19,7 @@ from collections.abc import Callable
 
 from skillchat.config import Settings, with_model
 from skillchat.engine.emit import Event, ToolFinished
+from skillchat.errors import SkillchatError
 from skillchat.skills.model import Skill
 from skillchat.skills.registry import Registry
 
@@ -34,7 +36,25 @@ def wanted_model(settings: Settings, skill: Skill) -> str | None:
 
 def skill_settings(settings: Settings, skill: Skill) -> tuple[Settings, str | None]:
     """The settings the skill's requests go with, and a line when its model
-    could not be mapped (then they are the chat's)."""
+    could not be mapped (then they are the chat's). A named model that is a local
+    file (`gguf`) has its llama.cpp server started here (once per file and process),
+    and the settings fitted to it, as `--gguf` would; if it cannot start (no
+    xllamacpp, no such file), the chat's model it is, with the reason."""
+    chosen, note = _mapped(settings, skill)
+    if chosen.gguf is None or chosen.gguf == settings.gguf:
+        return chosen, note
+    from skillchat.engine.local.server import start_local
+
+    try:
+        return start_local(chosen), note
+    except SkillchatError as exc:
+        return settings, (
+            f"skill '{skill.name}' asks for the local model {chosen.gguf}, which cannot "
+            f"start ({exc}): it runs on the chat's model {settings.model}"
+        )
+
+
+def _mapped(settings: Settings, skill: Skill) -> tuple[Settings, str | None]:
     wanted = wanted_model(settings, skill)
     if wanted is None or wanted == INHERIT or wanted == settings.model:
         return settings, None

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.completion import merge_completers
 
 from skillchat import __version__
 from skillchat.config import Settings, user_data_dir
 from skillchat.engine.backends.background import BackgroundBackend
+from skillchat.engine.emit import Event, ForkEnded
 from skillchat.engine.invocation import unknown_name
 from skillchat.errors import SkillchatError
 from skillchat.session import Session
@@ -34,6 +35,7 @@ from skillchat.ui import commands
 from skillchat.ui.completion import SlashCompleter
 from skillchat.ui.consent import McpAsk, ReplConsent, live_card
 from skillchat.ui.console import Consoles, error_line, keys_unechoed
+from skillchat.ui.fork_view import fork_tokens
 from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.path_completion import PathCompleter
 from skillchat.ui.safe import counted, one_line
@@ -78,6 +80,7 @@ class Repl:
         self.consoles = Consoles()  # the REPL's output: its view, consent and run cards
         self.view = ReplView(self.consoles)
         self.tokens = 0
+        self.fork_runs: list[tuple[str, dict[str, Any]]] = []  # (model, summary) for the toolbar
         self._warned: set[str] = set()
         self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
         self._resumed = transcript
@@ -86,7 +89,7 @@ class Repl:
             registry=registry,
             store=store,
             transcript=transcript,
-            listeners=[self.view],
+            listeners=[self.view, self._count_fork],
             workspace=workspace,
             # One consent per chat: "always" is per chat.
             consent=lambda: ReplConsent(settings, self.consoles.out),
@@ -206,9 +209,16 @@ class Repl:
 
     def _count_tokens(self, transcript: Transcript | None) -> None:
         self.tokens = 0
+        self.fork_runs = []
         if transcript is not None:
             stored = self.store.load_messages(transcript.chat.id)
             self.tokens = sum((m.usage or {}).get("total_tokens", 0) for m in stored)
+            self.fork_runs = [(f.model, f.summary) for f in transcript.chat.forks]
+
+    def _count_fork(self, event: Event) -> None:
+        """A fork's tokens, for the toolbar (its requests are not in the turn's usage)."""
+        if isinstance(event, ForkEnded):
+            self.fork_runs.append((event.model, event.summary))
 
     def show_resumed(self) -> None:
         """Say which chat goes on, and where it stopped."""
@@ -230,7 +240,8 @@ class Repl:
     # --------------------------------------------------------- toolbar, completion
 
     def toolbar(self) -> str:
-        """The bottom line: model, chat, activated skills, attachments, tokens; one
+        """The bottom line: model, chat, activated skills, attachments, tokens (the
+        forks' per model: `forks: 1,234 tokens on local-qwen`); one
         line, control characters visible (names come from skills and the config)."""
         chat = self.session.chat
         parts = [self.session.settings.model, f"chat {self.recorder.chat_id or 'new'}"]
@@ -239,6 +250,7 @@ class Repl:
         if chat.attachments and chat.attachments.pending:
             parts.append(f"attached: {len(chat.attachments.pending)} for the next message")
         parts.append(f"{self.tokens:,} tokens")
+        parts += fork_tokens(self.fork_runs)
         if self.recorder.failure:
             parts.append("NOT SAVED")
         return one_line(" · ".join(parts))

@@ -16,10 +16,12 @@
   whose records it keeps for `/show N`.
 
 Every view shows the waiting line (ui/waiting.py) on a terminal's stderr from the
-moment a request leaves until its first text. Cards, notices and diagnostics
-always go to stderr (ui/console.py). The model's text reaches the terminal only
-through ui/safe.py: control characters visible, Markdown links printed with their
-target (in a pipe too: an answer saved to a file is read on a terminal later).
+moment a request leaves until its first text; a forked skill's conversation is a
+live card there instead (ui/fork_view.py), collapsed to one line when it ends.
+Cards, notices and diagnostics always go to stderr (ui/console.py). The model's
+text reaches the terminal only through ui/safe.py: control characters visible,
+Markdown links printed with their target (in a pipe too: an answer saved to a file
+is read on a terminal later).
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ from skillchat.ui import safe
 from skillchat.ui.waiting import WaitingLine
 
 if TYPE_CHECKING:
+    from skillchat.engine.events import Usage
     from skillchat.ui.console import Consoles
+    from skillchat.ui.fork_view import ForkCards
     from skillchat.ui.live_region import LiveRegion
 
 
@@ -46,6 +50,7 @@ class CardsView(ViewListener):
     def __init__(self, consoles: Consoles) -> None:
         self.consoles = consoles
         self.waiting_line = WaitingLine(consoles)
+        self._forks: ForkCards | None = None  # on a terminal: the running forks' cards
 
     def waiting(self, tools: bool) -> None:
         self.waiting_line.start()
@@ -62,6 +67,8 @@ class CardsView(ViewListener):
         self.consoles.err.print(tool_card(record))
 
     def notice(self, message: str) -> None:
+        if self._forks is not None:
+            self._forks.pause()
         self.consoles.warn(message)
 
     def done(self, message: str) -> None:
@@ -71,18 +78,38 @@ class CardsView(ViewListener):
         from skillchat.ui import fork_view  # with the cards: when a fork runs
 
         self.waiting_line.stop()
+        if self._forks is None and self.consoles.err.is_terminal:
+            self._forks = fork_view.ForkCards(self.consoles.err)
         if isinstance(event, ForkStarted):
-            self.consoles.err.print(fork_view.started_line(event))
+            if self._forks is not None:
+                self._forks.start(event)
+            else:  # a pipe: plain lines, for good
+                self.consoles.err.print(fork_view.started_line(event))
+        elif self._forks is not None:
+            self._forks.end(event)
         else:
             self.consoles.err.print(fork_view.ended_line(event))
 
-    def fork_tool(self, fork: str, record: ToolRecord) -> None:
+    def fork_tool_started(self, fork: int) -> None:
+        if self._forks is not None:
+            self._forks.pause()
+
+    def fork_tool(self, fork: int, record: ToolRecord) -> None:
         from skillchat.ui import fork_view
 
-        self.consoles.err.print(fork_view.tool_line(fork, record))
+        if self._forks is not None:
+            self._forks.tool(fork, record)
+        else:
+            self.consoles.err.print(fork_view.tool_line(record))
 
-    def fork_waiting(self, waiting: bool) -> None:
-        if waiting:
+    def fork_usage(self, fork: int, usage: Usage) -> None:
+        if self._forks is not None:
+            self._forks.usage(fork, usage)
+
+    def fork_waiting(self, fork: int, waiting: bool) -> None:
+        if self._forks is not None:
+            self._forks.waiting(fork, waiting)
+        elif waiting:
             self.waiting_line.start()
         else:
             self.waiting_line.stop()
