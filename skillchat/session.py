@@ -298,6 +298,18 @@ class Session:
         result shown to the user only: nothing joins the transcript."""
         return self.chat.toolbox.run(name, raw_arguments)
 
+    def refresh_served(self) -> None:
+        """The skills of MCP servers that came up since the last look join the chat
+        now, with their notices; a server still starting is not waited for."""
+        if self.mcp is None:
+            return
+        from skillchat.mcp.tools import McpTools
+
+        source = self.chat.toolbox.source
+        if isinstance(source, McpTools):
+            for line in source.served_now():
+                self.emit.notice(line)
+
     def reload_skills(self) -> None:
         """`/reload`: scan the skill directories again; the chat keeps its transcript,
         and the catalog, the tools and the sandbox serve the new set."""

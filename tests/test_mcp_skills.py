@@ -5,11 +5,12 @@ the scripted model through get_skill and read_file_in_skill in `skillchat ask`."
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chat_helpers import settings_for, system_text, tool_messages
-from helpers import skill_folder, skillchat
+from helpers import session_options, skill_folder, skillchat, wait_for
 from openai_server import ScriptedServer, call, reply
 from test_mcp import ask, http_server, stdio, tag  # noqa: F401  (the fixture: no server outlives a test)
 
@@ -20,6 +21,9 @@ from skillchat.mcp.skills import served_skill
 from skillchat.session import Session
 from skillchat.skills.registry import Registry, with_served
 from skillchat.skills.trust import TrustState, TrustStore
+
+if TYPE_CHECKING:
+    from pty_session import PtySession
 
 NOTES = "references/notes.md"
 
@@ -211,3 +215,22 @@ def test_served_skills_over_streamable_http(server: ScriptedServer, tag: Path) -
         done = ask(server, tag, f'[mcp.web]\nurl = "http://127.0.0.1:{port}/mcp"\n', "notes")
         assert done.returncode == 0, done.stderr
         assert results(server) == ["served notes\n"]
+
+
+def test_served_skills_are_in_the_repl_before_the_first_message(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+    pty_sessions: Callable[..., PtySession],
+) -> None:
+    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    (tag / "skills").mkdir()
+    repl = pty_sessions(
+        *session_options(server, tag / "skills"), "--config", str(tag / "config.toml"), timeout=120
+    )
+    repl.prompt()  # drawn at once: the prompt does not wait for the server
+    # The server comes up in the background; its skills join at the next command.
+    assert wait_for(lambda: "A skill served over MCP" in repl.run("/skills"), timeout=90)
+    assert "demo" in repl.run("/trust")  # its allowed-tools count only once trusted
+    assert "lying" in "".join(repl.output)  # the wrong digest said once, not joined
+    assert server.completions == []  # no message was needed for any of it
+    assert repl.quit() == 0
