@@ -263,6 +263,11 @@ class Session:
         return self.chat.registry
 
     @property
+    def activated(self) -> list[str]:
+        """The chat's active skills (a served one gates commands: sandbox/setup.py)."""
+        return self.chat.activated
+
+    @property
     def backend(self) -> Backend:
         return self.chat.backend
 

@@ -234,3 +234,29 @@ def test_served_skills_are_in_the_repl_before_the_first_message(
     assert "lying" in "".join(repl.output)  # the wrong digest said once, not joined
     assert server.completions == []  # no message was needed for any of it
     assert repl.quit() == 0
+
+
+def test_a_command_while_an_untrusted_served_skill_is_active_needs_its_trust(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+) -> None:
+    run = call("run_command", {"command": "echo ran"})
+    server.script(
+        reply(calls=[run]), reply("before"),
+        reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("refused"),
+        reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("trusted"),
+    )  # fmt: skip
+    config = stdio("pub", "skills", tag)
+    done = ask(server, tag, config, "--allow-run", "no skill")
+    assert done.returncode == 0 and "ran" in results(server)[-1]["stdout"], done.stderr
+    done = ask(server, tag, config, "--allow-run", "use demo")
+    refused = results(server)[-1]
+    assert refused["error_code"] == "NOT_ALLOWED", refused
+    assert "skill 'demo' served by mcp:pub is active and not trusted" in refused["error"]
+    assert "--allow-run does not cover it" in refused["error"]
+    skills_dir = str(tag / "skills")
+    trusted = skillchat("skills", "trust", "demo", "--config", str(tag / "config.toml"),
+                        "--skills-dir", skills_dir)  # fmt: skip
+    assert trusted.returncode == 0, trusted.stderr
+    done = ask(server, tag, config, "--allow-run", "use demo")
+    assert done.returncode == 0 and "ran" in results(server)[-1]["stdout"], done.stderr

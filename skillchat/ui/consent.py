@@ -141,7 +141,7 @@ class ReplConsent:
             )
             return Verdict("approved")
         scope = always_scope(request.skill_name, request.command)
-        if self.settings.run_allow or scope in self.always:
+        if not request.verdict.each_time and (self.settings.run_allow or scope in self.always):
             return Verdict("approved")
         _discard_typed_ahead()
         console = self.console
