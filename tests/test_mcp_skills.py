@@ -260,3 +260,26 @@ def test_a_command_while_an_untrusted_served_skill_is_active_needs_its_trust(
     assert trusted.returncode == 0, trusted.stderr
     done = ask(server, tag, config, "--allow-run", "use demo")
     assert done.returncode == 0 and "ran" in results(server)[-1]["stdout"], done.stderr
+
+
+def test_the_repl_asks_each_command_under_an_untrusted_served_skill_despite_allow_run(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+    pty_sessions: Callable[..., PtySession],
+) -> None:
+    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    (tag / "skills").mkdir()
+    run = call("run_command", {"command": "echo ran"})
+    server.script(
+        reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("asked"),
+    )  # fmt: skip
+    options = session_options(server, tag / "skills")
+    repl = pty_sessions(*options, "--allow-run", "--config", str(tag / "config.toml"), timeout=120)
+    repl.prompt()
+    repl.line("use demo")
+    card = repl.expect("Run it? [y]es / [n]o")
+    assert "asking because" in card and "echo ran" in card
+    repl.send("y")
+    assert "asked" in repl.prompt()
+    assert "ran" in results(server)[-1]["stdout"]
+    assert repl.quit() == 0
