@@ -217,17 +217,24 @@ def test_served_skills_over_streamable_http(server: ScriptedServer, tag: Path) -
         assert results(server) == ["served notes\n"]
 
 
+def served_repl(
+    server: ScriptedServer, folder: Path, pty_sessions: Callable[..., PtySession], *args: str
+) -> PtySession:
+    """A REPL on a pty with the `skills` server configured, at its first prompt."""
+    (folder / "config.toml").write_text(stdio("pub", "skills", folder))
+    (folder / "skills").mkdir()
+    config = ("--config", str(folder / "config.toml"))
+    repl = pty_sessions(*session_options(server, folder / "skills"), *args, *config, timeout=120)
+    repl.prompt()
+    return repl
+
+
 def test_served_skills_are_in_the_repl_before_the_first_message(
     server: ScriptedServer,
     tag: Path,  # noqa: F811
     pty_sessions: Callable[..., PtySession],
 ) -> None:
-    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
-    (tag / "skills").mkdir()
-    repl = pty_sessions(
-        *session_options(server, tag / "skills"), "--config", str(tag / "config.toml"), timeout=120
-    )
-    repl.prompt()  # drawn at once: the prompt does not wait for the server
+    repl = served_repl(server, tag, pty_sessions)  # the prompt does not wait for the server
     # The server comes up in the background; its skills join at the next command.
     assert wait_for(lambda: "A skill served over MCP" in repl.run("/skills"), timeout=90)
     assert "demo" in repl.run("/trust")  # its allowed-tools count only once trusted
@@ -267,15 +274,11 @@ def test_the_repl_asks_each_command_under_an_untrusted_served_skill_despite_allo
     tag: Path,  # noqa: F811
     pty_sessions: Callable[..., PtySession],
 ) -> None:
-    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
-    (tag / "skills").mkdir()
     run = call("run_command", {"command": "echo ran"})
     server.script(
         reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("asked"),
     )  # fmt: skip
-    options = session_options(server, tag / "skills")
-    repl = pty_sessions(*options, "--allow-run", "--config", str(tag / "config.toml"), timeout=120)
-    repl.prompt()
+    repl = served_repl(server, tag, pty_sessions, "--allow-run")
     repl.line("use demo")
     card = repl.expect("Run it? [y]es / [n]o")
     assert "asking because" in card and "echo ran" in card
