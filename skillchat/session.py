@@ -263,6 +263,11 @@ class Session:
         return self.chat.registry
 
     @property
+    def activated(self) -> list[str]:
+        """The chat's active skills (a served one gates commands: sandbox/setup.py)."""
+        return self.chat.activated
+
+    @property
     def backend(self) -> Backend:
         return self.chat.backend
 
@@ -297,6 +302,18 @@ class Session:
         """Run one of the chat's tools as the model would (`/files`, `/grep`), its
         result shown to the user only: nothing joins the transcript."""
         return self.chat.toolbox.run(name, raw_arguments)
+
+    def refresh_served(self) -> None:
+        """The skills of MCP servers that came up since the last look join the chat
+        now, with their notices; a server still starting is not waited for."""
+        if self.mcp is None:
+            return
+        from skillchat.mcp.tools import McpTools
+
+        source = self.chat.toolbox.source
+        if isinstance(source, McpTools):
+            for line in source.served_now():
+                self.emit.notice(line)
 
     def reload_skills(self) -> None:
         """`/reload`: scan the skill directories again; the chat keeps its transcript,

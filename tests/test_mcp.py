@@ -176,9 +176,8 @@ def test_every_content_type_and_every_failure_is_a_result(
 
 
 def test_a_big_result_is_cut_to_its_share(server: ScriptedServer, tag: Path) -> None:
-    # 5 MB, not 50: the SDK's stdio reader re-splits its whole buffer for each chunk
-    # of a line, so a 50 MB line takes minutes (docs/mcp.md, limits).
-    server.script(reply(calls=[call("mcp__srv__big", {"size": 5_000_000})]), reply("ok"))
+    # 50 MB on one JSON-RPC line: read in linear time (skillchat/mcp/stdio.py).
+    server.script(reply(calls=[call("mcp__srv__big", {"size": 50_000_000})]), reply("ok"))
     done = ask(server, tag, stdio("srv", "basic", tag), "--allow-mcp", "big")
     assert done.returncode == 0, done.stderr
     cut = result(server)

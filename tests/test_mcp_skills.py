@@ -5,11 +5,12 @@ the scripted model through get_skill and read_file_in_skill in `skillchat ask`."
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chat_helpers import settings_for, system_text, tool_messages
-from helpers import skill_folder, skillchat
+from helpers import session_options, skill_folder, skillchat, wait_for
 from openai_server import ScriptedServer, call, reply
 from test_mcp import ask, http_server, stdio, tag  # noqa: F401  (the fixture: no server outlives a test)
 
@@ -20,6 +21,9 @@ from skillchat.mcp.skills import served_skill
 from skillchat.session import Session
 from skillchat.skills.registry import Registry, with_served
 from skillchat.skills.trust import TrustState, TrustStore
+
+if TYPE_CHECKING:
+    from pty_session import PtySession
 
 NOTES = "references/notes.md"
 
@@ -211,3 +215,74 @@ def test_served_skills_over_streamable_http(server: ScriptedServer, tag: Path) -
         done = ask(server, tag, f'[mcp.web]\nurl = "http://127.0.0.1:{port}/mcp"\n', "notes")
         assert done.returncode == 0, done.stderr
         assert results(server) == ["served notes\n"]
+
+
+def served_repl(
+    server: ScriptedServer, folder: Path, pty_sessions: Callable[..., PtySession], *args: str
+) -> PtySession:
+    """A REPL on a pty with the `skills` server configured, at its first prompt."""
+    (folder / "config.toml").write_text(stdio("pub", "skills", folder))
+    (folder / "skills").mkdir()
+    config = ("--config", str(folder / "config.toml"))
+    repl = pty_sessions(*session_options(server, folder / "skills"), *args, *config, timeout=120)
+    repl.prompt()
+    return repl
+
+
+def test_served_skills_are_in_the_repl_before_the_first_message(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+    pty_sessions: Callable[..., PtySession],
+) -> None:
+    repl = served_repl(server, tag, pty_sessions)  # the prompt does not wait for the server
+    # The server comes up in the background; its skills join at the next command.
+    assert wait_for(lambda: "A skill served over MCP" in repl.run("/skills"), timeout=90)
+    assert "demo" in repl.run("/trust")  # its allowed-tools count only once trusted
+    assert "lying" in "".join(repl.output)  # the wrong digest said once, not joined
+    assert server.completions == []  # no message was needed for any of it
+    assert repl.quit() == 0
+
+
+def test_a_command_while_an_untrusted_served_skill_is_active_needs_its_trust(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+) -> None:
+    run = call("run_command", {"command": "echo ran"})
+    server.script(
+        reply(calls=[run]), reply("before"),
+        reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("refused"),
+        reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("trusted"),
+    )  # fmt: skip
+    config = stdio("pub", "skills", tag)
+    done = ask(server, tag, config, "--allow-run", "no skill")
+    assert done.returncode == 0 and "ran" in results(server)[-1]["stdout"], done.stderr
+    done = ask(server, tag, config, "--allow-run", "use demo")
+    refused = results(server)[-1]
+    assert refused["error_code"] == "NOT_ALLOWED", refused
+    assert "skill 'demo' served by mcp:pub is active and not trusted" in refused["error"]
+    assert "--allow-run does not cover it" in refused["error"]
+    skills_dir = str(tag / "skills")
+    trusted = skillchat("skills", "trust", "demo", "--config", str(tag / "config.toml"),
+                        "--skills-dir", skills_dir)  # fmt: skip
+    assert trusted.returncode == 0, trusted.stderr
+    done = ask(server, tag, config, "--allow-run", "use demo")
+    assert done.returncode == 0 and "ran" in results(server)[-1]["stdout"], done.stderr
+
+
+def test_the_repl_asks_each_command_under_an_untrusted_served_skill_despite_allow_run(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+    pty_sessions: Callable[..., PtySession],
+) -> None:
+    run = call("run_command", {"command": "echo ran"})
+    server.script(
+        reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("asked"),
+    )  # fmt: skip
+    repl = served_repl(server, tag, pty_sessions, "--allow-run")
+    repl.line("use demo")
+    card = repl.expect("Run it? [y]es / [n]o")
+    assert "asking because" in card and "echo ran" in card
+    repl.send("y")
+    assert "asked" in repl.prompt()
+    assert "ran" in results(server)[-1]["stdout"]
+    assert repl.quit() == 0

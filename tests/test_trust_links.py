@@ -33,7 +33,8 @@ def linked_skill(skills: Path, target: str) -> Path:
 
 def verdict(skills: Path) -> str:
     """What the run_command policy of a chat over `skills` says about RUN."""
-    return skill_policy(Settings, lambda: discover([skills]), "/workspace")("filler", RUN).kind
+    policy = skill_policy(Settings, lambda: discover([skills]), "/workspace", list)
+    return policy("filler", RUN).kind
 
 
 def test_a_link_inside_the_folder_covers_its_target(tmp_path: Path) -> None:

@@ -123,6 +123,8 @@ def eval_consent(allow_run: bool) -> Consent:
     replays queries nobody reads as they run, so nobody could have said yes."""
 
     def decide(request: RunRequest) -> Verdict:
+        if request.verdict.each_time:
+            return Verdict("refused", f"{request.verdict.reason}; --allow-run does not cover it")
         if allow_run:
             return Verdict("approved")
         return Verdict("refused", "commands are not run in eval: skillchat eval --allow-run")

@@ -310,7 +310,8 @@ class McpHub:
 
     def _client(self, state: ServerState) -> Client:
         from mcp import Client, StdioServerParameters
-        from mcp.client.stdio import stdio_client
+
+        from skillchat.mcp.stdio import stdio_transport
 
         config = state.config
         try:
@@ -322,7 +323,7 @@ class McpHub:
                     log = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
                     state.stderr = cast(TextIO, log)
                 params = StdioServerParameters(command=program, args=args, env=env, cwd=config.cwd)
-                transport = stdio_client(params, errlog=state.stderr)
+                transport = stdio_transport(params, state.stderr)
                 return Client(transport, message_handler=self._on_message, cache=None)
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client

@@ -61,7 +61,7 @@ class McpTools:
             self._offer = None
         self._waited = True
         offer = self.offer(context)
-        notices = self._served(context)
+        notices = self._served(relist=True)
         notices += [
             f"MCP server '{name}' is not available: {state.error}"
             for name, state in self.hub.servers.items()
@@ -73,18 +73,28 @@ class McpTools:
                 f"{len(offer.names_only)} MCP tools offered by name only (their schemas "
                 f"pass a tenth of the context): {SCHEMA_TOOL} fetches one"
             )
+        return self._fresh(notices)
+
+    def served_now(self) -> list[str]:
+        """Without waiting for any server: the skills of those already up join the
+        chat (the REPL asks at each prompt and command, so `/skills` and `/trust`
+        have them before the first message); what the user should hear of it."""
+        return self._fresh(self._served(relist=False))
+
+    def _fresh(self, notices: list[str]) -> list[str]:
+        """The notices not said yet in this chat."""
         fresh = [n for n in notices if n not in self._said]
         self._said.update(fresh)
         return fresh
 
-    def _served(self, context: ToolContext) -> list[str]:
-        """The servers' skills, read again at each message; handed to the session
-        when they changed (a changed manifest is a changed skill: trust.py)."""
+    def _served(self, relist: bool) -> list[str]:
+        """The servers' skills, read again at each message (`relist`); handed to the
+        session when they changed (a changed manifest is a changed skill: trust.py)."""
         if self.on_skills is None or not any(
             s.skill_entries is not None for s in self.hub.servers.values()
         ):
             return []
-        if self._skills_key is not None:
+        if relist and self._skills_key is not None:
             self.hub.relist_skills()
         skills, refused = self.hub.served_skills()
         key = tuple(

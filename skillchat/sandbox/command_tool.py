@@ -51,6 +51,9 @@ class Verdict:
 
     kind: Literal["approved", "ask", "refused"]
     reason: str = ""
+    # Ask even under --allow-run or "always"; refused where nobody is asked (`ask`,
+    # eval): a command while an untrusted skill served over MCP is active.
+    each_time: bool = False
 
 
 @dataclass(frozen=True)

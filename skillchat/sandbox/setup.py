@@ -42,6 +42,9 @@ class Live(Protocol):
     @property
     def chat_id(self) -> str | None: ...
 
+    @property
+    def activated(self) -> list[str]: ...
+
 
 def command_runner(
     settings: Settings, workspace: Workspace | None, live: Live, consent: Consent
@@ -81,6 +84,7 @@ def command_runner(
             lambda: live.settings,
             lambda: live.registry,
             SandboxSpec(scratch_root, workspace=folder).default_cwd(),
+            lambda: live.activated,
         ),
         default_timeout_s=settings.run_timeout_s,
         max_timeout_s=settings.run_max_timeout_s,
@@ -117,14 +121,23 @@ def skill_envs(
 
 
 def skill_policy(
-    settings: Callable[[], Settings], registry: Callable[[], Registry], cwd: str
+    settings: Callable[[], Settings],
+    registry: Callable[[], Registry],
+    cwd: str,
+    activated: Callable[[], list[str]],
 ) -> Policy:
     """The skill's `allowed-tools` under `[run] allowed_tools`, with the skill, the
     setting and its trust read afresh for each command (a `/reload`, a `/trust` or an
     edited script counts at once). `cwd` is
     where commands start (/workspace or /scratch): a rule naming the skill's own
     `scripts/x.py` must not match the workspace's file of that name. What judges is
-    imported at the first command, not at start."""
+    imported at the first command, not at start.
+
+    While a skill served over MCP that the user has not trusted is active (or the
+    command names it), every command is asked, even under `--allow-run` or an
+    "always", and refused where nobody is asked: the skills extension forbids
+    served content to cause code to run without the user's approval of that skill,
+    and its text is what the model is acting on (`skillchat skills trust` lifts it)."""
     kinds: dict[str, Literal["approved", "ask", "refused"]] = {
         "pre-approved": "approved",
         "ask": "ask",
@@ -141,7 +154,27 @@ def skill_policy(
         trusted = skill is not None and TrustStore.load(packages=packages).is_trusted(skill)
         mode = settings().run_allowed_tools
         verdict = decide(command, skill=skill, trusted=trusted, mode=mode, cwd=cwd)
+        if verdict.decision != "refused" and (served := _untrusted_served(skill_name)):
+            return Verdict("ask", served, each_time=True)
         return Verdict(kinds[verdict.decision], verdict.reason)
+
+    def _untrusted_served(skill_name: str | None) -> str:
+        """Why a served skill gates this command ("" when none does)."""
+        from skillchat.skills.trust import TrustStore
+
+        skills = registry().skills
+        names = [*activated(), *([skill_name] if skill_name else [])]
+        served = [s for n in dict.fromkeys(names) if (s := skills.get(n)) and s.remote]
+        if not served:
+            return ""
+        store = TrustStore.load(packages=settings().skill_packages)
+        for skill in served:
+            if not store.is_trusted(skill):
+                return (
+                    f"skill '{skill.name}' served by {skill.origin} is active and not "
+                    f"trusted: each command is asked (skillchat skills trust {skill.name})"
+                )
+        return ""
 
     return policy
 
@@ -160,6 +193,8 @@ class FlagConsent:
     def __call__(self, request: RunRequest) -> Verdict:
         from skillchat.sandbox.command_tool import Verdict
 
+        if request.verdict.each_time:
+            return Verdict("refused", f"{request.verdict.reason}; --allow-run does not cover it")
         if self.settings.run_allow:
             return Verdict("approved")
         return Verdict(

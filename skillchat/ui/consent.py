@@ -141,7 +141,7 @@ class ReplConsent:
             )
             return Verdict("approved")
         scope = always_scope(request.skill_name, request.command)
-        if self.settings.run_allow or scope in self.always:
+        if not request.verdict.each_time and (self.settings.run_allow or scope in self.always):
             return Verdict("approved")
         _discard_typed_ahead()
         console = self.console
@@ -267,8 +267,11 @@ class McpAsk:
         card.append(clean(f"\n  asking because: {request.verdict.reason}"), style="muted")
         card.append("\n  always = this tool of this server, until this chat ends", style="muted")
         console.print(card)
-        console.print(Text("Call it? [y]es / [n]o / [a]lways: ", style="strong"), end="")
-        answer = _one_key("yna")
+        try:  # a Ctrl-C once the question is on screen answers it, wherever it lands
+            console.print(Text("Call it? [y]es / [n]o / [a]lways: ", style="strong"), end="")
+            answer = _one_key("yna")
+        except KeyboardInterrupt:
+            answer = ""
         console.print(Text({"y": "yes", "a": "always"}.get(answer, "no")))
         if answer == "a":
             self.always.add((request.server, request.tool))

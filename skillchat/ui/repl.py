@@ -131,10 +131,19 @@ class Repl:
             print(one_line(f"❯ {first}"))
             if self.handle(first):
                 return self._close()
-        while (text := self.editor.read(on_shown=self._preload)) is not None:
+        while (text := self._read()) is not None:
             if text.strip() and self.handle(text):
                 break
         return self._close()
+
+    def _read(self) -> str | None:
+        """The next line; MCP servers' skills that came up meanwhile join first (the
+        prompt never waits for a server), and again before a command runs."""
+        self.session.refresh_served()
+        text = self.editor.read(on_shown=self._preload)
+        if text is not None and commands.find(text) is not None:
+            self.session.refresh_served()
+        return text
 
     def _preload(self) -> None:
         """Once a prompt is on screen: load what the next message needs (both idempotent)."""
