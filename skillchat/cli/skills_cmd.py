@@ -336,7 +336,7 @@ def validate_cmd(
 
     Without PATH, checks the configured skill directories (or --skills-dir).
     """
-    from skillchat.skills.validation import validate_paths
+    from skillchat.skills.validate_paths import validate_paths
 
     if paths:
         reports = validate_paths(paths, strict=strict)
