@@ -203,7 +203,8 @@ def show_cmd(
     """Show a skill's frontmatter, body and files; with --file, that file's text."""
     from skillchat.errors import FrontmatterError
     from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
-    from skillchat.skills.frontmatter import json_safe, split_skill_md
+    from skillchat.skills.frontmatter import split_skill_md
+    from skillchat.skills.frontmatter_yaml import json_safe
 
     settings, registry = settings_and_registry(ctx, config, skills_dir)
     skill = find_skill(registry, name)

@@ -33,12 +33,10 @@ from skillchat.errors import FrontmatterError
 from skillchat.hardlinks import hard_links_allowed
 from skillchat.skills.frontmatter import (
     SKILL_MD_NAMES,
-    json_safe,
     open_skill_md,
     parse_open_frontmatter,
-    shown,
-    type_name,
 )
+from skillchat.skills.frontmatter_yaml import json_safe, shown, type_name
 from skillchat.skills.model import Problem, Severity
 from skillchat.skills.vendor import VENDOR_KEYS
 
