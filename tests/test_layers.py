@@ -43,6 +43,7 @@ LAYERS = (
     "engine",
     "sandbox",
     "recorder",  # saves a chat as the engine's events arrive: engine events into chats
+    "session_settings",  # the settings a resumed chat goes on with, and its local model
     "session",
     "evals",
     "ui",
