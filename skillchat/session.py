@@ -12,7 +12,8 @@ workspace from `workspace_from_settings`; the UI picks the view (a listener of t
 chat's events, engine/emit.py) and how a backend is made.
 With a local model (`--gguf`, `--local`), `start_local_model` starts its server for
 the session: it loads while the rest starts up, stays warm between turns, and ends
-with the process, however it ends (engine/local/server.py).
+with the process, however it ends (engine/local/server.py). It and the settings a
+resumed chat goes on with are session_settings.py.
 
 A database that cannot be opened (corrupt, another application's, a newer schema)
 stops the command with its one-line `StorageError` (exit 1) before any request is
@@ -26,9 +27,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
+from skillchat.session_settings import continued_settings, resumed_model
 
 if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
@@ -106,84 +108,6 @@ def chosen_transcript(
     return None
 
 
-def resumed_workspace(
-    settings: Settings, transcript: Transcript | None, notify: Callable[[str], None]
-) -> Settings:
-    """A resumed chat goes on with its own workspace, unless --workspace or
-    --no-workspace say otherwise; `notify` says so when it differs from the one this
-    start would have (the folder's project, or none). A chat saved before folders
-    were recorded keeps what this start gives."""
-    if transcript is None or transcript.chat.folder is None:
-        return settings
-    if settings.sources.get("workspace") == "flag":
-        return settings
-    kept, here = transcript.chat.workspace, settings.workspace
-    here_real = os.path.realpath(here) if here else None
-    if kept == here_real:
-        return settings
-    notify(
-        f"chat {transcript.chat.id} goes on with its workspace "
-        f"{kept or '(none)'}, not {here_real or '(none)'}: -w DIR or --no-workspace to change"
-    )
-    return replace(settings, workspace=kept, sources={**settings.sources, "workspace": "chat"})
-
-
-def resumed_settings(settings: Settings, transcript: Transcript | None) -> Settings:
-    """A resumed chat goes on with its own model on its own server (`api_base`,
-    backend) or local model file (`gguf`), unless the command line (or the
-    environment) says otherwise: `--api-base`, `--gguf` or `--local` choose where
-    it goes on. A chat saved before servers were recorded (no backend) keeps only
-    its model."""
-    if transcript is None:
-        return settings
-    chat, given = transcript.chat, settings.sources
-    changes: dict[str, Any] = {}
-    if given.get("model") != "flag":
-        changes["model"] = chat.model
-        if chat.backend is not None:
-            if not any(given.get(k) in ("flag", "env") for k in ("api_base", "gguf")):
-                from skillchat.chats.store import without_credentials
-
-                changes["gguf"] = chat.gguf
-                # The stored URL has no credentials: the configured one may, for the
-                # same server.
-                if without_credentials(settings.api_base) != chat.api_base:
-                    changes["api_base"] = chat.api_base
-            if given.get("backend") not in ("flag", "env"):
-                changes["backend"] = chat.backend
-    return replace(settings, **changes)
-
-
-def continued_settings(settings: Settings, transcript: Transcript | None) -> Settings:
-    """The settings `transcript`'s chat goes on with (`resumed_settings`), its local
-    model's server started (and the settings fitted to it) when the chat was made
-    with one this start did not load: a `--gguf` chat continued with `-c`, `--chat
-    ID` or `/resume` loads its file again instead of asking for an API key, and a
-    file that is gone or broken is the local model's one-line error."""
-    resumed = resumed_settings(settings, transcript)
-    if resumed.gguf and resumed.gguf != settings.gguf:
-        return start_local_model(resumed, default=False)
-    return resumed
-
-
-def start_local_model(settings: Settings, *, default: bool) -> Settings:
-    """Start the local model's server for this session, and return the settings that
-    fit it (its context, its model name): the file of `settings.gguf`, or with
-    `default` the `--local` model, from the cache or downloaded first. One-line
-    LocalModelError when xllamacpp is missing (checked before any download), the
-    file is missing or corrupt, or the download fails."""
-    from skillchat.engine.local.server import require_server, start_local
-
-    if default:
-        from skillchat.engine.local.hub import default_model
-
-        require_server()
-        # `--local` chose it as `--gguf` would: a continued chat goes on with it.
-        sources = {**settings.sources, "gguf": "flag"}
-        settings = replace(settings, gguf=str(default_model()), sources=sources)
-    return start_local(settings)
-
-
 class Session:
     """One chat's live state in one place, and the operations the front ends need.
 
@@ -231,7 +155,7 @@ class Session:
         self.emit = Emitter(listeners)
         self._consent = consent
         self._backend_for = backend_for or make_backend
-        settings = _resumed_model(settings, transcript)
+        settings = resumed_model(settings, transcript)
         # The session's own settings: a `/model NAME` table's server and limits last
         # only until the next `/model`, which starts again from these.
         self._own = settings
@@ -463,12 +387,3 @@ def _where(settings: Settings) -> tuple[str, str | None, str | None, str | None]
     if settings.gguf:
         return settings.model, None, settings.backend, settings.gguf
     return settings.model, settings.api_base, settings.backend, None
-
-
-def _resumed_model(settings: Settings, transcript: Transcript | None) -> Settings:
-    """`settings` going on with the model `transcript`'s chat was on (a named model
-    brings its table), unless the command line chose one (`resumed_settings`)."""
-    from skillchat.config import with_model
-
-    model = resumed_settings(settings, transcript).model
-    return with_model(settings, model) if model != settings.model else settings

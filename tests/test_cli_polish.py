@@ -13,7 +13,7 @@ from helpers import closed_port, one_line_error, session_options, skillchat
 from openai_server import ScriptedServer, reply
 from pty_session import PtySession
 
-from skillchat.config import _FILE_KEYS, read_config_file
+from skillchat.config_file import _FILE_KEYS, read_config_file
 
 
 def test_a_question_without_ask_and_a_terminal_points_to_print() -> None:

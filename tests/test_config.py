@@ -181,7 +181,7 @@ def test_version() -> None:
 def test_example_config_documents_every_key_and_loads_cleanly() -> None:
     import re
 
-    from skillchat.config import _FILE_KEYS, read_config_file
+    from skillchat.config_file import _FILE_KEYS, read_config_file
 
     text = (REPO / "config.toml.example").read_text()
     for section, key in _FILE_KEYS:

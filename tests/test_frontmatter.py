@@ -17,11 +17,10 @@ from hypothesis import strategies as st
 from skillchat.skills.frontmatter import (
     MAX_FRONTMATTER_BYTES,
     FrontmatterError,
-    json_safe,
-    parse_frontmatter,
     read_frontmatter,
     split_skill_md,
 )
+from skillchat.skills.frontmatter_yaml import json_safe, parse_frontmatter
 
 GOOD = b"---\nname: demo\ndescription: A demo skill.\n---\n# Body\n"
 

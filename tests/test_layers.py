@@ -31,6 +31,7 @@ LAYERS = (
     "safe_io",  # the descriptor walk and the rules of every read: needs only errors
     "mounts",  # where the sandbox shows folders: allowed-tools rules name them
     "mcp_config",  # the [mcp.NAME] tables, read by config
+    "config_file",  # the config file's keys and tables, read by config
     "config",
     "hardlinks",  # which folders may hold hard-linked files (the bundled skills')
     "chats",  # plain persistence: handed the tools' keep policy, imports none of them
@@ -42,6 +43,7 @@ LAYERS = (
     "engine",
     "sandbox",
     "recorder",  # saves a chat as the engine's events arrive: engine events into chats
+    "session_settings",  # the settings a resumed chat goes on with, and its local model
     "session",
     "evals",
     "ui",

@@ -21,7 +21,7 @@ import pytest
 from helpers import REAL_SKILLS
 
 from skillchat.skills.registry import discover
-from skillchat.skills.validation import validate_paths
+from skillchat.skills.validate_paths import validate_paths
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REAL_SKILLS

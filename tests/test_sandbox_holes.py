@@ -20,7 +20,7 @@ from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.layout import PROTECTED, Limits, SandboxSpec
 from skillchat.sandbox.runner import run_in_sandbox
 from skillchat.sandbox.written import Snapshot
-from skillchat.skills.validation import PROJECT_SKILL_DIRS
+from skillchat.skills.validate_paths import PROJECT_SKILL_DIRS
 
 AS_ROOT = os.geteuid() == 0
 SECRETS = {

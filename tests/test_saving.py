@@ -27,7 +27,8 @@ from skillchat.chats import store as store_mod
 from skillchat.chats.store import ChatStore
 from skillchat.engine.request import INTERRUPTED_MARK
 from skillchat.recorder import sigint_deferred
-from skillchat.session import Session, chosen_transcript, resumed_settings
+from skillchat.session import Session, chosen_transcript
+from skillchat.session_settings import resumed_settings
 from skillchat.skills.registry import Registry
 from skillchat.tools.skill_tools import SKILL_FILE_STUB_NOTE, STUB_NOTE
 

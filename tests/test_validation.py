@@ -12,11 +12,11 @@ from helpers import skill_folder
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from skillchat.skills.validate_paths import validate_paths
 from skillchat.skills.validation import (
     Inspection,
     check_frontmatter,
     inspect_skill,
-    validate_paths,
 )
 
 DESC = "Does one thing well."

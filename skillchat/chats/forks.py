@@ -17,7 +17,7 @@ from skillchat.chats.messages import dumps
 from skillchat.chats.records import StoredFork, now
 
 if TYPE_CHECKING:
-    from skillchat.chats.store import KeepPolicy
+    from skillchat.chats.writing import KeepPolicy
 
 
 def kept_messages(

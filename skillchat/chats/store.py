@@ -26,6 +26,12 @@ Why it is shaped this way:
   calls cut off by a crash an error result instead of leaving them unanswered.
 - Listing reads only the `chats` table (message count kept on the row, indexed by
   `updated_at`), so `chats list` stays fast with thousands of chats.
+
+The rules one stored message obeys (keep policy, pending calls, title, activation)
+are chats/writing.py. This module is the `ChatStore` class, kept whole (a little
+over 400 lines): each public method is one transaction on the connection it owns,
+through its own `_write`, `_errors` and `_retry`; split, the connection and those
+would be handed around.
 """
 
 from __future__ import annotations
@@ -39,20 +45,16 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from skillchat.chats.forks import load_forks, save_fork
 from skillchat.chats.messages import (
     COMPACTION,
     check_message,
-    dumps,
     from_columns,
     live,
-    make_title,
     ready_to_send,
-    to_columns,
-    without_images,
 )
 from skillchat.chats.private import private_database, private_dir
 from skillchat.chats.records import (
@@ -71,6 +73,7 @@ from skillchat.chats.schema import (
     corrupt,
     migrate,
 )
+from skillchat.chats.writing import KeepPolicy, activate, insert, require
 from skillchat.config import user_data_dir
 from skillchat.errors import StorageError, UnknownChatError
 
@@ -78,21 +81,6 @@ BUSY_TIMEOUT_MS = 5000
 BUSY_RETRIES = 4
 _HEX = re.compile(r"^[0-9a-f]{1,8}$")
 T = TypeVar("T")
-
-
-class KeptResult(Protocol):
-    """What a keep policy decides for one tool result: the content to store, and the
-    skill the call activated (if any)."""
-
-    @property
-    def content(self) -> Any: ...
-
-    @property
-    def activated(self) -> str | None: ...
-
-
-# (tool name, the call's raw arguments, the result's content) -> what to store.
-KeepPolicy = Callable[[str, str, Any], KeptResult]
 
 
 def without_credentials(url: str | None) -> str | None:
@@ -222,13 +210,6 @@ class ChatStore:
                 raise
             self._conn.execute("COMMIT")
 
-    def _require(self, conn: sqlite3.Connection, chat_id: str) -> int:
-        """The chat's message count; UnknownChatError if there is no such chat."""
-        row = conn.execute("SELECT message_count FROM chats WHERE id = ?", (chat_id,)).fetchone()
-        if row is None:
-            raise UnknownChatError(f"no saved chat '{chat_id}'")
-        return int(row[0])
-
     # -- writing ----------------------------------------------------------------------
 
     def create_chat(
@@ -270,7 +251,7 @@ class ChatStore:
     ) -> None:
         """The chat goes on with another model (`/model`): resuming it uses that one."""
         with self._write() as conn:
-            self._require(conn, chat_id)
+            require(conn, chat_id)
             conn.execute(
                 "UPDATE chats SET model = ?, api_base = ?, backend = ?, gguf = ? WHERE id = ?",
                 (model, without_credentials(api_base), backend, gguf, chat_id),
@@ -294,7 +275,7 @@ class ChatStore:
         """
         check_message(message)
         with self._write() as conn:
-            return self._insert(conn, chat_id, message, interrupted, usage)
+            return insert(conn, chat_id, message, interrupted, usage, self._keep)
 
     def append_compaction(
         self, chat_id: str, messages: list[Mapping[str, Any]], kept: int, info: Mapping[str, Any]
@@ -313,92 +294,7 @@ class ChatStore:
             check_message(message)
         with self._write() as conn:
             for message in flagged:
-                self._insert(conn, chat_id, message, False, None)
-
-    def _insert(
-        self,
-        conn: sqlite3.Connection,
-        chat_id: str,
-        message: Mapping[str, Any],
-        interrupted: bool,
-        usage: Mapping[str, Any] | Any | None,
-    ) -> StoredMessage:
-        """One message into the open write transaction (see `append_message`)."""
-        message = dict(message)
-        usage_dict: dict[str, Any] | None = None
-        if dataclasses.is_dataclass(usage) and not isinstance(usage, type):
-            usage_dict = dataclasses.asdict(usage)
-        elif isinstance(usage, Mapping):
-            usage_dict = dict(usage)
-        usage_json = dumps(usage_dict) if usage_dict is not None else None
-        stamp = now()
-        seq = self._require(conn, chat_id)
-        activated = None
-        if message["role"] == "tool":
-            tool, arguments = self._answered_call(conn, chat_id, message["tool_call_id"])
-            if self._keep is None:
-                raise RuntimeError("a tool message for a store opened without `keep` (a bug)")
-            stored = self._keep(tool, arguments, message.get("content"))
-            message["content"], activated = stored.content, stored.activated
-        elif message["role"] == "user":
-            message["content"] = without_images(message.get("content"))
-        conn.execute(
-            "INSERT INTO messages (chat_id, seq, role, content, tool_calls, tool_call_id,"
-            " name, extra, interrupted, usage, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (chat_id, seq, *to_columns(message), int(interrupted), usage_json, stamp),
-        )
-        content = message.get("content")
-        title = None
-        if message["role"] == "user" and isinstance(content, str) and content.strip():
-            title = make_title(content)
-        conn.execute(
-            "UPDATE chats SET message_count = message_count + 1, updated_at = ?,"
-            " title = coalesce(title, ?) WHERE id = ?",
-            (stamp, title, chat_id),
-        )
-        if activated:
-            self._activate(conn, chat_id, activated, stamp)
-        return StoredMessage(seq, message, interrupted, usage_dict, stamp)
-
-    def _answered_call(
-        self, conn: sqlite3.Connection, chat_id: str, call_id: str
-    ) -> tuple[str, str]:
-        """(tool name, arguments) of the pending call a tool message answers.
-
-        The call is looked for in the latest assistant messages, not only the last
-        one: two sessions continuing one chat interleave their messages, and the
-        other session's may land between a call and its results (`ready_to_send`
-        mends that order when the chat is loaded).
-        """
-        rows = conn.execute(
-            "SELECT seq, tool_calls FROM messages WHERE chat_id = ? AND role = 'assistant'"
-            " AND tool_calls IS NOT NULL ORDER BY seq DESC LIMIT 20",
-            (chat_id,),
-        ).fetchall()
-        last, call = None, None
-        for row in rows:
-            call = next((c for c in json.loads(row["tool_calls"]) if c["id"] == call_id), None)
-            if call is not None:
-                last = row
-                break
-        answered = (
-            last
-            and conn.execute(
-                "SELECT 1 FROM messages WHERE chat_id = ? AND seq > ? AND tool_call_id = ?",
-                (chat_id, last["seq"], call_id),
-            ).fetchone()
-        )
-        if call is None or answered:
-            raise ValueError(
-                f"tool message answers no pending call of the last assistant message: {call_id!r}"
-            )
-        return call["function"]["name"], call["function"].get("arguments") or ""
-
-    def _activate(self, conn: sqlite3.Connection, chat_id: str, name: str, stamp: str) -> None:
-        conn.execute(
-            "INSERT OR IGNORE INTO chat_skills (chat_id, name, activated_at) VALUES (?,?,?)",
-            (chat_id, name, stamp),
-        )
+                insert(conn, chat_id, message, False, None, self._keep)
 
     def add_activated_skill(self, chat_id: str, name: str) -> None:
         """Record a skill as active in this chat (no-op if it already is).
@@ -407,8 +303,8 @@ class ChatStore:
         activations without one (an explicit `/name` with tools off).
         """
         with self._write() as conn:
-            self._require(conn, chat_id)
-            self._activate(conn, chat_id, name, now())
+            require(conn, chat_id)
+            activate(conn, chat_id, name, now())
 
     def record_attachment(
         self, chat_id: str, workspace: str, path: str, sha256: str, size_bytes: int
@@ -419,7 +315,7 @@ class ChatStore:
         and the stored `read_file` result that carried it is a stub.
         """
         with self._write() as conn:
-            self._require(conn, chat_id)
+            require(conn, chat_id)
             conn.execute(
                 "INSERT OR IGNORE INTO chat_attachments (chat_id, path, sha256, size_bytes,"
                 " workspace, attached_at) VALUES (?,?,?,?,?,?)",
@@ -429,12 +325,12 @@ class ChatStore:
     def add_fork(self, chat_id: str, fork: Mapping[str, Any]) -> None:
         """Keep an ended fork's conversation with its chat (chats/forks.py)."""
         with self._write() as conn:
-            save_fork(conn, chat_id, self._require(conn, chat_id), fork, self._keep)
+            save_fork(conn, chat_id, require(conn, chat_id), fork, self._keep)
 
     def delete_chat(self, chat_id: str) -> None:
         """Delete a chat, its messages and its activated skills."""
         with self._write() as conn:
-            self._require(conn, chat_id)
+            require(conn, chat_id)
             conn.execute("DELETE FROM chats WHERE id = ?", (chat_id,))
 
     # -- reading ----------------------------------------------------------------------
@@ -511,7 +407,7 @@ class ChatStore:
     def load_messages(self, chat_id: str) -> list[StoredMessage]:
         """Every stored message of a chat in order, with its flags (for show/export)."""
         with self._errors():
-            self._require(self._conn, chat_id)
+            require(self._conn, chat_id)
             rows = self._conn.execute(
                 "SELECT * FROM messages WHERE chat_id = ? ORDER BY seq", (chat_id,)
             ).fetchall()

@@ -73,12 +73,15 @@ _SETTINGS: dict[str, Any] = {
 # a click command only when it is the one run (or `--help` lists them all): `ask`
 # does not pay for importing and building `skills`, `config`, `eval`...
 _COMMANDS: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
-    # skills_usage_cmd registers `skills cost` and `skills stats` on skills_cmd's app,
+    # skills_validate_cmd registers `skills validate` on skills_cmd's app,
+    # skills_trust_cmd `skills trust`, skills_usage_cmd `skills cost` and `skills stats`,
     # skills_add_cmd `skills add`, `remove`, `verify`, `sync` and `update`,
     # skills_deps_cmd `skills deps`.
     "skills": (
         (
             "skillchat.cli.skills_cmd",
+            "skillchat.cli.skills_validate_cmd",
+            "skillchat.cli.skills_trust_cmd",
             "skillchat.cli.skills_usage_cmd",
             "skillchat.cli.skills_add_cmd",
             "skillchat.cli.skills_deps_cmd",

@@ -228,11 +228,10 @@ def ask(
     from skillchat.session import (
         Session,
         chosen_transcript,
-        continued_settings,
         load_registry,
         open_store,
-        resumed_workspace,
     )
+    from skillchat.session_settings import continued_settings, resumed_workspace
     from skillchat.ui import views
     from skillchat.ui.console import Consoles, keys_unechoed, stdout_is_terminal
     from skillchat.workspace.files import workspace_from_settings

@@ -69,11 +69,10 @@ def chat(
     from skillchat.errors import ProviderError
     from skillchat.session import (
         chosen_transcript,
-        continued_settings,
         load_registry,
         open_store,
-        resumed_workspace,
     )
+    from skillchat.session_settings import continued_settings, resumed_workspace
     from skillchat.ui.console import warn
     from skillchat.ui.repl import Repl
 

@@ -249,7 +249,7 @@ def open_session(
         mcp_allow=True if allow_mcp else None,
     )
     if local or settings.gguf:
-        from skillchat.session import start_local_model
+        from skillchat.session_settings import start_local_model
 
         settings = start_local_model(settings, default=local)
     else:

@@ -26,7 +26,7 @@ def models(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from skillchat.engine.local.hub import cache_dir, cached_models
-    from skillchat.skills.frontmatter import shown
+    from skillchat.skills.frontmatter_yaml import shown
 
     found = cached_models()
     if not found:
@@ -43,7 +43,7 @@ def models(ctx: typer.Context) -> None:
 def rm(name: str = typer.Argument(..., help="The model (ORG/NAME, or NAME).")) -> None:
     """Remove a cached local model and free its space."""
     from skillchat.engine.local.hub import remove_model
-    from skillchat.skills.frontmatter import shown
+    from skillchat.skills.frontmatter_yaml import shown
 
     removed = remove_model(name)
     typer.echo(f"removed {shown(removed.name)} ({_size(removed.size)} freed)")

@@ -1,5 +1,7 @@
-"""`skillchat skills list | show | validate | trust`: what the user can see of the
-registry, and which project skills the user trusts (skillchat/skills/trust.py).
+"""`skillchat skills list | show`: what the user can see of the registry, and the
+`skills` app its other commands register on (`validate`: cli/skills_validate_cmd.py,
+`trust`: cli/skills_trust_cmd.py, which project skills the user trusts, see
+skillchat/skills/trust.py).
 
 Three output forms for each: Rich tables and Markdown on a terminal, plain lines
 when piped (`name<TAB>description<TAB>trust`, easy to `cut`), and `--json` for scripts.
@@ -22,7 +24,7 @@ from skillchat.config import BUNDLED_SKILLS
 from skillchat.errors import SkillchatError
 from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.registry import Registry
-from skillchat.skills.trust import TrustState, TrustStore, apply_trust, needing_trust
+from skillchat.skills.trust import TrustState, TrustStore
 from skillchat.skills.validation import LENIENT_NOTE
 from skillchat.ui import console, safe
 
@@ -67,7 +69,7 @@ def _with_served(ctx: typer.Context, settings: Settings, registry: Registry) -> 
     return with_served(registry, served, settings.skills_disabled)
 
 
-def _problem_json(p: Problem) -> dict[str, Any]:
+def problem_json(p: Problem) -> dict[str, Any]:
     return {"path": str(p.path), "line": p.line, "severity": p.severity, "message": p.message}
 
 
@@ -92,7 +94,7 @@ def _skill_json(s: Skill, trust: TrustState) -> dict[str, Any]:
         "bundled": s.source_dir == BUNDLED_SKILLS,
         "model_invocable": s.model_invocable,
         "user_invocable": s.user_invocable,
-        "warnings": [_problem_json(p) for p in s.warnings],
+        "warnings": [problem_json(p) for p in s.warnings],
     }
 
 
@@ -102,7 +104,7 @@ def _excluded_json(e: Excluded) -> dict[str, Any]:
         "name": e.name,
         "reason": e.reason,
         "detail": e.summary(),
-        "problems": [_problem_json(p) for p in e.problems],
+        "problems": [problem_json(p) for p in e.problems],
         "shadowed_by": str(e.shadowed_by) if e.shadowed_by else None,
     }
 
@@ -141,7 +143,7 @@ def list_cmd(
             "skills": [_skill_json(s, trust[s.name]) for s in skills],
             "excluded": [_excluded_json(e) for e in registry.excluded],
             "directories": [str(d) for d in registry.directories],
-            "directory_problems": [_problem_json(p) for p in registry.problems],
+            "directory_problems": [problem_json(p) for p in registry.problems],
         }
         typer.echo(safe.json_text(doc, indent=2))
         return
@@ -203,7 +205,8 @@ def show_cmd(
     """Show a skill's frontmatter, body and files; with --file, that file's text."""
     from skillchat.errors import FrontmatterError
     from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
-    from skillchat.skills.frontmatter import json_safe, split_skill_md
+    from skillchat.skills.frontmatter import split_skill_md
+    from skillchat.skills.frontmatter_yaml import json_safe
 
     settings, registry = settings_and_registry(ctx, config, skills_dir)
     skill = find_skill(registry, name)
@@ -248,7 +251,7 @@ def show_cmd(
             "truncated": md.truncated,
             "files": files,
             "files_total": listing.total,
-            "warnings": [_problem_json(p) for p in skill.warnings],
+            "warnings": [problem_json(p) for p in skill.warnings],
         }
         typer.echo(safe.json_text(doc, indent=2))
         return
@@ -316,122 +319,3 @@ def _show_rich(
     out.print(safe.markdown(body))
     if truncated:
         console.warn("SKILL.md was cut at max_skill_md_bytes")
-
-
-@app.command("validate")
-def validate_cmd(
-    ctx: typer.Context,
-    paths: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Skill folders, folders of skills, SKILL.md files or '.'."),
-    ] = None,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Unknown keys are errors, as in skills-ref.")
-    ] = False,
-    config: ConfigOpt = None,
-    skills_dir: SkillsDirOpt = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """Report every problem of every skill; exit 1 if any has an error.
-
-    Without PATH, checks the configured skill directories (or --skills-dir).
-    """
-    from skillchat.skills.validation import validate_paths
-
-    if paths:
-        reports = validate_paths(paths, strict=strict)
-    else:
-        settings = load(ctx, config, skill_dirs=skill_dirs_override(skills_dir))
-        reports = validate_paths(settings.resolved_skill_dirs(), strict=strict, missing_ok=True)
-    failed = [r for r in reports if not r.ok]
-    if json_out:
-        doc = {
-            "ok": not failed,
-            "strict": strict,
-            "reports": [
-                {
-                    "path": str(r.path),
-                    "name": r.name,
-                    "ok": r.ok,
-                    "problems": [_problem_json(p) for p in r.problems],
-                }
-                for r in reports
-            ],
-        }
-        typer.echo(safe.json_text(doc, indent=2))
-    else:
-        _print_reports(reports, strict)
-    if failed:
-        raise typer.Exit(1)
-
-
-def _print_reports(reports: list[Any], strict: bool) -> None:
-    """Compiler-style `file:line: severity: message` lines, then a one-line summary."""
-    terminal = console.stdout_is_terminal()
-    out = console.out()
-    for report in reports:
-        if terminal:
-            mark = ("✓", "ok") if report.ok else ("✗", "error")
-            name = safe.one_line(report.name or "-")
-            out.print(safe.line(mark, " ", (name, "strong"), f"  {report.path}"))
-        for p in report.problems:
-            style = {"error": "error", "warning": "warning"}.get(p.severity, "muted")
-            shown = safe.one_line(str(p))
-            out.print(safe.text(f"  {shown}" if terminal else shown, style), soft_wrap=True)
-    errors = sum(len(r.errors) for r in reports)
-    warnings = sum(len(r.warnings) for r in reports)
-    bad = sum(1 for r in reports if not r.ok)
-    mode = "strict" if strict else "load"
-    summary = (
-        f"{len(reports)} checked ({mode} mode): {len(reports) - bad} ok, {bad} with errors; "
-        f"{safe.counted(errors, 'error')}, {safe.counted(warnings, 'warning')}"
-    )
-    console.err().print(summary, markup=False, highlight=False)
-
-
-@app.command("trust", short_help="Trust project skills' allowed-tools.")
-def trust_cmd(
-    ctx: typer.Context,
-    names: Annotated[list[str] | None, typer.Argument(help="Skills to trust.")] = None,
-    all_: Annotated[
-        bool, typer.Option("--all", help="Every project skill not trusted now.")
-    ] = False,
-    revoke: Annotated[bool, typer.Option("--revoke", help="Take the trust back.")] = False,
-    config: ConfigOpt = None,
-    skills_dir: SkillsDirOpt = None,
-) -> None:
-    """Trust project skills, bound to their content: their allowed-tools may then
-    pre-approve commands. Without NAME, list the skills not trusted now."""
-    from skillchat.errors import TrustError, UsageError
-
-    settings, registry = settings_and_registry(ctx, config, skills_dir)
-    store = load_trust(settings)
-    skills = [registry.skills[n] for n in registry.names()]
-    if names and all_:
-        raise UsageError("name skills or use --all, not both")
-    if not names and not all_:
-        pending = needing_trust(store, skills)
-        for skill, state in pending:
-            typer.echo(safe.clean(f"{skill.name}\t{state.value}\t{skill.root}"))
-        if not pending:
-            console.err().print("every skill is trusted", markup=False)
-        return
-    chosen = [find_skill(registry, n) for n in names] if names else skills
-    if all_:
-        if revoke:
-            chosen = [skill for skill in chosen if store.has_record(skill)]
-        else:
-            chosen = [skill for skill, _ in needing_trust(store, chosen)]
-        if not chosen:
-            console.err().print("nothing to " + ("revoke" if revoke else "trust"), markup=False)
-            return
-    failed = False
-    for skill in chosen:
-        try:
-            typer.echo(safe.clean(apply_trust(store, skill, revoke=revoke)))
-        except TrustError as exc:
-            console.warn(f"{skill.name}: not trusted: {exc}")
-            failed = True
-    store.save()
-    if failed:
-        raise typer.Exit(1)

@@ -12,11 +12,7 @@ must survive hostile files. Hence:
   or `\\r`. That is also YAML's own rule (a `---` line at column 0 always starts a
   new YAML document, even inside a quoted or block scalar), so no valid YAML value
   can contain the closing delimiter; an *indented* `---` is just text.
-* YAML is parsed by PyYAML's safe loader (the libyaml one when present), with three
-  refusals a plain `safe_load` lacks: aliases (`*name`, the billion-laughs vector:
-  a frontmatter has no need for them), nesting deeper than `MAX_DEPTH` (libyaml
-  recurses in C and a 60,000-deep `[[[...` kills the process), and duplicate keys
-  (PyYAML silently keeps the last one; js-yaml and strictyaml refuse them).
+* YAML is parsed by PyYAML's safe loader, hardened: skills/frontmatter_yaml.py.
 * A SKILL.md that is not a regular file, or has more than one hard link (another
   name for it may be outside the skill folder: the rule of every read, see
   skillchat/safe_io/read.py), is refused before a byte of it is read.
@@ -26,23 +22,17 @@ must survive hostile files. Hence:
 
 from __future__ import annotations
 
-import base64
-import datetime as _dt
 import errno
-import math
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from skillchat.errors import FileAccessError, FrontmatterError
 from skillchat.safe_io.read import Container, open_contained
+from skillchat.skills.frontmatter_yaml import Frontmatter, json_safe, parse_frontmatter
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
-MAX_DEPTH = 64  # collections inside collections; real frontmatter uses 2 or 3
 _FIRST_READ = 8 * 1024
 _LINE_SLACK = 256  # room for a delimiter line padded with trailing whitespace
 _BOM = b"\xef\xbb\xbf"
@@ -50,57 +40,6 @@ _READ_CAP = len(_BOM) + _LINE_SLACK + MAX_FRONTMATTER_BYTES + _LINE_SLACK
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 SKILL_MD_NAMES = ("SKILL.md", "skill.md")  # in order of preference
-_INDICATORS = "[{-:?"  # every YAML collection needs at least one of these of its own
-
-_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-@dataclass(frozen=True)
-class Frontmatter:
-    """A parsed frontmatter mapping, plus the SKILL.md line of each top-level key
-    (so validation can point at the offending line)."""
-
-    data: dict[Any, Any]
-    key_lines: dict[Any, int] = field(default_factory=dict)
-
-
-class _Loader(_BaseLoader):  # type: ignore[misc]
-    """Safe loader that refuses aliases and duplicate keys, and records the line of
-    each top-level key.
-
-    An alias makes the composer hand the constructor the same node twice, so a node
-    met again is an alias (or a recursive one): refusing it here costs nothing on
-    the common path, unlike a second pass over the event stream.
-    """
-
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        if node in self.constructed_objects or node in self.recursive_objects:
-            line = node.start_mark.line + 2
-            raise FrontmatterError(
-                f"YAML aliases are not allowed (the value anchored at line {line} is reused)",
-                line,
-            )
-        return super().construct_object(node, deep=deep)
-
-    def construct_document(self, node: yaml.Node) -> Any:
-        self._root = node
-        self.key_lines: dict[Any, int] = {}
-        return super().construct_document(node)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[tuple[str, str]] = set()
-        for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode):
-                ident = (key_node.tag, key_node.value)
-                if ident in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {shown(key_node.value)}", key_node.start_mark
-                    )
-                seen.add(ident)
-                if node is self._root:
-                    self.key_lines.setdefault(key_node.value, key_node.start_mark.line)
-        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
-        return mapping
 
 
 # --------------------------------------------------------------------------- delimiters
@@ -291,105 +230,6 @@ def open_skill_md(root: str) -> tuple[int, str] | None:
     return None
 
 
-# --------------------------------------------------------------------------- parsing
-
-
-def _check_events(text: str) -> None:
-    """Refuse over-deep nesting (and aliases) by walking libyaml's event stream.
-
-    The event parser is iterative, so this is safe on inputs that would crash the
-    recursive composer. Called only when a cheap scan says depth could matter.
-    """
-    depth = 0
-    for event in yaml.parse(text, Loader=_BaseLoader):
-        if isinstance(event, yaml.AliasEvent):
-            line = event.start_mark.line + 2 if event.start_mark else None
-            raise FrontmatterError(f"YAML aliases are not allowed ('*{event.anchor}')", line)
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                line = event.start_mark.line + 2 if event.start_mark else None
-                raise FrontmatterError(f"frontmatter nested deeper than {MAX_DEPTH} levels", line)
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
-
-
-def _needs_event_check(text: str) -> bool:
-    """Could `text` nest deeper than MAX_DEPTH? Each collection needs an indicator
-    character of its own, so their count bounds the depth."""
-    return sum(text.count(c) for c in _INDICATORS) > MAX_DEPTH
-
-
-def _yaml_error(exc: yaml.YAMLError, text: str) -> FrontmatterError:
-    """One line naming the SKILL.md line: marks are 0-based, and line 1 is `---`."""
-    if isinstance(exc, yaml.reader.ReaderError):  # a control character, before parsing
-        line = text.count("\n", 0, max(exc.position, 0)) + 2
-        char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else "character"
-        return FrontmatterError(f"YAML syntax error at line {line}: {char} is not allowed", line)
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc)
-    problem = " ".join(str(problem).split())
-    if mark is None:
-        return FrontmatterError(f"YAML syntax error: {problem}")
-    line = mark.line + 2
-    if isinstance(exc, yaml.constructor.ConstructorError):  # duplicate key, unknown tag
-        return FrontmatterError(f"YAML error at line {line}: {problem}", line)
-    return FrontmatterError(f"YAML syntax error at line {line}: {problem}", line)
-
-
-def shown(value: object, limit: int = 80) -> str:
-    """A value as shown in a one-line message: a string quoted (`'name'`), other
-    values bare (`3`), escaped when they hold newlines or other unprintables, and
-    cut to `limit` characters."""
-    text = value if isinstance(value, str) else str(value)
-    if len(text) > limit:
-        text = text[:limit] + "…"
-    if not text.isprintable():
-        return repr(text)
-    return f"'{text}'" if isinstance(value, str) else text
-
-
-def type_name(value: object) -> str:
-    """A YAML-flavoured type name for messages ('list', not 'list[str]')."""
-    names = {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer"}
-    if value is None:
-        return "null"
-    return names.get(type(value), type(value).__name__)
-
-
-def parse_frontmatter(text: str) -> Frontmatter:
-    """Parse frontmatter YAML text (the lines between the delimiters) into a mapping.
-
-    Raises FrontmatterError for syntax errors (with the SKILL.md line), aliases,
-    excessive nesting, duplicate keys, and anything that is not a mapping.
-    """
-    try:
-        if _needs_event_check(text):
-            _check_events(text)
-        loader = _Loader(text)
-        try:
-            data = loader.get_single_data()
-            key_lines = {k: v + 2 for k, v in getattr(loader, "key_lines", {}).items()}
-        finally:
-            loader.dispose()
-    except FrontmatterError:
-        raise
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, text) from None
-    except RecursionError:
-        raise FrontmatterError(f"frontmatter nested deeper than {MAX_DEPTH} levels") from None
-    except Exception as exc:  # e.g. `date: 2024-13-45` or a 5,000-digit int: ValueError
-        message = " ".join(str(exc).split())[:200]
-        raise FrontmatterError(f"YAML value cannot be loaded: {message}") from None
-    if data is None:
-        raise FrontmatterError("frontmatter is empty (expected name and description)", 2)
-    if not isinstance(data, dict):
-        raise FrontmatterError(
-            f"frontmatter must be a YAML mapping (key: value lines), got a {type_name(data)}", 2
-        )
-    return Frontmatter(data, key_lines)
-
-
 def split_skill_md(text: str) -> tuple[dict[Any, Any], str]:
     """Split a whole SKILL.md text into (frontmatter mapping, body).
 
@@ -405,25 +245,3 @@ def split_skill_md(text: str) -> tuple[dict[Any, Any], str]:
     fm = parse_frontmatter(decode_yaml_bytes(buf, yaml_start, yaml_end))
     body = buf[body_start:].decode("utf-8", "surrogatepass")
     return json_safe(fm.data), body
-
-
-def json_safe(value: Any) -> Any:
-    """A copy of a parsed YAML value that `json.dumps` accepts and round-trips.
-
-    YAML can yield dates, bytes (`!!binary`), sets and non-string keys; the
-    frontmatter is handed to the model as JSON, so those become strings and lists.
-    """
-    if type(value) is str or value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, dict):
-        return {k if isinstance(k, str) else str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
-        return [json_safe(v) for v in items]
-    if isinstance(value, _dt.date | _dt.datetime):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    return str(value)

@@ -43,9 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillchat.skills.changes import Stamp, folder_stamps
+from skillchat.skills.folders import SkillDir, list_skill_dirs
 from skillchat.skills.frontmatter import SKILL_MD_NAMES
 from skillchat.skills.model import Excluded, Problem, Skill
-from skillchat.skills.validation import SkillDir, inspect_skill, list_skill_dirs
+from skillchat.skills.validation import inspect_skill
 from skillchat.skills.vendor import read_codex_policy
 
 

@@ -110,7 +110,8 @@ def _matches(data: bytes, entry: RemoteFile) -> bool:
 def _same_frontmatter(data: bytes, expected: dict[str, object]) -> bool:
     """The SKILL.md's frontmatter, field by field, is the entry's (what was listed,
     and what a trust was given to, is what the model reads)."""
-    from skillchat.skills.frontmatter import json_safe, split_skill_md
+    from skillchat.skills.frontmatter import split_skill_md
+    from skillchat.skills.frontmatter_yaml import json_safe
 
     try:
         found, _ = split_skill_md(data.decode("utf-8"))

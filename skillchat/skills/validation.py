@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -33,20 +33,16 @@ from skillchat.errors import FrontmatterError
 from skillchat.hardlinks import hard_links_allowed
 from skillchat.skills.frontmatter import (
     SKILL_MD_NAMES,
-    json_safe,
     open_skill_md,
     parse_open_frontmatter,
-    shown,
-    type_name,
 )
+from skillchat.skills.frontmatter_yaml import json_safe, shown, type_name
 from skillchat.skills.model import Problem, Severity
 from skillchat.skills.vendor import VENDOR_KEYS
 
 SPEC_KEYS = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
 )
-# The project skill folders discovery reads, relative to a project's root.
-PROJECT_SKILL_DIRS = ("skills", ".agents/skills", ".claude/skills")
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
 # Ends each warning of lenient loading, so it can be told from the others.
@@ -72,32 +68,6 @@ class Inspection:
     @property
     def ok(self) -> bool:
         return not any(p.severity == "error" for p in self.problems)
-
-
-@dataclass(frozen=True)
-class SkillReport:
-    """Every problem found in one skill folder (or one path that holds no skill).
-
-    `path` is the skill folder as the user would recognise it (not resolved);
-    `name` is the frontmatter name when it could be read; each Problem carries the
-    file, the line when known, a one-line message and its severity.
-    """
-
-    path: Path
-    name: str | None
-    problems: tuple[Problem, ...]
-
-    @property
-    def errors(self) -> tuple[Problem, ...]:
-        return tuple(p for p in self.problems if p.severity == "error")
-
-    @property
-    def warnings(self) -> tuple[Problem, ...]:
-        return tuple(p for p in self.problems if p.severity == "warning")
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
 
 
 class _Findings:
@@ -352,128 +322,3 @@ def inspect_skill(
 def _failed(skill_md: str, exc: FrontmatterError) -> Inspection:
     problem = Problem(Path(skill_md), exc.message, "error", exc.line)
     return Inspection(os.path.basename(skill_md), None, None, {}, (problem,))
-
-
-# --------------------------------------------------------------------------- folders
-
-
-@dataclass(frozen=True)
-class SkillDir:
-    """A candidate skill folder: its name, its path as listed, and its real path."""
-
-    name: str
-    path: str
-    real: str
-
-
-def list_skill_dirs(directory: str) -> list[SkillDir]:
-    """The non-hidden child folders of a skills directory, sorted by name.
-
-    Symlinked children are followed (broken links and links to files are skipped).
-    Whether a child holds a SKILL.md is left to `inspect_skill`, which must open it
-    anyway. Raises OSError (or ValueError for a NUL in the path) when `directory`
-    cannot be listed.
-    """
-    with os.scandir(directory) as it:
-        entries = sorted((e for e in it if not e.name.startswith(".")), key=lambda e: e.name)
-    real_base = os.path.realpath(directory)
-    found: list[SkillDir] = []
-    for entry in entries:
-        try:
-            if not entry.is_dir():
-                continue
-            link = entry.is_symlink()
-        except OSError:
-            continue
-        real = os.path.realpath(entry.path) if link else os.path.join(real_base, entry.name)
-        found.append(SkillDir(entry.name, entry.path, real))
-    return found
-
-
-# --------------------------------------------------------------------------- validate
-
-
-def _report(inspection: Inspection, folder: Path) -> SkillReport:
-    return SkillReport(folder, inspection.name, inspection.problems)
-
-
-def _path_problem(path: Path, message: str) -> SkillReport:
-    return SkillReport(path, None, (Problem(path, message),))
-
-
-def _validate_folder(folder: Path, *, strict: bool, missing_ok: bool) -> list[SkillReport]:
-    """A skill folder gives one report; a folder of skills gives one per skill."""
-    dir_name = Path(os.path.abspath(folder)).name
-    one = inspect_skill(str(folder), dir_name=dir_name, shown_dir=str(folder), strict=strict)
-    if one is not None:
-        return [_report(one, folder)]
-    try:
-        children = list_skill_dirs(str(folder))
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "strerror", None) or exc
-        return [_path_problem(folder, f"cannot list folder: {reason}")]
-    reports = []
-    for child in children:
-        found = inspect_skill(child.path, dir_name=child.name, shown_dir=child.path, strict=strict)
-        if found is not None:
-            reports.append(_report(found, Path(child.path)))
-    if not reports:  # a project's root (`validate .`): its skills folders, if any
-        for sub in PROJECT_SKILL_DIRS:
-            if os.path.isdir(folder / sub):
-                reports += _validate_folder(folder / sub, strict=strict, missing_ok=True)
-    if not reports and not missing_ok:
-        return [_path_problem(folder, "no skills found: no SKILL.md here or in a subfolder")]
-    return reports
-
-
-def validate_paths(
-    paths: Iterable[str | os.PathLike[str]], *, strict: bool = False, missing_ok: bool = False
-) -> list[SkillReport]:
-    """Check every skill under `paths` and report every problem: the engine of
-    `skillchat skills validate [PATH...] [--strict]`.
-
-    Each path may be:
-
-    * a skill folder (holds a SKILL.md, or skill.md): one report;
-    * a folder of skills, such as a skills directory or `.`: one report per
-      non-hidden immediate subfolder holding a SKILL.md, exactly the folders
-      discovery would load (nested skills below that are not looked at); a folder
-      with none, such as a repository's root, is checked through the project skill
-      folders it holds (`skills/`, `.agents/skills/`, `.claude/skills/`);
-    * a SKILL.md (or skill.md) file: the report of its folder.
-
-    `strict=False` applies discovery's rules: a report with no errors is a skill
-    discovery will load (its warnings are kept on the Skill). `strict=True` makes
-    unknown keys and badly typed optional fields errors too, as skills-ref does.
-
-    A path that does not exist, a folder holding no skill, and any other file are
-    reported as an error (a report with `name=None`), unless `missing_ok`, which
-    drops the first two silently: for validating configured directories, some of
-    which need not exist. Reports come in the order of `paths`, then by folder
-    name; a skill reached twice is reported once. Nothing raises on bad input.
-
-    The caller's exit status is simply `any(not r.ok for r in reports)`.
-    """
-    reports: list[SkillReport] = []
-    for given in paths:
-        path = Path(given).expanduser()
-        if os.path.isdir(path):
-            reports.extend(_validate_folder(path, strict=strict, missing_ok=missing_ok))
-        elif path.name in SKILL_MD_NAMES and os.path.isfile(path):
-            reports.extend(_validate_folder(path.parent, strict=strict, missing_ok=False))
-        elif os.path.lexists(path):
-            reports.append(_path_problem(path, "not a skill folder or a SKILL.md file"))
-        elif not missing_ok:
-            reports.append(_path_problem(path, "path does not exist"))
-    return _dedupe(reports)
-
-
-def _dedupe(reports: list[SkillReport]) -> list[SkillReport]:
-    seen: set[str] = set()
-    unique = []
-    for report in reports:
-        key = os.path.realpath(report.path)
-        if key not in seen:
-            seen.add(key)
-            unique.append(report)
-    return unique

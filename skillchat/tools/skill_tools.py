@@ -30,7 +30,8 @@ from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText, truncation_notice
 from skillchat.skills.arguments import ArgumentFiller, argument_names, substitute_skill_dir
 from skillchat.skills.files import list_skill_files, read_skill_md, read_skill_resource
-from skillchat.skills.frontmatter import json_safe, split_skill_md
+from skillchat.skills.frontmatter import split_skill_md
+from skillchat.skills.frontmatter_yaml import json_safe
 from skillchat.skills.model import Skill
 from skillchat.tools.base import (
     MAX_BYTES_SCHEMA,

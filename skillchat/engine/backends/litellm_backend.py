@@ -33,10 +33,9 @@ from skillchat.engine.backends.openai_backend import (
     chunk_to_delta,
     describe_base,
     is_empty,
-    malformed,
-    provider_error,
 )
 from skillchat.engine.backends.origin import guarded_client
+from skillchat.engine.backends.provider_errors import malformed, provider_error
 from skillchat.engine.backends.select import NO_KEY
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, Usage
