@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from helpers import home_env
 from hypothesis import settings
 from openai_server import ScriptedServer
 
@@ -78,15 +79,8 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     for name in list(os.environ):
         if name.startswith(_SCRUB_PREFIXES):
             monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    for var, sub in (
-        ("XDG_CONFIG_HOME", ".config"),
-        ("XDG_DATA_HOME", ".local/share"),
-        ("XDG_CACHE_HOME", ".cache"),
-        ("XDG_STATE_HOME", ".local/state"),
-    ):
-        (home / sub).mkdir(parents=True, exist_ok=True)
-        monkeypatch.setenv(var, str(home / sub))
+    for var, value in home_env(home).items():
+        monkeypatch.setenv(var, value)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     work = home / "work"

@@ -26,6 +26,21 @@ REAL_SKILLS = (SHARED or REPO.parent / "shared") / "real-skills"
 REAL_SKILLS_SCRIPTS = (SHARED or REPO.parent / "shared") / "real-skills-scripts"
 
 
+def home_env(home: Path) -> dict[str, str]:
+    """HOME and the XDG folders pointed into `home` (made): a private home, so no test
+    reads or writes the real one (conftest's `isolated_env` sets these per test)."""
+    env = {"HOME": str(home)}
+    for var, sub in (
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_STATE_HOME", ".local/state"),
+    ):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+        env[var] = str(home / sub)
+    return env
+
+
 def write_files(root: Path, files: dict[str, str]) -> Path:
     """Each `relative path: text` of `files` written under `root` (folders made as
     needed); `root` itself."""

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import sent
+from helpers import home_env
 from openai_server import ScriptedServer, reply
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,17 +38,7 @@ def clean_env(home: Path | None = None) -> dict[str, str]:
     the XDG folders into a private folder per test. The module's fixtures run before
     that, so they pass a `home` of their own: nothing here sees the real one."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    if home is not None:
-        env["HOME"] = str(home)
-        for var, sub in (
-            ("XDG_CONFIG_HOME", ".config"),
-            ("XDG_DATA_HOME", ".local/share"),
-            ("XDG_CACHE_HOME", ".cache"),
-            ("XDG_STATE_HOME", ".local/state"),
-        ):
-            (home / sub).mkdir(parents=True, exist_ok=True)
-            env[var] = str(home / sub)  # fmt: skip
-    return env
+    return env if home is None else {**env, **home_env(home)}
 
 
 BUNDLED = ["calculator", "commit-message"]  # and the fixture, hidden unless asked for
