@@ -18,7 +18,8 @@ current chat only (`/new` and `/resume` forget it):
 Keys typed before the question was on screen do not answer it: `yes⏎` typed while
 the model was still thinking (meant as a chat message, or hasty) would otherwise be
 read as consent to a command the user had not seen, and `a` as "always". What the
-terminal holds is discarded right before the card is drawn.
+terminal holds is discarded right before the card is drawn, as the terminal starts
+reading single keys: a key pressed the moment the question shows is its answer.
 The answer is one key, no Enter (y, n, a; "always" only offered for a skill's
 command). Ctrl-C, Enter, Escape or end of input at the question means no. While the
 command runs, a live card shows the tail of its output; the tool card with the exit
@@ -79,20 +80,16 @@ def always_scope(skill: str | None, command: str) -> Scope:
     return (skill, True, tuple(words[:1]))
 
 
-def _discard_typed_ahead() -> None:
-    """Drop the keys typed so far and not yet read (a terminal's input queue)."""
-    try:
-        import termios
-    except ImportError:  # not POSIX: nothing to discard with
-        return
-    with suppress(termios.error, OSError, ValueError):  # stdin is not a terminal
-        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+def _ask(console: Console, card: Text, question: str, keys: str) -> str:
+    """Draws `card` and `question`, then reads the answer as one of `keys`: a single
+    key press with no Enter (other keys are ignored; Enter, Escape, Ctrl-D, Ctrl-C and
+    end of input are "" = no). Not a terminal: a line, its first letter.
 
-
-def _one_key(keys: str) -> str:
-    """The answer as one of `keys`, read as a single key press with no Enter (other
-    keys are ignored; Enter, Escape, Ctrl-D, Ctrl-C and end of input are "" = no).
-    Not a terminal: a line, its first letter."""
+    The terminal is put in one-key mode before anything is drawn, which also drops
+    the keys typed so far, so nothing typed ahead answers a question not yet seen,
+    while a key pressed as soon as the question shows is read, never thrown away;
+    and Ctrl-C is "no" from the moment the question is drawn, not an interrupted turn.
+    """
     stream = sys.stdin
     saved = None
     with suppress(ImportError, OSError, ValueError, AttributeError):  # not POSIX
@@ -102,24 +99,26 @@ def _one_key(keys: str) -> str:
         fd = stream.fileno()
         with suppress(termios.error):  # a pipe or a file
             saved = termios.tcgetattr(fd)
-    if saved is None:
-        try:
-            line = stream.readline().strip().lower()
-        except KeyboardInterrupt:
-            return ""
-        return line[:1] if line[:1] in keys else ""
+    if saved is not None:
+        tty.setcbreak(fd, termios.TCSAFLUSH)  # keys one by one, not echoed; typed-ahead dropped
     try:
-        tty.setcbreak(fd)  # keys one by one, not echoed; Ctrl-C still interrupts
-        while True:
-            key = os.read(fd, 1).decode(errors="replace").lower()
-            if key in ("", "\r", "\n", "\x1b", "\x04"):
-                return ""
-            if key in keys:
-                return key
-    except KeyboardInterrupt:
-        return ""
+        console.print(card)
+        try:
+            console.print(Text(question, style="strong"), end="")
+            if saved is None:
+                line = stream.readline().strip().lower()
+                return line[:1] if line[:1] in keys else ""
+            while True:
+                key = os.read(fd, 1).decode(errors="replace").lower()
+                if key in ("", "\r", "\n", "\x1b", "\x04"):
+                    return ""
+                if key in keys:
+                    return key
+        except KeyboardInterrupt:  # Ctrl-C still raises SIGINT in one-key mode
+            return ""
     finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        if saved is not None:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
 class ReplConsent:
@@ -143,7 +142,6 @@ class ReplConsent:
         scope = always_scope(request.skill_name, request.command)
         if not request.verdict.each_time and (self.settings.run_allow or scope in self.always):
             return Verdict("approved")
-        _discard_typed_ahead()
         console = self.console
         card = Text("run_command wants to run\n", style="consent.title")
         card.append("  $ ")
@@ -170,9 +168,7 @@ class ReplConsent:
             card.append(exact(request.skill_name, style="muted"))
             card.append(", until this chat ends", style="muted")
             keys, question = "yna", "Run it? [y]es / [n]o / [a]lways: "
-        console.print(card)
-        console.print(Text(question, style="strong"), end="")
-        answer = _one_key(keys)
+        answer = _ask(console, card, question, keys)
         console.print(Text({"y": "yes", "a": "always"}.get(answer, "no")))
         if answer == "a":
             self.always.add(scope)
@@ -189,7 +185,6 @@ class ReplConsent:
         console = self.console
         with console.status(clean(f"resolving packages for {request.skill} …")):
             resolution = request.resolve()
-        _discard_typed_ahead()
         card = Text("run_command needs packages\n", style="consent.title")
         card.append("  ")
         card.append(exact(", ".join(request.packages)))
@@ -213,9 +208,7 @@ class ReplConsent:
             else "wheels only, from the configured index"
         )
         card.append(f"\n  {how}, in a sandbox with the network on", style="muted")
-        console.print(card)
-        console.print(Text("Install them? [y]es / [n]o: ", style="strong"), end="")
-        answer = _one_key("yn")
+        answer = _ask(console, card, "Install them? [y]es / [n]o: ", "yn")
         console.print(Text("yes" if answer == "y" else "no"))
         return answer == "y"
 
@@ -250,7 +243,6 @@ class McpAsk:
             return request.verdict
         if self.settings.mcp_allow or (request.server, request.tool) in self.always:
             return McpVerdict("approved", "--allow-mcp, or always in this chat")
-        _discard_typed_ahead()
         console = self.console
         card = Text("MCP tool call\n", style="consent.title")
         card.append("  server: ", style="muted")
@@ -266,12 +258,7 @@ class McpAsk:
             card.append(exact(claims[:300], style="muted"))
         card.append(clean(f"\n  asking because: {request.verdict.reason}"), style="muted")
         card.append("\n  always = this tool of this server, until this chat ends", style="muted")
-        console.print(card)
-        try:  # a Ctrl-C once the question is on screen answers it, wherever it lands
-            console.print(Text("Call it? [y]es / [n]o / [a]lways: ", style="strong"), end="")
-            answer = _one_key("yna")
-        except KeyboardInterrupt:
-            answer = ""
+        answer = _ask(console, card, "Call it? [y]es / [n]o / [a]lways: ", "yna")
         console.print(Text({"y": "yes", "a": "always"}.get(answer, "no")))
         if answer == "a":
             self.always.add((request.server, request.tool))
