@@ -4,6 +4,7 @@ and card, `/show N` with its transcript, and Ctrl-C stopping only the fork."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -144,3 +145,39 @@ def test_two_forks_run_at_once_and_ask_their_consent_one_at_a_time(
     answers = {json.loads(m["content"])["answer"] for m in tool_messages(server)}
     assert answers == {"alpha done", "beta done"}
     assert repl.quit() == 0
+
+
+def test_a_real_skill_forks_onto_its_own_model_in_the_repl(
+    server: ScriptedServer, shared: Path, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    """A copy of a real skill marked `context: fork`, its model chosen in
+    `[skill_models]`: typed as `/name task` in the REPL, its requests go to that
+    model's server, only its answer to the chat's."""
+    name = "what-context-needed"
+    copy = tmp_path / "skills" / name
+    shutil.copytree(shared / "real-skills" / "github-awesome-copilot" / name, copy)
+    text = (copy / "SKILL.md").read_text()
+    (copy / "SKILL.md").chmod(0o644)  # the test data is read-only
+    (copy / "SKILL.md").write_text(
+        text.replace(f"name: {name}\n", f"name: {name}\ncontext: fork\n")
+    )
+    with ScriptedServer() as other:
+        config = tmp_path / "config.toml"
+        config.write_text(
+            f'[models.fast]\nmodel = "openai/fast-model"\napi_base = "{other.base_url}"\n\n'
+            f'[skill_models]\n{name} = "fast"\n'
+        )
+        other.when("", reply("Files I need: src/login.py"), system=f'<skill name="{name}">')
+        server.script(reply("The fork says: src/login.py"))
+        session = pty_sessions("--config", str(config), *session_options(server, copy.parent))
+        session.prompt()
+        shown = " ".join(session.run(f"/{name} where is the login handled?").split())
+        assert "The fork says: src/login.py" in shown and "openai/fast-model" in shown
+        assert session.quit() == 0
+    [fork] = other.completions
+    assert fork.body["model"] == "fast-model"
+    assert "where is the login handled?" in json.dumps(fork.body["messages"])
+    [parent] = server.completions
+    assert parent.body["model"] == "test-model"
+    result = json.loads(parent.body["messages"][-1]["content"])
+    assert result["forked"] is True and result["answer"] == "Files I need: src/login.py"
