@@ -36,10 +36,11 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from skillchat.errors import ConfigError, McpError
 from skillchat.mcp.skills import declares_skills, list_entries, served_skill
-from skillchat.mcp.spawn import guarded_command
+from skillchat.mcp.spawn import guarded_command, server_env, start_stdio
 from skillchat.mcp_config import McpServerConfig, expand
 
 if TYPE_CHECKING:
+    from anyio.abc import Process
     from mcp import Client
     from mcp_types import CallToolResult, Tool
 
@@ -287,7 +288,13 @@ class McpHub:
             return state.generation == generation
 
         try:
-            client = self._client(state)
+            process = await self._spawn(state)  # before the SDK is imported: see spawn.py
+            try:
+                client = self._client(state, process)
+            except BaseException:
+                if process is not None:  # no transport took it over: it would stay
+                    process.kill()
+                raise
             async with client:
                 tools = await _list_tools(client)
                 entries = await _skill_entries(client)
@@ -308,22 +315,33 @@ class McpHub:
                 state.client = None
                 state.ready.set()
 
-    def _client(self, state: ServerState) -> Client:
+    async def _spawn(self, state: ServerState) -> Process | None:
+        """A stdio server's process, started with only anyio loaded; None for HTTP."""
+        config = state.config
+        if config.command is None:
+            return None
+        try:
+            program, args = guarded_command(config.command, config.args)
+            env = server_env({key: expand(value) for key, value in config.env})
+        except ConfigError as exc:
+            raise McpError(str(exc)) from None
+        if state.stderr is None:
+            # Kept for the session (its tail is a failure's reason): no `with`.
+            log = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            state.stderr = cast(TextIO, log)
+        return await start_stdio(program, args, env, state.stderr, config.cwd)
+
+    def _client(self, state: ServerState, process: Process | None) -> Client:
         from mcp import Client, StdioServerParameters
 
         from skillchat.mcp.stdio import stdio_transport
 
         config = state.config
         try:
-            if config.command is not None:
+            if config.command is not None and process is not None:
                 program, args = guarded_command(config.command, config.args)
-                env = {key: expand(value) for key, value in config.env}
-                if state.stderr is None:
-                    # Kept for the session (its tail is a failure's reason): no `with`.
-                    log = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-                    state.stderr = cast(TextIO, log)
-                params = StdioServerParameters(command=program, args=args, env=env, cwd=config.cwd)
-                transport = stdio_transport(params, state.stderr)
+                params = StdioServerParameters(command=program, args=args, cwd=config.cwd)
+                transport = stdio_transport(params, process)
                 return Client(transport, message_handler=self._on_message, cache=None)
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client

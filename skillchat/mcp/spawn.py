@@ -19,8 +19,17 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from typing import TYPE_CHECKING, Any, TextIO
 
 from skillchat.errors import McpError
+
+if TYPE_CHECKING:
+    from anyio.abc import Process
+
+# What a stdio server inherits of skillchat's environment besides its table's `env`:
+# the variables the SDK's own client passes on POSIX (a shell function's value, which
+# starts with "()", never).
+INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 
 _GUARD = (
     "import ctypes,os,sys\n"
@@ -46,3 +55,24 @@ def guarded_command(command: str, args: tuple[str, ...]) -> tuple[str, list[str]
     if found is None:
         raise McpError(f"command not found: {command}")
     return sys.executable, ["-I", "-S", "-c", _GUARD, str(os.getpid()), found, *args]
+
+
+def server_env(configured: dict[str, str]) -> dict[str, str]:
+    """The environment a stdio server starts with: `INHERITED`, then its table's."""
+    base = {k: v for k in INHERITED if (v := os.environ.get(k)) is not None}
+    return {k: v for k, v in base.items() if not v.startswith("()")} | configured
+
+
+async def start_stdio(
+    program: str, args: list[str], env: dict[str, str], errlog: TextIO, cwd: Any
+) -> Process:
+    """Start a stdio server as the SDK's client would (a session of its own, so the
+    terminal's Ctrl-C does not reach it), with only anyio loaded: the hub starts it
+    before it imports the SDK, so the server's own start-up (often a second or more
+    of its imports) overlaps skillchat's import of the SDK instead of following it.
+    Called on the hub's thread, the parent-death guard's parent."""
+    import anyio
+
+    return await anyio.open_process(
+        [program, *args], env=env, stderr=errlog, cwd=cwd, start_new_session=True
+    )

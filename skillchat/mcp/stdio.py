@@ -20,9 +20,10 @@ import json
 import re
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from anyio.abc import Process
     from mcp import StdioServerParameters
 
 MAX_LINE = 256 * 1024 * 1024
@@ -79,20 +80,14 @@ def too_long_answer(head: bytes, limit: int) -> str | None:
 
 
 @asynccontextmanager
-async def stdio_transport(server: StdioServerParameters, errlog: TextIO) -> AsyncGenerator[Any]:
-    """`mcp.client.stdio.stdio_client` with the linear, bounded reader (see above)."""
+async def stdio_transport(server: StdioServerParameters, process: Process) -> AsyncGenerator[Any]:
+    """`mcp.client.stdio.stdio_client` with the linear, bounded reader (see above),
+    over `process`, the server already started (mcp/spawn.py `start_stdio`)."""
     import anyio
     import anyio.lowlevel
     from mcp.client import stdio as sdk
     from mcp.shared.message import SessionMessage
 
-    process = await sdk._create_platform_compatible_process(
-        command=server.command,
-        args=server.args,
-        env=sdk.get_default_environment() | (server.env or {}),
-        errlog=errlog,
-        cwd=server.cwd,
-    )
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()
