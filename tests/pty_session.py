@@ -102,11 +102,12 @@ class PtySession:
                 self.output.append(pending)
                 stream.feed(pending)
             if seen(screen.display):
-                if pending and CPR_QUERY not in pending:
+                if pending:
                     # Unread as far as `expect` goes: what follows the state seen (the
                     # next prompt, drawn in the same chunk) is still there to wait for.
+                    # Its cursor-position query is answered already: not again.
                     self.output.pop()
-                    self.child.buffer = pending + self.child.buffer
+                    self.child.buffer = pending.replace(CPR_QUERY, "") + self.child.buffer
                 return screen.display
             if time.monotonic() > deadline:
                 shown = "\n".join(line.rstrip() for line in screen.display)

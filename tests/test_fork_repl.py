@@ -76,13 +76,14 @@ def test_a_fork_is_one_live_card_that_collapses_to_one_line(
     )
     assert "│ read_file_in_skill" in running and "runs on its own on" in running
     server.release("answer")
-    ended = text(repl.until_screen(lambda rows: "The skill found two notes." in text(rows)))
+    repl.prompt()  # the turn is over: the next prompt is drawn
+    ended = repl.screen()
+    assert "The skill found two notes." in ended
     assert "read_file_in_skill" not in ended.split("#1 get_skill")[0]  # the card is gone
     assert "runs on its own" not in ended and "waiting for the model" not in ended
     summary = [row for row in ended.splitlines() if row.startswith("⑂ digest #")]
     assert len(summary) == 1 and " answered · 2 requests · 1 tool call · " in summary[0]
     assert summary[0].rstrip().endswith(" tokens on openai/test-model")
-    repl.prompt()
     shown = repl.run("/show 1")
     assert "note two" in shown and "TWO NOTES" in shown  # the whole transcript still
     assert repl.quit() == 0
