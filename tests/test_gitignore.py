@@ -86,6 +86,8 @@ CASES: list[tuple[dict[str, str], str, bool, bool]] = [
     ({EXCLUDE: "/top\n"}, "sub/top", False, False),  # anchored at the root
     ({EXCLUDE: "!*.md\n", "": "*.md\n"}, "a.md", False, True),
     ({"": "a//\n"}, "b/a/x", False, False),  # one trailing slash goes: 'a/', matching nothing
+    ({"": "//a\n"}, "a", False, False),  # one leading slash goes: '/a', matching nothing
+    ({"": "//x/a\n"}, "x/a", False, False),
 ]
 
 

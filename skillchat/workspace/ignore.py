@@ -84,7 +84,7 @@ def parse_rule(line: str) -> Rule | None:
     if not line:
         return None
     anchored = "/" in line
-    line = line.lstrip("/")
+    line = line[1:] if line.startswith("/") else line  # one slash, as git: `//a` matches nothing
     if not line:
         return None
     return Rule(compile_pattern(line, pathname=anchored), negated, dir_only, anchored, line)
