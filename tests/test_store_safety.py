@@ -84,7 +84,8 @@ from skillchat.chats.store import ChatStore
 from skillchat.tools.toolbox import stored_result
 store = ChatStore.open(sys.argv[1], keep=stored_result)
 for i in range(100000):
-    call = {"id": f"c{i}", "type": "function", "function": {"name": "list_skills", "arguments": "{}"}}
+    function = {"name": "list_skills", "arguments": "{}"}
+    call = {"id": f"c{i}", "type": "function", "function": function}
     store.append_message(sys.argv[2], {"role": "assistant", "content": None, "tool_calls": [call]})
     result = {"role": "tool", "tool_call_id": f"c{i}", "content": f"{i}-" + "x" * 3000}
     store.append_message(sys.argv[2], result)
