@@ -13,14 +13,15 @@ Why it is shaped this way:
   so a second process waits on `busy_timeout` (and then a few retries) instead of
   failing on a lock upgrade.
 - A commit also waits for the disk (WAL, `synchronous = FULL`: it survives a power
-  cut), except the messages of a tool round (`mid_round`: the assistant message that
-  calls tools, their results), which commit without (`NORMAL`): the next message
-  that waits (the answer, the next user message) syncs them with it, the WAL being
-  one file. A power cut during a turn (or soon after one that failed) may so roll
-  back that turn's tool rounds, never its user message, an answer or a chat; a
-  crash of skillchat loses nothing committed either way. A sync costs 0.2 to 5 ms
-  here (more on a busy disk), and a round made one for each of its messages: more
-  than the rest of the round (docs/performance.md).
+  cut), except a new chat's (`create_chat`) and the messages of a tool round
+  (`mid_round`: the assistant message that calls tools, their results), which
+  commit without (`NORMAL`): the next commit that waits (the first message, the
+  answer, the next user message) syncs them with it, the WAL being one file. A
+  power cut during a turn (or soon after one that failed) may so roll back that
+  turn's tool rounds, never its user message, an answer or a chat; a crash of
+  skillchat loses nothing committed either way. A sync costs 0.2 to 5 ms here
+  (more on a busy disk), and a round made one for each of its messages: more than
+  the rest of the round (docs/performance.md).
 - SKILL.md bodies and workspace files are never stored, and the store enforces it,
   not its callers: every tool message passes through the `keep` policy the store was
   opened with (the tools' `stored_result`: a `get_skill` result, a
@@ -238,13 +239,15 @@ class ChatStore:
         gguf: str | None = None,
     ) -> Chat:
         """A new, empty chat with a fresh 8-hex-digit id, talking to `api_base` (or
-        the local model file `gguf`), started in `folder` with `workspace` (real paths)."""
+        the local model file `gguf`), started in `folder` with `workspace` (real paths).
+        Its commit does not wait for the disk: the recorder creates a chat with its
+        first message, whose commit does, for both."""
         stamp = now()
         server = without_credentials(api_base)
         while True:
             chat_id = secrets.token_hex(4)
             try:
-                with self._write() as conn:
+                with self._write(synced=False) as conn:
                     conn.execute(
                         "INSERT INTO chats (id, model, created_at, updated_at, api_base, backend,"
                         " folder, workspace, gguf) VALUES (?,?,?,?,?,?,?,?,?)",
