@@ -19,9 +19,10 @@ Why it is shaped this way:
   answer, the next user message) syncs them with it, the WAL being one file. A
   power cut during a turn (or soon after one that failed) may so roll back that
   turn's tool rounds, never its user message, an answer or a chat; a crash of
-  skillchat loses nothing committed either way. A sync costs 0.2 to 5 ms here
-  (more on a busy disk), and a round made one for each of its messages: more than
-  the rest of the round (docs/performance.md).
+  skillchat loses nothing committed either way. A sync takes 0.2 to 13 ms on the
+  machine the benchmarks ran on, as other processes use the disk, and a round
+  made one for each of its messages: more than the rest of the round
+  (docs/performance.md).
 - SKILL.md bodies and workspace files are never stored, and the store enforces it,
   not its callers: every tool message passes through the `keep` policy the store was
   opened with (the tools' `stored_result`: a `get_skill` result, a
