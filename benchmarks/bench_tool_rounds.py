@@ -1,6 +1,6 @@
 """What skillchat adds to each tool round trip, over a 20-round scripted session.
 
-Run: `python benchmarks/bench_tool_rounds.py [--rounds N] [--sessions S] [--litellm]`.
+Run: `python benchmarks/bench_tool_rounds.py [--rounds N] [--sessions S] [--saved] [--litellm]`.
 Not part of pytest: timings depend on the machine.
 
 A session is one `Chat.send` in process (no rendering, nothing saved) against the scripted server
