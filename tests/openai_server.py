@@ -115,13 +115,15 @@ def error(status: int, message: str | None = None, **options: Any) -> Move:
 
 @dataclass
 class Recorded:
-    """One request as received: header names are lowercased; `at` is time.monotonic()."""
+    """One request as received: header names are lowercased; `at` is time.monotonic();
+    `port` the client's (requests on one connection share it)."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: Any
     at: float
+    port: int = 0
 
 
 def split(text: str, parts: int) -> list[str]:
@@ -207,7 +209,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         headers = {k.lower(): v for k, v in self.headers.items()}
-        self.server.record(Recorded(self.command, self.path, headers, body, time.monotonic()))
+        port = self.client_address[1]
+        self.server.record(Recorded(self.command, self.path, headers, body, time.monotonic(), port))
         return body
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:

@@ -148,6 +148,17 @@ def test_a_small_server_window_trims_a_chat_the_default_budget_would_not(server,
     assert len(props_requests(server)) == 1
 
 
+def test_the_request_after_the_probe_has_a_connection_of_its_own(server, skills) -> None:
+    """On the probe's connection, a server that leaves Nagle's algorithm on (this one)
+    held the request's first event for the client's delayed ACK: 40 ms."""
+    server.props = PROPS_4K
+    two_reads(server)
+    make_chat(server, skills, RecordingView()).send("read a")
+    probe = props_requests(server)[0]
+    after = server.requests[server.requests.index(probe) + 1]
+    assert after.path.endswith("/chat/completions") and after.port != probe.port
+
+
 def test_a_one_shot_question_asks_the_server_nothing_but_the_question(server) -> None:
     server.props = PROPS_4K
     server.script(reply("hi"))

@@ -1,4 +1,4 @@
-"""The chat store when things go wrong: SIGKILL mid-turn, two writers at once, a lock
+"""The chat store when things go wrong: SIGKILL mid-turn and mid-round, two writers at once, a lock
 held too long, and files it must refuse without changing a byte."""
 
 from __future__ import annotations
@@ -74,6 +74,46 @@ def test_sigkill_mid_turn_keeps_every_committed_message(db: Path) -> None:
         assert s.get_chat(chat.id).message_count == len(stored)
     assert stored[: len(reported)] == [str(i) for i in reported]
     assert len(stored) <= len(reported) + 1  # at most the one in flight when killed
+
+
+# Tool rounds as a chat saves them, each index printed once its result is committed:
+# these commits do not wait for the disk (chats/store.py), and a crash keeps them all.
+CHILD_ROUNDS = """
+import sys
+from skillchat.chats.store import ChatStore
+from skillchat.tools.toolbox import stored_result
+store = ChatStore.open(sys.argv[1], keep=stored_result)
+for i in range(100000):
+    function = {"name": "list_skills", "arguments": "{}"}
+    call = {"id": f"c{i}", "type": "function", "function": function}
+    store.append_message(sys.argv[2], {"role": "assistant", "content": None, "tool_calls": [call]})
+    result = {"role": "tool", "tool_call_id": f"c{i}", "content": f"{i}-" + "x" * 3000}
+    store.append_message(sys.argv[2], result)
+    print(i, flush=True)
+"""
+
+
+def test_sigkill_mid_round_keeps_every_committed_tool_round(db: Path) -> None:
+    with ChatStore.open(db) as s:
+        chat = s.create_chat("m")
+        s.append_message(chat.id, {"role": "user", "content": "go"})
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD_ROUNDS, str(db), chat.id], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    reported = [int(child.stdout.readline()) for _ in range(200)]
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    reported += [int(line) for line in child.stdout.read().split()]
+
+    raw = sqlite3.connect(db)
+    assert raw.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    raw.close()
+    with ChatStore.open(db) as s:
+        messages = [m.message for m in s.load_messages(chat.id)]
+    results = [m["content"].split("-")[0] for m in messages if m["role"] == "tool"]
+    assert results[: len(reported)] == [str(i) for i in reported]
+    assert len(results) <= len(reported) + 1
 
 
 def test_two_writers_at_once_both_succeed(db: Path) -> None:

@@ -93,3 +93,28 @@ def test_a_result_is_stored_as_its_tool_says(tmp_path: Path) -> None:
     # A file read: a stub, whatever the arguments' text.
     stub = stored_result("read_file", "not json", '{"success": true, "file": {"path": "a"}}')
     assert json.loads(stub.content)["stub"].startswith("file content not stored")
+
+
+class Served:
+    """A tool source of the test's own (as the MCP servers' tools are one): the
+    tools of its current offer, a new list when the offer changes."""
+
+    def __init__(self, *tools: Tool) -> None:
+        self.offer: list[Tool] = list(tools)
+
+    def tools(self, context: ToolContext) -> list[Tool]:
+        return self.offer
+
+    def wait(self, context: ToolContext) -> list[str]:
+        return []
+
+
+def test_a_sources_schemas_count_in_the_budget_offer_by_offer(tmp_path: Path) -> None:
+    source = Served(Shout())
+    tools = Toolbox(ToolContext(Settings(), registry(), Workspace.open(tmp_path)), [], source)
+    one = len(json.dumps(Shout.schema, ensure_ascii=False))
+    assert tools.source_chars() == one
+    assert tools.source_chars() == one  # asked three times a request
+    source.offer = [Shout(), Shout()]  # another offer: measured again
+    assert tools.source_chars() == 2 * one
+    assert Toolbox(ToolContext(Settings(), registry(), None), []).source_chars() == 0

@@ -37,6 +37,13 @@ class KeptResult(Protocol):
 KeepPolicy = Callable[[str, str, Any], KeptResult]
 
 
+def mid_round(message: Mapping[str, Any]) -> bool:
+    """A message of a tool round: an assistant message calling tools, or a result.
+    The store commits these without waiting for the disk (chats/store.py)."""
+    role = message.get("role")
+    return role == "tool" or (role == "assistant" and bool(message.get("tool_calls")))
+
+
 def require(conn: sqlite3.Connection, chat_id: str) -> int:
     """The chat's message count; UnknownChatError if there is no such chat."""
     row = conn.execute("SELECT message_count FROM chats WHERE id = ?", (chat_id,)).fetchone()

@@ -134,10 +134,13 @@ def server_window(
     other answer (404 from other servers, redirects, errors, slowness, odd JSON).
 
     Through `client`, the backend's own, mid-chat: a new client per probe set up TLS
-    (20-70 ms of loading certificates) even for a plain-http server, and opened a
-    connection the request could not reuse. Without one (start-up, `--api-base`,
-    before the REPL's prompt is drawn and the model libraries are loaded), with the
-    standard library."""
+    (20-70 ms of loading certificates) even for a plain-http server. The probe's
+    connection is closed after it (`Connection: close`): a chat request sent on it
+    next met, on a server that leaves Nagle's algorithm on (Python's http.server),
+    the client's delayed ACK, and waited 40 ms for its first event; every chat
+    request opens a connection of its own anyway (its stream is closed at
+    `[DONE]`). Without a client (start-up, `--api-base`, before the REPL's prompt
+    is drawn and the model libraries are loaded), with the standard library."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = props_url(api_base)
     if client is not None:
@@ -145,7 +148,10 @@ def server_window(
 
         try:
             response = client.get(
-                url, headers=headers, timeout=PROBE_TIMEOUT, follow_redirects=False
+                url,
+                headers={**headers, "Connection": "close"},
+                timeout=PROBE_TIMEOUT,
+                follow_redirects=False,
             )
             if response.status_code != 200:
                 return None

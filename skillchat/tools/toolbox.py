@@ -71,7 +71,10 @@ class ToolSource(Protocol):
     """Tools that exist only while something outside skillchat serves them (the MCP
     servers' tools, skillchat/mcp/tools.py): asked for its tools at each request."""
 
-    def tools(self, context: ToolContext) -> list[Tool]: ...
+    def tools(self, context: ToolContext) -> list[Tool]:
+        """The tools offered now; a list handed out is never changed afterwards (the
+        toolbox measures a list once)."""
+        ...
 
     def wait(self, context: ToolContext) -> list[str]:
         """Until the tools can be listed (before a request, never at start-up); the
@@ -95,6 +98,8 @@ class Toolbox:
         self.context = context
         self._instances = {tool.name: tool for tool in (chat_tools() if tools is None else tools)}
         self.source = source
+        # The source's tools as last measured, and their size (see `source_chars`).
+        self._measured: tuple[list[Tool] | None, int] = (None, 0)
 
     def offered(self) -> list[Tool]:
         own = [tool for tool in self._instances.values() if tool.offered(self.context)]
@@ -102,10 +107,17 @@ class Toolbox:
 
     def source_chars(self) -> int:
         """What the source's tool schemas take of a request, in characters (counted
-        in the context budget: the built-in tools' part is reserved already)."""
+        in the context budget: the built-in tools' part is reserved already).
+
+        Asked three times a request, and an MCP server's schemas can be tens of KB
+        of JSON: measured again only when the source hands out another list (it
+        makes one per offer, skillchat/mcp/tools.py)."""
         if self.source is None:
             return 0
-        return sum(len(to_json(tool.schema)) for tool in self.source.tools(self.context))
+        tools = self.source.tools(self.context)
+        if self._measured[0] is not tools:
+            self._measured = (tools, sum(len(to_json(tool.schema)) for tool in tools))
+        return self._measured[1]
 
     def names(self) -> list[str]:
         return [tool.name for tool in self.offered()]
