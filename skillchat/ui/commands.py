@@ -5,9 +5,8 @@ A line whose first word is one of these runs it and never reaches the model; a
 skill with the same name is reached with `/skill NAME`, and the REPL
 says so once. Each command is a function of the session and the rest of the line;
 it returns True only to end the session. Every line goes through `_print`, onto
-the REPL's own consoles (the `Repl` each command is given carries them), and each
-part is made safe (ui/safe.py): skill descriptions, chat titles, tool arguments and
-results are shown as text, never markup, control characters visible.
+the consoles of the `Repl` it is given, each part made safe (ui/safe.py): skill
+descriptions, chat titles, tool arguments and results are text, never markup.
 """
 
 from __future__ import annotations
@@ -77,11 +76,8 @@ def _help(repl: Repl, arg: str) -> None:
             _print(repl, (left, "strong"))
             left = ""
         _print(repl, (left.ljust(width), "strong"), one_line(text, 80))
-    if len(skills) > SKILL_USAGES_SHOWN:
-        _print(
-            repl,
-            (f"… and {len(skills) - SKILL_USAGES_SHOWN} more (Tab after / shows them)", "muted"),
-        )
+    if (more := len(skills) - SKILL_USAGES_SHOWN) > 0:
+        _print(repl, (f"… and {more} more (Tab after / shows them)", "muted"))
 
 
 def skill_usage(skill: Skill) -> str:
@@ -101,11 +97,8 @@ def _skills(repl: Repl, arg: str) -> None:
     session = repl.session
     names = session.registry.names()
     if not names:
-        _print(
-            repl,
-            ("no skills found", "warning"),
-            " (skill directories: see `skillchat config show`)",
-        )
+        where = " (skill directories: see `skillchat config show`)"
+        _print(repl, ("no skills found", "warning"), where)
     active = set(session.chat.activated)
     for name in names:
         skill = session.registry.skills[name]
