@@ -13,9 +13,9 @@ stderr real files, decoded with universal newlines as `text=True` decodes them; 
 exit code from the returned code or SystemExit; `timeout` raising TimeoutExpired.
 
 What would outlive a child's exit is reset or checked around each run, so one run
-cannot leak into the next: the cached consoles (bound to the streams and COLUMNS of
-their first use), the sandbox probe's remembered answer (it depends on PATH),
-tempfile's cached folder (it depends on TMPDIR). A run that leaves os.environ, the
+cannot leak into the next: the sandbox probe's remembered answer (it depends on
+PATH), tempfile's cached folder (it depends on TMPDIR). (Consoles need no reset: each
+run makes its own, cli/common.py.) A run that leaves os.environ, the
 working directory, a signal handler or a running thread behind fails the test: those
 would be product bugs a subprocess hides.
 """
@@ -60,10 +60,7 @@ class _TimedOut(BaseException):
 
 def _reset_process_caches() -> None:
     from skillchat.sandbox import detect
-    from skillchat.ui import console
 
-    console.out.cache_clear()
-    console.err.cache_clear()
     detect._cached = None
     tempfile.tempdir = None
 

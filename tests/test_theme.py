@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from skillchat.ui.console import err, out
+from skillchat.ui.console import Consoles
 from skillchat.ui.theme import STYLES, theme
 
 PACKAGE = Path(__file__).resolve().parents[1] / "skillchat"
@@ -57,7 +57,8 @@ def test_every_style_name_written_is_in_the_theme() -> None:
 
 
 def test_every_console_renders_the_names() -> None:
-    for console in (out(), err()):
+    consoles = Consoles()
+    for console in (consoles.out, consoles.err):
         for name in STYLES:
             assert console.get_style(name) == theme().styles[name]
 

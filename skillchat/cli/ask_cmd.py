@@ -43,6 +43,7 @@ from skillchat.cli.common import (
     ReplyTimeoutOpt,
     SkillsDirOpt,
     WorkspaceOpt,
+    consoles_of,
     open_session,
     workspace_note,
 )
@@ -233,10 +234,10 @@ def ask(
     )
     from skillchat.session_settings import continued_settings, resumed_workspace
     from skillchat.ui import views
-    from skillchat.ui.console import Consoles, keys_unechoed, stdout_is_terminal
+    from skillchat.ui.console import keys_unechoed, stdout_is_terminal
     from skillchat.workspace.files import workspace_from_settings
 
-    consoles = Consoles()  # this command's output: the views and its own lines
+    consoles = consoles_of(ctx)  # this command's output: the views and its own lines
     warn = consoles.warn
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)

@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from skillchat.cli.common import Backend, open_session
+from skillchat.cli.common import Backend, consoles_of, open_session
 from skillchat.errors import UsageError
 
 
@@ -73,9 +73,10 @@ def chat(
         open_store,
     )
     from skillchat.session_settings import continued_settings, resumed_workspace
-    from skillchat.ui.console import warn
     from skillchat.ui.repl import Repl
 
+    consoles = consoles_of(ctx)  # the session's output, its warnings here included
+    warn = consoles.warn
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
     # The chat's own server or local model file (its server started now, loading
@@ -90,7 +91,10 @@ def chat(
     if problem := key_problem(settings):
         store.close()
         raise ProviderError(problem)
-    repl = Repl(settings, load_registry(settings), store, transcript, debug=debug, workspace=folder)
+    registry = load_registry(settings)
+    repl = Repl(
+        settings, registry, store, transcript, consoles=consoles, debug=debug, workspace=folder
+    )
     code = repl.run(first)
     store.close()
     if code:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, load
+from skillchat.cli.common import ConfigOpt, JsonOpt, consoles_of, load
 from skillchat.ui.safe import clean, json_text, one_line
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def show_cmd(
     """The transcript: messages in order, tool calls and results as one-line summaries
     (--json: the whole chat, as `chats export -f json`)."""
     from skillchat.chats.export import show_lines, to_json
-    from skillchat.ui.console import out, stdout_is_terminal
+    from skillchat.ui.console import stdout_is_terminal
 
     with _opened(ctx, config) as store:
         if store is None:
@@ -155,8 +155,9 @@ def show_cmd(
     if stdout_is_terminal():
         from skillchat.ui.safe import text as safe_text
 
+        out = consoles_of(ctx).out
         for style, line in lines:
-            out().print(safe_text(line, style))
+            out.print(safe_text(line, style))
     else:
         sys.stdout.writelines(clean(text) + "\n" for _, text in lines)
 

@@ -12,6 +12,7 @@ from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
+    from skillchat.ui.console import Consoles
     from skillchat.workspace.files import Workspace
 
 ConfigOpt = Annotated[
@@ -179,18 +180,33 @@ def skill_dirs_override(dirs: list[Path] | None) -> tuple[str, ...] | None:
     return tuple(str(d) for d in dirs)
 
 
+def consoles_of(ctx: typer.Context) -> Consoles:
+    """This run's output: one `Consoles` per invocation, made when a command first
+    asks and kept on the root context, so the config's warnings, the command's own
+    lines and its views share it. Each command passes it on to what prints (nothing
+    below cli/ finds a console by itself)."""
+    from skillchat.ui.console import Consoles
+
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = {}
+    if "consoles" not in root.obj:
+        root.obj["consoles"] = Consoles()
+    consoles: Consoles = root.obj["consoles"]
+    return consoles
+
+
 def load(ctx: typer.Context, config: Path | None, **overrides: object) -> Settings:
     """Effective settings for a command: its own `--config`, else the root one.
 
     Config-file warnings (unknown keys) are shown once, on stderr.
     """
     from skillchat.config import load_settings
-    from skillchat.ui.console import warn
 
     root = ctx.find_root().obj or {}
     settings = load_settings(config or root.get("config"), **overrides)
     for message in settings.warnings:
-        warn(message)
+        consoles_of(ctx).warn(message)
     return settings
 
 

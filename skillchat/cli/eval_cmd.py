@@ -30,6 +30,7 @@ from skillchat.cli.common import (
     MaxTokensOpt,
     ReplyTimeoutOpt,
     SkillsDirOpt,
+    consoles_of,
     load,
     skill_dirs_override,
 )
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from skillchat.evals.queries import EvalQuery
     from skillchat.evals.runner import Evaluation, RunOutcome
     from skillchat.skills.registry import Registry
+    from skillchat.ui.console import Consoles
 
 QueriesArg = Annotated[
     Path,
@@ -127,7 +129,7 @@ def eval_cmd(
     evaluation = Evaluation(
         plan, jobs, lambda job: _redacted(run_once(job, settings, registry, allow_run))
     )
-    _evaluate(evaluation, runs, min_trigger_rate, json_out)
+    _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out)
 
 
 def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> None:
@@ -152,17 +154,20 @@ def _check_backends(settings: Settings, models: list[str]) -> None:
 
 
 def _evaluate(
-    evaluation: Evaluation, runs: int, min_trigger_rate: float | None, json_out: bool
+    consoles: Consoles,
+    evaluation: Evaluation,
+    runs: int,
+    min_trigger_rate: float | None,
+    json_out: bool,
 ) -> None:
     """Run it (a progress bar on a terminal), print the report, exit as it says."""
     from skillchat.evals.report import build_report
-    from skillchat.ui.console import err, out
 
     plan = evaluation.plan
     interrupted = False
     try:
         if sys.stderr.isatty() and not json_out:
-            _run_with_progress(evaluation)
+            _run_with_progress(consoles, evaluation)
         else:
             evaluation.run()
     except KeyboardInterrupt:
@@ -181,9 +186,9 @@ def _evaluate(
     else:
         from skillchat.ui.eval_table import print_report
 
-        print_report(report, out())
+        print_report(report, consoles.out)
     if interrupted:
-        err().print("interrupted", style="warning", markup=False, highlight=False)
+        consoles.err.print("interrupted", style="warning", markup=False, highlight=False)
         raise typer.Exit(130)
     if not report.ok:
         raise typer.Exit(1)
@@ -199,13 +204,11 @@ def _redacted(outcome: RunOutcome) -> RunOutcome:
     return replace(outcome, error=redact(outcome.error)) if outcome.error else outcome
 
 
-def _run_with_progress(evaluation: Evaluation) -> None:
+def _run_with_progress(consoles: Consoles, evaluation: Evaluation) -> None:
     """`evaluation.run()` with a progress bar on stderr (a terminal only)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from skillchat.ui.console import err
-
     columns = (TextColumn("eval"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err(), transient=True) as progress:
+    with Progress(*columns, console=consoles.err, transient=True) as progress:
         task = progress.add_task("runs", total=len(evaluation.plan))
         evaluation.run(on_outcome=lambda _: progress.advance(task))

@@ -10,12 +10,15 @@ Exit 1 when a server named or listed did not start.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, load
+from skillchat.cli.common import ConfigOpt, JsonOpt, consoles_of, load
 from skillchat.errors import McpError, UsageError
+
+if TYPE_CHECKING:
+    from skillchat.ui.console import Consoles
 
 app = typer.Typer(
     help="The MCP servers of the config: list them, list a server's tools.",
@@ -50,7 +53,7 @@ def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
                 "error": state.error or None,
             }
         )
-    _show_list(rows, json_out)
+    _show_list(consoles_of(ctx), rows, json_out)
     if any(row["state"] != "ready" for row in rows):
         raise typer.Exit(1)
 
@@ -90,7 +93,7 @@ def tools_cmd(
         )
     for offered, why in left.items():
         rows.append({"offered_as": offered, "left_out": why})
-    _show_tools(rows, json_out)
+    _show_tools(consoles_of(ctx), rows, json_out)
 
 
 def _started(servers: list[Any]) -> dict[str, Any]:
@@ -109,12 +112,11 @@ def _started(servers: list[Any]) -> dict[str, Any]:
         hub.close()
 
 
-def _show_list(rows: list[dict[str, Any]], json_out: bool) -> None:
+def _show_list(consoles: Consoles, rows: list[dict[str, Any]], json_out: bool) -> None:
     import sys
 
     from rich.table import Table
 
-    from skillchat.ui.console import out
     from skillchat.ui.safe import json_text, one_line, text
 
     if json_out:
@@ -131,15 +133,14 @@ def _show_list(rows: list[dict[str, Any]], json_out: bool) -> None:
             status += " (enabled = false: only with --mcp)"
         cells = (row["name"], row["transport"], row["target"], status)
         table.add_row(*(text(one_line(str(v), 200)) for v in cells))
-    out().print(table)
+    consoles.out.print(table)
 
 
-def _show_tools(rows: list[dict[str, Any]], json_out: bool) -> None:
+def _show_tools(consoles: Consoles, rows: list[dict[str, Any]], json_out: bool) -> None:
     import sys
 
     from rich.table import Table
 
-    from skillchat.ui.console import out
     from skillchat.ui.safe import json_text, one_line, text
 
     if json_out:
@@ -155,4 +156,4 @@ def _show_tools(rows: list[dict[str, Any]], json_out: bool) -> None:
         else:
             description = one_line(row["description"], 120)
             table.add_row(text(one_line(row["offered_as"], 80)), text(description))
-    out().print(table)
+    consoles.out.print(table)

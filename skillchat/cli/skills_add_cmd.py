@@ -13,14 +13,17 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt
+from skillchat.cli.common import ConfigOpt, JsonOpt, consoles_of
 from skillchat.cli.skills_cmd import app, settings_and_registry
 from skillchat.errors import InstallError
-from skillchat.ui import console, safe
+from skillchat.ui import safe
+
+if TYPE_CHECKING:
+    from skillchat.ui.console import Consoles
 
 ProjectOpt = Annotated[
     bool,
@@ -33,9 +36,9 @@ def target_dir(project: bool) -> Path:
     return (Path.cwd() / ".agents" / "skills") if project else Path.home() / ".agents" / "skills"
 
 
-def _show(prepared: Any) -> None:
+def _show(consoles: Consoles, prepared: Any) -> None:
     """The summary the user says yes to: one block per skill, then what was left out."""
-    out = console.out()
+    out = consoles.out
     where = safe.one_line(prepared.source.shown)
     if prepared.source.ref:
         where += f" @ {safe.one_line(prepared.source.ref)}"
@@ -130,7 +133,7 @@ def add_cmd(
         prepared = install.prepare(src, work, names or [], all_)
         for c in prepared.skills:
             install.collisions(c, target, installed)
-        _show(prepared)
+        _show(consoles_of(ctx), prepared)
         refused = [(c.name, why) for c in prepared.skills for why in c.refusals]
         if refused:
             name, why = refused[0]
@@ -176,6 +179,7 @@ def remove_cmd(
 
 @app.command("verify", short_help="Check installed skills against their lock (for CI).")
 def verify_cmd(
+    ctx: typer.Context,
     project: ProjectOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
@@ -211,7 +215,7 @@ def verify_cmd(
             state = "ok" if not changes else "changed since installed: " + "; ".join(changes)
             typer.echo(f"{safe.one_line(name)}\t{safe.one_line(state)}")
         if not results:
-            console.err().print(f"no skills in {lock.path}", markup=False)
+            consoles_of(ctx).err.print(f"no skills in {lock.path}", markup=False)
     if bad:
         raise typer.Exit(1)
 
@@ -235,6 +239,7 @@ def sync_cmd(
 
 @app.command("update", short_help="Update installed skills to their ref's newest commit.")
 def update_cmd(
+    ctx: typer.Context,
     names: Annotated[list[str] | None, typer.Argument(help="Skills (default: all).")] = None,
     project: ProjectOpt = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Update without asking.")] = False,
@@ -251,7 +256,7 @@ def update_cmd(
             typer.echo(safe.one_line(line))
         if not updates:
             return
-        out = console.out()
+        out = consoles_of(ctx).out
         for u in updates:
             head = f"{u.name}: {u.old_commit[:12]} -> {(u.prepared.commit or '?')[:12]}"
             out.print(safe.text(safe.one_line(head), "strong"), soft_wrap=True)

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, load, skill_dirs_override
+from skillchat.cli.common import (
+    ConfigOpt,
+    JsonOpt,
+    SkillsDirOpt,
+    consoles_of,
+    load,
+    skill_dirs_override,
+)
 from skillchat.cli.skills_listing import invocation_note, long_table, short_lines
 from skillchat.config import BUNDLED_SKILLS
 from skillchat.errors import SkillchatError
@@ -26,10 +33,12 @@ from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.registry import Registry
 from skillchat.skills.trust import TrustState, TrustStore
 from skillchat.skills.validation import LENIENT_NOTE
-from skillchat.ui import console, safe
+from skillchat.ui import safe
+from skillchat.ui.console import stdout_is_terminal
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
+    from skillchat.ui.console import Consoles
 
 app = typer.Typer(help="List, show and validate skills.", no_args_is_help=True)
 
@@ -43,7 +52,7 @@ def settings_and_registry(
 
     settings = load(ctx, config, skill_dirs=skill_dirs_override(dirs))
     if not settings.skills_enabled:
-        console.warn("skills are disabled in the config ([skills] enabled = false)")
+        consoles_of(ctx).warn("skills are disabled in the config ([skills] enabled = false)")
         return settings, registry_of(settings)
     return settings, _with_served(ctx, settings, registry_of(settings))
 
@@ -61,11 +70,12 @@ def _with_served(ctx: typer.Context, settings: Settings, registry: Registry) -> 
     hub.start()
     hub.wait()
     served, refused = hub.served_skills()
+    warn = consoles_of(ctx).warn
     for line in refused:
-        console.warn(line)
+        warn(line)
     for name, state in hub.servers.items():
         if state.state == "failed":
-            console.warn(f"MCP server '{name}' is not available: {state.error}")
+            warn(f"MCP server '{name}' is not available: {state.error}")
     return with_served(registry, served, settings.skills_disabled)
 
 
@@ -73,12 +83,12 @@ def problem_json(p: Problem) -> dict[str, Any]:
     return {"path": str(p.path), "line": p.line, "severity": p.severity, "message": p.message}
 
 
-def load_trust(settings: Settings) -> TrustStore:
+def load_trust(settings: Settings, consoles: Consoles) -> TrustStore:
     """The user's trust store (covering the config's `[packages]` too); an unusable
     one is one warning and trusts nothing."""
     store = TrustStore.load(packages=settings.skill_packages)
     if store.problem:
-        console.warn(store.problem)
+        consoles.warn(store.problem)
     return store
 
 
@@ -134,9 +144,10 @@ def list_cmd(
 ) -> None:
     """List usable skills, one line each on a terminal, and count the ones left out
     (invalid, shadowed, over the limit)."""
+    consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir)
     skills = [registry.skills[n] for n in registry.names()]
-    store = load_trust(settings)
+    store = load_trust(settings, consoles)
     trust = {s.name: store.state(s) for s in skills}
     if json_out:
         doc = {
@@ -148,23 +159,23 @@ def list_cmd(
         typer.echo(safe.json_text(doc, indent=2))
         return
     for problem in registry.problems:  # a directory not listed, or named a level too high
-        console.warn(f"{problem.path}: {problem.message}")
+        consoles.warn(f"{problem.path}: {problem.message}")
     for s in skills:  # loaded although the spec says no: say so, one line each
         for w in s.warnings:
             if w.message.endswith(LENIENT_NOTE):
-                console.warn(safe.one_line(f"{s.name}: {w.message}"))
+                consoles.warn(safe.one_line(f"{s.name}: {w.message}"))
     footer = _left_out_line(registry)
-    if not console.stdout_is_terminal():
+    if not stdout_is_terminal():
         if not skills:  # said on stderr: stdout stays empty for scripts
             dirs = ", ".join(str(d) for d in registry.directories) or "no directories"
-            console.err().print(f"no skills found (searched: {dirs})", markup=False)
+            consoles.err.print(f"no skills found (searched: {dirs})", markup=False)
         for s in skills:
             description = safe.one_line(s.description)
             typer.echo(f"{safe.one_line(s.name)}\t{description}\t{trust[s.name].value}")
         if footer:
-            console.err().print(footer, markup=False)
+            consoles.err.print(footer, markup=False)
         return
-    out = console.out()
+    out = consoles.out
     if skills and long:
         out.print(long_table(skills, trust))
     elif skills:
@@ -208,6 +219,7 @@ def show_cmd(
     from skillchat.skills.frontmatter import split_skill_md
     from skillchat.skills.frontmatter_yaml import json_safe
 
+    consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir)
     skill = find_skill(registry, name)
     if file is not None:
@@ -224,9 +236,9 @@ def show_cmd(
             return
         # Raw into a pipe or file (a byte-exact copy is the point of --file); on a
         # terminal, like everything else a skill wrote, with control characters visible.
-        typer.echo(safe.clean(got.text) if console.stdout_is_terminal() else got.text, nl=False)
+        typer.echo(safe.clean(got.text) if stdout_is_terminal() else got.text, nl=False)
         if got.truncated:
-            console.warn(
+            consoles.warn(
                 f"'{got.path}' cut at {settings.max_resource_bytes:,} bytes "
                 f"of {got.size:,} (max_resource_bytes)"
             )
@@ -238,7 +250,7 @@ def show_cmd(
         frontmatter, body = json_safe(skill.frontmatter), md.text
     listing = list_skill_files(skill)
     files = listing.paths
-    trust = load_trust(settings).state(skill)
+    trust = load_trust(settings, consoles).state(skill)
     if json_out:
         doc = {
             "name": skill.name,
@@ -256,8 +268,8 @@ def show_cmd(
         typer.echo(safe.json_text(doc, indent=2))
         return
     if (cut := listing.notice()) is not None:
-        console.warn(cut)
-    if not console.stdout_is_terminal():
+        consoles.warn(cut)
+    if not stdout_is_terminal():
         typer.echo(safe.clean(f"name: {skill.name}\npath: {skill.root}\norigin: {skill.origin}"))
         typer.echo(f"trust: {safe.one_line(trust.describe())}")
         for key, value in frontmatter.items():
@@ -266,9 +278,9 @@ def show_cmd(
         typer.echo("files:\n" + "\n".join(f"  {safe.one_line(f)}" for f in files))
         typer.echo("\n" + safe.clean(body.strip("\n")))
         if md.truncated:
-            console.warn("SKILL.md was cut at max_skill_md_bytes")
+            consoles.warn("SKILL.md was cut at max_skill_md_bytes")
         return
-    _show_rich(skill, trust, frontmatter, body, files, md.truncated)
+    _show_rich(consoles, skill, trust, frontmatter, body, files, md.truncated)
 
 
 def _allowed_tools_json(skill: Skill) -> dict[str, Any] | None:
@@ -290,6 +302,7 @@ def _scalar(value: Any) -> str:
 
 
 def _show_rich(
+    consoles: Consoles,
     skill: Skill,
     trust: TrustState,
     frontmatter: dict[str, Any],
@@ -300,7 +313,7 @@ def _show_rich(
     from rich.panel import Panel
     from rich.table import Table
 
-    out = console.out()
+    out = consoles.out
     meta = Table.grid(padding=(0, 2))
     meta.add_column(style="strong")
     meta.add_column(overflow="fold")
@@ -315,7 +328,7 @@ def _show_rich(
     title = safe.text(safe.one_line(skill.name))
     out.print(Panel(meta, title=title, title_align="left", border_style="panel.border"))
     for w in skill.warnings:
-        console.warn(str(w))
+        consoles.warn(str(w))
     out.print(safe.markdown(body))
     if truncated:
-        console.warn("SKILL.md was cut at max_skill_md_bytes")
+        consoles.warn("SKILL.md was cut at max_skill_md_bytes")

@@ -8,15 +8,17 @@ installs."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt
+from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, consoles_of
 from skillchat.cli.skills_cmd import app, find_skill, settings_and_registry
 from skillchat.errors import InstallFailed, RefusedDeclaration, UsageError
-from skillchat.ui import console, safe
+from skillchat.ui import safe
+from skillchat.ui.console import Consoles
 
 MAX_SCRIPTS = 200  # .py files looked at per skill for PEP 723 blocks
 
@@ -83,6 +85,7 @@ def deps_cmd(
 
     if remove and not name:
         raise UsageError("--remove needs a skill NAME")
+    consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir)
     store = EnvStore(settings.database_path().parent / "envs")
     skills = [find_skill(registry, name)] if name else list(registry.skills.values())
@@ -96,20 +99,21 @@ def deps_cmd(
     failed = False
     if install:
         tools = _tools()
+        progress = partial(_progress, consoles)
         for row in rows:
             if "key" in row:
                 try:
                     if "node" in row:
-                        ensure_node(store, row["node"], tools, progress=_progress)
+                        ensure_node(store, row["node"], tools, progress=progress)
                     else:
-                        ensure(store, tuple(row["packages"]), tools, progress=_progress)
+                        ensure(store, tuple(row["packages"]), tools, progress=progress)
                 except InstallFailed as exc:
                     row["error"] = str(exc)
                     failed = True
     if remove:
         for row in rows:
             if "key" in row and store.remove(row["key"]):
-                console.err().print(safe.text(f"removed the environment of {row['skill']}"))
+                consoles.err.print(safe.text(f"removed the environment of {row['skill']}"))
     if prune:
         every = [
             r
@@ -122,7 +126,7 @@ def deps_cmd(
             if "refused" not in r
         }
         for gone in store.prune(keep):
-            console.err().print(safe.text(f"removed {gone}"))
+            consoles.err.print(safe.text(f"removed {gone}"))
     for row in rows:
         row.pop("node", None)
         record = store.ready(row["key"]) if "key" in row else None
@@ -130,7 +134,7 @@ def deps_cmd(
         if record is not None:
             row["size_bytes"] = record.size_bytes
             row["installed"] = record.installed
-    _show(rows, json_out)
+    _show(consoles, rows, json_out)
     if failed or (install and any("refused" in r for r in rows)):
         raise typer.Exit(1)
 
@@ -144,16 +148,16 @@ def _tools() -> Any:
     return status.tools
 
 
-def _progress(line: str) -> None:
-    console.err().print(safe.text(f"  install: {line}", style="muted"))
+def _progress(consoles: Consoles, line: str) -> None:
+    consoles.err.print(safe.text(f"  install: {line}", style="muted"))
 
 
-def _show(rows: list[dict[str, Any]], json_out: bool) -> None:
+def _show(consoles: Consoles, rows: list[dict[str, Any]], json_out: bool) -> None:
     if json_out:
         print(safe.json_text(rows, indent=1))
         return
     if not rows:
-        console.err().print("no skill declares packages")
+        consoles.err.print("no skill declares packages")
         return
     for row in rows:
         if "refused" in row:

@@ -12,10 +12,10 @@ from typing import Annotated
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, SkillsDirOpt
+from skillchat.cli.common import ConfigOpt, SkillsDirOpt, consoles_of
 from skillchat.cli.skills_cmd import app, find_skill, load_trust, settings_and_registry
 from skillchat.skills.trust import apply_trust, needing_trust
-from skillchat.ui import console, safe
+from skillchat.ui import safe
 
 
 @app.command("trust", short_help="Trust project skills' allowed-tools.")
@@ -33,8 +33,9 @@ def trust_cmd(
     pre-approve commands. Without NAME, list the skills not trusted now."""
     from skillchat.errors import TrustError, UsageError
 
+    consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir)
-    store = load_trust(settings)
+    store = load_trust(settings, consoles)
     skills = [registry.skills[n] for n in registry.names()]
     if names and all_:
         raise UsageError("name skills or use --all, not both")
@@ -43,7 +44,7 @@ def trust_cmd(
         for skill, state in pending:
             typer.echo(safe.clean(f"{skill.name}\t{state.value}\t{skill.root}"))
         if not pending:
-            console.err().print("every skill is trusted", markup=False)
+            consoles.err.print("every skill is trusted", markup=False)
         return
     chosen = [find_skill(registry, n) for n in names] if names else skills
     if all_:
@@ -52,14 +53,14 @@ def trust_cmd(
         else:
             chosen = [skill for skill, _ in needing_trust(store, chosen)]
         if not chosen:
-            console.err().print("nothing to " + ("revoke" if revoke else "trust"), markup=False)
+            consoles.err.print("nothing to " + ("revoke" if revoke else "trust"), markup=False)
             return
     failed = False
     for skill in chosen:
         try:
             typer.echo(safe.clean(apply_trust(store, skill, revoke=revoke)))
         except TrustError as exc:
-            console.warn(f"{skill.name}: not trusted: {exc}")
+            consoles.warn(f"{skill.name}: not trusted: {exc}")
             failed = True
     store.save()
     if failed:

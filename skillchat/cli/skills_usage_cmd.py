@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt
+from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, consoles_of
 from skillchat.cli.skills_cmd import app, settings_and_registry
-from skillchat.ui import console, safe
+from skillchat.ui import safe
+from skillchat.ui.console import stdout_is_terminal
 
 
 @app.command("cost", short_help="Tokens each skill costs (catalog, activation).")
@@ -30,6 +31,7 @@ def cost_cmd(
     """
     from skillchat.evals.cost import load_counter, skill_costs
 
+    consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir)
     report = skill_costs(settings, registry, load_counter())
     if json_out:
@@ -48,14 +50,14 @@ def cost_cmd(
     ]
     if report.catalog_warning:
         summary.insert(1, report.catalog_warning)
-    if not console.stdout_is_terminal():  # the table's columns, a header first
+    if not stdout_is_terminal():  # the table's columns, a header first
         typer.echo("\t".join(("skill", "catalog", "body", "files", "activation", "note")))
         for s in report.skills:
             note = "shortened" if s.shortened else ("" if s.in_catalog else "not in catalog")
             fields = [s.name, s.catalog, s.body, s.files, s.activation, s.error or note]
             typer.echo("\t".join(safe.one_line(str(f)) for f in fields))
         for line in summary:
-            console.err().print(line, markup=False, highlight=False)
+            consoles.err.print(line, markup=False, highlight=False)
         return
     from rich.table import Table
 
@@ -68,9 +70,9 @@ def cost_cmd(
         note = "shortened" if s.shortened else ("" if s.in_catalog else "not in catalog")
         numbers = [f"{n:,}" for n in (s.catalog, s.body, s.files, s.activation)]
         table.add_row(safe.text(s.name), *numbers, safe.text(s.error or note, "warning"))
-    console.out().print(table)
+    consoles.out.print(table)
     for line in summary:
-        console.out().print(safe.text(line, "muted"))
+        consoles.out.print(safe.text(line, "muted"))
 
 
 @app.command("stats", short_help="How the saved chats used each skill.")
@@ -84,6 +86,7 @@ def stats_cmd(
     /name, how many ran as forks, files read, commands run, last used; and the skills never used."""
     from skillchat.evals.usage import skill_usage
 
+    consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir)
     path = settings.database_path()
     names = registry.names()
@@ -101,14 +104,14 @@ def stats_cmd(
         typer.echo(safe.json_text(doc, indent=2))
         return
     if not saved:
-        console.err().print(f"no chats yet ({path})", markup=False, highlight=False)
+        consoles.err.print(f"no chats yet ({path})", markup=False, highlight=False)
         return
     footer = f"{safe.counted(chats, 'chat')}; never used: {', '.join(never) or 'none'}"
-    if not console.stdout_is_terminal():
+    if not stdout_is_terminal():
         for u in used:
             fields = [u.name, u.by_model, u.by_user, u.files_read, u.commands, u.last_used, u.forks]
             typer.echo("\t".join(safe.one_line(str(f)) for f in fields))
-        console.err().print(footer, markup=False, highlight=False)
+        consoles.err.print(footer, markup=False, highlight=False)
         return
     from rich.table import Table
 
@@ -122,5 +125,5 @@ def stats_cmd(
         numbers = [str(n) for n in (u.by_model, u.by_user, u.forks, u.files_read, u.commands)]
         when = local_time(u.last_used) if u.last_used else ""  # as `chats list` shows it
         table.add_row(safe.text(u.name), *numbers, safe.text(when))
-    console.out().print(table)
-    console.out().print(safe.text(footer, "muted"))
+    consoles.out.print(table)
+    consoles.out.print(safe.text(footer, "muted"))

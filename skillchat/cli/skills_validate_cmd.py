@@ -13,9 +13,17 @@ from typing import Annotated, Any
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, load, skill_dirs_override
+from skillchat.cli.common import (
+    ConfigOpt,
+    JsonOpt,
+    SkillsDirOpt,
+    consoles_of,
+    load,
+    skill_dirs_override,
+)
 from skillchat.cli.skills_cmd import app, problem_json
-from skillchat.ui import console, safe
+from skillchat.ui import safe
+from skillchat.ui.console import Consoles, stdout_is_terminal
 
 
 @app.command("validate")
@@ -60,15 +68,15 @@ def validate_cmd(
         }
         typer.echo(safe.json_text(doc, indent=2))
     else:
-        _print_reports(reports, strict)
+        _print_reports(consoles_of(ctx), reports, strict)
     if failed:
         raise typer.Exit(1)
 
 
-def _print_reports(reports: list[Any], strict: bool) -> None:
+def _print_reports(consoles: Consoles, reports: list[Any], strict: bool) -> None:
     """Compiler-style `file:line: severity: message` lines, then a one-line summary."""
-    terminal = console.stdout_is_terminal()
-    out = console.out()
+    terminal = stdout_is_terminal()
+    out = consoles.out
     for report in reports:
         if terminal:
             mark = ("✓", "ok") if report.ok else ("✗", "error")
@@ -86,4 +94,4 @@ def _print_reports(reports: list[Any], strict: bool) -> None:
         f"{len(reports)} checked ({mode} mode): {len(reports) - bad} ok, {bad} with errors; "
         f"{safe.counted(errors, 'error')}, {safe.counted(warnings, 'warning')}"
     )
-    console.err().print(summary, markup=False, highlight=False)
+    consoles.err.print(summary, markup=False, highlight=False)

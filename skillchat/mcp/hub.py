@@ -23,19 +23,16 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
-import shutil
 import tempfile
 import threading
-from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from skillchat.errors import ConfigError, McpError
-from skillchat.mcp.skills import declares_skills, list_entries, served_skill
+from skillchat.mcp.skills import ServedSkills, list_entries, read_resource, skill_entries
 from skillchat.mcp.spawn import guarded_command, server_env, start_stdio
 from skillchat.mcp_config import McpServerConfig, expand
 
@@ -89,7 +86,7 @@ class McpHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self.changed = False  # a server announced a new tool list: read it at the next turn
-        self._cache: Path | None = None  # served skills' verified files (skills/remote.py)
+        self._served = ServedSkills(self.read)  # their skills, and the files read of them
 
     # ------------------------------------------------------------ lifetime
 
@@ -145,8 +142,7 @@ class McpHub:
         for state in self.servers.values():
             if state.state != "failed":
                 state.state = "stopped"
-        if self._cache is not None:
-            shutil.rmtree(self._cache, ignore_errors=True)
+        self._served.close()
         atexit.unregister(self.close)
 
     # ------------------------------------------------------------- queries
@@ -176,45 +172,20 @@ class McpHub:
 
     def served_skills(self) -> tuple[list[Skill], list[str]]:
         """The skills of the servers that serve some, and the entries refused (why)."""
-        skills: list[Skill] = []
-        refused: list[str] = []
-        for name, state in self.servers.items():
-            for entry in state.skill_entries or []:
-                skill, why = served_skill(name, entry, self._cache_root(), self._reader(name))
-                if skill is None:
-                    refused.append(f"MCP server '{name}': skill refused: {why}")
-                else:
-                    skills.append(skill)
-        return skills, refused
+        return self._served.build({name: s.skill_entries for name, s in self.servers.items()})
 
     def read(self, server: str, uri: str) -> bytes:
-        """One `resources/read`: the resource's raw bytes (text as UTF-8, blobs decoded)."""
-        import base64
-
+        """One `resources/read` (mcp/skills.py): the resource's raw bytes."""
         state = self.servers[server]
         client = state.client
         if client is None or state.state != "ready":
             raise McpError(f"MCP server '{server}' is not running: {state.error}")
-        future = self._submit(client.read_resource(uri))
+        future = self._submit(read_resource(client, uri))
         try:
-            result = future.result(state.config.timeout_s + 2)
+            return cast(bytes, future.result(state.config.timeout_s + 2))
         except FutureTimeout:
             future.cancel()
             raise McpError(f"no answer from '{server}' in {state.config.timeout_s:g} s") from None
-        data = b""
-        for content in result.contents:
-            text, blob = getattr(content, "text", None), getattr(content, "blob", None)
-            data += text.encode("utf-8") if isinstance(text, str) else base64.b64decode(blob or "")
-        return data
-
-    def _reader(self, server: str) -> Callable[[str], bytes]:
-        return lambda uri: self.read(server, uri)
-
-    def _cache_root(self) -> Path:
-        """A private folder for the session, outside every skills directory."""
-        if self._cache is None:
-            self._cache = Path(tempfile.mkdtemp(prefix="skillchat-mcp-skills-"))
-        return self._cache
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """One `tools/call`; McpError for a timeout, a JSON-RPC error, a dead server."""
@@ -297,7 +268,7 @@ class McpHub:
                 raise
             async with client:
                 tools = await _list_tools(client)
-                entries = await _skill_entries(client)
+                entries = await skill_entries(client)
                 if current():
                     state.tools, state.client, state.state = tools, client, "ready"
                     state.skill_entries = entries
@@ -370,17 +341,6 @@ async def _list_tools(client: Client) -> list[Tool]:
         if not cursor:
             break
     return tools
-
-
-async def _skill_entries(client: Client) -> list[Any] | None:
-    """The server's skills (None: it serves none); a failing `skills/list` leaves
-    its skills out, not its tools."""
-    if not declares_skills(client):
-        return None
-    try:
-        return await list_entries(client)
-    except Exception:
-        return []
 
 
 def _connection_lost(exc: Any) -> bool:

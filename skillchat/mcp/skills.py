@@ -14,11 +14,20 @@ check: skillchat declines it), a file outside the skill's folder, a malformed
 digest, more than 512 files or 16 MiB.
 The SDK has no helpers for the extension: its requests go through the session's
 generic `send_request`.
+
+A served skill's files are read with the base `resources/read` when the model or
+the user reads them (`read_resource`, through the hub's connection), checked
+against the entry's manifest (size, digest) by skills/remote.py, and kept in the
+session's private cache, which `ServedSkills` removes when the session closes.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +61,17 @@ def declares_skills(client: Client) -> bool:
     return EXTENSION in extensions
 
 
+async def skill_entries(client: Client) -> list[Any] | None:
+    """The server's skills as it connects (None: it serves none); a failing
+    `skills/list` leaves its skills out, not its tools."""
+    if not declares_skills(client):
+        return None
+    try:
+        return await list_entries(client)
+    except Exception:
+        return []
+
+
 async def list_entries(client: Client) -> list[Any]:
     """Every entry of the server's `skills/list`, page after page."""
     from mcp import types
@@ -67,6 +87,53 @@ async def list_entries(client: Client) -> list[Any]:
         if not cursor:
             break
     return entries
+
+
+async def read_resource(client: Client, uri: str) -> bytes:
+    """One `resources/read`: the resource's raw bytes (text as UTF-8, blobs decoded)."""
+    import base64
+
+    result = await client.read_resource(uri)
+    data = b""
+    for content in result.contents:
+        text, blob = getattr(content, "text", None), getattr(content, "blob", None)
+        data += text.encode("utf-8") if isinstance(text, str) else base64.b64decode(blob or "")
+    return data
+
+
+class ServedSkills:
+    """The skills of one session's servers: built from their entries, their files
+    read through `read(server, uri)` (the hub's `resources/read`) into a private
+    folder outside every skills directory, made at the first skill and removed by
+    `close`."""
+
+    def __init__(self, read: Callable[[str, str], bytes]) -> None:
+        self._read = read
+        self._cache: Path | None = None
+
+    def build(self, entries: dict[str, list[Any] | None]) -> tuple[list[Skill], list[str]]:
+        """The skills of each server's entries, and the entries refused (why)."""
+        skills: list[Skill] = []
+        refused: list[str] = []
+        for name, listed in entries.items():
+            for entry in listed or []:
+                skill, why = served_skill(
+                    name, entry, self._cache_root(), partial(self._read, name)
+                )
+                if skill is None:
+                    refused.append(f"MCP server '{name}': skill refused: {why}")
+                else:
+                    skills.append(skill)
+        return skills, refused
+
+    def close(self) -> None:
+        if self._cache is not None:
+            shutil.rmtree(self._cache, ignore_errors=True)
+
+    def _cache_root(self) -> Path:
+        if self._cache is None:
+            self._cache = Path(tempfile.mkdtemp(prefix="skillchat-mcp-skills-"))
+        return self._cache
 
 
 def served_skill(server: str, entry: Any, cache: Path, fetch: Fetch) -> tuple[Skill | None, str]:

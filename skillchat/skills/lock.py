@@ -30,11 +30,13 @@ from __future__ import annotations
 import json
 import os
 import stat
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillchat.errors import LockError, TrustError
+from skillchat.safe_io.write import replace_atomically
 from skillchat.skills.model import Problem, Skill
 from skillchat.skills.records import skill_records
 
@@ -78,21 +80,11 @@ class Lock:
         return cls(path, skills)
 
     def save(self) -> None:
-        import tempfile
-
+        """Replace the lock file whole (safe_io/write.py), readable by all: a project's
+        lock is meant to be committed; LockError when it cannot be written."""
         doc = {"version": LOCK_VERSION, "skills": dict(sorted(self.skills.items()))}
         data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".skills-lock-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        replace_atomically(self.path, data, LockError, "cannot write the lock", mode=0o644)
         _LOCKS.pop(str(self.path), None)
 
 
@@ -265,17 +257,10 @@ def _stat_cache() -> dict[str, dict[str, str]]:
 
 
 def _save_stat_cache(cache: dict[str, dict[str, str]]) -> None:
-    import tempfile
-
-    path = _stat_cache_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".lock-stat-", suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(cache, fh)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written costs a hash next time, nothing else
+    # A cache that cannot be written costs a hash next time, nothing else.
+    with suppress(LockError):
+        data = json.dumps(cache).encode()
+        replace_atomically(_stat_cache_path(), data, LockError, "cannot save the fingerprints")
 
 
 def checked(registry: Registry) -> Registry:

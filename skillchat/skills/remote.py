@@ -18,12 +18,13 @@ the manifest's digest (`manifest_digest`) are what trust is bound to
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from skillchat.errors import FileAccessError, FrontmatterError
+from skillchat.safe_io.write import replace_atomically
 
 Fetch = Callable[[str], bytes]  # a resource URI -> its raw bytes (resources/read)
 
@@ -97,10 +98,10 @@ def ensure_file(remote: RemoteSkill, root: Path, rel: str) -> None:
             f"refused {entry.uri} from {remote.origin}: its frontmatter differs from the "
             "skill's entry",
         )
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    # Whole or not at all, under a name of its own: forks running at once may fetch
+    # the same file.
+    failed = partial(FileAccessError, "INTERNAL_ERROR")
+    replace_atomically(path, data, failed, f"cannot cache {remote.origin}'s file")
 
 
 def _matches(data: bytes, entry: RemoteFile) -> bool:

@@ -55,6 +55,7 @@ from typing import Any
 
 from skillchat.config import BUNDLED_SKILLS, user_data_dir, user_skill_dirs
 from skillchat.errors import TrustError
+from skillchat.safe_io.write import replace_atomically
 from skillchat.skills.content_hash import content_hash, packages_digest
 from skillchat.skills.model import Skill
 from skillchat.skills.records import skill_records
@@ -218,24 +219,9 @@ class TrustStore:
 
     def save(self) -> None:
         """Write the store atomically, private to the user (0600 in a 0700 folder)."""
-        import tempfile
-
         doc = {"version": STORE_VERSION, "skills": dict(sorted(self.entries.items()))}
         data = json.dumps(doc, indent=1, ensure_ascii=False).encode()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError as exc:
-            raise TrustError(f"{self.path}: cannot save trust: {exc.strerror or exc}") from None
+        replace_atomically(self.path, data, TrustError, "cannot save trust")
         self.problem = None
 
 

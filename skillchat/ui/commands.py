@@ -4,9 +4,9 @@
 A line whose first word is one of these runs it and never reaches the model; a
 skill with the same name is reached with `/skill NAME`, and the REPL
 says so once. Each command is a function of the session and the rest of the line;
-it returns True only to end the session. Every line goes through `_print`, which
-makes each part safe (ui/safe.py): skill descriptions, chat titles, tool arguments
-and results are shown as text, never markup, control characters visible.
+it returns True only to end the session. Every line goes through `_print`, onto
+the consoles of the `Repl` it is given, each part made safe (ui/safe.py): skill
+descriptions, chat titles, tool arguments and results are text, never markup.
 """
 
 from __future__ import annotations
@@ -40,12 +40,12 @@ class Command:
     run: Callable[[Repl, str], bool | None]
 
 
-def _print(*parts: str | tuple[str, str]) -> None:
-    """One line on stdout from plain strings and (text, style) pairs, each cleaned."""
+def _print(repl: Repl, *parts: str | tuple[str, str]) -> None:
+    """One line on the REPL's stdout console from plain strings and (text, style)
+    pairs, each cleaned."""
     from skillchat.ui import safe
-    from skillchat.ui.console import out
 
-    out().print(safe.line(*parts))
+    repl.consoles.out.print(safe.line(*parts))
 
 
 def _help(repl: Repl, arg: str) -> None:
@@ -67,17 +67,17 @@ def _help(repl: Repl, arg: str) -> None:
     aligned = [row for row in skills[:SKILL_USAGES_SHOWN] if len(row[0]) <= USAGE_ALIGNED]
     width = max(len(left) for left, _ in rows + aligned) + 2
     for left, text in rows:
-        _print((left.ljust(width), "strong"), text)
-    _print(("keys".ljust(width), "muted"), keys)
+        _print(repl, (left.ljust(width), "strong"), text)
+    _print(repl, ("keys".ljust(width), "muted"), keys)
     if skills:
-        _print(("skills that take arguments (their argument-hint):", "muted"))
+        _print(repl, ("skills that take arguments (their argument-hint):", "muted"))
     for left, text in skills[:SKILL_USAGES_SHOWN]:
         if len(left) > USAGE_ALIGNED:
-            _print((left, "strong"))
+            _print(repl, (left, "strong"))
             left = ""
-        _print((left.ljust(width), "strong"), one_line(text, 80))
-    if len(skills) > SKILL_USAGES_SHOWN:
-        _print((f"… and {len(skills) - SKILL_USAGES_SHOWN} more (Tab after / shows them)", "muted"))
+        _print(repl, (left.ljust(width), "strong"), one_line(text, 80))
+    if (more := len(skills) - SKILL_USAGES_SHOWN) > 0:
+        _print(repl, (f"… and {more} more (Tab after / shows them)", "muted"))
 
 
 def skill_usage(skill: Skill) -> str:
@@ -97,7 +97,8 @@ def _skills(repl: Repl, arg: str) -> None:
     session = repl.session
     names = session.registry.names()
     if not names:
-        _print(("no skills found", "warning"), " (skill directories: see `skillchat config show`)")
+        where = " (skill directories: see `skillchat config show`)"
+        _print(repl, ("no skills found", "warning"), where)
     active = set(session.chat.activated)
     for name in names:
         skill = session.registry.skills[name]
@@ -106,6 +107,7 @@ def _skills(repl: Repl, arg: str) -> None:
         note = " (user only)" if not skill.model_invocable else ""
         note += " (model only)" if not skill.user_invocable else ""
         _print(
+            repl,
             mark,
             (name, "strong"),
             shadowed,
@@ -113,7 +115,7 @@ def _skills(repl: Repl, arg: str) -> None:
             ("  " + one_line(skill.description), "muted"),
         )
     for name in session.settings.skills_disabled:
-        _print("  ", (name, "strong"), ("  disabled", "warning"))
+        _print(repl, "  ", (name, "strong"), ("  disabled", "warning"))
 
 
 def _toggle(repl: Repl, action: str, name: str) -> None:
@@ -136,6 +138,7 @@ def _toggle(repl: Repl, action: str, name: str) -> None:
     repl.warn_skills()
     where = session.settings.config_path or "the config file"
     _print(
+        repl,
         (f"{name} {action}d for this session", "strong"),
         (f"; to keep it, edit [skills] disabled in {where}", "muted"),
     )
@@ -152,7 +155,7 @@ def _retry(repl: Repl, arg: str) -> None:
         text = content if isinstance(content, str) else None
     if not text:
         raise UsageError("nothing to retry: no message was sent in this chat")
-    _print(("retrying: ", "muted"), (one_line(text)[:80], "muted"))
+    _print(repl, ("retrying: ", "muted"), (one_line(text)[:80], "muted"))
     repl.send(text)
 
 
@@ -165,6 +168,7 @@ def _model(repl: Repl, arg: str) -> None:
     base, gguf = session.settings.api_base, session.settings.gguf
     server = f"local model {gguf}" if gguf else redact(base) if base else "the provider's own"
     _print(
+        repl,
         "model: ",
         (session.settings.model, "strong"),
         f" (backend: {session.backend.name}, server: {server})",
@@ -173,7 +177,7 @@ def _model(repl: Repl, arg: str) -> None:
 
 def _new(repl: Repl, arg: str) -> None:
     repl.start_chat(None)
-    _print(("new chat", "muted"))
+    _print(repl, ("new chat", "muted"))
 
 
 def _chats(repl: Repl, arg: str) -> None:
@@ -181,10 +185,11 @@ def _chats(repl: Repl, arg: str) -> None:
 
     chats = repl.session.store.list_chats(limit=CHATS_SHOWN) if repl.session.store else []
     if not chats:
-        _print(("no saved chats yet", "muted"))
+        _print(repl, ("no saved chats yet", "muted"))
     for chat in chats:
         current = chat.id == repl.session.chat_id
         _print(
+            repl,
             ("* " if current else "  ", "ok"),
             (chat.id, "strong"),
             f"  {local_time(chat.updated_at)}  {chat.message_count:>4} msgs  ",
@@ -209,28 +214,27 @@ def _show(repl: Repl, arg: str) -> None:
         raise UsageError(f"/show needs the number of a tool card ({shown})")
     record = records[int(arg) - 1]
     from skillchat.ui import safe
-    from skillchat.ui.console import out
 
     head = safe.exact(f"#{arg} {record.name}", "strong")  # invisible characters marked
-    out().print(head.append("  ").append(safe.exact(record.arguments, "muted")))
+    repl.consoles.out.print(head.append("  ").append(safe.exact(record.arguments, "muted")))
     try:
         value = json.loads(record.result.content)
     except ValueError:
         value = None
     if not isinstance(value, dict):
-        _print(record.result.content)
+        _print(repl, record.result.content)
         return
     for key, item in value.items():  # get_skill's documentation as text, not one JSON line
         if isinstance(item, str) and "\n" in item:
-            _print((f"{key}:", "key"))
-            _print(item)
+            _print(repl, (f"{key}:", "key"))
+            _print(repl, item)
         else:
-            _print((f"{key}: ", "key"), json.dumps(item, ensure_ascii=False))
+            _print(repl, (f"{key}: ", "key"), json.dumps(item, ensure_ascii=False))
     if (fork := repl.view.forks.get(int(arg))) is not None:  # a fork's card: its transcript
         from skillchat.ui.fork_view import transcript_lines
 
         for part in transcript_lines(fork):
-            _print(part)
+            _print(repl, part)
 
 
 def _attach(repl: Repl, arg: str) -> None:
@@ -242,11 +246,12 @@ def _attach(repl: Repl, arg: str) -> None:
         pending = attachments.pending if attachments else []
         if not pending:
             raise UsageError("/attach needs a path in the workspace (Tab completes)")
-        _print(("for the next message: ", "muted"), ", ".join(pending))
+        _print(repl, ("for the next message: ", "muted"), ", ".join(pending))
         return
     file = repl.session.chat.attach(arg)
     cut = ", cut to the limit" if file.truncated else ""
     _print(
+        repl,
         ("attached ", "muted"),
         (file.path, "strong"),
         (f" ({human_size(file.size)}{cut}): it goes with your next message", "muted"),
@@ -268,15 +273,17 @@ def _find(repl: Repl, tool: str, args: dict[str, str]) -> None:
         raise UsageError(f"{result['errorCode']}: {result['errors'][0]}")
     for entry in result.get("entries", []):
         size = f"  {human_size(entry['sizeBytes'])}" if "sizeBytes" in entry else ""
-        _print(entry["path"], (size, "muted"))
+        _print(repl, entry["path"], (size, "muted"))
     for hit in result.get("results", []):
         mark = "  (already in the chat)" if hit["alreadyInContext"] else ""
-        _print((hit["docPath"], "strong"), ("  " + hit["chunkPath"] + mark, "muted"))
-        _print(hit["snippet"])
+        _print(repl, (hit["docPath"], "strong"), ("  " + hit["chunkPath"] + mark, "muted"))
+        _print(repl, hit["snippet"])
     if "results" in result:
-        _print((f"{result['filesMatched']} of {result['filesSearched']} files match", "muted"))
+        _print(
+            repl, (f"{result['filesMatched']} of {result['filesSearched']} files match", "muted")
+        )
     for notice in result["notices"]:
-        _print((notice, "warning"))
+        _print(repl, (notice, "warning"))
 
 
 def _files(repl: Repl, arg: str) -> None:
@@ -300,28 +307,27 @@ def _reload(repl: Repl, arg: str) -> None:
         line += f"; new: {', '.join(added)}"
     if removed:
         line += f"; gone: {', '.join(removed)}"
-    _print((line, "muted"))
+    _print(repl, (line, "muted"))
 
 
 def _trust(repl: Repl, arg: str) -> None:
     """Trust skills by name, or `--all` of them (bound to their content now); without
     a name, list the skills whose allowed-tools do not count yet (untrusted or changed)."""
     from skillchat.skills.trust import TrustStore, apply_trust, needing_trust
-    from skillchat.ui.console import warn
 
     store = TrustStore.load(packages=repl.session.settings.skill_packages)
     if store.problem:
-        warn(store.problem)
+        repl.consoles.warn(store.problem)
     registry = repl.session.registry
     skills = [registry.skills[n] for n in registry.names()]
     pending = needing_trust(store, skills) if arg in ("", "--all") else []
     if arg in ("", "--all") and not pending:
-        _print(("every skill is trusted", "muted"))
+        _print(repl, ("every skill is trusted", "muted"))
         return
     if not arg:
         for skill, state in pending:
-            _print("  ", (skill.name, "strong"), ("  " + state.describe(), "warning"))
-        _print(("/trust NAME (or --all) trusts as it is now; a change revokes it", "muted"))
+            _print(repl, "  ", (skill.name, "strong"), ("  " + state.describe(), "warning"))
+        _print(repl, ("/trust NAME (or --all) trusts as it is now; a change revokes it", "muted"))
         return
     chosen = [skill for skill, _ in pending]
     for name in arg.split() if arg != "--all" else []:
@@ -332,7 +338,7 @@ def _trust(repl: Repl, arg: str) -> None:
     lines = [apply_trust(store, skill) for skill in chosen]
     store.save()
     for line in lines:
-        _print(("✓ ", "ok"), line)
+        _print(repl, ("✓ ", "ok"), line)
 
 
 def _compact(repl: Repl, arg: str) -> None:

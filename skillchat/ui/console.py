@@ -1,10 +1,13 @@
 """Where output goes: the answer to stdout, everything else (cards, progress,
 warnings) to stderr, so `skillchat ask ... > file` captures only the answer.
 
-A front end that streams a chat (`ask`, the REPL) makes its `Consoles` once and
-passes them to what renders (the views, the waiting line, the consent cards), so it
-owns its output and a test can hand in consoles of its own; the one-shot commands
-(`skills list`, `chats`, `config`...) print through `out()` and `err()`.
+There is no console of the module or of the process: each run of the command line
+has one `Consoles` (made by cli/common.py's `consoles_of`, once per invocation) and
+passes it to what prints: the views, the waiting line, the consent cards of `ask`
+and the REPL, the REPL's slash commands, the one-shot commands' tables and
+warnings. A run owns its output, and a test hands in consoles of its own. Each
+Rich console is built at its first use: `ask` does not pay for one it never prints
+to.
 
 Rich already honours NO_COLOR and drops styling when a stream is not a terminal;
 `is_terminal` lets commands choose plain text (tab-separated, no tables) for pipes.
@@ -15,7 +18,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -57,32 +59,15 @@ class Consoles:
         return self._err
 
     def warn(self, message: str) -> None:
-        """`message` as one warning line on stderr (see `warn`)."""
+        """One warning line on stderr, never markup-interpreted, never hard-wrapped
+        (a terminal wraps it visually; a log or a grep gets it whole). Warnings quote
+        skill and file names and provider text: control characters are made visible
+        (ui/safe.py) and secrets masked (ui/redact.py)."""
         self.err.print(_warning(message), soft_wrap=True)
-
-
-@cache
-def out() -> Console:
-    """The one-shot commands' console for their result (stdout)."""
-    return _console(stderr=False)
-
-
-@cache
-def err() -> Console:
-    """The one-shot commands' console for progress and diagnostics (stderr)."""
-    return _console(stderr=True)
 
 
 def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
-
-
-def warn(message: str) -> None:
-    """One warning line on stderr, never markup-interpreted, never hard-wrapped
-    (a terminal wraps it visually; a log or a grep gets it whole). Warnings quote
-    skill and file names and provider text: control characters are made visible
-    (ui/safe.py) and secrets masked (ui/redact.py)."""
-    err().print(_warning(message), soft_wrap=True)
 
 
 def _warning(message: str) -> Text:

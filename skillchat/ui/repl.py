@@ -53,13 +53,6 @@ RESUME_PREVIEW_LINES = 12
 LEAVE_WORDS = {"exit", "quit"}  # alone on the line: leave, as /exit does
 
 
-def _line(text: str, style: str = "") -> None:
-    from skillchat.ui import safe
-    from skillchat.ui.console import out
-
-    out().print(safe.text(text, style))
-
-
 class Repl:
     """One interactive session: the prompt, the built-in commands, and the `Session`
     that owns the current chat's state (commands act on it, ui/commands.py)."""
@@ -71,13 +64,15 @@ class Repl:
         store: ChatStore,
         transcript: Transcript | None = None,
         *,
+        consoles: Consoles,
         debug: bool = False,
         workspace: Workspace | None = None,
     ) -> None:
         self.workspace = workspace
         self.store = store
         self.debug = debug
-        self.consoles = Consoles()  # the REPL's output: its view, consent and run cards
+        # The REPL's output: its view, consent and run cards, the slash commands' lines.
+        self.consoles = consoles
         self.view = ReplView(self.consoles)
         self.tokens = 0
         self.fork_runs: list[tuple[str, dict[str, Any]]] = []  # (model, summary) for the toolbar
@@ -163,21 +158,27 @@ class Repl:
             self.session.refresh_skills()  # a skill added since the last turn is no typo
             if mistake := unknown_name(text, self.session.registry, commands.COMMANDS):
                 # Not sent: a typo would cost a request and an answer to the wrong text.
-                _line(f"{mistake} (not sent; Up brings the line back)", "warning")
+                self._line(f"{mistake} (not sent; Up brings the line back)", "warning")
                 return False
             self.send(text)
         except KeyboardInterrupt:  # a reply (or a command) stopped; what was shown stays
-            _line("⏹ interrupted", "warning")
+            self._line("⏹ interrupted", "warning")
         except SkillchatError as exc:
-            _line(f"error: {error_line(str(exc))}", "error")
+            self._line(f"error: {error_line(str(exc))}", "error")
         except Exception as exc:  # a bug must not end the session (the chat is saved)
             if self.debug:
                 from skillchat.ui.redact import traceback_text
 
-                _line(traceback_text(exc))
+                self._line(traceback_text(exc))
             detail = error_line(f"{exc.__class__.__name__}: {exc}")
-            _line(f"internal error: {detail} (rerun with --debug)", "error")
+            self._line(f"internal error: {detail} (rerun with --debug)", "error")
         return False
+
+    def _line(self, text: str, style: str = "") -> None:
+        """A line of the REPL's own (an error, a notice) on its stdout console."""
+        from skillchat.ui import safe
+
+        self.consoles.out.print(safe.text(text, style))
 
     def send(self, text: str) -> None:
         """One message to the model (the loop keeps and saves a reply cut by Ctrl-C)."""
@@ -192,11 +193,13 @@ class Repl:
         if self.recorder.pending and not self.recorder.flush():
             n, chat = self.recorder.pending, self.recorder.chat_id or "(new)"
             failure = error_line(str(self.recorder.failure))
-            _line(f"error: {counted(n, 'write')} of chat {chat} not saved: {failure}", "error")
+            self._line(f"error: {counted(n, 'write')} of chat {chat} not saved: {failure}", "error")
             return 1
         if self.recorder.chat_id is not None:
             chat = self.recorder.chat_id
-            _line(f"chat {chat} saved: skillchat -c (or --chat {chat}) goes on with it", "muted")
+            self._line(
+                f"chat {chat} saved: skillchat -c (or --chat {chat}) goes on with it", "muted"
+            )
         return 0
 
     # ------------------------------------------------------------ chat switching
@@ -233,7 +236,7 @@ class Repl:
         """Say which chat goes on, and where it stopped."""
         chat = self.store.get_chat(self.recorder.chat_id or "")
         title = one_line(chat.title or "untitled")
-        _line(
+        self._line(
             f"resumed chat {chat.id} · {counted(chat.message_count, 'message')} · {title}", "strong"
         )
         messages = self.session.chat.messages
@@ -244,7 +247,7 @@ class Repl:
             cut = lines[-RESUME_PREVIEW_LINES:]
             if len(lines) > len(cut):
                 cut.insert(0, "…")
-            _line("\n".join(cut), "muted")
+            self._line("\n".join(cut), "muted")
 
     # --------------------------------------------------------- toolbar, completion
 
