@@ -288,7 +288,6 @@ def test_the_repl_asks_each_command_under_an_untrusted_served_skill_despite_allo
     assert repl.quit() == 0
 
 
-
 def test_an_always_is_neither_offered_nor_kept_while_a_served_skill_gates_commands(
     server: ScriptedServer,
     tag: Path,  # noqa: F811

@@ -21,8 +21,9 @@ read as consent to a command the user had not seen, and `a` as "always". What th
 terminal holds is discarded right before the card is drawn, as the terminal starts
 reading single keys: a key pressed the moment the question shows is its answer.
 The answer is one key, no Enter (y, n, a; "always" only offered for a skill's
-command, and not while an untrusted skill served over MCP gates every command). Ctrl-C, Enter, Escape or end of input at the question means no. While the
-command runs, a live card shows the tail of its output; the tool card with the exit
+command, and not while an untrusted skill served over MCP gates every command).
+Ctrl-C, Enter, Escape or end of input at the question means no. While the command
+runs, a live card shows the tail of its output; the tool card with the exit
 code follows.
 """
 
