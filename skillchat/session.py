@@ -30,7 +30,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
-from skillchat.session_settings import continued_settings, resumed_model
+from skillchat.session_settings import (
+    PLACE_FIELDS,
+    continued_settings,
+    fitted_elsewhere,
+    resumed_model,
+)
 
 if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
@@ -252,19 +257,21 @@ class Session:
     def switch_model(self, model: str) -> None:
         """`/model`: the current chat goes on with `model` (a `[models.NAME]` brings
         its server and limits, until the next `/model` goes back to the session's)
-        from the next message, saved with the chat."""
+        from the next message, saved with the chat. Another server or local file is
+        fitted to its own window (`fitted_elsewhere`); the session's own model, by
+        its name (a local file's is the name `/model` shows), gets back the
+        session's server or file and its fitting."""
         from skillchat.config import with_model
 
         current, own = self.settings, self._own
-        tabled = [k for k, v in current.sources.items() if v.startswith("models.") and k != "model"]
-        if tabled:  # the previous named model's server and limits go with it
-            restored = {k: own.sources.get(k, "default") for k in tabled}
-            current = replace(
-                current,
-                **{k: getattr(own, k) for k in tabled},
-                sources={**current.sources, **restored},
-            )
-        self._use_settings(with_model(current, model))
+        # The previous named model's server, limits and fitting go with it.
+        restored = {k: own.sources.get(k, "default") for k in PLACE_FIELDS}
+        current = replace(
+            current,
+            **{k: getattr(own, k) for k in PLACE_FIELDS},
+            sources={**current.sources, **restored},
+        )
+        self._use_settings(fitted_elsewhere(with_model(current, model), own))
 
     def _use_settings(self, settings: Settings) -> None:
         """The current chat goes on under `settings` (another model: `/model`, a
