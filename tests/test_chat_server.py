@@ -165,14 +165,17 @@ def test_the_repl_continues_on_the_chats_server(
 
 
 def test_a_continued_chat_is_fitted_to_its_own_servers_window(
-    server: ScriptedServer, other: ScriptedServer, tmp_path: Path
+    server: ScriptedServer,
+    other: ScriptedServer,
+    tmp_path: Path,
+    pty_sessions: Callable[..., PtySession],
 ) -> None:
     """The configured server reports 4,096 tokens, the chat's own 32,768: `-c` and
     `--chat ID` fit to the chat's server (a quarter of its window for the reply), as
     does `/resume`; a table naming that server's model states its window instead."""
     server.props = {"default_generation_settings": {"n_ctx": 4096}}
     other.props = {"default_generation_settings": {"n_ctx": 32768}}
-    other.script(reply("one"), reply("two"), reply("three"), reply("four"))
+    other.script(*(reply(said) for said in ("one", "two", "three", "four", "five")))
     assert ask("--model", "openai/m", "--api-base", other.base_url, "first").returncode == 0
     with ChatStore.open(user_data_dir() / "chats.db") as store:
         chat = store.last_chat()
@@ -186,5 +189,11 @@ def test_a_continued_chat_is_fitted_to_its_own_servers_window(
     stated += "context_window = 8000\n"
     config.write_text(config.read_text() + stated)
     assert ask("--config", str(config), "-c", "stated").returncode == 0
-    assert [c.body["max_tokens"] for c in other.completions] == [8192, 8192, 8192, 2000]
+    config.write_text(f'model = "openai/m"\napi_base = "{server.base_url}"\n')
+    session = pty_sessions("--config", str(config), "--no-tools")
+    session.prompt()
+    session.run(f"/resume {chat.id}")
+    assert "five" in session.run("resumed")
+    assert session.quit() == 0
+    assert [c.body["max_tokens"] for c in other.completions] == [8192, 8192, 8192, 2000, 8192]
     assert server.completions == []
