@@ -175,7 +175,7 @@ def test_a_continued_chat_is_fitted_to_its_own_servers_window(
     does `/resume`; a table naming that server's model states its window instead."""
     server.props = {"default_generation_settings": {"n_ctx": 4096}}
     other.props = {"default_generation_settings": {"n_ctx": 32768}}
-    other.script(*(reply(said) for said in ("one", "two", "three", "four", "five")))
+    other.script(*(reply(said) for said in ("one", "two", "three", "four", "five", "six")))
     assert ask("--model", "openai/m", "--api-base", other.base_url, "first").returncode == 0
     with ChatStore.open(user_data_dir() / "chats.db") as store:
         chat = store.last_chat()
@@ -194,6 +194,9 @@ def test_a_continued_chat_is_fitted_to_its_own_servers_window(
     session.prompt()
     session.run(f"/resume {chat.id}")
     assert "five" in session.run("resumed")
+    session.run("/model openai/plain")  # another model: on the resumed chat's server
+    assert "six" in session.run("switched")
     assert session.quit() == 0
-    assert [c.body["max_tokens"] for c in other.completions] == [8192, 8192, 8192, 2000, 8192]
+    assert [c.body["max_tokens"] for c in other.completions] == [8192] * 3 + [2000] + [8192] * 2
+    assert other.completions[-1].body["model"] == "plain"
     assert server.completions == []
