@@ -34,6 +34,9 @@ _NAME = re.compile(r"[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
+# One answer (a stdio line, an HTTP body or SSE event) past this is not read: a
+# result is cut to a share of the context anyway, and memory is the user's.
+DEFAULT_MAX_ANSWER_MB = 256
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,11 @@ class McpServerConfig:
     enabled: bool = True
     timeout_s: float = DEFAULT_TIMEOUT_S
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
+    max_answer_mb: int = DEFAULT_MAX_ANSWER_MB
+
+    @property
+    def max_answer_bytes(self) -> int:
+        return self.max_answer_mb * 1024 * 1024
 
     @property
     def transport(self) -> str:
@@ -92,6 +100,7 @@ _KEYS: dict[str, type | tuple[type, ...]] = {
     "enabled": bool,
     "timeout_s": (int, float),
     "startup_timeout_s": (int, float),
+    "max_answer_mb": int,
 }
 
 
@@ -137,6 +146,9 @@ def mcp_servers(path: Path, tables: Any) -> dict[str, McpServerConfig]:
                 where,
                 "startup_timeout_s",
                 table.get("startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S),
+            ),
+            max_answer_mb=int(
+                _positive(where, "max_answer_mb", table.get("max_answer_mb", DEFAULT_MAX_ANSWER_MB))
             ),
         )
     return servers

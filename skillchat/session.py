@@ -30,7 +30,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
-from skillchat.session_settings import continued_settings, resumed_model
+from skillchat.session_settings import (
+    PLACE_FIELDS,
+    continued_settings,
+    fitted_elsewhere,
+    resumed_model,
+)
 
 if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
@@ -156,8 +161,9 @@ class Session:
         self._consent = consent
         self._backend_for = backend_for or make_backend
         settings = resumed_model(settings, transcript)
-        # The session's own settings: a `/model NAME` table's server and limits last
-        # only until the next `/model`, which starts again from these.
+        # The chat's own settings: a `/model NAME` table's server and limits last
+        # only until the next `/model`, which starts again from these (a `/resume`d
+        # chat's are its own).
         self._own = settings
         self.runner: SandboxCommands | None = None
         if consent is not None:
@@ -252,19 +258,13 @@ class Session:
     def switch_model(self, model: str) -> None:
         """`/model`: the current chat goes on with `model` (a `[models.NAME]` brings
         its server and limits, until the next `/model` goes back to the session's)
-        from the next message, saved with the chat."""
+        from the next message, saved with the chat. Another server or local file is
+        fitted to its own window (`fitted_elsewhere`); the session's own model, by
+        its name (a local file's is the name `/model` shows), gets back the
+        session's server or file and its fitting."""
         from skillchat.config import with_model
 
-        current, own = self.settings, self._own
-        tabled = [k for k, v in current.sources.items() if v.startswith("models.") and k != "model"]
-        if tabled:  # the previous named model's server and limits go with it
-            restored = {k: own.sources.get(k, "default") for k in tabled}
-            current = replace(
-                current,
-                **{k: getattr(own, k) for k in tabled},
-                sources={**current.sources, **restored},
-            )
-        self._use_settings(with_model(current, model))
+        self._use_settings(fitted_elsewhere(with_model(self._own_place(), model), self._own))
 
     def _use_settings(self, settings: Settings) -> None:
         """The current chat goes on under `settings` (another model: `/model`, a
@@ -281,11 +281,23 @@ class Session:
     def resume(self, transcript: Transcript) -> None:
         """`/resume`: go on with a saved chat, on its own model and server (or local
         model file), unless the command line chose them."""
-        settings = continued_settings(self.settings, transcript)
+        settings = continued_settings(self._own_place(), transcript)
         same = _where(settings) == _where(self.settings)
         backend = self.backend if same else self._backend_for(settings)
         self._fresh_consent()
         self._start(transcript, settings, self.registry, backend)
+        self._own = settings  # this chat's own place: where a later `/model` comes back to
+
+    def _own_place(self) -> Settings:
+        """The settings of the moment with the chat's own model, server (or local
+        file) and fitting: a named model's, a skill's model's, go with it."""
+        current, own = self.settings, self._own
+        restored = {k: own.sources.get(k, "default") for k in PLACE_FIELDS}
+        return replace(
+            current,
+            **{k: getattr(own, k) for k in PLACE_FIELDS},
+            sources={**current.sources, **restored},
+        )
 
     # ----------------------------------------------------------------- inside
 

@@ -18,6 +18,13 @@ if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
     from skillchat.config import Settings
 
+# Where a model runs and what its window decides: what a `[models.NAME]` table sets
+# (config_file.py's MODEL_KEYS) and what is fitted to a window (context_window.py).
+PLACE_FIELDS = (
+    "model", "api_base", "backend", "gguf", "vision", "max_tokens", "context_window",
+    "context_max_chars", "catalog_max_chars",
+)  # fmt: skip
+
 
 def resumed_workspace(
     settings: Settings, transcript: Transcript | None, notify: Callable[[str], None]
@@ -68,15 +75,37 @@ def resumed_settings(settings: Settings, transcript: Transcript | None) -> Setti
 
 
 def continued_settings(settings: Settings, transcript: Transcript | None) -> Settings:
-    """The settings `transcript`'s chat goes on with (`resumed_settings`), its local
-    model's server started (and the settings fitted to it) when the chat was made
-    with one this start did not load: a `--gguf` chat continued with `-c`, `--chat
-    ID` or `/resume` loads its file again instead of asking for an API key, and a
-    file that is gone or broken is the local model's one-line error."""
-    resumed = resumed_settings(settings, transcript)
-    if resumed.gguf and resumed.gguf != settings.gguf:
-        return start_local_model(resumed, default=False)
-    return resumed
+    """The settings `transcript`'s chat goes on with (`resumed_settings`), fitted to
+    where it runs when that is not where `settings` run (`fitted_elsewhere`): a
+    `--gguf` chat continued with `-c`, `--chat ID` or `/resume` loads its file again
+    instead of asking for an API key (a file that is gone or broken is the local
+    model's one-line error), and a chat of another server gets that server's window,
+    not the configured one's."""
+    return fitted_elsewhere(resumed_settings(settings, transcript), settings)
+
+
+def fitted_elsewhere(settings: Settings, before: Settings) -> Settings:
+    """`settings` fitted to the model's window where they run, when that is another
+    server or local file than `before`'s (`/model NAME`, a continued chat): a local
+    file's server is started and fitted to; a server's window is its named model's
+    `context_window` (the `[models.NAME]` table of that model and server, for a
+    continued chat), else what its `/props` reports, else left to the loop (the
+    model map). What was fitted to `before`'s window never goes along. The same
+    place keeps `settings` as they are (fitted there already)."""
+    if (settings.api_base, settings.gguf) == (before.api_base, before.gguf):
+        return settings
+    if settings.gguf:
+        return start_local_model(settings, default=False)
+    from skillchat.engine.context_window import fit_to_server, unfitted
+
+    settings = unfitted(settings)
+    for name, entry in settings.named_models.items():
+        window = entry.get("context_window")
+        same = (entry.get("model"), entry.get("api_base")) == (settings.model, settings.api_base)
+        if same and window is not None and settings.context_window is None:
+            sources = {**settings.sources, "context_window": f"models.{name}"}
+            settings = replace(settings, context_window=window, sources=sources)
+    return fit_to_server(settings)
 
 
 def start_local_model(settings: Settings, *, default: bool) -> Settings:

@@ -2,6 +2,7 @@
 
     python tests/mcp_servers.py KIND            # over stdio
     python tests/mcp_servers.py KIND --http PORT  # streamable HTTP on 127.0.0.1:PORT
+    python tests/mcp_servers.py KIND --http PORT --json  # answers as JSON bodies, not SSE
 
 KIND: `basic` (every content type, a slow tool, a crashing tool, hostile names),
 `many` (500 tools), `recursive` (a schema with a recursive $ref), `exit` (exits
@@ -208,7 +209,8 @@ def main() -> None:
     server = kinds[kind]()
     if "--http" in sys.argv:
         port = int(sys.argv[sys.argv.index("--http") + 1])
-        server.run("streamable-http", host="127.0.0.1", port=port)
+        json_response = "--json" in sys.argv
+        server.run("streamable-http", host="127.0.0.1", port=port, json_response=json_response)
     else:
         server.run()
 

@@ -162,3 +162,41 @@ def test_the_repl_continues_on_the_chats_server(
     assert "two" in session.run("second")
     assert session.quit() == 0
     assert [c.body["model"] for c in server.completions] == ["local-m", "local-m"]
+
+
+def test_a_continued_chat_is_fitted_to_its_own_servers_window(
+    server: ScriptedServer,
+    other: ScriptedServer,
+    tmp_path: Path,
+    pty_sessions: Callable[..., PtySession],
+) -> None:
+    """The configured server reports 4,096 tokens, the chat's own 32,768: `-c` and
+    `--chat ID` fit to the chat's server (a quarter of its window for the reply), as
+    does `/resume`; a table naming that server's model states its window instead."""
+    server.props = {"default_generation_settings": {"n_ctx": 4096}}
+    other.props = {"default_generation_settings": {"n_ctx": 32768}}
+    other.script(*(reply(said) for said in ("one", "two", "three", "four", "five", "six")))
+    assert ask("--model", "openai/m", "--api-base", other.base_url, "first").returncode == 0
+    with ChatStore.open(user_data_dir() / "chats.db") as store:
+        chat = store.last_chat()
+    assert chat is not None
+    config = tmp_path / "config.toml"
+    config.write_text(f'model = "openai/m"\napi_base = "{server.base_url}"\n')
+    for resume in (["-c"], ["--chat", chat.id]):
+        done = ask("--config", str(config), *resume, "again")
+        assert done.returncode == 0, done.stderr
+    stated = f'[models.o]\nmodel = "openai/m"\napi_base = "{other.base_url}"\n'
+    stated += "context_window = 8000\n"
+    config.write_text(config.read_text() + stated)
+    assert ask("--config", str(config), "-c", "stated").returncode == 0
+    config.write_text(f'model = "openai/m"\napi_base = "{server.base_url}"\n')
+    session = pty_sessions("--config", str(config), "--no-tools")
+    session.prompt()
+    session.run(f"/resume {chat.id}")
+    assert "five" in session.run("resumed")
+    session.run("/model openai/plain")  # another model: on the resumed chat's server
+    assert "six" in session.run("switched")
+    assert session.quit() == 0
+    assert [c.body["max_tokens"] for c in other.completions] == [8192] * 3 + [2000] + [8192] * 2
+    assert other.completions[-1].body["model"] == "plain"
+    assert server.completions == []

@@ -62,13 +62,14 @@ def tag(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 @contextmanager
-def http_server(kind: str, tag: Path) -> Iterator[int]:
-    """tests/mcp_servers.py KIND over streamable HTTP; its port once it listens."""
+def http_server(kind: str, tag: Path, *options: str) -> Iterator[int]:
+    """tests/mcp_servers.py KIND over streamable HTTP (`options`: `--json`); its port
+    once it listens."""
     import socket
 
     port = closed_port()
     process = subprocess.Popen(
-        [sys.executable, str(SERVERS), kind, str(tag), "--http", str(port)],
+        [sys.executable, str(SERVERS), kind, str(tag), "--http", str(port), *options],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
 

@@ -286,3 +286,42 @@ def test_the_repl_asks_each_command_under_an_untrusted_served_skill_despite_allo
     assert "asked" in repl.prompt()
     assert "ran" in results(server)[-1]["stdout"]
     assert repl.quit() == 0
+
+
+def test_an_always_is_neither_offered_nor_kept_while_a_served_skill_gates_commands(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+    pty_sessions: Callable[..., PtySession],
+) -> None:
+    """An "always" for a local skill's command holds until an untrusted served skill
+    is active; then that command is asked again, with only yes / no."""
+    from consent_helpers import QUESTION
+    from sandbox_helpers import require_sandbox
+
+    require_sandbox()
+    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    skill_folder(tag / "skills", "calc", "name: calc\ndescription: Echoes.\n")
+    run = call("run_command", {"command": "echo ran", "skill_name": "calc"})
+    server.script(
+        reply(calls=[run]), reply("said always"),
+        reply(calls=[run]), reply("not asked"),
+        reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("asked again"),
+    )  # fmt: skip
+    repl = pty_sessions(*session_options(server, tag / "skills"),
+                        "--config", str(tag / "config.toml"), timeout=120)  # fmt: skip
+    repl.prompt()
+    repl.line("run it")
+    repl.expect(QUESTION)
+    repl.send("a")
+    assert "said always" in repl.prompt()
+    assert "not asked" in repl.run("again")
+    repl.line("use demo")
+    card = repl.expect("Run it? [y]es / [n]o: ")
+    assert "skill 'demo' served by mcp:pub is active and not trusted" in card
+    assert "always =" not in card
+    repl.send("a")  # not a key of this question: ignored, the question stays
+    repl.send("y")
+    after = repl.prompt()
+    assert "yes" in after and "asked again" in after
+    assert results(server)[-1]["stdout"] == "ran\n"
+    assert repl.quit() == 0

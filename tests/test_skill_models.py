@@ -84,6 +84,27 @@ def test_the_config_overrides_the_skills_model_and_ask_runs_the_fork(
     assert re.search(r"· forks: [\d,]+ tokens on openai/fast-model ·", done.stderr), done.stderr
 
 
+def test_a_fork_on_another_server_is_fitted_to_that_servers_window(
+    server: ScriptedServer, other: ScriptedServer, tmp_path: Path
+) -> None:
+    """The chat's server reports 4,096 tokens, the skill model's 32,768: each request
+    gets the reply share (a quarter) of its own server's window."""
+    root = skills(tmp_path, "context: fork\nmodel: fast\n")
+    server.props = {"default_generation_settings": {"n_ctx": 4096}}
+    other.props = {"default_generation_settings": {"n_ctx": 32768}}
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[models.fast]\nmodel = "openai/fast-model"\napi_base = "{other.base_url}"\n'
+    )
+    other.when("", reply("fork answer"), system=FORK)
+    server.script(reply("parent: fork answer"))
+    done = skillchat("ask", "--config", str(config), *session_options(server, root),
+                     "/digest count")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [r.body["max_tokens"] for r in other.completions] == [8192]
+    assert [r.body["max_tokens"] for r in server.completions] == [1024]
+
+
 def test_a_claude_alias_without_a_table_falls_back_with_one_line(
     server: ScriptedServer, tmp_path: Path
 ) -> None:

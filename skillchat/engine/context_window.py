@@ -240,4 +240,30 @@ def fit_to_server(settings: Settings) -> Settings:
     if window is None:
         return settings
     fitted = fit_settings(settings, window, "server")
-    return replace(fitted, context_window=window)  # known now: the loop need not ask again
+    if settings.context_window is not None:
+        return fitted
+    # Known now: the loop need not ask again; marked as fitted, so a chat that goes
+    # on with another server (`unfitted`) does not take this one's window along.
+    sources = {**fitted.sources, "context_window": "server"}
+    return replace(fitted, context_window=window, sources=sources)
+
+
+# What a window decides (`fit_settings`, `fit_to_server`, a local model's backend).
+WINDOW_FIELDS = ("context_max_chars", "catalog_max_chars", "max_tokens", "context_window")
+
+
+def unfitted(settings: Settings) -> Settings:
+    """`settings` with what was fitted to one model's window (a server's, a local
+    model's: `FITTED` sources) back at its default, and a window the user stated for
+    the configured model (the config's, `--model`'s) dropped, for a chat that goes
+    on with another server or file (`/model NAME`, a continued chat): fitted again
+    to that one, never to the window it leaves. A named model's own
+    `context_window` (`models.NAME`) stays: it is that model's."""
+    sources = dict(settings.sources)
+    changes: dict[str, object] = {}
+    for name in (*WINDOW_FIELDS, "backend"):
+        source = sources.get(name, "default")
+        stated = name == "context_window" and not source.startswith("models.")
+        if source in FITTED or (stated and settings.context_window is not None):
+            changes[name], sources[name] = _default(name), "default"
+    return replace(settings, **changes, sources=sources)  # type: ignore[arg-type]

@@ -39,9 +39,17 @@ def skill_settings(settings: Settings, skill: Skill) -> tuple[Settings, str | No
     could not be mapped (then they are the chat's). A named model that is a local
     file (`gguf`) has its llama.cpp server started here (once per file and process),
     and the settings fitted to it, as `--gguf` would; if it cannot start (no
-    xllamacpp, no such file), the chat's model it is, with the reason."""
+    xllamacpp, no such file), the chat's model it is, with the reason. A model on
+    another server is fitted to its own window (its table's, or its `/props`), never
+    to the chat's server's or local file's."""
     chosen, note = _mapped(settings, skill)
-    if chosen.gguf is None or chosen.gguf == settings.gguf:
+    if chosen.gguf is None:
+        if chosen.api_base == settings.api_base and settings.gguf is None:
+            return chosen, note
+        from skillchat.engine.context_window import fit_to_server, unfitted
+
+        return fit_to_server(unfitted(chosen)), note
+    if chosen.gguf == settings.gguf:
         return chosen, note
     from skillchat.engine.local.server import start_local
 

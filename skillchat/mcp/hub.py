@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from skillchat.errors import ConfigError, McpError
 from skillchat.mcp.skills import ServedSkills, list_entries, read_resource, skill_entries
 from skillchat.mcp.spawn import guarded_command, server_env, start_stdio
+from skillchat.mcp.stdio import too_long
 from skillchat.mcp_config import McpServerConfig, expand
 
 if TYPE_CHECKING:
@@ -205,6 +206,11 @@ class McpHub:
             future.cancel()
             raise McpError(f"no answer from '{server}' in {timeout:g} s (timeout_s)") from None
         except MCPError as exc:
+            if _too_long(exc, state):  # that answer was not read; the server goes on
+                raise McpError(
+                    f"'{server}' answered with an error: {too_long(state.config.max_answer_bytes)}"
+                    f" ([mcp.{server}] max_answer_mb)"
+                ) from None
             if _connection_lost(exc) or state.state != "ready":
                 state.state, state.error = "failed", _died(state, str(exc.error.message))
                 raise McpError(f"MCP server '{server}' {state.error}") from None
@@ -312,14 +318,13 @@ class McpHub:
             if config.command is not None and process is not None:
                 program, args = guarded_command(config.command, config.args)
                 params = StdioServerParameters(command=program, args=args, cwd=config.cwd)
-                transport = stdio_transport(params, process)
+                transport = stdio_transport(params, process, config.max_answer_bytes)
                 return Client(transport, message_handler=self._on_message, cache=None)
-            from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
+            from skillchat.mcp.http import http_transport
 
             headers = {key: expand(value) for key, value in config.headers}
             url = config.url or ""
-            transport = streamable_http_client(url, http_client=create_mcp_http_client(headers))
+            transport = http_transport(url, headers, config.max_answer_bytes)
             return Client(transport, message_handler=self._on_message, cache=None)
         except ConfigError as exc:
             raise McpError(str(exc)) from None
@@ -341,6 +346,14 @@ async def _list_tools(client: Client) -> list[Tool]:
         if not cursor:
             break
     return tools
+
+
+def _too_long(exc: Any, state: ServerState) -> bool:
+    """An answer over the server's `max_answer_mb`: its own line (stdio) or the
+    SDK's error for a body or SSE event cut there (mcp/http.py)."""
+    from skillchat.mcp.http import answer_too_long
+
+    return answer_too_long(str(exc.error.message), state.config.max_answer_bytes)
 
 
 def _connection_lost(exc: Any) -> bool:

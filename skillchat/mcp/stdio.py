@@ -7,10 +7,11 @@ tool result took minutes and its call timed out. This transport is the SDK's own
 signals the group), with one change: the reader keeps bytes in a `bytearray` and
 looks for the newline only in the chunk just read, so a line costs what it weighs.
 
-A line longer than `MAX_LINE` is not kept: its bytes are skipped up to its end, and
-when it begins like a JSON-RPC response its request is answered with an error (the
-result would have been cut to a share of the context anyway, and reading hundreds
-of megabytes only to cut them is memory taken from the user). The SDK is pinned:
+A line longer than the server's `max_answer_mb` (`MAX_LINE` by default) is not
+kept: its bytes are skipped up to its end, and when it begins like a JSON-RPC
+response its request is answered with an error (the result would have been cut to
+a share of the context anyway, and reading hundreds of megabytes only to cut them
+is memory taken from the user). The SDK is pinned:
 its private helpers are used as they are, not copied.
 """
 
@@ -22,11 +23,13 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from skillchat.mcp_config import DEFAULT_MAX_ANSWER_MB
+
 if TYPE_CHECKING:
     from anyio.abc import Process
     from mcp import StdioServerParameters
 
-MAX_LINE = 256 * 1024 * 1024
+MAX_LINE = DEFAULT_MAX_ANSWER_MB * 1024 * 1024
 _HEAD = 512  # bytes in which an over-long response's `id` is looked for
 _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})')
 
@@ -68,21 +71,28 @@ class LineSplitter:
             start = end + 1
 
 
+def too_long(limit: int) -> str:
+    """What a call whose answer is over `limit` bytes gets instead (HTTP too: mcp/http.py)."""
+    return f"the server's answer is over {limit / (1024 * 1024):g} MB and was not read"
+
+
 def too_long_answer(head: bytes, limit: int) -> str | None:
     """The JSON-RPC error that answers an over-long response (None: not a response)."""
     found = _ID.search(head)
     if found is None or b'"method"' in head:
         return None
-    message = f"the server's answer is over {limit // (1024 * 1024)} MB and was not read"
-    error = {"code": -32603, "message": message}
+    error = {"code": -32603, "message": too_long(limit)}
     request_id: Any = json.loads(found.group(1))
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
 @asynccontextmanager
-async def stdio_transport(server: StdioServerParameters, process: Process) -> AsyncGenerator[Any]:
-    """`mcp.client.stdio.stdio_client` with the linear, bounded reader (see above),
-    over `process`, the server already started (mcp/spawn.py `start_stdio`)."""
+async def stdio_transport(
+    server: StdioServerParameters, process: Process, limit: int = MAX_LINE
+) -> AsyncGenerator[Any]:
+    """`mcp.client.stdio.stdio_client` with the linear reader bounded at `limit` bytes
+    a line (see above), over `process`, the server already started (mcp/spawn.py
+    `start_stdio`)."""
     import anyio
     import anyio.lowlevel
     from mcp.client import stdio as sdk
@@ -94,7 +104,7 @@ async def stdio_transport(server: StdioServerParameters, process: Process) -> As
 
     async def stdout_reader() -> None:
         assert process.stdout is not None
-        lines = LineSplitter()
+        lines = LineSplitter(limit)
         try:
             async with read_writer:
                 try:

@@ -21,8 +21,9 @@ read as consent to a command the user had not seen, and `a` as "always". What th
 terminal holds is discarded right before the card is drawn, as the terminal starts
 reading single keys: a key pressed the moment the question shows is its answer.
 The answer is one key, no Enter (y, n, a; "always" only offered for a skill's
-command). Ctrl-C, Enter, Escape or end of input at the question means no. While the
-command runs, a live card shows the tail of its output; the tool card with the exit
+command, and not while an untrusted skill served over MCP gates every command).
+Ctrl-C, Enter, Escape or end of input at the question means no. While the command
+runs, a live card shows the tail of its output; the tool card with the exit
 code follows.
 """
 
@@ -158,7 +159,9 @@ class ReplConsent:
             style="muted",
         )
         keys, question = "yn", "Run it? [y]es / [n]o: "
-        if request.skill_name:  # "always" is for one skill's commands: none, no always
+        # "always" is for one skill's commands (none: no always), and never while a
+        # served skill gates them: each of those is asked, so an "always" would lie.
+        if request.skill_name and not request.verdict.each_time:
             card.append("\n  always = ", style="muted")
             if scope[1]:
                 card.append(exact(shlex.join(scope[2]) + " …", style="muted"))

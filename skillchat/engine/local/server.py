@@ -146,7 +146,10 @@ def honest_settings(settings: Settings, local: LocalPlan) -> Settings:
     from skillchat.engine.context_window import fit_settings
 
     fitted = fit_settings(settings, local.ctx, "local")
-    return replace(fitted, model=local.alias, backend="openai")
+    sources = dict(fitted.sources)
+    if sources.get("backend") not in ("flag", "env"):  # as fitted: a server's chat drops it
+        sources["backend"] = "local"
+    return replace(fitted, model=local.alias, backend="openai", sources=sources)
 
 
 class LocalServer:
