@@ -16,7 +16,9 @@ Runs are interleaved (one of each, then again) so drift in machine load hits all
 alike; medians and ratios are printed, with each whole process's CPU (user +
 system). Targets: skillchat at most 1.03x the SDK floor's time to its request, its
 CPU at least 10% below llm's, and at least 4x faster than the litellm backend.
-`--before PATH` adds `skillchat ask` run from another checkout (PYTHONPATH=PATH). `llm`
+`--before PATH` adds `skillchat ask` run from another checkout (PYTHONPATH=PATH); the
+first row is the `skillchat` the venv imports (an editable install's checkout), so
+run the script with `PYTHONPATH=` this checkout to time a worktree. `llm`
 pins an openai SDK other than skillchat's, so install it in a venv of its own
 (`python -m venv /tmp/llm-venv && /tmp/llm-venv/bin/pip install llm`) and pass
 `--llm /tmp/llm-venv/bin/llm`; without it, llm is skipped.
