@@ -89,7 +89,9 @@ def parsed(text: str) -> Frontmatter:
     from skillchat.skills.frontmatter_yaml import parse_frontmatter
 
     fm = parse_frontmatter(text)
-    if _exact(fm.data) and _exact(fm.key_lines):
+    # Past MAX_ENTRIES a run's texts are not kept: the file would be rewritten at
+    # every start with the same first MAX_ENTRIES.
+    if len(_used) < MAX_ENTRIES and _exact(fm.data) and _exact(fm.key_lines):
         _used[text] = json.dumps([fm.data, fm.key_lines])
         _new = True
     return fm
