@@ -16,7 +16,9 @@ Runs are interleaved (one of each, then again) so drift in machine load hits all
 alike; medians and ratios are printed, with each whole process's CPU (user +
 system). Targets: skillchat at most 1.03x the SDK floor's time to its request, its
 CPU at least 10% below llm's, and at least 4x faster than the litellm backend.
-`--before PATH` adds `skillchat ask` run from another checkout (PYTHONPATH=PATH). `llm`
+`--before PATH` adds `skillchat ask` run from another checkout (PYTHONPATH=PATH); the
+first row is the `skillchat` the venv imports (an editable install's checkout), so
+run the script with `PYTHONPATH=` this checkout to time a worktree. `llm`
 pins an openai SDK other than skillchat's, so install it in a venv of its own
 (`python -m venv /tmp/llm-venv && /tmp/llm-venv/bin/pip install llm`) and pass
 `--llm /tmp/llm-venv/bin/llm`; without it, llm is skipped.
@@ -77,6 +79,13 @@ def commands(base_url: str, llm: str | None, before: str | None = None) -> dict[
 def environment(home: Path, base_url: str) -> dict[str, str]:
     """A private home (no user config), and an llm model for the local server."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SKILLCHAT_"))}
+    # Bytecode as an installed package has it (pip compiles at install, Python at the
+    # first import): with PYTHONDONTWRITEBYTECODE in the caller's environment, a
+    # checkout's modules were compiled from source at every start (~0.1 s of CPU for
+    # skillchat's) while the other commands' site-packages had theirs. A private
+    # prefix keeps the .pyc files out of the trees compared, and the warm-up fills it.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(home / "pycache")
     for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share")):
         (home / sub).mkdir(parents=True, exist_ok=True)
         env[var] = str(home / sub)

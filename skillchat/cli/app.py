@@ -6,9 +6,10 @@ are the root's, so `skillchat --model x` works and `skillchat --help` lists them
 Exit codes: 0 success; 1 a failure the user can act on; 2 usage error;
 130 interrupted. Tracebacks appear only with `--debug` (accepted anywhere on the line),
 and even then with secrets masked (ui/redact.py); every error line too.
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations`: Typer would compile and evaluate each of
+the root's annotations at every start (cli/ask_cmd.py says more).
+"""
 
 import sys
 from importlib import import_module

@@ -4,9 +4,11 @@ Start-up time is the product here, so this module imports only Typer and the
 shared options; the engine, Rich and the SDK of the chosen backend are imported
 inside `ask`, once the command line is known to be valid. Errors are raised as
 `SkillchatError`s and turned into one line and an exit code by cli/app.py.
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations` here (nor in cli/app.py): Typer reads the
+command's parameters with `get_type_hints`, which compiles and evaluates every
+annotation written as a string (some 5 ms of each start for `ask` and the root).
+"""
 
 import os
 import re
@@ -120,7 +122,7 @@ def read_prompt(prompt: str | None) -> str:
     return prompt
 
 
-def usage_line(usage: Usage | None) -> str | None:
+def usage_line(usage: "Usage | None") -> str | None:
     """`tokens: 1,234 in + 56 out = 1,290 · $0.0012` (cost only when known)."""
     if usage is None:
         return None
@@ -131,7 +133,7 @@ def usage_line(usage: Usage | None) -> str | None:
     return line + (f" · ${usage.cost:.4f}" if usage.cost is not None else "")
 
 
-def attach_all(chat: Chat, paths: list[str]) -> None:
+def attach_all(chat: "Chat", paths: list[str]) -> None:
     """`--attach` each path, before anything is sent: a file the user named and that
     cannot be read stops the command (exit 2) rather than being answered without."""
     from skillchat.errors import FileAccessError
@@ -270,7 +272,9 @@ def ask(
     forks: list[ForkEnded] = []  # the forked skills' runs, for the usage line
     listeners.append(lambda e: forks.append(e) if isinstance(e, ForkEnded) else None)
 
-    def install_progress(request: InstallRequest) -> AbstractContextManager[Callable[[str], None]]:
+    def install_progress(
+        request: "InstallRequest",
+    ) -> AbstractContextManager[Callable[[str], None]]:
         """A package install's steps as lines on stderr; ui/consent.py (the REPL's
         questions and cards) is imported only when a skill's packages are installed."""
         from skillchat.ui.consent import stderr_install_progress

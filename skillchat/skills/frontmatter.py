@@ -12,7 +12,8 @@ must survive hostile files. Hence:
   or `\\r`. That is also YAML's own rule (a `---` line at column 0 always starts a
   new YAML document, even inside a quoted or block scalar), so no valid YAML value
   can contain the closing delimiter; an *indented* `---` is just text.
-* YAML is parsed by PyYAML's safe loader, hardened: skills/frontmatter_yaml.py.
+* YAML is parsed by PyYAML's safe loader, hardened: skills/frontmatter_yaml.py; a
+  text parsed in an earlier run comes from skills/frontmatter_cache.py instead.
 * A SKILL.md that is not a regular file, or has more than one hard link (another
   name for it may be outside the skill folder: the rule of every read, see
   skillchat/safe_io/read.py), is refused before a byte of it is read.
@@ -30,7 +31,8 @@ from typing import Any
 
 from skillchat.errors import FileAccessError, FrontmatterError
 from skillchat.safe_io.read import Container, open_contained
-from skillchat.skills.frontmatter_yaml import Frontmatter, json_safe, parse_frontmatter
+from skillchat.skills.frontmatter_cache import parsed
+from skillchat.skills.frontmatter_yaml import Frontmatter, json_safe
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 _FIRST_READ = 8 * 1024
@@ -189,7 +191,7 @@ def parse_open_frontmatter(fd: int, filename: str, *, hard_links: bool = False) 
         raise FrontmatterError(f"cannot read {filename}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    return parse_frontmatter(text)
+    return parsed(text)
 
 
 def _open_symlinked(root: str, filename: str) -> int:
@@ -242,6 +244,6 @@ def split_skill_md(text: str) -> tuple[dict[Any, Any], str]:
     found = locate(buf, eof=True)
     assert found is not None  # eof=True: locate() returns or raises
     yaml_start, yaml_end, body_start = found
-    fm = parse_frontmatter(decode_yaml_bytes(buf, yaml_start, yaml_end))
+    fm = parsed(decode_yaml_bytes(buf, yaml_start, yaml_end))
     body = buf[body_start:].decode("utf-8", "surrogatepass")
     return json_safe(fm.data), body

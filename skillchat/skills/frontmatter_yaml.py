@@ -11,24 +11,27 @@ file descriptors), this is the YAML side, the one that must survive hostile text
 * `json_safe` makes what YAML yields (dates, bytes, sets, odd keys) JSON, as the
   frontmatter is handed to the model; `shown` and `type_name` put a value in a
   one-line message, for this module's errors and validation's.
+
+PyYAML is imported at the first parse, not with this module: a start whose every
+frontmatter comes from the parse cache (skills/frontmatter_cache.py) never loads it.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as _dt
+import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from skillchat.errors import FrontmatterError
 
+if TYPE_CHECKING:
+    import yaml
+
 MAX_DEPTH = 64  # collections inside collections; real frontmatter uses 2 or 3
 _INDICATORS = "[{-:?"  # every YAML collection needs at least one of these of its own
-
-_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -40,43 +43,58 @@ class Frontmatter:
     key_lines: dict[Any, int] = field(default_factory=dict)
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc]
-    """Safe loader that refuses aliases and duplicate keys, and records the line of
-    each top-level key.
+def _base_loader() -> type:
+    """PyYAML's safe loader, the libyaml one when present."""
+    import yaml
 
-    An alias makes the composer hand the constructor the same node twice, so a node
-    met again is an alias (or a recursive one): refusing it here costs nothing on
-    the common path, unlike a second pass over the event stream.
-    """
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        if node in self.constructed_objects or node in self.recursive_objects:
-            line = node.start_mark.line + 2
-            raise FrontmatterError(
-                f"YAML aliases are not allowed (the value anchored at line {line} is reused)",
-                line,
-            )
-        return super().construct_object(node, deep=deep)
 
-    def construct_document(self, node: yaml.Node) -> Any:
-        self._root = node
-        self.key_lines: dict[Any, int] = {}
-        return super().construct_document(node)
+@functools.cache
+def _loader() -> type:
+    """The hardened loader class, made at the first parse (PyYAML loads with it)."""
+    import yaml
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[tuple[str, str]] = set()
-        for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode):
-                ident = (key_node.tag, key_node.value)
-                if ident in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {shown(key_node.value)}", key_node.start_mark
-                    )
-                seen.add(ident)
-                if node is self._root:
-                    self.key_lines.setdefault(key_node.value, key_node.start_mark.line)
-        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
-        return mapping
+    class _Loader(_base_loader()):  # type: ignore[misc]
+        """Safe loader that refuses aliases and duplicate keys, and records the line
+        of each top-level key.
+
+        An alias makes the composer hand the constructor the same node twice, so a
+        node met again is an alias (or a recursive one): refusing it here costs
+        nothing on the common path, unlike a second pass over the event stream.
+        """
+
+        def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+            if node in self.constructed_objects or node in self.recursive_objects:
+                line = node.start_mark.line + 2
+                raise FrontmatterError(
+                    f"YAML aliases are not allowed (the value anchored at line {line} is reused)",
+                    line,
+                )
+            return super().construct_object(node, deep=deep)
+
+        def construct_document(self, node: yaml.Node) -> Any:
+            self._root = node
+            self.key_lines: dict[Any, int] = {}
+            return super().construct_document(node)
+
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    ident = (key_node.tag, key_node.value)
+                    if ident in seen:
+                        problem = f"duplicate key {shown(key_node.value)}"
+                        raise yaml.constructor.ConstructorError(
+                            None, None, problem, key_node.start_mark
+                        )
+                    seen.add(ident)
+                    if node is self._root:
+                        self.key_lines.setdefault(key_node.value, key_node.start_mark.line)
+            mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+            return mapping
+
+    return _Loader
 
 
 def _check_events(text: str) -> None:
@@ -85,8 +103,10 @@ def _check_events(text: str) -> None:
     The event parser is iterative, so this is safe on inputs that would crash the
     recursive composer. Called only when a cheap scan says depth could matter.
     """
+    import yaml
+
     depth = 0
-    for event in yaml.parse(text, Loader=_BaseLoader):
+    for event in yaml.parse(text, Loader=_base_loader()):
         if isinstance(event, yaml.AliasEvent):
             line = event.start_mark.line + 2 if event.start_mark else None
             raise FrontmatterError(f"YAML aliases are not allowed ('*{event.anchor}')", line)
@@ -107,6 +127,8 @@ def _needs_event_check(text: str) -> bool:
 
 def _yaml_error(exc: yaml.YAMLError, text: str) -> FrontmatterError:
     """One line naming the SKILL.md line: marks are 0-based, and line 1 is `---`."""
+    import yaml
+
     if isinstance(exc, yaml.reader.ReaderError):  # a control character, before parsing
         line = text.count("\n", 0, max(exc.position, 0)) + 2
         char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else "character"
@@ -148,10 +170,12 @@ def parse_frontmatter(text: str) -> Frontmatter:
     Raises FrontmatterError for syntax errors (with the SKILL.md line), aliases,
     excessive nesting, duplicate keys, and anything that is not a mapping.
     """
+    import yaml
+
     try:
         if _needs_event_check(text):
             _check_events(text)
-        loader = _Loader(text)
+        loader = _loader()(text)
         try:
             data = loader.get_single_data()
             key_lines = {k: v + 2 for k, v in getattr(loader, "key_lines", {}).items()}

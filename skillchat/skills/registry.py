@@ -42,6 +42,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillchat.skills import frontmatter_cache
 from skillchat.skills.changes import Stamp, folder_stamps
 from skillchat.skills.folders import SkillDir, list_skill_dirs
 from skillchat.skills.frontmatter import SKILL_MD_NAMES
@@ -232,6 +233,7 @@ def discover(
         if not skill_folders and children and (higher := _skills_below(directory, children)):
             problems.append(higher)
     skills = {name: usable[name] for name in sorted(usable)}
+    frontmatter_cache.save()  # the next start parses no YAML for these skills
     return Registry(skills, tuple(excluded), dirs, tuple(problems), stamps)
 
 

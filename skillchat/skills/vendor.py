@@ -31,8 +31,6 @@ import os
 import stat
 from pathlib import Path
 
-import yaml
-
 from skillchat.skills.model import Problem
 
 MAX_OPENAI_YAML = 64 * 1024
@@ -76,11 +74,14 @@ def read_codex_policy(root: str) -> tuple[bool, Problem | None]:
         return True, None
     finally:
         os.close(folder)
+    import yaml  # only for a skill that has the file: most starts never load PyYAML
+
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_OPENAI_YAML:
             return True, _warning(path, f"not a regular file of at most {MAX_OPENAI_YAML} bytes")
-        data = yaml.load(os.read(fd, MAX_OPENAI_YAML + 1), Loader=_LOADER)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(os.read(fd, MAX_OPENAI_YAML + 1), Loader=loader)
     except (OSError, yaml.YAMLError, ValueError, RecursionError) as exc:
         return True, _warning(path, f"cannot be read ({type(exc).__name__}); its policy is ignored")
     finally:
@@ -96,6 +97,3 @@ def read_codex_policy(root: str) -> tuple[bool, Problem | None]:
 
 def _warning(path: str, message: str) -> Problem:
     return Problem(Path(path), f"agents/openai.yaml {message}", "warning")
-
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -18,10 +18,10 @@ from weakref import WeakKeyDictionary
 
 from skillchat.engine.turn import Step, Turn
 from skillchat.tools.context import WORKSPACE_SOURCE
-from skillchat.workspace.index import FileIndex, PathGlobs
 
 if TYPE_CHECKING:
     from skillchat.engine.loop import Chat
+    from skillchat.workspace.index import FileIndex, PathGlobs
 
 
 @dataclass
@@ -59,6 +59,9 @@ class PathsGate(Step):
         gated = {s.name: p for s in chat.registry.skills.values() if (p := s.paths) is not None}
         if not gated and not chat.unlisted:
             return
+        # The index and its walkers (four modules) load only for a skill with `paths`.
+        from skillchat.workspace.index import PathGlobs
+
         state = self._state(chat)
         self._note_reads(state, turn)
         changed = state.index.refresh() if state.index is not None else set()
@@ -81,6 +84,8 @@ class PathsGate(Step):
 
     def _state(self, chat: Chat) -> _State:
         if chat not in self._chats:
+            from skillchat.workspace.index import FileIndex
+
             workspace = chat.context.workspace
             self._chats[chat] = _State(FileIndex(workspace) if workspace is not None else None)
         return self._chats[chat]
