@@ -232,34 +232,35 @@ def test_served_skills_over_streamable_http(
     assert results(server) == ["served notes\n"]
 
 
-def served_repl(
-    server: ScriptedServer,
-    folder: Path,
-    config_table: str,
-    pty_sessions: Callable[..., PtySession],
-    *args: str,
-) -> PtySession:
-    """A REPL on a pty with the `skills` server of `config_table`, at its first prompt."""
-    (folder / "config.toml").write_text(config_table)
-    (folder / "skills").mkdir()
-    config = ("--config", str(folder / "config.toml"))
-    repl = pty_sessions(*session_options(server, folder / "skills"), *args, *config, timeout=120)
-    repl.prompt()
-    return repl
-
-
-def test_served_skills_are_in_the_repl_before_the_first_message(
+def test_served_skills_are_in_the_repl_before_the_first_message_and_their_commands_asked(
     server: ScriptedServer,
     tag: Path,  # noqa: F811
     pty_sessions: Callable[..., PtySession],
 ) -> None:
-    # The prompt does not wait for the server, started over stdio by the REPL itself.
-    repl = served_repl(server, tag, stdio("pub", "skills", tag), pty_sessions)
+    """One REPL with --allow-run: the served skills join before any message is sent;
+    then each command under the untrusted served skill is asked despite --allow-run."""
+    run = call("run_command", {"command": "echo ran"})
+    server.script(
+        reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("asked"),
+    )  # fmt: skip
+    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    (tag / "skills").mkdir()
+    config = ("--config", str(tag / "config.toml"))
+    repl = pty_sessions(
+        *session_options(server, tag / "skills"), "--allow-run", *config, timeout=120
+    )
+    repl.prompt()  # the prompt does not wait for the server, started over stdio
     # The server comes up in the background; its skills join at the next command.
     assert wait_for(lambda: "A skill served over MCP" in repl.run("/skills"), timeout=90)
     assert "demo" in repl.run("/trust")  # its allowed-tools count only once trusted
     assert "lying" in "".join(repl.output)  # the wrong digest said once, not joined
     assert server.completions == []  # no message was needed for any of it
+    repl.line("use demo")
+    card = repl.expect("Run it? [y]es / [n]o")
+    assert "asking because" in card and "echo ran" in card
+    repl.send("y")
+    assert "asked" in repl.prompt()
+    assert "ran" in results(server)[-1]["stdout"]
     assert repl.quit() == 0
 
 
@@ -290,29 +291,10 @@ def test_a_command_while_an_untrusted_served_skill_is_active_needs_its_trust(
     assert done.returncode == 0 and "ran" in results(server)[-1]["stdout"], done.stderr
 
 
-def test_the_repl_asks_each_command_under_an_untrusted_served_skill_despite_allow_run(
-    server: ScriptedServer,
-    tag: Path,  # noqa: F811
-    skills_url: str,
-    pty_sessions: Callable[..., PtySession],
-) -> None:
-    run = call("run_command", {"command": "echo ran"})
-    server.script(
-        reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("asked"),
-    )  # fmt: skip
-    repl = served_repl(server, tag, http("pub", skills_url), pty_sessions, "--allow-run")
-    repl.line("use demo")
-    card = repl.expect("Run it? [y]es / [n]o")
-    assert "asking because" in card and "echo ran" in card
-    repl.send("y")
-    assert "asked" in repl.prompt()
-    assert "ran" in results(server)[-1]["stdout"]
-    assert repl.quit() == 0
-
-
 def test_an_always_is_neither_offered_nor_kept_while_a_served_skill_gates_commands(
     server: ScriptedServer,
     tag: Path,  # noqa: F811
+    skills_url: str,
     pty_sessions: Callable[..., PtySession],
 ) -> None:
     """An "always" for a local skill's command holds until an untrusted served skill
@@ -321,7 +303,7 @@ def test_an_always_is_neither_offered_nor_kept_while_a_served_skill_gates_comman
     from sandbox_helpers import require_sandbox
 
     require_sandbox()
-    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    (tag / "config.toml").write_text(http("pub", skills_url))
     skill_folder(tag / "skills", "calc", "name: calc\ndescription: Echoes.\n")
     run = call("run_command", {"command": "echo ran", "skill_name": "calc"})
     server.script(
