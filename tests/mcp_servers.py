@@ -5,10 +5,10 @@
     python tests/mcp_servers.py KIND --http PORT --json  # answers as JSON bodies, not SSE
 
 KIND: `basic` (every content type, a slow tool, a crashing tool, hostile names),
-`many` (500 tools), `recursive` (a schema with a recursive $ref), `exit` (exits
-before answering anything), `skills` (publishes skills with the skills extension:
-`demo` with a reference file, `lying` whose manifest digest is wrong, `shared`
-named like a local test skill; its `bump` tool changes `demo`).
+`many` (500 tools), `recursive` (a schema with a recursive $ref), `skills`
+(publishes skills with the skills extension: `demo` with a reference file, `lying`
+whose manifest digest is wrong, `shared` named like a local test skill; its `bump`
+tool changes `demo`).
 """
 
 from __future__ import annotations
@@ -202,9 +202,6 @@ def skills() -> MCPServer:
 
 def main() -> None:
     kind = sys.argv[1]
-    if kind == "exit":
-        sys.stderr.write("this server refuses to start\n")
-        sys.exit(2)
     kinds = {"basic": basic, "many": many, "recursive": recursive, "skills": skills}
     server = kinds[kind]()
     if "--http" in sys.argv:

@@ -28,23 +28,6 @@ def repl(
     return session
 
 
-def test_a_fork_shows_its_lines_and_show_prints_its_transcript(
-    server: ScriptedServer, repl: PtySession
-) -> None:
-    read = call("read_file_in_skill", {"skill_name": "digest", "file_path": "notes.md"})
-    server.when("", reply(calls=[read]), reply("TWO NOTES"), system=FORK)
-    server.script(reply("The skill found two notes."))
-    screen = repl.run("/digest count the notes")
-    assert "⑂ digest #" in screen and "│ read_file_in_skill" in screen
-    assert " answered · 2 requests · 1 tool call" in screen
-    assert "#1 get_skill · /digest" in screen and "The skill found two notes." in screen
-    # The toolbar: the chat's one request, and the fork's two on its model.
-    repl.expect("· 15 tokens · forks: 30 tokens on openai/test-model")
-    shown = repl.run("/show 1")
-    assert "task: count the notes" in shown and "note two" in shown and "TWO NOTES" in shown
-    assert repl.quit() == 0
-
-
 def test_the_toolbar_of_a_resumed_chat_counts_its_forks(
     server: ScriptedServer,
     repl: PtySession,
@@ -60,7 +43,7 @@ def test_the_toolbar_of_a_resumed_chat_counts_its_forks(
     assert resumed.quit() == 0
 
 
-def test_a_fork_is_one_live_card_that_collapses_to_one_line(
+def test_a_fork_is_one_live_card_that_collapses_to_one_line_and_show_prints_its_transcript(
     server: ScriptedServer, repl: PtySession
 ) -> None:
     read = call("read_file_in_skill", {"skill_name": "digest", "file_path": "notes.md"})
@@ -78,14 +61,17 @@ def test_a_fork_is_one_live_card_that_collapses_to_one_line(
     server.release("answer")
     repl.prompt()  # the turn is over: the next prompt is drawn
     ended = repl.screen()
-    assert "The skill found two notes." in ended
+    assert "The skill found two notes." in ended and "#1 get_skill · /digest" in ended
     assert "read_file_in_skill" not in ended.split("#1 get_skill")[0]  # the card is gone
     assert "runs on its own" not in ended and "waiting for the model" not in ended
     summary = [row for row in ended.splitlines() if row.startswith("⑂ digest #")]
     assert len(summary) == 1 and " answered · 2 requests · 1 tool call · " in summary[0]
     assert summary[0].rstrip().endswith(" tokens on openai/test-model")
+    # The toolbar: the chat's one request, and the fork's two on its model.
+    repl.expect("· 15 tokens · forks: 30 tokens on openai/test-model")
     shown = repl.run("/show 1")
-    assert "note two" in shown and "TWO NOTES" in shown  # the whole transcript still
+    assert "task: count the notes" in shown  # the whole transcript still
+    assert "note two" in shown and "TWO NOTES" in shown
     assert repl.quit() == 0
 
 

@@ -1,7 +1,11 @@
 """MCP servers as a user configures them: real servers written with the official SDK
 (tests/mcp_servers.py) over stdio and streamable HTTP, the scripted model calling
 their tools through `skillchat ask`, and the process table checked after each test
-that starts one (no server outlives skillchat)."""
+that starts one (no server outlives skillchat).
+
+A stdio server costs about a second of CPU to start (the SDK's imports), so the tests
+whose subject is not the server's process or transport (policy, consent, listing)
+share one `basic` server over streamable HTTP, started once for the module."""
 
 from __future__ import annotations
 
@@ -36,6 +40,19 @@ def stdio(name: str, kind: str, tag: Path, extra: str = "") -> str:
     arguments) with the test's folder so the process table can be searched."""
     args = json.dumps([str(SERVERS), kind, str(tag)])
     return f'[mcp.{name}]\ncommand = "{sys.executable}"\nargs = {args}\n{extra}\n'
+
+
+def refusing(name: str, tag: Path) -> str:
+    """A `[mcp.NAME]` table whose command exits before answering anything: no SDK,
+    so nothing to start but Python."""
+    code = "import sys; sys.stderr.write('this server refuses to start\\n'); sys.exit(2)"
+    args = json.dumps(["-c", code, str(tag)])
+    return f'[mcp.{name}]\ncommand = "{sys.executable}"\nargs = {args}\n'
+
+
+def http(name: str, url: str, extra: str = "") -> str:
+    """A `[mcp.NAME]` table for the server at `url` (streamable HTTP)."""
+    return f'[mcp.{name}]\nurl = "{url}"\n{extra}\n'
 
 
 def alive(tag: Path) -> list[int]:
@@ -85,6 +102,20 @@ def http_server(kind: str, tag: Path, *options: str) -> Iterator[int]:
         process.wait()
 
 
+def shared_server(kind: str, factory: pytest.TempPathFactory) -> Iterator[str]:
+    """tests/mcp_servers.py KIND over streamable HTTP for a whole module, for tests
+    that never change its state: its URL. Gone from the process table at the end."""
+    tag = factory.mktemp(f"mcp-{kind}")
+    with http_server(kind, tag) as port:
+        yield f"http://127.0.0.1:{port}/mcp"
+    assert wait_for(lambda: not alive(tag), 20), alive(tag)
+
+
+@pytest.fixture(scope="module")
+def basic_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from shared_server("basic", tmp_path_factory)
+
+
 def ask(
     server: ScriptedServer, tmp: Path, config: str, *args: str
 ) -> subprocess.CompletedProcess[str]:
@@ -123,7 +154,7 @@ def test_a_tool_call_with_allow_mcp(server: ScriptedServer, tag: Path) -> None:
 
 
 def test_without_allow_mcp_ask_refuses_unless_the_config_allows(
-    server: ScriptedServer, tag: Path
+    server: ScriptedServer, tag: Path, basic_url: str
 ) -> None:
     server.script(
         reply(calls=[call("mcp__srv__echo", {"text": "hi"})]),
@@ -131,7 +162,7 @@ def test_without_allow_mcp_ask_refuses_unless_the_config_allows(
         reply(calls=[call("mcp__srv__add", {"a": 1, "b": 1})]),
         reply("2"),
     )
-    config = stdio("srv", "basic", tag, 'allow = ["add"]')
+    config = http("srv", basic_url, 'allow = ["add"]')
     done = ask(server, tag, config, "echo hi")
     assert done.returncode == 0, done.stderr
     refused = result(server, 1)
@@ -190,7 +221,7 @@ def test_a_server_that_exits_at_start_and_a_recursive_schema(
     server: ScriptedServer, tag: Path
 ) -> None:
     server.script(reply("fine"))
-    config = stdio("dead", "exit", tag) + stdio("rec", "recursive", tag)
+    config = refusing("dead", tag) + stdio("rec", "recursive", tag)
     done = ask(server, tag, config, "hi")
     assert done.returncode == 0 and done.stdout == "fine\n", done.stderr
     assert "MCP server 'dead' is not available" in done.stderr
@@ -217,19 +248,15 @@ def test_500_tools_past_the_share_are_offered_by_name(server: ScriptedServer, ta
 
 
 def test_streamable_http_with_a_header_from_the_environment(
-    server: ScriptedServer, tag: Path, monkeypatch: pytest.MonkeyPatch
+    server: ScriptedServer, tag: Path, basic_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with http_server("basic", tag) as port:
-        monkeypatch.setenv("MCP23_TOKEN", "secret-token")
-        config = (
-            f'[mcp.web]\nurl = "http://127.0.0.1:{port}/mcp"\n'
-            'headers = { Authorization = "Bearer ${MCP23_TOKEN}" }\n'
-        )
-        server.script(reply(calls=[call("mcp__web__echo", {"text": "over http"})]), reply("ok"))
-        done = ask(server, tag, config, "--allow-mcp", "echo")
-        assert done.returncode == 0, done.stderr
-        assert result(server)["content"] == "over http"
-        assert "secret-token" not in done.stderr
+    monkeypatch.setenv("MCP23_TOKEN", "secret-token")
+    config = http("web", basic_url, 'headers = { Authorization = "Bearer ${MCP23_TOKEN}" }')
+    server.script(reply(calls=[call("mcp__web__echo", {"text": "over http"})]), reply("ok"))
+    done = ask(server, tag, config, "--allow-mcp", "echo")
+    assert done.returncode == 0, done.stderr
+    assert result(server)["content"] == "over http"
+    assert "secret-token" not in done.stderr
 
 
 def test_a_killed_skillchat_takes_its_servers_along(server: ScriptedServer, tag: Path) -> None:
@@ -251,18 +278,19 @@ def test_a_killed_skillchat_takes_its_servers_along(server: ScriptedServer, tag:
     assert wait_for(lambda: not alive(tag), 20), alive(tag)
 
 
-def test_mcp_list_and_tools_json(tag: Path) -> None:
+def test_mcp_list_and_tools_json(tag: Path, basic_url: str) -> None:
     config = tag / "config.toml"
-    config.write_text(stdio("srv", "basic", tag) + stdio("dead", "exit", tag))
+    config.write_text(stdio("srv", "basic", tag) + http("web", basic_url) + refusing("dead", tag))
     done = skillchat("mcp", "list", "--config", str(config), "--json", timeout=180)
     assert done.returncode == 1
     rows = {row["name"]: row for row in json.loads(done.stdout)["servers"]}
     assert rows["srv"]["state"] == "ready" and rows["srv"]["tools"] == 8
+    assert rows["web"]["state"] == "ready" and rows["web"]["tools"] == 8
     assert rows["dead"]["state"] == "failed" and "refuses to start" in rows["dead"]["error"]
-    done = skillchat("mcp", "tools", "srv", "--config", str(config), "--json", timeout=180)
+    done = skillchat("mcp", "tools", "web", "--config", str(config), "--json", timeout=180)
     assert done.returncode == 0, done.stderr
     tools = {t["name"]: t for t in json.loads(done.stdout)["tools"]}
-    assert tools["add"]["offered_as"] == "mcp__srv__add"
+    assert tools["add"]["offered_as"] == "mcp__web__add"
     assert tools["add"]["annotations"] == {"readOnlyHint": True}
     assert "dead" in one_line_error(
         skillchat("mcp", "tools", "dead", "--config", str(config), timeout=180), 1
@@ -343,9 +371,9 @@ MCP_QUESTION = "Call it? [y]es / [n]o / [a]lways:"
 
 
 def test_consent_in_the_repl_yes_always_no_and_ctrl_c(
-    server: ScriptedServer, tag: Path, pty_sessions: Callable[..., PtySession]
+    server: ScriptedServer, tag: Path, basic_url: str, pty_sessions: Callable[..., PtySession]
 ) -> None:
-    (tag / "config.toml").write_text(stdio("srv", "basic", tag))
+    (tag / "config.toml").write_text(http("srv", basic_url))
     (tag / "skills").mkdir()
     echo = call("mcp__srv__echo", {"text": "hi [bold]x[/]"})
     server.script(
@@ -386,9 +414,9 @@ def test_consent_in_the_repl_yes_always_no_and_ctrl_c(
 
 
 def test_a_trusted_skills_allowed_tools_pre_approve_an_untrusted_ones_do_not(
-    server: ScriptedServer, tag: Path, pty_sessions: Callable[..., PtySession]
+    server: ScriptedServer, tag: Path, basic_url: str, pty_sessions: Callable[..., PtySession]
 ) -> None:
-    (tag / "config.toml").write_text(stdio("srv", "basic", tag))
+    (tag / "config.toml").write_text(http("srv", basic_url))
     skills = tag / "skills"
     for name in ("gh", "gh2"):
         frontmatter = f"name: {name}\ndescription: Uses srv.\nallowed-tools: mcp__srv__echo\n"

@@ -1,18 +1,23 @@
 """Skills served over MCP (the skills extension): a real SDK server
 (tests/mcp_servers.py `skills`) publishing skills with digest manifests, read by
-the scripted model through get_skill and read_file_in_skill in `skillchat ask`."""
+the scripted model through get_skill and read_file_in_skill in `skillchat ask`.
+
+The tests that change the server's skills (its `bump` tool), or whose subject is a
+stdio server's start, start their own over stdio; the rest share one over streamable
+HTTP, started once for the module (a server's start costs about a second of CPU)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from chat_helpers import settings_for, system_text, tool_messages
 from helpers import session_options, skill_folder, skillchat, wait_for
 from openai_server import ScriptedServer, call, reply
-from test_mcp import ask, http_server, stdio, tag  # noqa: F401  (the fixture: no server outlives a test)
+from test_mcp import ask, http, shared_server, stdio, tag  # noqa: F401  (the fixture: no server outlives a test)
 
 from skillchat.config import load_settings
 from skillchat.mcp.hub import McpHub
@@ -26,6 +31,11 @@ if TYPE_CHECKING:
     from pty_session import PtySession
 
 NOTES = "references/notes.md"
+
+
+@pytest.fixture(scope="module")
+def skills_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from shared_server("skills", tmp_path_factory)
 
 
 def results(server: ScriptedServer, n: int = -1) -> list[Any]:
@@ -69,11 +79,12 @@ def test_a_served_skill_is_read_verified_and_a_wrong_digest_refused(
 def test_skills_list_shows_the_origin_and_a_local_skill_shadows(
     server: ScriptedServer,
     tag: Path,  # noqa: F811
+    skills_url: str,
 ) -> None:
     skills = tag / "skills"
     skill_folder(skills, "shared", "name: shared\ndescription: The local one.\n", "Local.\n")
     server.script(reply(calls=[call("get_skill", {"skill_name": "shared"})]), reply("ok"))
-    done = ask(server, tag, stdio("pub", "skills", tag), "shared")
+    done = ask(server, tag, http("pub", skills_url), "shared")
     assert done.returncode == 0, done.stderr
     assert "Local." in results(server)[0]["documentation"]
     assert "skill 'shared' of mcp:pub is shadowed by" in done.stderr
@@ -139,9 +150,10 @@ def test_a_skill_changed_between_turns_is_picked_up_and_loses_its_trust(
 
 def test_trusting_a_served_skill_from_the_cli_and_its_allowed_tools(
     tag: Path,  # noqa: F811
+    skills_url: str,
 ) -> None:
     config = str(tag / "config.toml")
-    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    (tag / "config.toml").write_text(http("pub", skills_url))
     done = skillchat("skills", "trust", "demo", "--config", config, "--skills-dir", str(tag))
     assert done.returncode == 0, done.stderr
     assert "demo: trusted" in done.stdout and "mcp:pub skill://demo/SKILL.md" in done.stdout
@@ -206,46 +218,56 @@ def test_entries_breaking_the_extension_rules_are_refused(tmp_path: Path) -> Non
     assert skill is not None and skill.origin == "mcp:s" and not why
 
 
-def test_served_skills_over_streamable_http(server: ScriptedServer, tag: Path) -> None:  # noqa: F811
-    with http_server("skills", tag) as port:
-        server.script(
-            reply(calls=[call("read_file_in_skill", {"skill_name": "demo", "file_path": NOTES})]),
-            reply("ok"),
-        )
-        done = ask(server, tag, f'[mcp.web]\nurl = "http://127.0.0.1:{port}/mcp"\n', "notes")
-        assert done.returncode == 0, done.stderr
-        assert results(server) == ["served notes\n"]
+def test_served_skills_over_streamable_http(
+    server: ScriptedServer,
+    tag: Path,  # noqa: F811
+    skills_url: str,
+) -> None:
+    server.script(
+        reply(calls=[call("read_file_in_skill", {"skill_name": "demo", "file_path": NOTES})]),
+        reply("ok"),
+    )
+    done = ask(server, tag, http("web", skills_url), "notes")
+    assert done.returncode == 0, done.stderr
+    assert results(server) == ["served notes\n"]
 
 
-def served_repl(
-    server: ScriptedServer, folder: Path, pty_sessions: Callable[..., PtySession], *args: str
-) -> PtySession:
-    """A REPL on a pty with the `skills` server configured, at its first prompt."""
-    (folder / "config.toml").write_text(stdio("pub", "skills", folder))
-    (folder / "skills").mkdir()
-    config = ("--config", str(folder / "config.toml"))
-    repl = pty_sessions(*session_options(server, folder / "skills"), *args, *config, timeout=120)
-    repl.prompt()
-    return repl
-
-
-def test_served_skills_are_in_the_repl_before_the_first_message(
+def test_served_skills_are_in_the_repl_before_the_first_message_and_their_commands_asked(
     server: ScriptedServer,
     tag: Path,  # noqa: F811
     pty_sessions: Callable[..., PtySession],
 ) -> None:
-    repl = served_repl(server, tag, pty_sessions)  # the prompt does not wait for the server
+    """One REPL with --allow-run: the served skills join before any message is sent;
+    then each command under the untrusted served skill is asked despite --allow-run."""
+    run = call("run_command", {"command": "echo ran"})
+    server.script(
+        reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("asked"),
+    )  # fmt: skip
+    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    (tag / "skills").mkdir()
+    config = ("--config", str(tag / "config.toml"))
+    repl = pty_sessions(
+        *session_options(server, tag / "skills"), "--allow-run", *config, timeout=120
+    )
+    repl.prompt()  # the prompt does not wait for the server, started over stdio
     # The server comes up in the background; its skills join at the next command.
     assert wait_for(lambda: "A skill served over MCP" in repl.run("/skills"), timeout=90)
     assert "demo" in repl.run("/trust")  # its allowed-tools count only once trusted
     assert "lying" in "".join(repl.output)  # the wrong digest said once, not joined
     assert server.completions == []  # no message was needed for any of it
+    repl.line("use demo")
+    card = repl.expect("Run it? [y]es / [n]o")
+    assert "asking because" in card and "echo ran" in card
+    repl.send("y")
+    assert "asked" in repl.prompt()
+    assert "ran" in results(server)[-1]["stdout"]
     assert repl.quit() == 0
 
 
 def test_a_command_while_an_untrusted_served_skill_is_active_needs_its_trust(
     server: ScriptedServer,
     tag: Path,  # noqa: F811
+    skills_url: str,
 ) -> None:
     run = call("run_command", {"command": "echo ran"})
     server.script(
@@ -253,7 +275,7 @@ def test_a_command_while_an_untrusted_served_skill_is_active_needs_its_trust(
         reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("refused"),
         reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("trusted"),
     )  # fmt: skip
-    config = stdio("pub", "skills", tag)
+    config = http("pub", skills_url)
     done = ask(server, tag, config, "--allow-run", "no skill")
     assert done.returncode == 0 and "ran" in results(server)[-1]["stdout"], done.stderr
     done = ask(server, tag, config, "--allow-run", "use demo")
@@ -269,28 +291,10 @@ def test_a_command_while_an_untrusted_served_skill_is_active_needs_its_trust(
     assert done.returncode == 0 and "ran" in results(server)[-1]["stdout"], done.stderr
 
 
-def test_the_repl_asks_each_command_under_an_untrusted_served_skill_despite_allow_run(
-    server: ScriptedServer,
-    tag: Path,  # noqa: F811
-    pty_sessions: Callable[..., PtySession],
-) -> None:
-    run = call("run_command", {"command": "echo ran"})
-    server.script(
-        reply(calls=[call("get_skill", {"skill_name": "demo"}), run]), reply("asked"),
-    )  # fmt: skip
-    repl = served_repl(server, tag, pty_sessions, "--allow-run")
-    repl.line("use demo")
-    card = repl.expect("Run it? [y]es / [n]o")
-    assert "asking because" in card and "echo ran" in card
-    repl.send("y")
-    assert "asked" in repl.prompt()
-    assert "ran" in results(server)[-1]["stdout"]
-    assert repl.quit() == 0
-
-
 def test_an_always_is_neither_offered_nor_kept_while_a_served_skill_gates_commands(
     server: ScriptedServer,
     tag: Path,  # noqa: F811
+    skills_url: str,
     pty_sessions: Callable[..., PtySession],
 ) -> None:
     """An "always" for a local skill's command holds until an untrusted served skill
@@ -299,7 +303,7 @@ def test_an_always_is_neither_offered_nor_kept_while_a_served_skill_gates_comman
     from sandbox_helpers import require_sandbox
 
     require_sandbox()
-    (tag / "config.toml").write_text(stdio("pub", "skills", tag))
+    (tag / "config.toml").write_text(http("pub", skills_url))
     skill_folder(tag / "skills", "calc", "name: calc\ndescription: Echoes.\n")
     run = call("run_command", {"command": "echo ran", "skill_name": "calc"})
     server.script(

@@ -33,22 +33,17 @@ def repl(
 
 
 @pytest.mark.parametrize("word", ["exit", "quit", " Quit "])
-def test_exit_or_quit_alone_leaves_without_sending(server, repl, word: str) -> None:
-    server.script(reply("hello"))
-    session = repl()
-    assert "hello" in session.run("hi")
-    session.line(word)
-    assert session.wait() == 0
-    assert len(server.completions) == 1  # the word was not sent to the model
-
-
-def test_the_first_answer_has_no_library_loading_line(server, repl) -> None:
+def test_the_first_answer_is_plain_and_exit_or_quit_alone_leaves_without_sending(
+    server, repl, word: str
+) -> None:
     server.script(reply("the first answer"))
     session = repl()
     shown = session.run("hi")
     assert "the first answer" in shown
-    assert "loading the" not in shown and "library" not in shown
-    assert session.quit() == 0
+    assert "loading the" not in shown and "library" not in shown  # no loading chatter
+    session.line(word)
+    assert session.wait() == 0
+    assert len(server.completions) == 1  # the word was not sent to the model
 
 
 def test_a_repeated_skill_or_retry_is_not_an_error_card(server, repl) -> None:

@@ -71,10 +71,12 @@ def test_attach_and_mentions_with_completion(server, repl, project) -> None:
     assert all(b"NOTES-BODY-7f3a" not in f.read_bytes() for f in files)
 
 
-def test_without_a_workspace_attach_says_how_to_get_one(server, repl) -> None:
+def test_without_a_workspace_attach_files_and_grep_say_how_to_get_one(server, repl) -> None:
     session = repl()
     session.prompt()
     assert "attaching files needs a workspace: --workspace DIR" in session.run("/attach a.md")
+    assert "/files needs a workspace: --workspace DIR" in session.run("/files")
+    assert "/grep needs a workspace: --workspace DIR" in session.run("/grep notes")
     assert session.quit() == 0
     assert server.completions == []
 
@@ -102,10 +104,3 @@ def test_files_and_grep_show_what_the_model_would_get(server, repl, project) -> 
     assert "/grep needs the text to find" in session.run("/grep")
     assert session.quit() == 0
     assert server.completions == []  # nothing went to the model
-
-
-def test_without_a_workspace_files_says_how_to_get_one(server, repl) -> None:
-    session = repl()
-    session.prompt()
-    assert "/files needs a workspace: --workspace DIR" in session.run("/files")
-    assert session.quit() == 0

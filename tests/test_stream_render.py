@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -94,25 +95,22 @@ CODE = "```python\n" + "".join(f"value_{n:03d} = {n}  # line {n}\n" for n in ran
 LIST = "".join(f"- item number {n:03d} of the list\n" for n in range(60))
 
 
-@pytest.mark.parametrize(
-    ("block", "unique"),
-    [(CODE, "value_042 = 42  # line 42"), (LIST, "item number 042 of the list")],
-    ids=["code-80-lines", "list-60-items"],
-)
-def test_a_block_taller_than_the_screen_is_in_the_scrollback_once(
-    server: ScriptedServer, block: str, unique: str
-) -> None:
-    answer = f"Here it is:\n\n{block}\nThat is all.\n"
+def test_blocks_taller_than_the_screen_are_in_the_scrollback_once(server: ScriptedServer) -> None:
+    """An 80-line code block, then a 60-item list, on a 24-row screen: one `ask`."""
+    answer = f"Here it is:\n\n{CODE}\nAnd a list:\n\n{LIST}\nThat is all.\n"
     server.script(reply(answer, chunks=len(answer) // 8, chunk_delay=0.002))
     terminal = ask_on_terminal(server, "show me")
     assert terminal.finish() == 0, terminal.text()
     lines = terminal.lines()
-    assert sum(unique in line for line in lines) == 1, terminal.text()
-    # Every line of the block is there, in order, once; the text around it too.
-    numbers = [line for line in lines if "value_0" in line or "item number" in line]
-    assert len(numbers) == block.count("\n") - (2 if block is CODE else 0)
-    assert sum("That is all." in line for line in lines) == 1
-    assert sum("Here it is:" in line for line in lines) == 1
+    for unique in ("value_042 = 42  # line 42", "item number 042 of the list"):
+        assert sum(unique in line for line in lines) == 1, terminal.text()
+    # Every line of each block is there, in order, once; the text around them too.
+    code = [int(m[1]) for line in lines if (m := re.search(r"value_(\d{3}) = ", line))]
+    items = [int(m[1]) for line in lines if (m := re.search(r"item number (\d{3})", line))]
+    assert code == list(range(80)), terminal.text()
+    assert items == list(range(60)), terminal.text()
+    for text in ("Here it is:", "And a list:", "That is all."):
+        assert sum(text in line for line in lines) == 1, terminal.text()
 
 
 def test_the_waiting_line_shows_until_the_first_token_then_goes(server: ScriptedServer) -> None:
