@@ -63,6 +63,7 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_MODULES = frozenset({"test_install.py", "test_envs_real.py"})
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the groups set here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that start the real model (or load its file, `smollm2`) are marked
     `real_model`, tests that install real packages `install`, so that a run can pick
@@ -104,6 +105,10 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
             monkeypatch.delenv(name)
     for var, value in home_env(home).items():
         monkeypatch.setenv(var, value)
+    # The terminal's size is the terminal's (a pty's, set by its test), as it is for a
+    # user: pytest-xdist exports COLUMNS and LINES of its own (80x24) to its workers.
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     work = home / "work"
