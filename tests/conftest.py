@@ -3,10 +3,10 @@ folders, and with no provider keys or skillchat variables from the real environm
 no test can read the user's real home or config, and subprocesses inherit the same.
 
 Shared fixtures, for the tests that ask for them by name: `server` (the scripted OpenAI
-server), `real_model` (llama.cpp with a small real model, one per run: tests/real_model.py),
-`smollm2` (that model's GGUF file, for `--gguf`), `pty_sessions` (interactive
-sessions, killed at the end), `home_in_tmp_path`,
-and `db` / `store` (a chat database in the test's tmp_path)."""
+server), `real_model` (llama.cpp with a small real model, one per run or per xdist
+worker: tests/real_model.py), `smollm2` (that model's GGUF file, for `--gguf`),
+`pty_sessions` (interactive sessions, killed at the end), `home_in_tmp_path`, and
+`db` / `store` (a chat database in the test's tmp_path)."""
 
 from __future__ import annotations
 
@@ -131,10 +131,10 @@ def real_model_dir(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPat
 
 @pytest.fixture(scope="session")
 def real_model(real_model_dir: Path) -> Iterator[RealModel]:
-    """llama.cpp's server with SmolLM2-135M on a free port, started once for the run and
-    stopped at its end, installed in `real_model_dir`. Under CI (`CI=true`) a server
-    that cannot start fails the tests that need it; elsewhere they are skipped, with
-    the reason."""
+    """llama.cpp's server with SmolLM2-135M on a free port, started once for the run (for
+    each xdist worker) and stopped at its end, installed in `real_model_dir`. Under CI
+    (`CI=true`) a server that cannot start fails the tests that need it; elsewhere
+    they are skipped, with the reason."""
     import real_model as rm
 
     env = {k: v for k, v in _START_ENV.items() if not k.startswith(_SCRUB_PREFIXES)}
