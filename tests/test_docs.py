@@ -83,9 +83,12 @@ def test_the_readme_starts_with_what_skillchat_is_and_its_two_commands() -> None
     assert first is not None
     assert first.group(1).splitlines() == [
         'pip install . && skillchat ask "/calculator what is 17% of 230"',
-        "pip install -e '.[test,local]' && python -m pytest",
+        "pip install -e '.[test,local]' && python -m pytest -n auto",
     ]
     assert "skillchat is a terminal chat runner" in text[: first.start()]
+    # CI runs that same command as root (and, leaving the real model out, as a user).
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "root_job() { python -m pytest -n auto; }" in ci
 
 
 def test_the_slug_is_githubs() -> None:

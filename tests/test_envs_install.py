@@ -126,7 +126,7 @@ def test_a_hung_index_ends_with_a_clear_line(
         monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
         store = EnvStore(tmp_path / "envs")
         with pytest.raises(InstallFailed) as caught:
-            ensure(store, ("tinypkg",), tools, limits=InstallLimits(http_timeout_s=2))
+            ensure(store, ("tinypkg",), tools, limits=InstallLimits(http_timeout_s=1))
     assert "installing tinypkg failed" in str(caught.value)
     assert "timed out" in str(caught.value) or "timeout" in str(caught.value).lower()
     assert not list(store.root.glob(".tmp-*"))

@@ -130,7 +130,10 @@ def test_a_silent_server_is_given_up_on_after_the_timeout(
     silent: int, tmp_path: Path, backend: str
 ) -> None:
     base = f"http://127.0.0.1:{silent}/v1"
-    done = ask(base, backend, tmp_path, config="timeout = 2\nmax_retries = 3\n")
+    # A short timeout, and the window stated so that the only wait is the request's
+    # own (a silent /props costs its probe's bound: tests/test_context_window.py).
+    config = "timeout = 0.5\nmax_retries = 3\ncontext_window = 8192\n"
+    done = ask(base, backend, tmp_path, config=config)
     line = one_line_error(done)
-    assert f"timed out after 2s waiting for {base}" in line
+    assert f"timed out after 0.5s waiting for {base}" in line
     assert "retrying" not in done.stderr and "gave up" not in line

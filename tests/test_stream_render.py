@@ -114,10 +114,11 @@ def test_blocks_taller_than_the_screen_are_in_the_scrollback_once(server: Script
 
 
 def test_the_waiting_line_shows_until_the_first_token_then_goes(server: ScriptedServer) -> None:
-    server.script(reply("The answer is 42.", delay=3.5))
+    server.script(reply("The answer is 42.", hold="answer"))
     terminal = ask_on_terminal(server, "hi")
     terminal.until("waiting for the model")
     terminal.until("waiting for the model · 3s")  # the seconds, once there are a few
+    server.release("answer")
     terminal.until("The answer is 42.")
     assert terminal.finish() == 0
     shown = terminal.text()
@@ -128,11 +129,12 @@ def test_the_waiting_line_shows_until_the_first_token_then_goes(server: Scripted
 def test_the_waiting_line_comes_back_for_each_request(server: ScriptedServer) -> None:
     server.script(
         reply("Let me look.", calls=[call("list_skills")]),
-        reply("Found them.", delay=1),
+        reply("Found them.", hold="second"),
     )
     terminal = ask_on_terminal(server, "which skills?")
     terminal.until("list_skills")  # the card of the first round
     terminal.until("waiting for the model")  # the second request is out
+    server.release("second")
     terminal.until("Found them.")
     assert terminal.finish() == 0
     assert "waiting for the model" not in terminal.text()
