@@ -10,9 +10,12 @@ what it returns has the escape sequences removed, for checking whole lines.
 
 from __future__ import annotations
 
+import array
+import fcntl
 import os
 import re
 import sys
+import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -130,6 +133,19 @@ class PtySession:
 
     def send(self, keys: str) -> None:
         self.child.send(keys)
+
+    def pending_input(self) -> int:
+        """How many typed bytes skillchat's terminal holds, not yet read (FIONREAD on
+        its stdin). A pty hands written keys to the terminal's line discipline
+        asynchronously (a kernel work item), so under load keys "typed" a moment ago
+        may not be there yet; a test about typed-ahead keys waits for this instead."""
+        fd = os.open(f"/proc/{self.child.pid}/fd/0", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        try:
+            count = array.array("i", [0])
+            fcntl.ioctl(fd, termios.FIONREAD, count)
+            return count[0]
+        finally:
+            os.close(fd)
 
     def line(self, text: str) -> None:
         """Type `text` and press Enter."""

@@ -123,6 +123,7 @@ def test_keys_typed_before_the_question_do_not_answer_it(
     repl.line("go")
     assert wait_for(lambda: len(server.completions) == 1)  # the model is thinking
     repl.send("y\r")  # typed ahead, before any question
+    assert wait_for(lambda: repl.pending_input() == 2)  # in skillchat's terminal, unread
     server.release("thinking")
     repl.expect(QUESTION)
     repl.send("n")  # one key, no Enter
