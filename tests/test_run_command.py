@@ -152,17 +152,21 @@ def test_a_refusal_runs_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("shared")
 def test_webapp_testing_with_server_and_its_leaked_server_dies(server: ScriptedServer) -> None:
+    # A port of this test's own (the sandbox has a network of its own, so any port is
+    # free there): the process-table check must not see the other job's server.
+    port = 20000 + unique_number() % 40000
     command = (
         "cd /scratch && python3 /skills/webapp-testing/scripts/with_server.py "
-        '--server "python3 -m http.server 8765 --bind 127.0.0.1" --port 8765 -- '
-        "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8765/').status)\""
+        f'--server "python3 -m http.server {port} --bind 127.0.0.1" --port {port} -- '
+        'python3 -c "import urllib.request; '
+        f"print(urllib.request.urlopen('http://127.0.0.1:{port}/').status)\""
     )
     _, result = ask_run(
         server, command, "--allow-run", skill="webapp-testing", skills_dirs=[ANTHROPIC]
     )
     assert result.get("exit_code") == 0, result
     assert "200" in result["stdout"]
-    assert processes_with("http.server 8765") == []  # orphaned by with_server, killed by us
+    assert processes_with(f"http.server {port}") == []  # orphaned by with_server, killed by us
 
 
 @pytest.mark.usefixtures("shared")

@@ -146,10 +146,12 @@ def test_no_network_unless_allowed(tools: Tools, tmp_path: Path) -> None:
 
 
 def test_a_fork_bomb_is_contained(tools: Tools, tmp_path: Path) -> None:
-    # Bounded, so a broken limit cannot hurt the machine: at most 400 forks.
+    # Bounded, so a broken limit cannot hurt the machine: at most 400 forks. Each
+    # sleeps a number of this test's own, so no other worker's bomb is counted.
+    n = unique_number()
     bomb = (
         'python3 -c "\nimport os, time\nn = 0\ntry:\n    while n < 400:\n'
-        "        if os.fork() == 0:\n            time.sleep(600); os._exit(0)\n"
+        f"        if os.fork() == 0:\n            time.sleep({n}); os._exit(0)\n"
         "        n += 1\nexcept OSError as e:\n    print('stopped after', n, e.errno)\n\""
         " ; exec -a forkbomb-marker-31337 sleep 0"
     )
@@ -158,15 +160,16 @@ def test_a_fork_bomb_is_contained(tools: Tools, tmp_path: Path) -> None:
     words = out.stdout.split()
     assert words[:2] == ["stopped", "after"], out.stdout + out.stderr
     assert int(words[2]) < 40 and words[3] == "11"  # EAGAIN
-    assert processes_with("time.sleep(600)") == []  # every child died with the sandbox
+    assert processes_with(f"time.sleep({n})") == []  # every child died with the sandbox
 
 
 def test_printing_forever_is_stopped_and_its_tail_kept(tools: Tools, tmp_path: Path) -> None:
     spec = spec_for(tmp_path, limits=Limits(max_output_bytes=1000, stop_after_bytes=2_000_000))
-    out = run(tools, spec, "yes forever-line")
+    line = f"forever-line-{unique_number()}"
+    out = run(tools, spec, f"yes {line}")
     assert out.stopped == "output_limit" and out.exit_code is None and out.truncated
-    assert len(out.stdout) <= 1000 and out.stdout.endswith("forever-line\n")
-    assert processes_with("forever-line") == []
+    assert len(out.stdout) <= 1000 and out.stdout.endswith(f"{line}\n")
+    assert processes_with(line) == []
 
 
 def test_sleeping_forever_times_out_and_nothing_stays(tools: Tools, tmp_path: Path) -> None:
@@ -195,10 +198,11 @@ def test_ctrl_c_during_a_run_kills_the_whole_sandbox(tools: Tools, tmp_path: Pat
         seen.append(text)
         raise KeyboardInterrupt
 
+    n = unique_number()
     with pytest.raises(KeyboardInterrupt):
-        run(tools, spec_for(tmp_path), "sleep 765432 & echo go; wait", on_output=interrupt)
+        run(tools, spec_for(tmp_path), f"sleep {n} & echo go; wait", on_output=interrupt)
     assert seen == ["go\n"]
-    assert processes_with("765432") == []
+    assert processes_with(f"sleep {n}") == []
 
 
 def test_the_command_is_unprivileged_even_as_root(tools: Tools, tmp_path: Path) -> None:
