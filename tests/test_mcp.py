@@ -35,11 +35,17 @@ if TYPE_CHECKING:
 SERVERS = Path(__file__).resolve().parent / "mcp_servers.py"
 
 
+# A bound on a server's start for the states the tests wait for: the default 30 s was
+# met by a server starting under CI's burner (eight workers, the other job and two busy
+# loops on two cores), whose tools were then missing from the first request.
+STARTUP = "startup_timeout_s = 300\n"
+
+
 def stdio(name: str, kind: str, tag: Path, extra: str = "") -> str:
     """A `[mcp.NAME]` table running tests/mcp_servers.py KIND, tagged (in its
     arguments) with the test's folder so the process table can be searched."""
     args = json.dumps([str(SERVERS), kind, str(tag)])
-    return f'[mcp.{name}]\ncommand = "{sys.executable}"\nargs = {args}\n{extra}\n'
+    return f'[mcp.{name}]\ncommand = "{sys.executable}"\nargs = {args}\n{STARTUP}{extra}\n'
 
 
 def refusing(name: str, tag: Path) -> str:
@@ -52,7 +58,7 @@ def refusing(name: str, tag: Path) -> str:
 
 def http(name: str, url: str, extra: str = "") -> str:
     """A `[mcp.NAME]` table for the server at `url` (streamable HTTP)."""
-    return f'[mcp.{name}]\nurl = "{url}"\n{extra}\n'
+    return f'[mcp.{name}]\nurl = "{url}"\n{STARTUP}{extra}\n'
 
 
 def alive(tag: Path) -> list[int]:

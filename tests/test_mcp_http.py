@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from chat_helpers import tool_messages
 from openai_server import ScriptedServer, call, reply
-from test_mcp import ask, http_server, stdio, tag  # noqa: F401  (the fixture: no server outlives a test)
+from test_mcp import ask, http, http_server, stdio, tag  # noqa: F401  (the fixture: no server outlives a test)
 
 
 @contextmanager
@@ -23,7 +23,7 @@ def web_server(answers: str, folder: Path) -> Iterator[str]:
         yield stdio("web", "basic", folder)
         return
     with http_server("basic", folder, *(("--json",) if answers == "json" else ())) as port:
-        yield f'[mcp.web]\nurl = "http://127.0.0.1:{port}/mcp"\n'
+        yield http("web", f"http://127.0.0.1:{port}/mcp")
 
 
 @pytest.mark.parametrize("answers", ["stdio", "sse", "json"])
