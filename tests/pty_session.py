@@ -162,7 +162,7 @@ class PtySession:
     def wait(self) -> int:
         """Read to the end and return the exit status."""
         while True:
-            index = self.child.expect_exact([CPR_QUERY, pexpect.EOF], timeout=10)
+            index = self.child.expect_exact([CPR_QUERY, pexpect.EOF], timeout=-1)
             self.output.append(self.child.before)
             if index == 1:
                 break

@@ -121,7 +121,8 @@ def test_a_hung_index_ends_with_a_clear_line(
     with socket.socket() as listener:  # accepts connections, never answers
         listener.bind(("127.0.0.1", 0))
         listener.listen(16)
-        monkeypatch.setenv("UV_INDEX_URL", f"http://127.0.0.1:{listener.getsockname()[1]}/simple")
+        index = f"http://127.0.0.1:{listener.getsockname()[1]}/simple"
+        monkeypatch.setenv("UV_INDEX_URL", index)
         monkeypatch.delenv("UV_FIND_LINKS", raising=False)
         monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
         store = EnvStore(tmp_path / "envs")
@@ -187,17 +188,19 @@ def test_a_crash_mid_install_leaves_no_environment_and_prune_clears_it(
     with socket.socket() as listener:  # the install waits on it: it is mid-install
         listener.bind(("127.0.0.1", 0))
         listener.listen(16)
-        monkeypatch.setenv("UV_INDEX_URL", f"http://127.0.0.1:{listener.getsockname()[1]}/simple")
+        index = f"http://127.0.0.1:{listener.getsockname()[1]}/simple"
+        monkeypatch.setenv("UV_INDEX_URL", index)
         monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         proc = subprocess.Popen([sys.executable, "-c", CRASHING, str(root)], env=env)
         listener.settimeout(60)
         conn, _ = listener.accept()  # uv asked the index: the install is under way
         assert list(root.glob(".tmp-*"))
+        assert _uv_running(index)  # the check below sees this test's uv
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         conn.close()
-    assert wait_for(lambda: not _uv_running(root))
+    assert wait_for(lambda: not _uv_running(index))
     store = EnvStore(root)
     assert store.environments() == []
     (gone,) = store.prune(set())
@@ -205,10 +208,20 @@ def test_a_crash_mid_install_leaves_no_environment_and_prune_clears_it(
     assert not list(root.glob(".tmp-*"))
 
 
-def _uv_running(root: Path) -> bool:
-    from sandbox_helpers import processes_with
-
-    return bool(processes_with("/opt/skillchat/uv pip install"))
+def _uv_running(index: str) -> bool:
+    """A uv install of this test's is running: one with the test's own index in its
+    environment (the other CI job runs this same test, with the same command line)."""
+    mine = f"UV_INDEX_URL={index}".encode()
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            if b"/opt/skillchat/uv pip install" not in cmdline:  # uv, or the shell running it
+                continue
+            if mine in (entry / "environ").read_bytes().split(b"\0"):
+                return True
+        except OSError:  # not a process, gone, or another user's
+            continue
+    return False
 
 
 def test_a_damaged_environment_is_installed_again_whole(
