@@ -361,6 +361,27 @@ def test_never_more_than_jobs_in_flight() -> None:
     assert state["most"] <= 2
 
 
+def test_runs_finished_before_a_ctrl_c_count_even_if_not_yet_read() -> None:
+    """One worker runs both jobs while the main thread is still on the first outcome;
+    a Ctrl-C there must not lose the second, already finished."""
+    plan = plan_runs([EvalQuery("s", f"q{n}", True, str(n)) for n in range(2)], ["m"], 1)
+    workers: list[threading.Thread] = []
+
+    def run(job: Job) -> RunOutcome:
+        workers.append(threading.current_thread())
+        return _outcome(job)
+
+    def interrupted(outcome: RunOutcome) -> None:
+        assert wait_for(lambda: not workers[0].is_alive())
+        raise KeyboardInterrupt  # the worker is gone: both outcomes are in the queue
+
+    evaluation = Evaluation(plan, 1, run)
+
+    with pytest.raises(KeyboardInterrupt):
+        evaluation.run(interrupted)
+    assert sorted(o.job.query.id for o in evaluation.outcomes) == ["0", "1"]
+
+
 def test_runs_are_planned_in_passes() -> None:
     queries = [EvalQuery("s", "a", True, "1"), EvalQuery("s", "b", False, "2")]
     plan = plan_runs(queries, ["m1", "m2"], 2)

@@ -191,7 +191,19 @@ class Evaluation:
                     on_outcome(done)
         finally:
             self._stop.set()
+            self._keep_finished()
         return self.outcomes
+
+    def _keep_finished(self) -> None:
+        """Runs that finished while the main thread was elsewhere (drawing, or taking
+        a Ctrl-C) are still in the queue: they count in the partial report."""
+        while True:
+            try:
+                done = self._done.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(done, RunOutcome):
+                self.outcomes.append(done)
 
     def _work(self) -> None:
         while not self._stop.is_set():
