@@ -47,6 +47,12 @@ from skillchat.cli.lazy import LazyGroup
 from skillchat.cli.question import question_argv
 from skillchat.errors import SkillchatError, UsageError
 
+# httpx (the openai SDK's, imported by every chat) imports its own command line when
+# click is installed: click, Rich's progress bars and syntax, pygments, ~40 ms of
+# CPU at each start for a `httpx` command skillchat never runs. None in sys.modules
+# makes that import fail, and httpx falls back to a stub (it catches ImportError).
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
 # Shown under every `--help` that starts a model: click rewraps paragraphs, so each
 # line is its own paragraph (`\b` keeps a block as written).
 EXAMPLES = """\b
