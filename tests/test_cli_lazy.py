@@ -1,7 +1,6 @@
 """The command line imports and builds only the command run: `--help` lists the
 root's commands from its table (cli/app.py), `skills` builds only the subcommand
-named (cli/skills_cmd.py). What the user sees is the same as if all were built.
-And a chat does not import httpx's own command line (click, pygments)."""
+named (cli/skills_cmd.py). What the user sees is the same as if all were built."""
 
 from __future__ import annotations
 
@@ -12,8 +11,6 @@ from importlib import import_module
 from pathlib import Path
 
 import pytest
-from helpers import session_options
-from openai_server import ScriptedServer, reply
 
 from skillchat.cli import app as cli_app
 from skillchat.cli import skills_cmd
@@ -71,24 +68,3 @@ def test_a_skills_command_imports_its_own_module_only() -> None:
 
 def test_ask_help_imports_ask_alone() -> None:
     assert _cli_modules("ask", "--help") == ["app", "ask_cmd", "common", "lazy", "question"]
-
-
-HTTPX_PROBE = """
-import sys
-from skillchat.cli.app import run
-code = run(sys.argv[1:])
-import httpx
-cli = sorted(m for m in ("click", "pygments", "httpx._main") if sys.modules.get(m))
-print(code, cli, httpx.Client.__name__, file=sys.stderr)
-"""
-
-
-def test_a_chat_imports_httpx_without_its_command_line(server: ScriptedServer) -> None:
-    server.script(reply("ok"))
-    argv = ["ask", *session_options(server, BUNDLED), "hi"]
-    done = subprocess.run(
-        [sys.executable, "-c", HTTPX_PROBE, *argv],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert done.stdout == "ok\n", done.stderr
-    assert done.stderr.strip().splitlines()[-1] == "0 [] Client"
