@@ -3,8 +3,8 @@
 Typer turns every command registered on an app into a click command at each start,
 and each module registering one must be imported first: the root and `skills` would
 pay for all their subcommands to run one. A subclass names its subcommands in
-order (`list_commands`) and builds one on demand (`build`); click asks for them by
-name, so only `--help`'s listing (and shell completion) builds them all.
+order (`names`) and builds one on demand (`build`); click asks for them by name, so
+only a listing of them (`--help`) builds them all.
 """
 
 from difflib import get_close_matches

@@ -61,6 +61,8 @@ SUBCOMMANDS = {
 
 
 class _SkillsGroup(LazyGroup):
+    """`skills`: its commands built from `app` as Typer would, one at a time."""
+
     def names(self) -> list[str]:
         return list(SUBCOMMANDS)
 
