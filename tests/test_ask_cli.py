@@ -229,12 +229,14 @@ PROBE = """
 import sys
 from skillchat.cli.app import run
 code = run(sys.argv[1:])
-heavy = sorted(m for m in sys.modules if m.split('.')[0] == 'litellm' or m == 'rich.markdown')
+heavy = sorted(m for m in sys.modules
+               if m.split('.')[0] == 'litellm' or m in ('rich.markdown', 'click', 'pygments'))
 print(code, heavy, file=sys.stderr)
 """
 
 
 def test_openai_path_imports_no_litellm_and_no_markdown_on_a_pipe(server: ScriptedServer) -> None:
+    """Nor httpx's own command line (click, pygments), kept out by cli/app.py."""
     server.script(reply("ok"))
     argv = ["ask", *session_options(server, SKILLS), "hi"]
     # A fresh interpreter: the subject is what `ask` imports, which this one has all.

@@ -12,11 +12,13 @@ the root's annotations at every start (cli/ask_cmd.py says more).
 """
 
 import sys
+from collections.abc import Sequence
 from importlib import import_module
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer._click.formatting import HelpFormatter
+from typer._click.utils import make_default_short_help
 
 from skillchat import __version__
 from skillchat.cli.common import (
@@ -42,8 +44,25 @@ from skillchat.cli.common import (
     SkillsDirOpt,
     WorkspaceOpt,
 )
+from skillchat.cli.lazy import LazyGroup
 from skillchat.cli.question import question_argv
 from skillchat.errors import SkillchatError, UsageError
+
+
+class _NoHttpxCommandLine:
+    """httpx (the openai SDK's, imported by every chat) imports its own command line
+    when click is installed: click, Rich's progress bars and syntax, pygments, ~40 ms
+    of CPU at each start, for an `httpx` command skillchat never runs. This import
+    finder makes that one import fail; httpx catches the ImportError and goes on
+    without it. (A None in sys.modules would do the same, but would list httpx
+    there before it is imported.)"""
+
+    def find_spec(self, name: str, path: Sequence[str] | None, target: Any = None, /) -> None:
+        if name == "httpx._main":
+            raise ImportError("httpx's command line is not used", name=name)
+
+
+sys.meta_path.insert(0, _NoHttpxCommandLine())
 
 # Shown under every `--help` that starts a model: click rewraps paragraphs, so each
 # line is its own paragraph (`\b` keeps a block as written).
@@ -69,89 +88,95 @@ _SETTINGS: dict[str, Any] = {
     "rich_markup_mode": None,
 }
 
-# The subcommands, by name, in the order `--help` lists them: (modules to import,
+# The subcommands, by name, in the order `--help` lists them: (the module to import,
 # the Typer app or function, how it is registered). Each is imported and turned into
-# a click command only when it is the one run (or `--help` lists them all): `ask`
-# does not pay for importing and building `skills`, `config`, `eval`...
-_COMMANDS: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
-    # skills_validate_cmd registers `skills validate` on skills_cmd's app,
-    # skills_trust_cmd `skills trust`, skills_usage_cmd `skills cost` and `skills stats`,
-    # skills_add_cmd `skills add`, `remove`, `verify`, `sync` and `update`,
-    # skills_deps_cmd `skills deps`.
+# a click command only when it is the one run: `ask` does not pay for importing and
+# building `skills`, `config`, `eval`... The `help` of each group and the
+# `short_help` of each command live here, so `--help` lists them all from this
+# table alone, importing none.
+_COMMANDS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    # The modules registering `skills validate`, `trust`, `add`... are imported
+    # when one of theirs is run (cli/skills_cmd.py).
     "skills": (
-        (
-            "skillchat.cli.skills_cmd",
-            "skillchat.cli.skills_validate_cmd",
-            "skillchat.cli.skills_trust_cmd",
-            "skillchat.cli.skills_usage_cmd",
-            "skillchat.cli.skills_add_cmd",
-            "skillchat.cli.skills_deps_cmd",
-        ),
+        "skillchat.cli.skills_cmd",
         "app",
-        {},
+        {"help": "List, show and validate skills."},
     ),
-    "config": (("skillchat.cli.config_cmd",), "app", {}),
+    "config": (
+        "skillchat.cli.config_cmd",
+        "app",
+        {"help": "Write, show and locate the configuration."},
+    ),
     "ask": (
-        ("skillchat.cli.ask_cmd",),
+        "skillchat.cli.ask_cmd",
         "ask",
         {"short_help": "Ask one question; the answer on stdout.", "epilog": EXAMPLES},
     ),
-    "chats": (("skillchat.cli.chats_cmd",), "app", {}),
+    "chats": (
+        "skillchat.cli.chats_cmd",
+        "app",
+        {"help": "List, show, export and delete saved chats."},
+    ),
     "doctor": (
-        ("skillchat.cli.doctor_cmd",),
+        "skillchat.cli.doctor_cmd",
         "doctor",
         {"short_help": "Check the key, server, config, skills, chats and sandbox."},
     ),
-    "models": (("skillchat.cli.models_cmd",), "app", {}),
-    "mcp": (("skillchat.cli.mcp_cmd",), "app", {}),
+    "models": (
+        "skillchat.cli.models_cmd",
+        "app",
+        {"help": "Local models downloaded by --local: list them, remove one."},
+    ),
+    "mcp": (
+        "skillchat.cli.mcp_cmd",
+        "app",
+        {"help": "The MCP servers of the config: list them, list a server's tools."},
+    ),
     "eval": (
-        ("skillchat.cli.eval_cmd",),
+        "skillchat.cli.eval_cmd",
         "eval_cmd",
         {"short_help": "Check which skills models pick for test queries."},
     ),
 }
 
 
+def _short_help(name: str, limit: int) -> str:
+    """The line `--help` lists for `name`, as click makes it from the command (its
+    `short_help`, else the start of its `help`), without building the command."""
+    options = _COMMANDS[name][2]
+    if "short_help" in options:
+        return str(options["short_help"])
+    return make_default_short_help(options["help"], limit)
+
+
 def _subcommand(name: str) -> Any:
     """Import one subcommand and build its click command, as `add_typer` or
     `command` on the root app would have."""
-    modules, attribute, options = _COMMANDS[name]
-    loaded = [import_module(module) for module in modules]
-    target = getattr(loaded[0], attribute)
+    module, attribute, options = _COMMANDS[name]
+    target = getattr(import_module(module), attribute)
     holder = typer.Typer(**_SETTINGS)
     if isinstance(target, typer.Typer):
-        holder.add_typer(target, name=name)
+        holder.add_typer(target, name=name, **options)
     else:
         holder.command(name, **options)(target)
     return typer.main.get_group(holder).commands[name]
 
 
-class _LazyGroup(TyperGroup):
-    """The root group: its subcommands are built on demand (`_COMMANDS`).
+class _LazyGroup(LazyGroup):
+    """The root group: its subcommands are built on demand (`_COMMANDS`)."""
 
-    The overrides take `typer.Context`, what Typer passes; the base class annotates
-    them with the Context of the click copy Typer vendors, hence the ignores."""
-
-    def list_commands(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+    def names(self) -> list[str]:
         return list(_COMMANDS)
 
-    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:  # type: ignore[override]
-        return _subcommand(cmd_name) if cmd_name in _COMMANDS else None
+    def build(self, name: str) -> Any:
+        return _subcommand(name)
 
-    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:  # type: ignore[override]
-        """Typer's, with its "did you mean" drawn from `_COMMANDS` (Typer looks
-        among the commands already built, and none is)."""
-        try:
-            return super().resolve_command(ctx, args)
-        except typer.TyperException as exc:  # click's UsageError
-            from difflib import get_close_matches
-
-            message = getattr(exc, "message", "")
-            matches = get_close_matches(args[0], list(_COMMANDS)) if args else []
-            if matches and isinstance(message, str) and "Did you mean" not in message:
-                suggestions = ", ".join(repr(match) for match in matches)
-                exc.message = f"{message.rstrip('.')}. Did you mean {suggestions}?"
-            raise
+    def format_commands(self, ctx: typer.Context, formatter: HelpFormatter) -> None:  # type: ignore[override]
+        """click's listing of the subcommands, its lines drawn from `_COMMANDS`
+        (the base class builds every command to read them)."""
+        limit = formatter.width - 6 - max(len(name) for name in _COMMANDS)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, _short_help(name, limit)) for name in _COMMANDS])
 
 
 app = typer.Typer(

@@ -20,8 +20,7 @@ from skillchat.errors import McpError, UsageError
 if TYPE_CHECKING:
     from skillchat.ui.console import Consoles
 
-app = typer.Typer(
-    help="The MCP servers of the config: list them, list a server's tools.",
+app = typer.Typer(  # its help: cli/app.py
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import typer
 
-app = typer.Typer(
-    help="Local models downloaded by --local: list them, remove one.",
+app = typer.Typer(  # its help: cli/app.py
     invoke_without_command=True,
     no_args_is_help=False,
 )

@@ -13,6 +13,7 @@ file names) is printed through ui/safe.py: as text, control characters visible.
 from __future__ import annotations
 
 import json
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -26,6 +27,7 @@ from skillchat.cli.common import (
     load,
     skill_dirs_override,
 )
+from skillchat.cli.lazy import LazyGroup
 from skillchat.cli.skills_listing import invocation_note, long_table, short_lines
 from skillchat.config import BUNDLED_SKILLS
 from skillchat.errors import SkillchatError
@@ -40,7 +42,41 @@ if TYPE_CHECKING:
     from skillchat.config import Settings
     from skillchat.ui.console import Consoles
 
-app = typer.Typer(help="List, show and validate skills.", no_args_is_help=True)
+# Where each `skills` subcommand is registered on `app`, in the order `skills --help`
+# lists them: running one imports its module alone and builds it alone.
+SUBCOMMANDS = {
+    "list": "skillchat.cli.skills_cmd",
+    "show": "skillchat.cli.skills_cmd",
+    "validate": "skillchat.cli.skills_validate_cmd",
+    "trust": "skillchat.cli.skills_trust_cmd",
+    "cost": "skillchat.cli.skills_usage_cmd",
+    "stats": "skillchat.cli.skills_usage_cmd",
+    "add": "skillchat.cli.skills_add_cmd",
+    "remove": "skillchat.cli.skills_add_cmd",
+    "verify": "skillchat.cli.skills_add_cmd",
+    "sync": "skillchat.cli.skills_add_cmd",
+    "update": "skillchat.cli.skills_add_cmd",
+    "deps": "skillchat.cli.skills_deps_cmd",
+}
+
+
+class _SkillsGroup(LazyGroup):
+    """`skills`: its commands built from `app` as Typer would, one at a time."""
+
+    def names(self) -> list[str]:
+        return list(SUBCOMMANDS)
+
+    def build(self, name: str) -> Any:
+        import_module(SUBCOMMANDS[name])
+        info = next(info for info in app.registered_commands if info.name == name)
+        return typer.main.get_command_from_info(
+            info,
+            pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=self.rich_markup_mode,
+        )
+
+
+app = typer.Typer(no_args_is_help=True, cls=_SkillsGroup)  # its help: cli/app.py
 
 
 def settings_and_registry(
