@@ -39,15 +39,15 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from skillchat.config import Settings
-from skillchat.mcp.policy import McpRequest, McpVerdict
 from skillchat.sandbox.command_tool import RunRequest, Verdict
 from skillchat.ui.cards import human_size
 from skillchat.ui.safe import clean, exact, text
 
-if TYPE_CHECKING:  # the sandbox's machinery loads at the first command, not at start
+if TYPE_CHECKING:  # the sandbox's machinery loads at the first command, MCP's at a server's call
     from rich.console import Console
     from rich.text import Text
 
+    from skillchat.mcp.policy import McpRequest, McpVerdict
     from skillchat.sandbox.envs.provider import InstallRequest
     from skillchat.sandbox.runner import OutputSink
     from skillchat.ui.console import Consoles
@@ -250,6 +250,8 @@ class McpAsk:
         return self.consoles.out
 
     def __call__(self, request: McpRequest) -> McpVerdict:
+        from skillchat.mcp.policy import McpVerdict  # with MCP servers only
+
         if request.verdict.kind == "approved":
             line = f"{request.offered} pre-approved: {request.verdict.reason}"
             self.console.print(text(line, style="muted"))
