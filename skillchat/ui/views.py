@@ -78,7 +78,7 @@ class CardsView(ViewListener):
         from skillchat.ui import fork_view  # with the cards: when a fork runs
 
         self.waiting_line.stop()
-        if self._forks is None and self.consoles.err.is_terminal:
+        if self._forks is None and self.consoles.err_is_terminal():
             self._forks = fork_view.ForkCards(self.consoles.err)
         if isinstance(event, ForkStarted):
             if self._forks is not None:
