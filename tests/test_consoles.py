@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import io
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -138,3 +140,38 @@ def test_slash_commands_print_on_the_consoles_the_repl_was_given(
     assert "error: /show needs the number of a tool card" in shown  # the REPL's own line
     assert "warning: " in err.getvalue() and "trust.json" in err.getvalue()
     assert capsys.readouterr() == ("", "")  # nothing on the process's own streams
+
+
+# Run with stderr a pipe: the first check must not import Rich; then every variable
+# Rich reads is set in turn, with stderr a pipe and a pseudo-terminal, and the answer
+# compared with Rich's own console.
+_TERMINAL_CHECK = """
+import itertools, os, pty, sys
+from skillchat.ui.console import Consoles
+print(Consoles().err_is_terminal(), "rich" in sys.modules)
+from rich.console import Console
+_, tty = pty.openpty()
+for stream, force, compatible in itertools.product(
+    [sys.stderr, open(tty, "w")], [None, "", "1"], [None, "0", "1"]
+):
+    sys.stderr = stream
+    for name, value in (("FORCE_COLOR", force), ("TTY_COMPATIBLE", compatible)):
+        os.environ.pop(name, None) if value is None else os.environ.update({name: value})
+    ours, rich = Consoles().err_is_terminal(), Console(stderr=True).is_terminal
+    print(stream.isatty(), force, compatible, ours, rich)
+"""
+
+
+def test_a_pipe_is_no_terminal_without_making_a_console() -> None:
+    """`ask ... 2> log` learns that its stderr is no terminal (no waiting line) without
+    importing Rich; where stderr might be one, Rich's console decides, as before."""
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    done = subprocess.run(
+        [sys.executable, "-c", _TERMINAL_CHECK], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    first, *cases = done.stdout.splitlines()
+    assert first == "False False"
+    assert len(cases) == 18
+    differ = [case for case in cases if case.split()[-1] != case.split()[-2]]
+    assert differ == [], differ

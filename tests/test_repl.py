@@ -190,15 +190,20 @@ def test_history_and_continue_across_runs(server, repl) -> None:
     assert len(stored()) == 4
 
 
-def test_the_model_library_loads_after_the_prompt_is_drawn(server, skills) -> None:
+def test_the_model_library_and_rich_load_after_the_prompt_is_drawn(server, tmp_path) -> None:
+    plain = tmp_path / "plain"  # nothing to warn about before the prompt (no shadowed name)
+    shutil.copytree(REPO / "skillchat" / "bundled_skills" / "calculator", plain / "calculator")
     session = PtySession(
-        *session_options(server, skills),
+        *session_options(server, plain),
         env={"PYTHONPROFILEIMPORTTIME": "1"},  # every import logs a line as it completes
     )
     try:
         before = session.prompt()
         assert re.search(r"\| +prompt_toolkit\r", before)
         assert not re.search(r"\| +(openai|httpx)\b", before)  # not even one of their modules
+        # Nothing before the prompt prints through Rich: it loads behind it, with the
+        # Markdown the first reply needs (its console is made when something prints).
+        assert not re.search(r"\| +rich\b", before)
         session.expect("| skillchat.engine.backends.openai_backend\r")  # no message needed
         assert session.quit() == 0
     finally:

@@ -38,19 +38,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
-from rich.text import Text
-
 from skillchat.config import Settings
-from skillchat.mcp.policy import McpRequest, McpVerdict
 from skillchat.sandbox.command_tool import RunRequest, Verdict
 from skillchat.ui.cards import human_size
-from skillchat.ui.safe import clean, exact
+from skillchat.ui.safe import clean, exact, text
 
-if TYPE_CHECKING:  # the sandbox's machinery loads at the first command, not at start
+if TYPE_CHECKING:  # the sandbox's machinery loads at the first command, MCP's at a server's call
     from rich.console import Console
+    from rich.text import Text
 
+    from skillchat.mcp.policy import McpRequest, McpVerdict
     from skillchat.sandbox.envs.provider import InstallRequest
     from skillchat.sandbox.runner import OutputSink
+    from skillchat.ui.console import Consoles
 
 # Shell syntax that makes a command more than one program with its arguments.
 _SHELL = re.compile(r"[;&|<>`$()\n\r]")
@@ -105,7 +105,7 @@ def _ask(console: Console, card: Text, question: str, keys: str) -> str:
     try:
         console.print(card)
         try:
-            console.print(Text(question, style="strong"), end="")
+            console.print(text(question, style="strong"), end="")
             if saved is None:
                 line = stream.readline().strip().lower()
                 return line[:1] if line[:1] in keys else ""
@@ -125,10 +125,16 @@ def _ask(console: Console, card: Text, question: str, keys: str) -> str:
 class ReplConsent:
     """Asks the user before each command; remembers what "always" covers."""
 
-    def __init__(self, settings: Settings, console: Console) -> None:
+    def __init__(self, settings: Settings, consoles: Consoles) -> None:
         self.settings = settings
-        self.console = console  # the REPL's stdout console: cards and questions
+        self.consoles = consoles  # the REPL's: cards and questions go to its stdout
         self.always: set[Scope] = set()
+
+    @property
+    def console(self) -> Console:
+        """Read at each question: the REPL's console is made at its first use, not
+        before the prompt."""
+        return self.consoles.out
 
     def forget(self) -> None:
         """A new chat (`/new`, `/resume`): no "always" carries over."""
@@ -137,14 +143,14 @@ class ReplConsent:
     def __call__(self, request: RunRequest) -> Verdict:
         if request.verdict.kind == "approved":  # allowed-tools of a trusted skill
             self.console.print(
-                Text(clean(f"run_command pre-approved: {request.verdict.reason}"), style="muted")
+                text(f"run_command pre-approved: {request.verdict.reason}", style="muted")
             )
             return Verdict("approved")
         scope = always_scope(request.skill_name, request.command)
         if not request.verdict.each_time and (self.settings.run_allow or scope in self.always):
             return Verdict("approved")
         console = self.console
-        card = Text("run_command wants to run\n", style="consent.title")
+        card = text("run_command wants to run\n", style="consent.title")
         card.append("  $ ")
         card.append(exact(request.command))
         card.append("\n  skill: ", style="muted")
@@ -172,7 +178,7 @@ class ReplConsent:
             card.append(", until this chat ends", style="muted")
             keys, question = "yna", "Run it? [y]es / [n]o / [a]lways: "
         answer = _ask(console, card, question, keys)
-        console.print(Text({"y": "yes", "a": "always"}.get(answer, "no")))
+        console.print(text({"y": "yes", "a": "always"}.get(answer, "no")))
         if answer == "a":
             self.always.add(scope)
             return Verdict("approved")
@@ -188,7 +194,7 @@ class ReplConsent:
         console = self.console
         with console.status(clean(f"resolving packages for {request.skill} …")):
             resolution = request.resolve()
-        card = Text("run_command needs packages\n", style="consent.title")
+        card = text("run_command needs packages\n", style="consent.title")
         card.append("  ")
         card.append(exact(", ".join(request.packages)))
         for package in resolution.packages:
@@ -212,7 +218,7 @@ class ReplConsent:
         )
         card.append(f"\n  {how}, in a sandbox with the network on", style="muted")
         answer = _ask(console, card, "Install them? [y]es / [n]o: ", "yn")
-        console.print(Text("yes" if answer == "y" else "no"))
+        console.print(text("yes" if answer == "y" else "no"))
         return answer == "y"
 
     @contextmanager
@@ -223,7 +229,7 @@ class ReplConsent:
         with console.status(clean(f"installing packages for {request.skill} …")) as status:
 
             def sink(line: str) -> None:
-                console.print(Text(clean(f"  {line}"), style="muted"))
+                console.print(text(f"  {line}", style="muted"))
                 status.update(clean(f"installing packages for {request.skill}: {line}"))
 
             yield sink
@@ -234,20 +240,26 @@ class McpAsk:
     and what the server claims about it (annotations: shown, never trusted), then
     yes / no / always (this tool of this server, until this chat ends)."""
 
-    def __init__(self, settings: Settings, console: Console) -> None:
+    def __init__(self, settings: Settings, consoles: Consoles) -> None:
         self.settings = settings
-        self.console = console  # the REPL's stdout console
+        self.consoles = consoles  # the REPL's: the card goes to its stdout
         self.always: set[tuple[str, str]] = set()
 
+    @property
+    def console(self) -> Console:
+        return self.consoles.out
+
     def __call__(self, request: McpRequest) -> McpVerdict:
+        from skillchat.mcp.policy import McpVerdict  # with MCP servers only
+
         if request.verdict.kind == "approved":
             line = f"{request.offered} pre-approved: {request.verdict.reason}"
-            self.console.print(Text(clean(line), style="muted"))
+            self.console.print(text(line, style="muted"))
             return request.verdict
         if self.settings.mcp_allow or (request.server, request.tool) in self.always:
             return McpVerdict("approved", "--allow-mcp, or always in this chat")
         console = self.console
-        card = Text("MCP tool call\n", style="consent.title")
+        card = text("MCP tool call\n", style="consent.title")
         card.append("  server: ", style="muted")
         card.append(exact(request.server))
         card.append(" · tool: ", style="muted")
@@ -262,7 +274,7 @@ class McpAsk:
         card.append(clean(f"\n  asking because: {request.verdict.reason}"), style="muted")
         card.append("\n  always = this tool of this server, until this chat ends", style="muted")
         answer = _ask(console, card, "Call it? [y]es / [n]o / [a]lways: ", "yna")
-        console.print(Text({"y": "yes", "a": "always"}.get(answer, "no")))
+        console.print(text({"y": "yes", "a": "always"}.get(answer, "no")))
         if answer == "a":
             self.always.add((request.server, request.tool))
         if answer in ("y", "a"):
@@ -283,10 +295,10 @@ def live_card(console: Console, request: RunRequest) -> Iterator[OutputSink]:
     from rich.panel import Panel
 
     tail: list[str] = [""]
-    title = Text("run_command · running", style="strong")
+    title = text("run_command · running", style="strong")
 
     def card() -> Panel:
-        body = Text("$ ", style="strong")
+        body = text("$ ", style="strong")
         body.append(exact(request.command, style="strong"))
         body.append("\n")
         body.append(clean("\n".join(tail[-TAIL_LINES:])), style="muted")
@@ -304,7 +316,7 @@ def live_card(console: Console, request: RunRequest) -> Iterator[OutputSink]:
 
             yield sink
     except KeyboardInterrupt:  # no tool card follows: this one stays, with the output so far
-        title = Text("run_command · interrupted", style="warning")
+        title = text("run_command · interrupted", style="warning")
         console.print(card())
         raise
 
@@ -315,4 +327,4 @@ def stderr_install_progress(
 ) -> Iterator[Callable[[str], None]]:
     """`ask`'s view of a package install: one line per step on `console`, its stderr
     (uv's output and the package names are the index's text, so cleaned)."""
-    yield lambda line: console.print(Text(clean(f"  install: {line}"), style="muted"))
+    yield lambda line: console.print(text(f"  install: {line}", style="muted"))

@@ -15,10 +15,11 @@ Rich already honours NO_COLOR and drops styling when a stream is not a terminal;
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,6 +59,14 @@ class Consoles:
             self._err = _console(stderr=True)
         return self._err
 
+    def err_is_terminal(self) -> bool:
+        """Whether the stderr console writes to a terminal, as Rich decides it; for a
+        pipe or a file (`ask ... 2> log`) known without making the console, so a
+        command that never prints there through Rich never imports it."""
+        if self._err is None and not _may_be_terminal(sys.stderr):
+            return False
+        return self.err.is_terminal
+
     def warn(self, message: str) -> None:
         """One warning line on stderr, never markup-interpreted, never hard-wrapped
         (a terminal wraps it visually; a log or a grep gets it whole). Warnings quote
@@ -68,6 +77,17 @@ class Consoles:
 
 def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
+
+
+def _may_be_terminal(stream: TextIO) -> bool:
+    """False only where a console of ours would say it is no terminal: not a tty,
+    and neither of the variables that make Rich treat any stream as one."""
+    if os.environ.get("FORCE_COLOR") or os.environ.get("TTY_COMPATIBLE") == "1":
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no stream, or a closed one
+        return False
 
 
 def _warning(message: str) -> Text:

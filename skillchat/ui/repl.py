@@ -18,7 +18,6 @@ message is saved as it completes (recorder.py). What the session guarantees:
 
 from __future__ import annotations
 
-import functools
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -87,12 +86,13 @@ class Repl:
             listeners=[self.view, self._count_fork],
             workspace=workspace,
             # One consent per chat: "always" is per chat.
-            consent=lambda: ReplConsent(settings, self.consoles.out),
-            mcp_consent=lambda: McpAsk(settings, self.consoles.out),
+            consent=lambda: ReplConsent(settings, self.consoles),
+            mcp_consent=lambda: McpAsk(settings, self.consoles),
             backend_for=BackgroundBackend,
         )
         if self.session.runner is not None:
-            self.session.runner.watch = functools.partial(live_card, self.consoles.out)
+            # The console is read when a command runs: none is made before the prompt.
+            self.session.runner.watch = lambda request: live_card(self.consoles.out, request)
         self._count_tokens(transcript)
         slash = SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs)
         self.editor = LineEditor(

@@ -78,7 +78,7 @@ class CardsView(ViewListener):
         from skillchat.ui import fork_view  # with the cards: when a fork runs
 
         self.waiting_line.stop()
-        if self._forks is None and self.consoles.err.is_terminal:
+        if self._forks is None and self.consoles.err_is_terminal():
             self._forks = fork_view.ForkCards(self.consoles.err)
         if isinstance(event, ForkStarted):
             if self._forks is not None:
@@ -173,15 +173,23 @@ class TerminalView(CardsView):
             self.preload()
 
     def _begin(self) -> None:
-        """A new reply: nothing open, nothing printed."""
-        from skillchat.ui.markdown_stream import BlockSplitter, LiveTail
-
-        self._splitter = BlockSplitter()
-        self._tail = LiveTail(self._splitter)
+        """A new reply: nothing open, nothing printed (its stream state is made with
+        its first text, `_open`: a REPL at its prompt has not needed it yet)."""
         self._partial: list[str] = []  # the line being written, in pieces
         self._blank = False  # the next piece printed wants a blank line above it
         self._drawn = 0.0
         self._live: LiveRegion | None = None
+
+    def _open(self) -> LiveRegion:
+        """The reply's first text: its splitter, live tail and live region."""
+        from skillchat.ui.live_region import LiveRegion
+        from skillchat.ui.markdown_stream import BlockSplitter, LiveTail
+
+        self.waiting_line.stop()
+        self._splitter = BlockSplitter()
+        self._tail = LiveTail(self._splitter)
+        self._live = LiveRegion(self.consoles.out)
+        return self._live
 
     def preload(self) -> None:
         """Import rich.markdown (~80 ms) in a daemon thread, once: `ask` does it while
@@ -191,11 +199,7 @@ class TerminalView(CardsView):
             threading.Thread(target=import_module, args=("rich.markdown",), daemon=True).start()
 
     def text(self, chunk: str) -> None:
-        if self._live is None:
-            from skillchat.ui.live_region import LiveRegion
-
-            self.waiting_line.stop()
-            self._live = LiveRegion(self.consoles.out)
+        live = self._live if self._live is not None else self._open()
         if "\n" in chunk:
             first, *lines, last = chunk.split("\n")
             lines = ["".join(self._partial) + first, *lines]
@@ -210,7 +214,7 @@ class TerminalView(CardsView):
         now = time.monotonic()
         if now - self._drawn >= self.REDRAW_EVERY:
             self._tail.partial = "".join(self._partial)
-            self._live.update(self._tail)
+            live.update(self._tail)
             self._drawn = now
 
     def _print(self, source: str) -> None:

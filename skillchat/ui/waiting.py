@@ -50,14 +50,13 @@ class WaitingLine:
         self._live: Live | None = None
 
     def start(self) -> None:
-        console = self._consoles.err
-        if self._live is not None or not console.is_terminal:
+        if self._live is not None or not self._consoles.err_is_terminal():
             return
         from rich.live import Live
 
         self._live = Live(
             _Line(),
-            console=console,
+            console=self._consoles.err,
             transient=True,
             refresh_per_second=10,
             redirect_stdout=False,  # stdout is the answer's: never routed to stderr
