@@ -82,6 +82,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: not heavy & {mark.name for mark in item.iter_markers()})
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`-n` (xdist's `load`): the tests share out one at a time, as under `load`, but
+    the tests of litellm (`litellm` in the test's id: the `[litellm]` backend, a test
+    named for it) all go to one worker. Importing litellm costs about 3 s of CPU, paid
+    once per worker that runs one such test in its own process: one worker instead of
+    every worker. Biggest unit first (litellm's), then the others in collection order
+    (the longest first: pytest_collection_modifyitems). xdist's own `--dist loadgroup`
+    does this by marks but renames the tests' ids through an attribute pytest 9 no
+    longer reads, and the controller sees ids only."""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LitellmTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "litellm" if "litellm" in nodeid else nodeid
+
+    return LitellmTogether(config, log)
+
+
+@pytest.fixture(autouse=True)
+def _litellm_in_its_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that imports litellm into the test process says so in its id, so that
+    it runs on litellm's worker (pytest_xdist_make_scheduler): another worker would pay
+    litellm's import a second time."""
+    before = "litellm" in sys.modules
+    yield
+    if not before and "litellm" in sys.modules and "litellm" not in request.node.nodeid:
+        pytest.fail(
+            "this test imported litellm in the test process: name it with `litellm` so "
+            "that it runs on litellm's worker (tests/conftest.py)",
+            pytrace=False,
+        )
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: two workers per core. Most of a test's time is spent waiting (on
     skillchat started in a subprocess or a pty, servers, bubblewrap, pip and uv), so

@@ -229,14 +229,16 @@ PROBE = """
 import sys
 from skillchat.cli.app import run
 code = run(sys.argv[1:])
+lazy = ('litellm', 'mcp', 'mcp_types')
 heavy = sorted(m for m in sys.modules
-               if m.split('.')[0] == 'litellm' or m in ('rich.markdown', 'click', 'pygments'))
+               if m.split('.')[0] in lazy or m in ('rich.markdown', 'click', 'pygments'))
 print(code, heavy, file=sys.stderr)
 """
 
 
-def test_openai_path_imports_no_litellm_and_no_markdown_on_a_pipe(server: ScriptedServer) -> None:
-    """Nor httpx's own command line (click, pygments), kept out by cli/app.py."""
+def test_openai_path_imports_no_litellm_mcp_or_markdown_on_a_pipe(server: ScriptedServer) -> None:
+    """Nor the MCP SDK with no server configured, nor httpx's own command line (click,
+    pygments), kept out by cli/app.py."""
     server.script(reply("ok"))
     argv = ["ask", *session_options(server, SKILLS), "hi"]
     # A fresh interpreter: the subject is what `ask` imports, which this one has all.

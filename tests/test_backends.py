@@ -338,15 +338,6 @@ def test_select_imports_no_sdk() -> None:
     }
 
 
-def test_openai_backend_never_imports_litellm() -> None:
-    loaded = _imports(
-        "from skillchat.config import Settings\n"
-        "from skillchat.engine.backends.select import make_backend\n"
-        "make_backend(Settings(model='gpt-4o', api_base='http://127.0.0.1:9/v1'))"
-    )
-    assert loaded == {"openai": True, "litellm": False}
-
-
 def test_litellm_prints_nothing(server: ScriptedServer, tmp_path: Path) -> None:
     """A subprocess runs litellm through a reply and a failure: stdout and stderr
     stay empty (no banners, no "Give Feedback", no log lines, no warnings)."""

@@ -92,7 +92,7 @@ def test_no_props_and_no_known_model_means_no_window(server) -> None:
     assert make_backend(settings_for(server)).context_window() is None  # /props is a 404
 
 
-def test_a_known_model_without_a_server_takes_the_model_maps_window(monkeypatch) -> None:
+def test_a_known_model_without_a_server_takes_litellms_model_map_window(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
     assert make_backend(Settings(model="gpt-4o")).context_window() == 128_000
     assert make_backend(Settings(model="openai/gpt-4o")).context_window() == 128_000

@@ -503,9 +503,11 @@ def test_against_a_real_model_every_run_is_recorded(real_model: Any, tmp_path: P
     is that each run is recorded (tokens, activations, no lost run), not a rate. A
     `/calculator` query activates the skill whatever the model does. run_command is
     off (the calculator has no scripts): the prompt is then the one the real-model
-    tests of tool calls send, which the server reads once for all of them."""
+    tests of tool calls send, which the server reads once for all of them. Eight
+    tokens a reply: the runs are recorded whatever the model writes, and each token
+    costs the server a pass of the model."""
     config = tmp_path / "config.toml"
-    config.write_text("max_tokens = 48\nmax_retries = 0\n[run]\nenabled = false\n")
+    config.write_text("max_tokens = 8\nmax_retries = 0\n[run]\nenabled = false\n")
     entries = [
         {"skill": "calculator", "query": "/calculator what is 2+2", "should_trigger": True},
         {"skill": "calculator", "query": "Say hi", "should_trigger": False},

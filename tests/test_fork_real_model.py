@@ -28,9 +28,10 @@ def test_a_real_skill_forks_onto_the_real_model(
         text.replace(f"name: {SKILL}\n", f"name: {SKILL}\ncontext: fork\n", 1)
     )
     config = tmp_path / "config.toml"
+    # The fork's answer needs only to be there: each token costs the server a pass.
     config.write_text(
         f'[models.local]\nmodel = "{real_model.model}"\napi_base = "{real_model.base_url}"\n'
-        f'backend = "openai"\nmax_tokens = 48\n\n[skill_models]\n{SKILL} = "local"\n'
+        f'backend = "openai"\nmax_tokens = 8\n\n[skill_models]\n{SKILL} = "local"\n'
     )
     server.script(reply("relayed the fork's answer"))
     done = skillchat("ask", "--config", str(config), *session_options(server, skills), "--json",

@@ -39,7 +39,7 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 # the download, not about skills or what the model writes: no skills (a 22-token prompt
 # instead of ~1,300 tokens of tools and catalog, ~10 s of prompt reading each on a
 # loaded CPU) and a short reply. A small context keeps a runaway reply to seconds.
-CONFIG = "max_tokens = 32\n[local]\ncontext_max = 2048\n[skills]\nenabled = false\n"
+CONFIG = "max_tokens = 8\n[local]\ncontext_max = 2048\n[skills]\nenabled = false\n"
 # The calculator test keeps the skills and their tools; the reply is bounded (this
 # model may otherwise repeat itself to the reply's share of the context, 512 tokens),
 # and run_command is off: the calculator has no scripts, and the tool and its rules

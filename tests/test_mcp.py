@@ -354,25 +354,6 @@ def test_allowed_tools_pre_approve_only_from_a_trusted_skill(tmp_path: Path) -> 
     assert verdict(True, ["gh"], "ignore") == "ask"
 
 
-PROBE = """
-import sys
-from skillchat.cli.app import run
-code = run(sys.argv[1:])
-loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types'))
-print(code, loaded, file=sys.stderr)
-"""
-
-
-def test_ask_without_servers_imports_no_mcp(server: ScriptedServer, tmp_path: Path) -> None:
-    server.script(reply("ok"))
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, "ask", *session_options(server, tmp_path), "hi"],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert done.stdout == "ok\n"
-    assert done.stderr.strip().splitlines()[-1] == "0 []"
-
-
 MCP_QUESTION = "Call it? [y]es / [n]o / [a]lways:"
 
 
