@@ -252,7 +252,6 @@ def system_prompt(
     catalog: Catalog | None,
     *,
     tools: bool,
-    activated: Sequence[str] = (),
     reread: Sequence[str] = (),
     injected: InjectedSkill | None = None,
     workspace: str | None = None,
@@ -281,11 +280,6 @@ def system_prompt(
                 parts.append(f"This list is cut: {hidden} more skills are not shown.")
         if catalog.incomplete and tools:
             parts.append(SEARCH_RULE)
-    if activated:
-        parts.append(
-            "Skills activated in this chat (call get_skill again if their instructions "
-            "are no longer in the conversation): " + ", ".join(activated)
-        )
     if reread:
         parts.append(
             "The SKILL.md of these activated skills was edited since you loaded it: "
@@ -302,3 +296,15 @@ def system_prompt(
         parts.append((WORKSPACE_TOOLS if tools else WORKSPACE_NO_TOOLS).format(name=workspace))
     parts += tool_rules
     return "\n\n".join(parts)
+
+
+def activated_note(names: Sequence[str]) -> str:
+    """The end of the system message when activated skills' instructions are not in
+    what is sent (a resumed chat stores none, compaction and the context budget can
+    leave them out). Only then: a system message that changes with each activation
+    would make the provider (and a local server) read the whole prompt and the tools
+    again at every change, where an unchanged one is served from its prompt cache."""
+    return (
+        "Skills activated in this chat (call get_skill again if their instructions "
+        "are no longer in the conversation): " + ", ".join(names)
+    )

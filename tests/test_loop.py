@@ -159,13 +159,16 @@ def test_already_in_context_then_served_again_after_elision(server, skills) -> N
     assert not chat.elide_tool_result("no-such-call")
 
 
-def test_activated_skills_are_listed_in_later_system_prompts(server, skills) -> None:
-    server.script(reply(calls=[get("pdf")]), reply("ok"), reply("next"))
+def test_activated_skills_are_named_once_their_instructions_are_gone(server, skills) -> None:
+    server.script(reply(calls=[get("pdf")]), reply("ok"), reply("next"), reply("last"))
     chat = make_chat(server, skills)
     chat.send("a pdf question")
     assert chat.activated == ["pdf"]
-    assert "activated" not in (system_text(server, 0) or "")
-    chat.send("another")
+    chat.send("another")  # the instructions are in the chat: the system message as before
+    assert system_text(server, 0) == system_text(server) and "activated" not in system_text(server)
+    loaded = next(m for m in chat.messages if m["role"] == "tool")
+    assert chat.elide_tool_result(loaded["tool_call_id"])
+    chat.send("and now")
     assert (system_text(server) or "").endswith("are no longer in the conversation): pdf")
 
 

@@ -8,9 +8,11 @@ from pathlib import Path
 
 from helpers import skill_folder
 
+from skillchat.engine.activated import with_activated_note
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
 from skillchat.skills.model import Skill
 from skillchat.skills.registry import Registry
+from skillchat.tools.base import to_json
 
 
 def registry_of(tmp_path: Path, descriptions: dict[str, str]) -> Registry:
@@ -47,7 +49,7 @@ def test_catalog_is_names_and_descriptions_sorted_without_paths(tmp_path: Path) 
 def test_no_skills_no_prompt() -> None:
     assert build_catalog(Registry(skills={}), 1000) is None
     assert system_prompt(None, tools=True) is None
-    assert system_prompt(None, tools=False, activated=[]) is None
+    assert system_prompt(None, tools=False) is None
 
 
 def test_names_cut_at_a_whole_entry_only_when_names_alone_do_not_fit(tmp_path: Path) -> None:
@@ -80,13 +82,24 @@ def test_budget_smaller_than_one_entry_leaves_an_empty_list(tmp_path: Path) -> N
     assert cut.cut and cut.shown == 0
 
 
-def test_activated_skills_follow_the_catalog(tmp_path: Path) -> None:
-    reg = registry_of(tmp_path, {"alpha": "a", "beta": "b"})
-    prompt = system_prompt(build_catalog(reg, 1000), tools=True, activated=["beta", "alpha"])
+def test_activated_skills_whose_instructions_are_not_sent_are_named_last(
+    tmp_path: Path,
+) -> None:
+    reg = registry_of(tmp_path, {"alpha": "a", "beta": "b", "gamma": "c"})
+    prompt = system_prompt(build_catalog(reg, 1000), tools=True)
     assert prompt is not None
-    last = prompt.rstrip().splitlines()[-1]
+    loaded = {"role": "tool", "content": to_json({"skill_name": "gamma", "documentation": "x"})}
+    stub = {"role": "tool", "content": to_json({"skill_name": "alpha", "stub": "not stored"})}
+    elided = {"role": "tool", "content": "[elided to save context]"}
+    messages = [{"role": "system", "content": prompt}, stub, elided, loaded]
+    sent = with_activated_note(messages, ["beta", "alpha", "gamma"])
+    last = sent[0]["content"].rstrip().splitlines()[-1]
     assert last.endswith(": beta, alpha")
-    assert prompt.index("available_skills") < prompt.index(last)
+    assert sent[0]["content"].startswith(prompt) and sent[1:] == messages[1:]
+    assert messages[0]["content"] == prompt  # the chat's own list is left as it was
+    assert with_activated_note(messages, ["gamma"]) is messages
+    injected = [{"role": "system", "content": f'{prompt}\n<skill name="beta">\nbody\n</skill>'}]
+    assert with_activated_note(injected, ["beta"]) is injected
 
 
 def test_without_tools_the_rules_do_not_mention_tools(tmp_path: Path) -> None:

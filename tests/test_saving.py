@@ -136,6 +136,26 @@ def test_resume_sends_the_stored_transcript_and_names_the_activated_skills(
     assert store.get_chat(recorder.chat_id).message_count == 6
 
 
+def test_the_system_message_stays_the_same_while_the_skill_is_in_the_chat(
+    server, skills, store
+) -> None:
+    """A provider's (and a local server's) prompt cache holds only while the prompt's
+    start is unchanged: an activation must not rewrite the system message while the
+    skill's instructions are in the conversation."""
+    server.script(
+        reply("Loading.", calls=[call("get_skill", {"skill_name": "calculator"})]),
+        reply("39.1"),
+        reply("23"),
+    )
+    chat, _ = start(server, skills, store)
+    chat.send("17% of 230")
+    chat.send("and 10%?")
+    assert chat.activated == ["calculator"]
+    assert len(server.completions) == 3
+    assert len({system_text(server, n) for n in range(3)}) == 1
+    assert "Skills activated" not in (system_text(server) or "")
+
+
 def test_a_stubbed_skill_is_served_again_after_resume(server, skills, store) -> None:
     server.script(
         reply("ok"),

@@ -235,7 +235,6 @@ class Chat:
         return system_prompt(
             self.catalog,
             tools=self.tools_enabled,
-            activated=self.activated,
             reread=self.reread if self.tools_enabled else (),
             injected=injected,
             workspace=workspace,

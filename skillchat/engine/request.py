@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from skillchat.engine.activated import with_activated_note
 from skillchat.engine.assemble import Assembler
 from skillchat.engine.emit import TextDelta, TextEnd, TextEnded, Waiting
 from skillchat.engine.events import Reply
@@ -31,6 +32,7 @@ MAX_REPLY_CHARS = 1_000_000
 def stream_reply(chat: Chat, system: str | None, tools: list[dict[str, Any]] | None) -> Reply:
     """One reply to what of the transcript fits, its text emitted as it streams."""
     messages = chat.window.outgoing(system, chat.messages, chat.budget())
+    messages = with_activated_note(messages, chat.activated)
     assembler = Assembler()
     how: TextEnd = "failed"
     settings = chat.settings
