@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from skillchat.config_file import read_config_file
 from skillchat.errors import ConfigError, UsageError
-from skillchat.mcp_config import McpServerConfig
+
+if TYPE_CHECKING:  # parsed only from a config file's [mcp.NAME] tables (config_file.py)
+    from skillchat.mcp_config import McpServerConfig
 
 APP_NAME = "skillchat"
 BACKENDS = ("auto", "openai", "litellm")

@@ -225,13 +225,23 @@ def test_terminal_renders_markdown_as_it_streams(server: ScriptedServer) -> None
     assert "• one" in screen and "code = 1" in screen
 
 
-PROBE = """
+# What a plain answer on a pipe never needs, so `ask` must not import it: each one
+# was on its path once (docs/performance.md). Beside litellm's and the MCP SDK's
+# every module (no MCP server is configured here).
+NOT_ON_ASK_PATH = (
+    "rich.markdown",  # the Markdown stream: a terminal's
+    "click",  # httpx's own command line (with pygments), kept out by cli/app.py
+    "pygments",
+    "skillchat.mcp_config",  # MCP servers: a config file's [mcp.NAME] tables
+    "skillchat.engine.parallel_forks",  # forked skills at once: a reply's tool calls
+    "skillchat.safe_io.images",  # an image read or attached
+)
+PROBE = f"""
 import sys
 from skillchat.cli.app import run
 code = run(sys.argv[1:])
 lazy = ('litellm', 'mcp', 'mcp_types')
-heavy = sorted(m for m in sys.modules
-               if m.split('.')[0] in lazy or m in ('rich.markdown', 'click', 'pygments'))
+heavy = sorted(m for m in sys.modules if m.split('.')[0] in lazy or m in {NOT_ON_ASK_PATH})
 print(code, heavy, file=sys.stderr)
 """
 

@@ -30,12 +30,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from skillchat.engine.events import Usage
-from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 from skillchat.tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from skillchat.safe_io.images import Image
 
 TextEnd = Literal["answer", "narration", "interrupted", "failed"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from skillchat.errors import FileAccessError
 from skillchat.hardlinks import hard_links_allowed
-from skillchat.safe_io.images import Image, ImageLimits
 from skillchat.safe_io.read import (
     Container,
     FileText,
@@ -25,6 +25,9 @@ from skillchat.safe_io.read import (
 )
 from skillchat.safe_io.walk import LIST_FLAGS, open_root
 from skillchat.skills.model import Skill
+
+if TYPE_CHECKING:
+    from skillchat.safe_io.images import Image, ImageLimits
 
 # get_skill lists a skill's files; a skill with a node_modules inside must not flood it.
 MAX_LISTED_FILES = 500
