@@ -235,6 +235,7 @@ NOT_ON_ASK_PATH = (
     "skillchat.mcp_config",  # MCP servers: a config file's [mcp.NAME] tables
     "skillchat.engine.parallel_forks",  # forked skills at once: a reply's tool calls
     "skillchat.safe_io.images",  # an image read or attached
+    "skillchat.sandbox.layout",  # a command's sandbox: its first command
 )
 PROBE = f"""
 import sys

@@ -23,7 +23,10 @@ more listener; a new kind of event is one more class here.
     ForkEnded      it ended: how, its requests, tool calls and tokens
 
 Each class carries that line as its docstring too: a dataclass without one gets one
-made from its signature (with `inspect`), at every start of every command.
+made from its signature (with `inspect`), at every start of every command. Events
+are handed on, never compared or used as keys, so none has `__eq__` or `__hash__`
+made for it (`eq=False`): two methods fewer compiled for each of these classes at
+every start, on `ask`'s path to its first request.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
 TextEnd = Literal["answer", "narration", "interrupted", "failed"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ToolRecord:
     """One tool call and its result, for cards and `--json`."""
 
@@ -52,28 +55,28 @@ class ToolRecord:
     synthetic: bool = False  # added by skillchat (`/name`, attachments), not the model
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Waiting:
     """A request is out, nothing of its reply has arrived yet."""
 
     tools: bool  # the reply may call tools: its text may turn out to be narration
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TextDelta:
     """A piece of the reply's text."""
 
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TextEnded:
     """The reply's text is complete: answer, narration, interrupted, failed."""
 
     how: TextEnd
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ToolStarted:
     """A tool call is about to run (the model's, or added for /name, @file)."""
 
@@ -81,21 +84,21 @@ class ToolStarted:
     arguments: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ToolFinished:
     """A tool call ran: its record (name, arguments, result)."""
 
     record: ToolRecord
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class UsageReported:
     """One request's token counts."""
 
     usage: Usage
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Notice:
     """A warning or progress line for the user."""
 
@@ -103,14 +106,14 @@ class Notice:
     done: bool = False  # something the user asked for went well: not a warning
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TurnFailed:
     """The turn ended without an answer (the error is raised as well)."""
 
     error: BaseException
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MessageAdded:
     """A complete message joined the transcript."""
 
@@ -119,7 +122,7 @@ class MessageAdded:
     usage: Usage | None = None  # an assistant message's own request
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FilesAttached:
     """Workspace files went in with the messages just added."""
 
@@ -127,7 +130,7 @@ class FilesAttached:
     files: Sequence[FileText | Image]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Compacted:
     """A summary replaced the older messages."""
 
@@ -136,7 +139,7 @@ class Compacted:
     info: dict[str, Any] = field(default_factory=dict)  # what it was compacted from
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ForkStarted:
     fork: int  # numbers the forks of the process
     skill: str
@@ -144,7 +147,7 @@ class ForkStarted:
     task: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ForkStep:
     """What a forked skill's conversation did: `event` is that child chat's own."""
 
@@ -154,7 +157,7 @@ class ForkStep:
     event: Event
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ForkEnded:
     fork: int
     skill: str
