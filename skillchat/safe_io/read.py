@@ -59,7 +59,7 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXE
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Container:
     """A folder files may be read from, and how to name it in error messages.
 
@@ -76,7 +76,7 @@ class Container:
     hard_links: bool = False  # files with more than one link are served (hardlinks.py)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FileText:
     """A file's decoded text, possibly cut to the limit."""
 

@@ -183,7 +183,7 @@ def skill_policy(
     return policy
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FlagConsent:
     """`ask` never prompts: `--allow-run` (or `[run] allow = true`) allows, else not,
     even a command the skill's `allowed-tools` pre-approve: `ask` runs nothing the

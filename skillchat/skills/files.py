@@ -79,7 +79,7 @@ def read_skill_md(skill: Skill, *, limit: int) -> FileText:
         raise
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FileList:
     """Some of a skill's files, and how many there were: `paths` is cut at the
     listing limit, so `cut` says whether the reader sees all of them."""

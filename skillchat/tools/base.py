@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from skillchat.safe_io.images import Image, ImageLimits
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ToolResult:
     """One tool call's outcome: `content` is exactly what the model receives.
 
@@ -67,7 +67,7 @@ class ToolResult:
     image: Image | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Stored:
     """A tool result as the chat database keeps it, and the skill it activated."""
 
