@@ -25,10 +25,9 @@ import argparse
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from bench_first_request import FLOOR, REPO, ScriptedServer, environment, reply
+from bench_first_request import FLOOR, REPO, served_home
 
 STOP = """import os, sys
 def _stop(event, args):
@@ -56,12 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="another checkout of skillchat, to compare")
     args = parser.parse_args()
-    with (
-        ScriptedServer([reply("Hello!")], loop=True) as server,
-        tempfile.TemporaryDirectory() as tmp,
-    ):
-        home = Path(tmp)
-        env = environment(home, server.base_url)
+    with served_home() as (server, home, env):
         hook = home / "stop"
         hook.mkdir()
         (hook / "sitecustomize.py").write_text(STOP)
