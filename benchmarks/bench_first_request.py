@@ -35,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,6 +101,17 @@ def environment(home: Path, base_url: str) -> dict[str, str]:
     return env
 
 
+@contextmanager
+def served_home() -> Iterator[tuple[ScriptedServer, Path, dict[str, str]]]:
+    """The scripted server, answering "Hello!" to every request, and a private home
+    with the environment of the commands run against it."""
+    with (
+        ScriptedServer([reply("Hello!")], loop=True) as server,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        yield server, Path(tmp), environment(Path(tmp), server.base_url)
+
+
 def time_one(
     server: ScriptedServer, argv: list[str], env: dict[str, str], cwd: Path
 ) -> tuple[float, float]:
@@ -126,12 +139,7 @@ def main() -> None:
     parser.add_argument("--before", help="another checkout of skillchat, to compare")
     parser.add_argument("--no-litellm", action="store_true", help="leave the litellm backend out")
     args = parser.parse_args()
-    with (
-        ScriptedServer([reply("Hello!")], loop=True) as server,
-        tempfile.TemporaryDirectory() as tmp,
-    ):
-        home = Path(tmp)
-        env = environment(home, server.base_url)
+    with served_home() as (server, home, env):
         cmds = commands(server.base_url, args.llm, args.before)
         if args.no_litellm:
             del cmds["skillchat (litellm)"]

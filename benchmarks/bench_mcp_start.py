@@ -21,15 +21,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from bench_first_request import SKILLCHAT, environment, time_one  # noqa: E402
-from openai_server import ScriptedServer, reply  # noqa: E402
+from bench_first_request import SKILLCHAT, served_home, time_one  # noqa: E402
 
 SERVER = [sys.executable, str(REPO / "tests" / "mcp_servers.py"), "basic"]
 # The bare start, timed inside its own process (spawn to tools listed), printed.
@@ -54,12 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     import subprocess
 
-    with (
-        ScriptedServer([reply("Hello!")], loop=True) as server,
-        tempfile.TemporaryDirectory() as tmp,
-    ):
-        home = Path(tmp)
-        env = environment(home, server.base_url)
+    with served_home() as (server, home, env):
         config = home / "mcp.toml"
         command, *rest = SERVER
         config.write_text(f"[mcp.srv]\ncommand = {command!r}\nargs = {rest!r}\n".replace("'", '"'))

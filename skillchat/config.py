@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from skillchat.config_file import read_config_file
 from skillchat.errors import ConfigError, UsageError
-from skillchat.mcp_config import McpServerConfig
+
+if TYPE_CHECKING:  # parsed only from a config file's [mcp.NAME] tables (config_file.py)
+    from skillchat.mcp_config import McpServerConfig
 
 APP_NAME = "skillchat"
 BACKENDS = ("auto", "openai", "litellm")
@@ -78,7 +80,9 @@ def default_skill_dirs() -> list[str]:
     return ["./skills", "./.agents/skills", "./.claude/skills", *user_skill_dirs()]
 
 
-@dataclass(frozen=True)
+# Settings are never compared (`sources` says where each value came from): without
+# `__eq__` and `__hash__` over its 60 fields, two methods fewer compile at each start.
+@dataclass(frozen=True, eq=False)
 class Settings:
     """Every setting skillchat reads; `sources` says where each value came from."""
 
@@ -147,7 +151,7 @@ class Settings:
     # asks; `ask` and `eval` install only with this. `[packages]` declares what a
     # skill forgot: skill name -> requirement strings.
     run_allow_install: bool = False
-    skill_packages: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    skill_packages: dict[str, tuple[str, ...]] = field(default_factory=dict)
     gguf: str | None = None
     chat_template: str | None = None
     local_context_max: int = 8192
@@ -156,18 +160,18 @@ class Settings:
     context_window: int | None = None
     # `[models.NAME]` tables: a name for a model with its server and limits, chosen
     # with `--model NAME` (see `apply_named_model`).
-    named_models: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
+    named_models: dict[str, dict[str, Any]] = field(default_factory=dict)
     # `[mcp.NAME]` tables (mcp_config.py); `mcp_use` the servers of this session
     # (None: every enabled one; `--mcp NAME` names them, `--no-mcp` none); `mcp_allow`
     # lets `ask` and `eval` call their tools (`--allow-mcp`).
-    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict, compare=False)
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     mcp_use: tuple[str, ...] | None = None
     mcp_allow: bool = False
     # `[skill_models]`: skill name -> the model its turns go to (a `[models.NAME]` or
     # a model id), over the skill's own `model:` (engine/skill_model.py).
-    skill_models: dict[str, str] = field(default_factory=dict, compare=False)
+    skill_models: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
-    sources: dict[str, str] = field(default_factory=dict, compare=False)
+    sources: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
     def resolved_skill_dirs(self, cwd: Path | None = None) -> list[Path]:

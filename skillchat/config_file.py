@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillchat.errors import ConfigError
-from skillchat.mcp_config import mcp_servers
 
 if TYPE_CHECKING:  # read only when there is a config file
     import tomllib
@@ -135,7 +134,9 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     warnings: list[str] = []
     if "models" in data:
         values["named_models"] = _named_models(path, text, data.pop("models"))
-    if "mcp" in data:
+    if "mcp" in data:  # the module and its dataclass load only for a config that has one
+        from skillchat.mcp_config import mcp_servers
+
         values["mcp_servers"] = mcp_servers(path, data.pop("mcp"))
     if "packages" in data:
         values["skill_packages"] = _skill_packages(path, text, data.pop("packages"))

@@ -11,3 +11,8 @@ from __future__ import annotations
 SKILLS_MOUNT = "/skills"
 WORKSPACE_MOUNT = "/workspace"
 SCRATCH_MOUNT = "/scratch"
+
+
+def start_folder(workspace: bool) -> str:
+    """Where a command starts: the workspace if there is one, else the scratch."""
+    return WORKSPACE_MOUNT if workspace else SCRATCH_MOUNT

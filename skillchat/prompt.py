@@ -240,7 +240,7 @@ The user works in the folder '{name}'. Files they attach appear in their message
 as <file path="..."> blocks; you cannot read other files."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class InjectedSkill:
     """A SKILL.md body put into the system prompt for one request (tools off, `/name`)."""
 

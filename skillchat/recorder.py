@@ -18,13 +18,15 @@ import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillchat.chats.store import ChatStore
 from skillchat.engine.emit import Compacted, Event, FilesAttached, ForkEnded, MessageAdded
 from skillchat.errors import SkillchatError, StorageError
-from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
+
+if TYPE_CHECKING:
+    from skillchat.safe_io.images import Image
 
 
 @contextmanager

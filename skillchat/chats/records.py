@@ -1,6 +1,8 @@
 """What the chat store hands out: frozen records of chats, their messages and the
 files attached to them (kept apart from the SQL in store.py, which reads and writes
-them; `from skillchat.chats.store import Chat` still works)."""
+them; `from skillchat.chats.store import Chat` still works). Records are read by
+their fields, never compared whole: `eq=False` spares compiling `__eq__` and
+`__hash__` for each class at every start (`ask` saves through them)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ChatSummary:
     """What `chats list` shows: one row of the `chats` table, no messages read."""
 
@@ -27,7 +29,7 @@ class ChatSummary:
     answered: bool = True  # some reply was saved (False: every turn failed); list_chats
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class AttachedFile:
     """A workspace file the user attached to a chat: which version, not its content."""
 
@@ -38,7 +40,7 @@ class AttachedFile:
     attached_at: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StoredFork:
     """A forked skill's conversation, kept with its chat but apart from its messages:
     shown and exported, never sent to the chat's model again (chats/forks.py)."""
@@ -53,7 +55,7 @@ class StoredFork:
     created_at: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Chat(ChatSummary):
     """A chat with the names of the skills it activated, in activation order, the
     files attached to it, in attachment order, and its forks, in the order they ended."""
@@ -63,7 +65,7 @@ class Chat(ChatSummary):
     forks: tuple[StoredFork, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StoredMessage:
     """A message as stored: the OpenAI-format dict plus what only the store knows."""
 
@@ -74,7 +76,7 @@ class StoredMessage:
     created_at: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Transcript:
     """A chat ready to resume: `messages` can be sent to a model as they are."""
 

@@ -25,15 +25,17 @@ that changed on disk since is.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillchat.engine.images import image_part
 from skillchat.errors import FileAccessError
-from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 from skillchat.tools.base import ToolContext, image_note
 from skillchat.tools.workspace_tools import content_key, read_workspace
 from skillchat.workspace.mentions import mentioned_paths
+
+if TYPE_CHECKING:
+    from skillchat.safe_io.images import Image
 
 
 def inline(
@@ -43,14 +45,14 @@ def inline(
     image the model takes, as parts: that text, then the images."""
     blocks = [f'<file path="{f.path}">\n{_block(f, vision)}\n</file>' for f in files]
     joined = "\n\n".join([*blocks, text])
-    sent = [f for f in files if isinstance(f, Image) and vision and f.data is not None]
+    sent = [f for f in files if not isinstance(f, FileText) and vision and f.data is not None]
     if not sent:
         return joined
     return [{"type": "text", "text": joined}, *(image_part(f) for f in sent)]
 
 
 def _block(file: FileText | Image, vision: bool) -> str:
-    return image_note(file, vision) if isinstance(file, Image) else file.with_notice()
+    return file.with_notice() if isinstance(file, FileText) else image_note(file, vision)
 
 
 class Attachments:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared: see engine/emit.py
 class ToolCallFragment:
     """One piece of one tool call as streamed: any field may be missing."""
 
@@ -30,7 +30,7 @@ class Usage:
     cost: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared: see engine/emit.py
 class Delta:
     """One streamed chunk, reduced to what skillchat uses."""
 

@@ -45,7 +45,6 @@ from skillchat.engine.emit import (
 from skillchat.engine.events import Usage
 from skillchat.engine.loop import Chat
 from skillchat.engine.messages import add_usage
-from skillchat.engine.parallel_forks import current
 from skillchat.engine.skill_model import same_server, skill_settings
 from skillchat.errors import SkillchatError, ToolRoundLimit
 from skillchat.prompt import InjectedSkill
@@ -130,6 +129,8 @@ class SkillFork:
         backend = parent.backend if same else self.backend_for(settings)
         task = task or _last_request(parent.messages) or f"Do what the skill {skill.name} is for."
         run = ForkRun(next(_numbers), skill.name, settings.model, task)
+        from skillchat.engine.parallel_forks import current  # loaded with the first fork
+
         current.name = f"{run.skill} #{run.number}"  # who asks, if a command needs consent
 
         def watch(event: Event) -> None:

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillchat.chats.messages import is_image_part
 from skillchat.config import Settings
 from skillchat.engine.pricing import model_entry
-from skillchat.safe_io.images import Image
+
+if TYPE_CHECKING:
+    from skillchat.safe_io.images import Image
 
 # What an image counts for in the context budget (characters): about what providers
 # bill a full-size image (1,600 tokens), whatever the length of its base64.

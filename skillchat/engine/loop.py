@@ -47,7 +47,6 @@ from skillchat.engine.steps.paths import PathsGate
 from skillchat.engine.turn import Step, Turn, TurnResult
 from skillchat.errors import ProviderError, SkillchatError, ToolRoundLimit, UsageError
 from skillchat.prompt import InjectedSkill, build_catalog, system_prompt
-from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 from skillchat.skills.left_out_seen import first_time
 from skillchat.skills.registry import Registry
@@ -60,6 +59,7 @@ from skillchat.workspace.files import Workspace
 
 if TYPE_CHECKING:  # a summary is asked for rarely: its module loads when one is
     from skillchat.engine.compaction import Outcome
+    from skillchat.safe_io.images import Image
 
 # The steps of a turn, in the order they are called at each moment.
 STEPS: tuple[Step, ...] = (

@@ -17,7 +17,6 @@ from skillchat.engine.emit import ToolFinished, ToolRecord, ToolStarted
 from skillchat.engine.events import Reply, ToolCall
 from skillchat.engine.images import images_message
 from skillchat.engine.messages import assistant_message, clean_arguments, clean_text, too_deep
-from skillchat.engine.parallel_forks import concurrent_forks
 from skillchat.tools.base import ToolResult
 
 if TYPE_CHECKING:
@@ -36,6 +35,9 @@ def run_tools(chat: Chat, reply: Reply) -> list[ToolRecord]:
             f"the model made {len(reply.tool_calls)} tool calls in one reply: the first "
             f"{limit} ran, the rest were answered with an error (max_tool_calls)"
         )
+    # Loaded with the first tool call (its queue and threads), not before a request.
+    from skillchat.engine.parallel_forks import concurrent_forks
+
     try:
         ready = concurrent_forks(chat, reply.tool_calls[:limit])  # forked skills, at once
         for n, call in enumerate(reply.tool_calls):

@@ -21,11 +21,11 @@ from skillchat.engine.emit import ToolRecord
 from skillchat.engine.events import Usage
 from skillchat.engine.invocation import Invocation
 from skillchat.prompt import InjectedSkill
-from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 
 if TYPE_CHECKING:
     from skillchat.engine.loop import Chat
+    from skillchat.safe_io.images import Image
 
 
 @dataclass

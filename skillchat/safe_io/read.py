@@ -42,11 +42,14 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillchat.errors import FileAccessError
 from skillchat.localfile import file_kind, read_at_most
-from skillchat.safe_io.images import SNIFF_BYTES, Image, ImageLimits, image_type, read_image
 from skillchat.safe_io.walk import Walk, open_root, opened_inside, resolve
+
+if TYPE_CHECKING:
+    from skillchat.safe_io.images import Image, ImageLimits
 
 # No configuration can raise a read above this: the memory bound of one tool call.
 HARD_CAP_BYTES = 32 * 1024 * 1024
@@ -56,7 +59,7 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXE
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Container:
     """A folder files may be read from, and how to name it in error messages.
 
@@ -73,7 +76,7 @@ class Container:
     hard_links: bool = False  # files with more than one link are served (hardlinks.py)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FileText:
     """A file's decoded text, possibly cut to the limit."""
 
@@ -229,6 +232,8 @@ def read_text_or_image(
 ) -> FileText | Image:
     """`read_contained`, except that a PNG, JPEG, GIF or WebP (by its first bytes,
     read from its start) is an `Image` (safe_io/images.py), within `images` or not."""
+    from skillchat.safe_io.images import SNIFF_BYTES, ImageLimits, image_type, read_image
+
     images = ImageLimits(min(images.max_bytes, HARD_CAP_BYTES), images.max_side)
     clean, fd = _opened(container, rel)
     try:

@@ -56,7 +56,7 @@ class Verdict:
     each_time: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RunRequest:
     """What the user is asked about: the command and how wide its sandbox is."""
 

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillchat.mounts import SCRATCH_MOUNT, SKILLS_MOUNT, WORKSPACE_MOUNT
+from skillchat.mounts import SCRATCH_MOUNT, SKILLS_MOUNT, WORKSPACE_MOUNT, start_folder
 
 HOME = "/home/user"
 SANDBOX_UID = 1000
@@ -169,7 +169,7 @@ class SandboxSpec:
 
     def default_cwd(self) -> str:
         """Where a command starts: the workspace if there is one, else the scratch."""
-        return WORKSPACE_MOUNT if self.workspace is not None else SCRATCH_MOUNT
+        return start_folder(self.workspace is not None)
 
     def mountable_skills(self) -> dict[str, Path]:
         """Skills that can be shown at /skills/<name>: a name usable as a folder name,

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         Verdict,
     )
     from skillchat.sandbox.envs.provider import InstallRequest, Progress, SkillEnvs
+    from skillchat.sandbox.layout import SandboxSpec
     from skillchat.skills.registry import Registry
     from skillchat.workspace.files import Workspace
 
@@ -54,9 +55,9 @@ def command_runner(
     run_command is not offered (`skillchat doctor` says why)."""
     if not settings.tools or not settings.run_enabled:
         return None
+    from skillchat.mounts import start_folder
     from skillchat.sandbox.command_tool import SandboxCommands
     from skillchat.sandbox.detect import probe
-    from skillchat.sandbox.layout import SandboxSpec
 
     status = probe()
     if not status.available:
@@ -66,6 +67,9 @@ def command_runner(
     folder = workspace.root if workspace is not None else None
 
     def spec() -> SandboxSpec:
+        """The layout of one command (its module loads with the first command)."""
+        from skillchat.sandbox.layout import SandboxSpec
+
         now = live.settings
         return SandboxSpec(
             scratch=scratch_root / (live.chat_id or "unsaved"),
@@ -83,7 +87,7 @@ def command_runner(
         policy=skill_policy(
             lambda: live.settings,
             lambda: live.registry,
-            SandboxSpec(scratch_root, workspace=folder).default_cwd(),
+            start_folder(folder is not None),
             lambda: live.activated,
         ),
         default_timeout_s=settings.run_timeout_s,
@@ -179,7 +183,7 @@ def skill_policy(
     return policy
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FlagConsent:
     """`ask` never prompts: `--allow-run` (or `[run] allow = true`) allows, else not,
     even a command the skill's `allowed-tools` pre-approve: `ask` runs nothing the

@@ -65,7 +65,7 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Changes:
     """What a rebuilt registry changed, and the registry to go on with."""
 

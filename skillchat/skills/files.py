@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from skillchat.errors import FileAccessError
 from skillchat.hardlinks import hard_links_allowed
-from skillchat.safe_io.images import Image, ImageLimits
 from skillchat.safe_io.read import (
     Container,
     FileText,
@@ -25,6 +25,9 @@ from skillchat.safe_io.read import (
 )
 from skillchat.safe_io.walk import LIST_FLAGS, open_root
 from skillchat.skills.model import Skill
+
+if TYPE_CHECKING:
+    from skillchat.safe_io.images import Image, ImageLimits
 
 # get_skill lists a skill's files; a skill with a node_modules inside must not flood it.
 MAX_LISTED_FILES = 500
@@ -76,7 +79,7 @@ def read_skill_md(skill: Skill, *, limit: int) -> FileText:
         raise
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FileList:
     """Some of a skill's files, and how many there were: `paths` is cut at the
     listing limit, so `cut` says whether the reader sees all of them."""

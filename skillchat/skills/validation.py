@@ -50,7 +50,7 @@ LENIENT_NOTE = "[skills] strict = true leaves it out"
 MAX_COMPATIBILITY_CHARS = 500
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Inspection:
     """The verdict on one skill folder's SKILL.md.
 

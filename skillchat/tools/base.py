@@ -34,17 +34,19 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from skillchat.config import Settings
 from skillchat.errors import ToolArgumentError
-from skillchat.safe_io.images import Image, ImageLimits
 from skillchat.skills.registry import Registry
 from skillchat.tools.context import ContentKey, ContextLedger
 from skillchat.workspace.files import Workspace
 
+if TYPE_CHECKING:
+    from skillchat.safe_io.images import Image, ImageLimits
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False)
 class ToolResult:
     """One tool call's outcome: `content` is exactly what the model receives.
 
@@ -65,7 +67,7 @@ class ToolResult:
     image: Image | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Stored:
     """A tool result as the chat database keeps it, and the skill it activated."""
 
@@ -174,6 +176,8 @@ def result_cap(settings: Settings) -> int:
 
 def image_limits(settings: Settings) -> ImageLimits:
     """The largest image the settings let a read send (`max_image_bytes`, `_side`)."""
+    from skillchat.safe_io.images import ImageLimits  # loaded with a read, not at start
+
     return ImageLimits(settings.max_image_bytes, settings.max_image_side)
 
 

@@ -26,7 +26,6 @@ from typing import Any, Protocol
 
 from skillchat.errors import FileAccessError, FrontmatterError
 from skillchat.mounts import SKILLS_MOUNT
-from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText, truncation_notice
 from skillchat.skills.arguments import ArgumentFiller, argument_names, substitute_skill_dir
 from skillchat.skills.files import list_skill_files, read_skill_md, read_skill_resource
@@ -335,7 +334,7 @@ class ReadFileInSkill(SkillTool):
         key = ContentKey(skill.name, file.path, file.sha256, file.offset)
         if (holder := context.ledger.holder(key)) is not None:
             return _already(ReadFileInSkill, f"File '{file.path}' of skill '{skill.name}'", holder)
-        if isinstance(file, Image):
+        if not isinstance(file, FileText):  # an Image
             return image_result(file, context.vision, key)
         text = file.with_notice()
         return ToolResult(

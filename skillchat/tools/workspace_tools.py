@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillchat.errors import FileAccessError
-from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 from skillchat.tools.base import (
     MAX_BYTES_SCHEMA,
@@ -49,6 +48,9 @@ from skillchat.tools.base import (
     to_json,
 )
 from skillchat.tools.context import WORKSPACE_SOURCE, ContentKey
+
+if TYPE_CHECKING:
+    from skillchat.safe_io.images import Image
 
 READ_WORKSPACE_FILE = "read_file"
 FILE_STUB_NOTE = "file content not stored; call read_file again if needed"
@@ -107,7 +109,7 @@ class ReadWorkspaceFile(Tool):
         are put in context with it too). An image's `content` is its note, with
         its type and dimensions beside it; the image goes with the result when the
         model takes images (`vision`)."""
-        if isinstance(file, Image):
+        if not isinstance(file, FileText):  # an Image
             note = image_result(file, vision, content_key(file))
             described = {"mimeType": file.mime, "width": file.width, "height": file.height}
             image = {"path": file.path, "sizeBytes": file.size, **described}

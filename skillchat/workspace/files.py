@@ -38,7 +38,6 @@ from skillchat.errors import (
     UsageError,
     WorkspaceError,
 )
-from skillchat.safe_io.images import Image, ImageLimits
 from skillchat.safe_io.read import (
     Container,
     FileText,
@@ -49,6 +48,7 @@ from skillchat.safe_io.read import (
 from skillchat.safe_io.walk import is_inside
 
 if TYPE_CHECKING:  # the walk loads at the first listing or read, not at start
+    from skillchat.safe_io.images import Image, ImageLimits
     from skillchat.workspace.walk import Walker
 
 LABEL = "workspace"

@@ -9,6 +9,8 @@ not at start-up.
 from __future__ import annotations
 
 import os
+import sys
+import threading
 
 from skillchat.config import PROVIDER_KEY_ENV, Settings
 from skillchat.engine.backends.base import Backend
@@ -73,15 +75,45 @@ def make_backend(settings: Settings) -> Backend:
 
         settings = replace(settings, api_base=local_api_base(settings), backend="openai")
     if choose_backend(settings.model, settings.backend, settings.api_base) == "openai":
+        import_on_fresh_stack("skillchat.engine.backends.openai_backend")
         from skillchat.engine.backends.openai_backend import OpenAIBackend
 
         return OpenAIBackend(settings)
     problem = key_problem(settings)
     if problem:
         raise ProviderError(problem)
+    import_on_fresh_stack("skillchat.engine.backends.litellm_backend")
     from skillchat.engine.backends.litellm_backend import LiteLLMBackend
 
     return LiteLLMBackend(settings)
+
+
+def import_on_fresh_stack(module: str) -> None:
+    """Import `module` (and so its SDK) on a thread of its own, the caller waiting.
+
+    CPython 3.11 keeps frames in 16 KiB chunks of memory and unmaps a chunk as soon
+    as the frame at its base returns. Imported from deep in `ask`'s stack (Typer,
+    click, the command, the session), the SDK's thousands of nested imports and
+    class bodies cross one chunk's boundary back and forth: an mmap, page faults and
+    a munmap each time, ~3,700 of them for `openai`, ~30 ms of system time at every
+    start (the SDK floor, importing at the top, makes two). A new thread's stack
+    starts empty. A failed import raises here as it would have; a Ctrl-C while
+    waiting leaves the import to finish on its own (a daemon thread)."""
+    if module in sys.modules:
+        return
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:  # the import statement's way (importlib.import_module skips -X importtime)
+            __import__(module)
+        except BaseException as exc:  # handed to the caller's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=run, name=f"import {module}", daemon=True)
+    worker.start()
+    worker.join()
+    if failed:
+        raise failed[0]
 
 
 def missing_key(model: str, api_base: str | None) -> str | None:

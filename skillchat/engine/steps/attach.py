@@ -14,13 +14,13 @@ from skillchat.engine.events import ToolCall
 from skillchat.engine.messages import assistant_message, new_call_id
 from skillchat.engine.run_tools import keep_images
 from skillchat.engine.turn import Step, Turn
-from skillchat.safe_io.images import Image
 from skillchat.safe_io.read import FileText
 from skillchat.tools.workspace_tools import READ_WORKSPACE_FILE, ReadWorkspaceFile
 from skillchat.workspace.mentions import unmatched_paths
 
 if TYPE_CHECKING:
     from skillchat.engine.loop import Chat
+    from skillchat.safe_io.images import Image
 
 
 class AttachFiles(Step):
