@@ -123,7 +123,7 @@ class Session:
     one thing, and everything that depends on it sees the change:
 
         session = Session(settings, store=store, listeners=[view],
-                          consent=lambda: ReplConsent(settings, console))
+                          consent=lambda: ReplConsent(settings, consoles))
         session.send("hello")           # a TurnResult; the listeners get its events
         session.refresh_skills()        # what send does first: edited skills picked up
         session.reload_skills()         # /reload: catalog, tools, sandbox mounts
