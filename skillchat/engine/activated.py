@@ -53,7 +53,8 @@ def with_activated_note(
     message (the same list when none is missing, or there is no system message)."""
     if not activated or not messages or messages[0].get("role") != "system":
         return messages
-    missing = [name for name in activated if name not in loaded_skills(messages)]
+    loaded = loaded_skills(messages)
+    missing = [name for name in activated if name not in loaded]
     if not missing:
         return messages
     head = messages[0]
