@@ -248,6 +248,11 @@ class InjectedSkill:
     body: str
 
 
+# How a skill's body put in the system message begins (a `/name` with tools off, a
+# fork's own skill): engine/activated.py looks for it to know the body is there.
+INJECTED_SKILL = '<skill name="'
+
+
 def system_prompt(
     catalog: Catalog | None,
     *,
@@ -289,7 +294,7 @@ def system_prompt(
     if injected is not None:
         parts.append(
             f"The user invoked the skill '{injected.name}' for this message. "
-            f'Follow its instructions:\n<skill name="{injected.name}">\n'
+            f'Follow its instructions:\n{INJECTED_SKILL}{injected.name}">\n'
             f"{injected.body.strip()}\n</skill>"
         )
     if workspace is not None:

@@ -98,7 +98,10 @@ def test_activated_skills_whose_instructions_are_not_sent_are_named_last(
     assert sent[0]["content"].startswith(prompt) and sent[1:] == messages[1:]
     assert messages[0]["content"] == prompt  # the chat's own list is left as it was
     assert with_activated_note(messages, ["gamma"]) is messages
-    injected = [{"role": "system", "content": f'{prompt}\n<skill name="beta">\nbody\n</skill>'}]
+    with_body = system_prompt(
+        build_catalog(reg, 1000), tools=False, injected=InjectedSkill("beta", "body")
+    )
+    injected = [{"role": "system", "content": with_body}]
     assert with_activated_note(injected, ["beta"]) is injected
 
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from skillchat.prompt import activated_note
+from skillchat.prompt import INJECTED_SKILL, activated_note
 
 # A loaded skill's result starts so (tools/skill_tools.py: `skill_name` first, then
 # `documentation`): only those results are parsed, not every file the model read.
@@ -42,8 +42,7 @@ def loaded_skills(messages: Sequence[dict[str, Any]]) -> set[str]:
 
 
 def _injected(system: str) -> list[str]:
-    marker = '<skill name="'
-    return [part.split('"', 1)[0] for part in system.split(marker)[1:]]
+    return [part.split('"', 1)[0] for part in system.split(INJECTED_SKILL)[1:]]
 
 
 def with_activated_note(
