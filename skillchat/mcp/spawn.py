@@ -12,6 +12,16 @@ died before the signal was set is caught by comparing the parent's pid. Where
 
 The server's own children are its business: a server that forks workers and
 dies leaves them to its process group, which the SDK signals on an orderly end.
+
+**skillchat's environment** (its provider keys) is not the server's: the server
+starts with `INHERITED` and its table's `env` only, and cannot read the rest from
+`/proc/<skillchat>/environ` or skillchat's memory: `hide_environment` makes
+skillchat's process not dumpable at start, which a process of the same user gets
+past only with one of `PEEK_CAPS`, and the guard drops those (from the bounding,
+inheritable and ambient sets) before it starts the server: that matters for root,
+the only one who has them. Past that, an unsandboxed server is the user's own
+program: as a user it reads the user's files and reaches the network; as root it
+keeps root's other powers.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any, TextIO
 
 from skillchat.errors import McpError
@@ -31,20 +42,47 @@ if TYPE_CHECKING:
 # starts with "()", never).
 INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 
+# The capabilities that let a process of the same user read a non-dumpable one's
+# environment (seen on Linux 6.18: each alone reads /proc/<pid>/environ, root's other
+# capabilities do not): CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_PERFMON. Only root has them.
+PEEK_CAPS = (19, 21, 38)
+
+# prctl: PR_SET_PDEATHSIG (1) SIGKILL; then, with PR_CAPBSET_DROP (24), PR_CAP_AMBIENT
+# (47) CLEAR_ALL (4) and capset on the inheritable set, no PEEK_CAPS after exec (below).
 _GUARD = (
     "import ctypes,os,sys\n"
     "try:\n"
-    "    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"
+    "    libc = ctypes.CDLL(None, use_errno=True)\n"
+    "    libc.prctl(1, 9, 0, 0, 0)\n"
+    "    libc.prctl(47, 4, 0, 0, 0)\n"
+    "    head, sets = (ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)()\n"
+    "    libc.capget(head, sets)\n"
+    "    for cap in map(int, sys.argv[2].split(',')):\n"
+    "        libc.prctl(24, cap, 0, 0, 0)\n"
+    "        sets[2 + 3 * (cap // 32)] &= ~(1 << cap % 32)\n"
+    "    libc.capset(head, sets)\n"
     "except (OSError, AttributeError):\n"
     "    pass\n"
     "if os.getppid() != int(sys.argv[1]):\n"
     "    os._exit(1)\n"
     "try:\n"
-    "    os.execvp(sys.argv[2], sys.argv[2:])\n"
+    "    os.execvp(sys.argv[3], sys.argv[3:])\n"
     "except OSError as exc:\n"
-    "    sys.stderr.write(f'cannot start {sys.argv[2]}: {exc.strerror}\\n')\n"
+    "    sys.stderr.write(f'cannot start {sys.argv[3]}: {exc.strerror}\\n')\n"
     "    os._exit(127)\n"
 )
+
+
+def hide_environment() -> None:
+    """Make skillchat's process not dumpable (`PR_SET_DUMPABLE` 0), so that no child
+    of the same user reads its environment or memory through /proc or ptrace (see
+    above). Its children become dumpable again at exec, so the sandbox is unchanged;
+    its own `/proc/self/fd` lookups (safe_io/walk.py) are the same thread group's,
+    always allowed. Where `prctl` is missing (not Linux) nothing changes."""
+    import ctypes
+
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)
 
 
 def guarded_command(command: str, args: tuple[str, ...]) -> tuple[str, list[str]]:
@@ -54,7 +92,8 @@ def guarded_command(command: str, args: tuple[str, ...]) -> tuple[str, list[str]
     found = shutil.which(command)
     if found is None:
         raise McpError(f"command not found: {command}")
-    return sys.executable, ["-I", "-S", "-c", _GUARD, str(os.getpid()), found, *args]
+    peek = ",".join(map(str, PEEK_CAPS))
+    return sys.executable, ["-I", "-S", "-c", _GUARD, str(os.getpid()), peek, found, *args]
 
 
 def server_env(configured: dict[str, str]) -> dict[str, str]:
