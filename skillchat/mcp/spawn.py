@@ -30,12 +30,12 @@ import os
 import shutil
 import sys
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from skillchat.errors import McpError
 
 if TYPE_CHECKING:
-    from anyio.abc import Process
+    from anyio.abc import ByteReceiveStream, Process
 
 # What a stdio server inherits of skillchat's environment besides its table's `env`:
 # the variables the SDK's own client passes on POSIX (a shell function's value, which
@@ -46,6 +46,7 @@ INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 # environment (seen on Linux 6.18: each alone reads /proc/<pid>/environ, root's other
 # capabilities do not): CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_PERFMON. Only root has them.
 PEEK_CAPS = (19, 21, 38)
+STDERR_TAIL = 64 * 1024  # bytes of a server's stderr kept: its last words, for a failure
 
 # prctl: PR_SET_PDEATHSIG (1) SIGKILL; then, with PR_CAPBSET_DROP (24), PR_CAP_AMBIENT
 # (47) CLEAR_ALL (4) and capset on the inheritable set, no PEEK_CAPS after exec (below).
@@ -102,16 +103,44 @@ def server_env(configured: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in base.items() if not v.startswith("()")} | configured
 
 
-async def start_stdio(
-    program: str, args: list[str], env: dict[str, str], errlog: TextIO, cwd: Any
-) -> Process:
+class StderrTail:
+    """The last `STDERR_TAIL` bytes a server wrote on stderr, over its restarts: what
+    a failure quotes. A server may write gigabytes there; only this much is kept."""
+
+    def __init__(self, limit: int = STDERR_TAIL) -> None:
+        self.limit = limit
+        self.data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > self.limit:
+            del self.data[: len(self.data) - self.limit]
+
+    def text(self) -> str:
+        return bytes(self.data).decode("utf-8", "replace")
+
+
+async def keep_tail(stream: ByteReceiveStream, tail: StderrTail) -> None:
+    """Read a server's stderr to its end, chunk by bounded chunk, into `tail` (read
+    all along: a server blocked on a full pipe would stop answering)."""
+    import anyio
+
+    with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        async for chunk in stream:
+            tail.add(chunk)
+
+
+async def start_stdio(program: str, args: list[str], env: dict[str, str], cwd: Any) -> Process:
     """Start a stdio server as the SDK's client would (a session of its own, so the
     terminal's Ctrl-C does not reach it), with only anyio loaded: the hub starts it
     before it imports the SDK, so the server's own start-up (often a second or more
     of its imports) overlaps skillchat's import of the SDK instead of following it.
-    Called on the hub's thread, the parent-death guard's parent."""
+    Its stderr is a pipe for `keep_tail`. Called on the hub's thread, the
+    parent-death guard's parent."""
+    import subprocess
+
     import anyio
 
     return await anyio.open_process(
-        [program, *args], env=env, stderr=errlog, cwd=cwd, start_new_session=True
+        [program, *args], env=env, stderr=subprocess.PIPE, cwd=cwd, start_new_session=True
     )

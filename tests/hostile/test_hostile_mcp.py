@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -77,3 +78,49 @@ def test_a_stdio_server_cannot_read_skillchats_environment(
     loaded, ran = (json.loads(m["content"]) for m in tool_messages(server))
     assert "say hi" in loaded.get("documentation", ""), loaded
     assert ran["exit_code"] == 0 and "ran-in-sandbox" in ran["stdout"]
+
+
+# Writes `sys.argv[2]` MiB on stderr, then its last words (with terminal escapes), and
+# exits without a word of MCP: its start fails, and its stderr is the reason shown.
+LOUD = """
+import sys
+block = b"noise " * 174762 + b"\\n"
+for _ in range(int(sys.argv[2])):
+    sys.stderr.buffer.write(block)
+sys.stderr.buffer.write(b"\\x1b]0;pwned\\x07\\x1b[31mlast words: disk on fire\\n")
+sys.exit(3)
+"""
+
+# skillchat run in a fresh process (its peak memory its own), the peak printed last.
+PEAK = (
+    "import sys\n"
+    "from skillchat.cli.app import run\n"
+    "code = run(sys.argv[1:])\n"
+    "peak = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+    "print(f'peak-kib={peak}', file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def test_a_servers_huge_stderr_costs_a_bounded_tail(server: ScriptedServer, tmp_path: Path) -> None:
+    """#12: a server that writes 256 MiB on stderr: skillchat keeps only its tail, read
+    in bounded chunks (its peak memory stays far below what was written), and the
+    failure shows the tail's last words, its escapes neutralised."""
+    script = tmp_path / "loud.py"
+    script.write_text(LOUD)
+    (tmp_path / "config.toml").write_text(stdio_table("loud", script, tmp_path, "256"))
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    server.script(reply("fine"))
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, "ask", *session_options(server, skills),
+         "--config", str(tmp_path / "config.toml"), "hi"],
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout == "fine\n", done.stderr[-2000:]
+    lines = done.stderr.splitlines()
+    peak = int(lines[-1].removeprefix("peak-kib="))
+    assert peak < 150 * 1024, f"peak memory {peak} KiB for 256 MiB of a server's stderr"
+    (failed,) = [line for line in lines if "MCP server 'loud' is not available" in line]
+    assert "last words: disk on fire" in failed and "\x1b" not in failed and "\x07" not in failed
+    assert len(failed) < 2000
