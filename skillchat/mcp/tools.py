@@ -89,7 +89,8 @@ class McpTools:
 
     def _served(self, relist: bool) -> list[str]:
         """The servers' skills, read again at each message (`relist`); handed to the
-        session when they changed (a changed manifest is a changed skill: trust.py)."""
+        session when they changed (a changed manifest or frontmatter is a changed skill:
+        trust.py)."""
         if self.on_skills is None or not any(
             s.skill_entries is not None for s in self.hub.servers.values()
         ):
@@ -97,9 +98,7 @@ class McpTools:
         if relist and self._skills_key is not None:
             self.hub.relist_skills()
         skills, refused = self.hub.served_skills()
-        key = tuple(
-            (r.server, r.uri, r.manifest_digest) for s in skills if (r := s.remote) is not None
-        )
+        key = tuple((r.server, r.uri, r.digest) for s in skills if (r := s.remote) is not None)
         if key == self._skills_key:
             return refused
         self._skills_key = key

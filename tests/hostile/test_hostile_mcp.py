@@ -10,8 +10,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from chat_helpers import tool_messages
+from fork_helpers import FORK, digest_skills
 from helpers import session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
 
@@ -19,9 +21,10 @@ SERVERS = Path(__file__).resolve().parents[1] / "mcp_servers.py"
 CANARY = "sk-canary-d41d8cd98f00b204"
 
 
-def stdio_table(name: str, script: Path, tag: Path, *args: str) -> str:
-    """A `[mcp.NAME]` table running `script` with Python (tagged with the test's folder)."""
-    argv = json.dumps([str(script), str(tag), *args])
+def stdio_table(name: str, script: Path, *args: str | Path) -> str:
+    """A `[mcp.NAME]` table running `script ARGS` with Python (each test names its
+    folder in ARGS: a process left behind is found by it)."""
+    argv = json.dumps([str(script), *map(str, args)])
     return f'[mcp.{name}]\ncommand = "{sys.executable}"\nargs = {argv}\nstartup_timeout_s = 300\n'
 
 
@@ -124,3 +127,34 @@ def test_a_servers_huge_stderr_costs_a_bounded_tail(server: ScriptedServer, tmp_
     (failed,) = [line for line in lines if "MCP server 'loud' is not available" in line]
     assert "last words: disk on fire" in failed and "\x1b" not in failed and "\x07" not in failed
     assert len(failed) < 2000
+
+
+def served_results(server: ScriptedServer, n: int) -> list[Any]:
+    return [json.loads(m["content"]) for m in tool_messages(server, n)]
+
+
+def test_an_untrusted_served_skill_loaded_in_a_fork_gates_the_forks_commands(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """#15: an untrusted served skill loaded inside a fork gates that fork's commands as
+    it gates the chat's: `ask --allow-run` refuses them (the gate reads the chat that
+    runs the command, fork or not)."""
+    skills = digest_skills(tmp_path / "skills", "some notes\n")
+    (tmp_path / "config.toml").write_text(stdio_table("pub", SERVERS, "skills", tmp_path))
+    server.script(
+        reply(calls=[call("get_skill", {"skill_name": "digest", "task": "digest them"})]),
+        reply(calls=[call("get_skill", {"skill_name": "demo"})]),  # in the fork
+        reply(calls=[call("run_command", {"command": "echo ran-in-fork"})]),
+        reply("fork done"),
+        reply("done"),
+    )
+    done = skillchat(
+        "ask", *session_options(server, skills), "--config", str(tmp_path / "config.toml"),
+        "--allow-run", "digest my notes", timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert FORK in server.completions[2].body["messages"][0]["content"]  # the fork asked
+    loaded, ran = served_results(server, 3)
+    assert loaded.get("origin") == "mcp:pub", loaded
+    assert ran.get("error_code") == "NOT_ALLOWED", ran
+    assert "skill 'demo' served by mcp:pub is active and not trusted" in ran["error"]
