@@ -139,7 +139,7 @@ class McpTools:
             entry.server,
             entry.name,
             entry.tool,
-            _is_trusted,
+            lambda skill: _is_trusted(skill, context),
         )
         if verdict.kind == "refused":
             return error_result("NOT_ALLOWED", verdict.reason)
@@ -154,11 +154,12 @@ class McpTools:
         return result_of(result, result_cap(context.settings))
 
 
-def _is_trusted(skill: Any) -> bool:
-    """The trust store read only when a skill lists the tool (most calls need none)."""
-    from skillchat.skills.trust import TrustStore
+def _is_trusted(skill: Any, context: ToolContext) -> bool:
+    """Trusted as the chat (a fork, or the chat) activated it; the trust store read
+    only when a skill lists the tool (most calls need none)."""
+    from skillchat.skills.trust import TrustStore, trusted_as_activated
 
-    return TrustStore.load().is_trusted(skill)
+    return trusted_as_activated(TrustStore.load(), skill, context.served)
 
 
 def _tool_class(entry: Entry) -> type[McpTool]:
