@@ -32,8 +32,11 @@ ProjectOpt = Annotated[
 
 
 def target_dir(project: bool) -> Path:
-    """Where installs go: `./.agents/skills`, or the user-level `~/.agents/skills`."""
-    return (Path.cwd() / ".agents" / "skills") if project else Path.home() / ".agents" / "skills"
+    """Where installs go: `./.agents/skills` (never through a symlink), or the
+    user-level `~/.agents/skills`."""
+    from skillchat.skills.install import project_skills_dir
+
+    return project_skills_dir(Path.cwd()) if project else Path.home() / ".agents" / "skills"
 
 
 def _show(consoles: Consoles, prepared: Any) -> None:
