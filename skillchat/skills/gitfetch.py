@@ -29,6 +29,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,7 +71,7 @@ def parse_source(text: str, *, ref: str | None = None, path: str | None = None) 
         if not folder.is_dir():
             raise InstallError(f"{text}: no such folder")
         return Source(None, folder.resolve(), clean_path(path or ""), None)
-    if _URL.match(text):
+    if is_url(text):
         return Source(text, None, clean_path(path or ""), ref)
     found = _SHORTHAND.match(text)
     if found is None:
@@ -86,6 +87,11 @@ def parse_source(text: str, *, ref: str | None = None, path: str | None = None) 
     base = os.environ.get(GITHUB_BASE_ENV, GITHUB_BASE).rstrip("/")
     inside = sub[1:] if sub else path or ""
     return Source(f"{base}/{owner}/{repo}", None, clean_path(inside), at or ref)
+
+
+def is_url(text: str) -> bool:
+    """Whether `text` is a git URL (`https://…`, `ssh://…`, `git@host:…`, `file://…`)."""
+    return _URL.match(text) is not None
 
 
 def clean_path(path: str) -> str:
@@ -224,10 +230,11 @@ def _records(args: list[str], cwd: Path) -> Iterator[str]:
         )  # fmt: skip
         timer = threading.Timer(FETCH_TIMEOUT, proc.kill)
         timer.start()
+        out = proc.stdout
+        assert out is not None
         try:
-            assert proc.stdout is not None
             pending = b""
-            while chunk := proc.stdout.read1(1 << 16):
+            while chunk := os.read(out.fileno(), 1 << 16):
                 *done, pending = (pending + chunk).split(b"\0")
                 for record in done:
                     yield record.decode(errors="surrogateescape")
@@ -239,7 +246,7 @@ def _records(args: list[str], cwd: Path) -> Iterator[str]:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
-            proc.stdout.close()
+            out.close()
 
 
 def fetch_commit(source: Source, repo: Path) -> str:
@@ -282,16 +289,17 @@ def list_tree(repo: Path, commit: str, path: str) -> list[TreeEntry]:
         if kind != "tree":
             raise InstallError(f"'{path}' is not a folder in commit {commit[:12]}")
     entries: list[TreeEntry] = []
-    for item in _records(["ls-tree", "-r", "-z", "--long", *spec], repo):
-        if len(entries) == MAX_LISTED:  # a few KB of trees can list millions of files
-            where = f"under '{path}'" if path else "in the repository"
-            raise InstallError(
-                f"more than {MAX_LISTED:,} entries {where}: over the limit "
-                "(give --path to the skills' folder)"
-            )
-        meta, name = item.split("\t", 1)
-        mode, kind, oid, size = meta.split()
-        entries.append(TreeEntry(name, mode, kind, oid, None if size == "-" else int(size)))
+    with closing(_records(["ls-tree", "-r", "-z", "--long", *spec], repo)) as records:
+        for item in records:
+            if len(entries) == MAX_LISTED:  # a few KB of trees can list millions of files
+                where = f"under '{path}'" if path else "in the repository"
+                raise InstallError(
+                    f"more than {MAX_LISTED:,} entries {where}: over the limit "
+                    "(give --path to the skills' folder)"
+                )
+            meta, name = item.split("\t", 1)
+            mode, kind, oid, size = meta.split()
+            entries.append(TreeEntry(name, mode, kind, oid, None if size == "-" else int(size)))
     return entries
 
 
