@@ -138,6 +138,20 @@ def test_a_lock_record_of_the_wrong_shape_is_one_line(
     assert "not a skills lock skillchat can read" in line
 
 
+def test_a_lock_source_that_is_neither_a_url_nor_a_folder_is_refused(tmp_path: Path) -> None:
+    """git takes a relative path for a folder relative to where it runs: a hand-made
+    source climbing from the fetch's temp folder reaches any repository on disk."""
+    repo, project = project_with_lock(tmp_path)
+    path = project / ".agents" / "skills.lock"
+    doc = json.loads(path.read_text())
+    doc["skills"]["pdf"]["source"] = "../" * 30 + str(repo).lstrip("/")
+    path.write_text(json.dumps(doc))
+    shutil.rmtree(project / ".agents" / "skills")
+    line = one_line_error(skillchat("skills", "sync", "--project", cwd=project))
+    assert "neither a git URL nor a folder" in line
+    assert not (project / ".agents" / "skills" / "pdf").exists()
+
+
 # --- crafted repositories --------------------------------------------------------------
 
 
