@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,7 +216,7 @@ def _failed(verb: str, code: int, stderr: bytes) -> InstallError:
     return InstallError(f"git {verb}: {why}")
 
 
-def _records(args: list[str], cwd: Path) -> Iterator[str]:
+def _records(args: list[str], cwd: Path) -> Generator[str, None, None]:
     """The NUL-ended records `git ARGS` writes, each as soon as git writes it: a
     listing is read as it comes, never whole, so its reader can stop at a bound
     (git is killed then, or at the time limit)."""
