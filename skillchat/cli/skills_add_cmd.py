@@ -305,7 +305,12 @@ def update_cmd(
             head = f"{u.name}: {u.old_commit[:12]} -> {(u.prepared.commit or '?')[:12]}"
             out.print(safe.text(safe.one_line(head), "strong"), soft_wrap=True)
             lines = list(u.changes)
-            before = _declared(u.name, target / u.name, _scripts_in(target / u.name))
+            here = target / u.name
+            before = (
+                "not read (the installed folder is a symlink)"
+                if here.is_symlink()
+                else _declared(u.name, here, _scripts_in(here))
+            )
             if (after := _packages(u.skill)) != before:
                 lines.append(f"packages: {before} -> {after}")
             for line in [*lines, *(f"! {f}" for f in u.skill.findings)]:

@@ -93,6 +93,30 @@ def test_add_and_update_through_a_symlinked_agents_folder_are_refused(
     assert "A test skill." in (outside / "skills" / "pdf" / "SKILL.md").read_text()
 
 
+def test_update_reads_nothing_through_a_symlinked_skill_folder(tmp_path: Path) -> None:
+    """A clone's `.agents/skills/pdf` that is a link to a folder of the user's: the
+    update's summary must not show what that folder holds, and the swap replaces
+    the link, never the folder it points at."""
+    repo, project = project_with_lock(tmp_path)
+    private = write_files(
+        tmp_path / "private",
+        {
+            "SKILL.md": skill_md("pdf", extra="allowed-tools: Bash(secret-tool)\n"),
+            "scripts/requirements.txt": "secretpkg\n",
+        },
+    )
+    shutil.rmtree(project / ".agents" / "skills" / "pdf")
+    os.symlink(private, project / ".agents" / "skills" / "pdf")
+    commit(repo, {"skills/pdf/SKILL.md": skill_md("pdf", "Newer.")})
+    shown = skillchat("skills", "update", "--project", cwd=project)
+    assert "not a terminal" in one_line_error(shown)
+    assert "secret" not in shown.stdout and "edited here since installed" in shown.stdout
+    done = skillchat("skills", "update", "--project", "--yes", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert not (project / ".agents" / "skills" / "pdf").is_symlink()
+    assert "secret-tool" in (private / "SKILL.md").read_text()
+
+
 # --- lock names and records ------------------------------------------------------------
 
 
