@@ -208,11 +208,11 @@ def verify_cmd(
     from skillchat.skills.lock import Lock, lock_path
 
     results: list[tuple[Path, str, list[str]]] = []
-    locks = [Lock.load(lock_path(folder)) for folder in _locked_folders(project)]
-    for lock in locks:
-        target = lock.path.parent / lock.path.name.removesuffix(".lock")
+    locks = []
+    for folder in _locked_folders(project):
+        locks.append(lock := Lock.load(lock_path(folder)))
         results += [
-            (lock.path, n, _verified(target / n, r)) for n, r in sorted(lock.skills.items())
+            (lock.path, n, _verified(folder / n, r)) for n, r in sorted(lock.skills.items())
         ]
     bad = [r for r in results if r[2]]
     if json_out:
@@ -270,11 +270,12 @@ def sync_cmd(
     from skillchat.skills.lock import Lock, lock_path
     from skillchat.skills.sync import sync
 
-    user = target_dir(False)
-    folders = [f for f in _locked_folders(project) if Lock.load(lock_path(f)).skills]
-    if not folders:
-        raise InstallError(f"{lock_path(_locked_folders(project)[-1])}: no skills to sync")
-    for folder in folders:
+    user, folders = target_dir(False), _locked_folders(project)
+    locked = [f for f in folders if Lock.load(lock_path(f)).skills]
+    if not locked:
+        paths = " or ".join(str(lock_path(f)) for f in folders)
+        raise InstallError(f"no skills to sync in {paths}")
+    for folder in locked:
         typer.echo(safe.one_line(f"lock: {lock_path(folder)}"))
         inside = None if folder == user else Path.cwd()
         for line in sync(folder, frozen=frozen, project=inside):

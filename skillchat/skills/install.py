@@ -127,7 +127,7 @@ def _choose(folders: list[str], names: list[str], all_: bool) -> list[str]:
             f"the source holds {len(folders)} skills ({', '.join(sorted(by_name))}):"
             " name the ones to install, or give --all"
         )
-    chosen = [by_name[n] for n in names] if names else list(by_name.values())
+    chosen = [by_name[n] for n in dict.fromkeys(names)] if names else list(by_name.values())
     for twins in chosen:
         if len(twins) > 1:
             raise InstallError(

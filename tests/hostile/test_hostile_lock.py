@@ -213,6 +213,9 @@ def test_two_skill_folders_with_one_name_are_refused_under_all(tmp_path: Path) -
         line = one_line_error(skillchat("skills", "add", url(repo), *args, "--yes"))
         assert "more than one skill named 'pdf'" in line and "a/pdf" in line and "b/pdf" in line
     assert not home_skills().exists()
+    done = skillchat("skills", "add", url(repo), "--path", "b", "pdf", "pdf", "--yes")
+    assert done.returncode == 0, done.stderr  # named twice: installed once
+    assert "Other." in (home_skills() / "pdf" / "SKILL.md").read_text()
 
 
 def _tree_bomb(repo: Path, fanout: int = 10, depth: int = 6) -> None:
