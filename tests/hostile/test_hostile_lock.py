@@ -162,6 +162,18 @@ def test_a_lock_record_of_the_wrong_shape_is_one_line(
     assert "not a skills lock skillchat can read" in line
 
 
+def test_a_lock_nested_past_the_parser_is_one_line(tmp_path: Path) -> None:
+    """A project's lock is read at every start in the project: JSON nested deeper
+    than Python's parser goes must not crash `skills list` or `verify`."""
+    _, project = project_with_lock(tmp_path)
+    (project / ".agents" / "skills.lock").write_text("[" * 200_000 + "]" * 200_000)
+    line = one_line_error(skillchat("skills", "verify", cwd=project))
+    assert "not a skills lock skillchat can read" in line
+    listed = skillchat("skills", "list", cwd=project)
+    assert listed.returncode == 0, listed.stderr
+    assert "pdf: its lock cannot be read" in listed.stderr
+
+
 def test_a_lock_source_that_is_neither_a_url_nor_a_folder_is_refused(tmp_path: Path) -> None:
     """git takes a relative path for a folder relative to where it runs: a hand-made
     source climbing from the fetch's temp folder reaches any repository on disk."""
