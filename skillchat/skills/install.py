@@ -100,11 +100,12 @@ def project_skills_dir(root: Path) -> Path:
 def find_skill_folders(paths: list[str]) -> list[str]:
     """The folders (relative, "" for the top) that hold a SKILL.md, outermost only."""
     folders = sorted({os.path.dirname(p) for p in paths if os.path.basename(p) in SKILL_MD_NAMES})
-    outer: list[str] = []
+    outer: dict[str, None] = {}  # a folder's ancestors sort before it: each is looked up
     for folder in folders:
-        if not any(folder.startswith(o + "/") or o == "" for o in outer):
-            outer.append(folder)
-    return outer
+        parts = folder.split("/")
+        if not any("/".join(parts[:i]) in outer for i in range(len(parts))):
+            outer[folder] = None
+    return list(outer)
 
 
 def _choose(folders: list[str], names: list[str], all_: bool) -> list[str]:
@@ -119,12 +120,11 @@ def _choose(folders: list[str], names: list[str], all_: bool) -> list[str]:
         missing = [n for n in names if n not in by_name]
         if missing:
             raise InstallError(
-                f"no skill named {', '.join(missing)} in the source; it has: "
-                + ", ".join(sorted(by_name))
+                f"no skill named {', '.join(missing)} in the source; it has: {_some(by_name)}"
             )
     elif len(folders) > 1 and not all_:
         raise InstallError(
-            f"the source holds {len(folders)} skills ({', '.join(sorted(by_name))}):"
+            f"the source holds {len(folders)} skills ({_some(by_name)}):"
             " name the ones to install, or give --all"
         )
     chosen = [by_name[n] for n in dict.fromkeys(names)] if names else list(by_name.values())
@@ -135,6 +135,14 @@ def _choose(folders: list[str], names: list[str], all_: bool) -> list[str]:
                 f"({', '.join(twins)}): give --path to the one to install"
             )
     return [twins[0] for twins in chosen]
+
+
+def _some(names: dict[str, list[str]], most: int = 20) -> str:
+    """The first `most` names, sorted, for a line a repository of thousands can fill."""
+    shown = sorted(names)
+    return ", ".join(shown[:most]) + (
+        f", … ({len(shown) - most} more)" if len(shown) > most else ""
+    )
 
 
 def _check_bounds(entries: list[TreeEntry]) -> None:

@@ -230,6 +230,19 @@ def test_two_skill_folders_with_one_name_are_refused_under_all(tmp_path: Path) -
     assert "Other." in (home_skills() / "pdf" / "SKILL.md").read_text()
 
 
+def test_a_repository_of_thousands_of_skills_is_one_short_line(tmp_path: Path) -> None:
+    """19,999 skill folders (one tree reused): found in one pass, and the line that
+    asks which to install names a few, not all."""
+    repo = make_repo(tmp_path / "src", {"README": "x\n"})
+    skill = git(repo, "mktree", input=f"100644 blob {_blob(repo, skill_md('s'))}\tSKILL.md\n")
+    top = git(repo, "mktree", input="".join(f"040000 tree {skill}\ts{i}\n" for i in range(19_999)))
+    git(repo, "update-ref", "HEAD", git(repo, "commit-tree", top, "-m", "many"))
+    line = one_line_error(skillchat("skills", "add", url(repo), "--yes"))
+    assert "the source holds 19999 skills (s0, s1, s10, " in line
+    assert "more)" in line and len(line) < 1_000
+    assert not home_skills().exists()
+
+
 def _tree_bomb(repo: Path, fanout: int = 10, depth: int = 6) -> None:
     """A commit of a few KB whose tree lists fanout**depth files: one tree reused
     `fanout` times at each level."""
