@@ -7,7 +7,8 @@ The sandbox is a command's (skillchat/sandbox/layout.py) with:
     /opt/skillchat/node       the new environment, writable: the package.json
                               skillchat wrote (dependency tables only), the
                               skill's lockfile, and node_modules/ made by npm
-    /opt/skillchat/npm-cache  npm's cache, writable, shared by every install
+    /opt/skillchat/npm-cache  npm's cache: an empty tmpfs of the size cap, this
+                              install's alone, gone when it ends (as uv's: install.py)
     the network               on: the registry is reached from inside
 
 npm is the system's (`/usr/bin/npm`, read-only with the system folders). Nothing
@@ -42,13 +43,15 @@ from skillchat.sandbox.envs.install import (
     CERT_MOUNT,
     PROXY_VARIABLES,
     InstallLimits,
+    cache_size,
+    fetched,
     finish,
     install_spec,
     made_once,
     run_install,
 )
 from skillchat.sandbox.envs.node import NodeDeclaration, node_key
-from skillchat.sandbox.envs.store import EnvStore, Record, fingerprint, folder_size
+from skillchat.sandbox.envs.store import EnvStore, Record, fingerprint
 from skillchat.sandbox.layout import PATH
 from skillchat.sandbox.runner import NOBODY
 
@@ -105,14 +108,13 @@ def ensure_node(
         raise InstallFailed("Node packages need `node` and `npm`, which are not installed here")
 
     def build(staging: Path) -> Record:
-        return _install(store, key, found, staging, tools, bounds, progress)
+        return _install(key, found, staging, tools, bounds, progress)
 
     key = node_env_key(found)
     return made_once(store, key, build)
 
 
 def _install(
-    store: EnvStore,
     key: str,
     found: NodeDeclaration,
     staging: Path,
@@ -121,18 +123,15 @@ def _install(
     progress: Callable[[str], None],
 ) -> Record:
     env, work = staging / "env", staging / "work"
-    cache = store.root / "npm-cache"
     for folder in (env, work):
         folder.mkdir(mode=0o755)
-    cache.mkdir(parents=True, exist_ok=True)
     (env / "package.json").write_text(found.installed_manifest())
     if found.lock is not None:
         (env / "package-lock.json").write_text(found.lock)
     if os.geteuid() == 0:  # the install runs as nobody
-        for path in (env, cache, *env.iterdir()):
+        for path in (env, *env.iterdir()):
             os.chown(path, NOBODY, NOBODY)
-    fetched_before = folder_size(cache)
-    binds = [(env, NODE_ENV_MOUNT, True), (cache, NPM_CACHE_MOUNT, True)]
+    binds = [(env, NODE_ENV_MOUNT, True)]
     variables = {n: os.environ[n] for n in PASSED_VARIABLES if n in os.environ}
     cert = os.environ.get("SSL_CERT_FILE")
     if cert and Path(cert).is_file():
@@ -153,9 +152,9 @@ def _install(
     }
     command = (
         f"cd {NODE_ENV_MOUNT} && {NPM} install --ignore-scripts --omit=dev "
-        "--no-audit --no-fund --loglevel=http"
+        f"--no-audit --no-fund --loglevel=http && {cache_size(NPM_CACHE_MOUNT)}"
     )
-    spec = install_spec(work, binds, limits)
+    spec = install_spec(work, binds, limits, NPM_CACHE_MOUNT)
     start = time.monotonic()
     what = ", ".join(found.packages)
     run_install(tools, spec, command, variables, limits, progress, what, npm_reason)
@@ -167,7 +166,7 @@ def _install(
         python=node_version(),
         installed=installed,
         size_bytes=size,
-        fetched_bytes=max(0, folder_size(cache) - fetched_before),
+        fetched_bytes=fetched(work),
         duration_ms=int((time.monotonic() - start) * 1000),
         fingerprint=fingerprint(env),
         kind="node",
