@@ -150,7 +150,12 @@ def test_the_size_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tools: To
     store = EnvStore(tmp_path / "envs")
     with pytest.raises(InstallFailed, match=r"over the 1 MB cap"):
         ensure(store, ("bigpkg",), tools, limits=InstallLimits(max_mb=1))
-    assert not [p for p in store.root.iterdir() if p.name not in ("cache", "locks")]
+    assert [p.name for p in store.root.iterdir()] == ["locks"]
+    # What fits still installs: the bound is the cap, not less.
+    write_wheel(folder, "fits", extra_files={"fits/data.txt": os.urandom(350_000).hex()})
+    record, made = ensure(store, ("fits",), tools, limits=InstallLimits(max_mb=1))
+    assert made and record.size_bytes > 700_000
+    assert record.fetched_bytes > 700_000  # what uv unpacked into its cache
 
 
 def test_two_installs_of_one_set_at_once_install_once(

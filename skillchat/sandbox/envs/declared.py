@@ -30,8 +30,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from skillchat.errors import RefusedDeclaration
 
 MAX_DECLARATION_BYTES = 200_000
@@ -92,6 +90,10 @@ def check_requirement(text: str, where: str) -> str:
         )
     if lowered.endswith((".whl", ".tar.gz", ".zip", ".tar.bz2")):
         raise RefusedDeclaration(f"{where}: `{line}` is refused: a file, not a package name")
+    # Imported here: 10-30 ms that a session pays only once a skill declares packages
+    # (this module is imported with the sandbox's tools, at every session's start).
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         parsed = Requirement(line)
     except InvalidRequirement:
