@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import tarfile
 import threading
 import zipfile
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 from consent_helpers import results
 from envs_helpers import local_index, write_wheel
-from helpers import session_options
+from helpers import session_options, wait_for
 from npm_helpers import Registry, npm_pack, npm_registry
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
@@ -30,6 +31,7 @@ from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.envs.declared import declaration
 from skillchat.sandbox.envs.install import InstallLimits, ensure
 from skillchat.sandbox.envs.node import node_declaration
+from skillchat.sandbox.envs.npm_install import ensure_node
 from skillchat.sandbox.envs.store import EnvStore, folder_size
 
 __all__ = ["npm_registry"]  # the fixture, used by name
@@ -165,15 +167,34 @@ def test_the_repl_runs_no_package_code_before_the_user_answers(
     repl.line("go")
     repl.expect("Run it? [y]es / [n]o / [a]lways:")
     repl.send("y")
-    shown = repl.until_screen(
-        lambda lines: any("Install them?" in ln or "the model saw the result" in ln for ln in lines)
-    )
-    assert not hostile.built(), hostile.hits  # before any answer to a card
-    assert not any("Install them?" in line for line in shown)
-    repl.prompt()
+    # Either the result went back to the model, or uv built `evil` (the card's resolve).
+    assert wait_for(lambda: hostile.built() or len(server.completions) == 2, timeout=120)
+    assert not hostile.built(), hostile.hits  # no card was answered: nothing may have run
+    assert "Install them?" not in repl.prompt()
     (result,) = results(server)
     assert result["error_code"] == "NOT_ALLOWED"
     assert hostile.hits == []
+
+
+class Watched:
+    """The size of a folder, looked at every 5 ms from now until `stop()`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.seen: list[int] = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while not self.done.is_set():
+            self.seen.append(folder_size(self.folder))
+            self.done.wait(0.005)
+        self.seen.append(folder_size(self.folder))
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
 
 
 def bomb_wheel(folder: Path, files: int, each: int) -> Path:
@@ -196,27 +217,57 @@ def test_a_wheel_bomb_is_stopped_at_the_cap_and_leaves_nothing(
     assert wheel.stat().st_size < 100_000
     local_index(monkeypatch, tmp_path / "wheels")
     store = EnvStore(tmp_path / "envs")
-    sizes: list[int] = []
-    done = threading.Event()
-
-    def watch() -> None:  # the data folder's size while the install runs
-        while not done.is_set():
-            sizes.append(folder_size(store.root))
-            done.wait(0.005)
-        sizes.append(folder_size(store.root))
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
+    sizes = Watched(store.root)
     try:
         with pytest.raises(InstallFailed) as caught:
             ensure(store, ("bomb",), tools, limits=InstallLimits(max_mb=2))
     finally:
-        done.set()
-        watcher.join()
+        sizes.stop()
     message = str(caught.value)
     assert "over the 2 MB cap" in message and "\n" not in message, message
-    assert max(sizes) < 4_000_000, max(sizes)  # never much past the cap on disk
+    assert max(sizes.seen) < 4_000_000, max(sizes.seen)  # never much past the cap on disk
     assert folder_size(store.root) == 0
+    assert [p.name for p in store.root.iterdir()] == ["locks"]
+
+
+def test_an_npm_tarball_bomb_is_stopped_at_the_cap_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tools: Tools
+) -> None:
+    """npm unpacks into node_modules, not its cache: 40 files of 0.9 MB of zeros (a
+    tarball of a few kB) against a 2 MB cap stop at the cap there too."""
+    source = tmp_path / "src-bomb"
+    source.mkdir()
+    for number in range(40):
+        (source / f"zeros{number}.bin").write_bytes(bytes(900_000))
+    (source / "package.json").write_text(json.dumps({"name": "bomb", "version": "1.0.0"}))
+    done_pack = subprocess.run(
+        ["npm", "pack", "--pack-destination", str(tmp_path), "--ignore-scripts"],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    tarball = tmp_path / done_pack.stdout.strip().splitlines()[-1]
+    assert tarball.stat().st_size < 200_000
+    registry = Registry([("bomb", "1.0.0", tarball)])
+    monkeypatch.setenv("npm_config_registry", registry.url)
+    root = tmp_path / "demo"
+    root.mkdir()
+    (root / "package.json").write_text(json.dumps({"dependencies": {"bomb": "1.0.0"}}))
+    found = node_declaration("demo", root, None, registry.url)
+    assert found is not None
+    store = EnvStore(tmp_path / "envs")
+    sizes = Watched(store.root)
+    try:
+        with pytest.raises(InstallFailed) as caught:
+            ensure_node(store, found, tools, limits=InstallLimits(max_mb=2))
+    finally:
+        sizes.stop()
+        registry.server.shutdown()
+    message = str(caught.value)
+    assert "over the 2 MB cap" in message and "\n" not in message, message
+    assert max(sizes.seen) < 4_000_000, max(sizes.seen)
     assert [p.name for p in store.root.iterdir()] == ["locks"]
 
 

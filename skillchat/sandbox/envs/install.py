@@ -249,16 +249,16 @@ def uv_access(
 
 
 def install_spec(
-    work: Path, binds: list[tuple[Path, str, bool]], limits: InstallLimits, cache: str
+    work: Path, binds: list[tuple[Path, str, bool]], limits: InstallLimits, *unpacked: str
 ) -> SandboxSpec:
-    """An installer's sandbox: `work` as its scratch, the network on, `binds`, its
-    cache at `cache` (a tmpfs of the cap's size: see above), and room for big
-    packages (file size up to the environment's cap)."""
+    """An installer's sandbox: `work` as its scratch, the network on, `binds`, the
+    folders where packages are `unpacked` (its cache, for uv) each a tmpfs of the
+    cap's size (see above), and room for big packages (file size up to the cap)."""
     return SandboxSpec(
         scratch=work,
         network=True,
         binds=tuple(binds),
-        tmpfs=((cache, limits.max_mb),),
+        tmpfs=tuple((folder, limits.max_mb) for folder in unpacked),
         limits=Limits(timeout_s=limits.timeout_s, max_file_mb=limits.max_mb, memory_mb=16384),
     )
 

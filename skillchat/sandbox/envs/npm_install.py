@@ -4,9 +4,12 @@ package code; made, stored and shared like a Python environment
 
 The sandbox is a command's (skillchat/sandbox/layout.py) with:
 
-    /opt/skillchat/node       the new environment, writable: the package.json
-                              skillchat wrote (dependency tables only), the
-                              skill's lockfile, and node_modules/ made by npm
+    /opt/skillchat/node       where npm works: a tmpfs of the size cap, given the
+                              package.json skillchat wrote (dependency tables
+                              only) and the skill's lockfile; npm makes
+                              node_modules/ there
+    /opt/skillchat/node-out   the new environment, writable: those two files, and
+                              node_modules/ copied there once npm is done
     /opt/skillchat/npm-cache  npm's cache: an empty tmpfs of the size cap, this
                               install's alone, gone when it ends (as uv's: install.py)
     the network               on: the registry is reached from inside
@@ -56,6 +59,7 @@ from skillchat.sandbox.layout import PATH
 from skillchat.sandbox.runner import NOBODY
 
 NODE_ENV_MOUNT = "/opt/skillchat/node"
+NODE_OUT_MOUNT = "/opt/skillchat/node-out"
 NPM_CACHE_MOUNT = "/opt/skillchat/npm-cache"
 NODE_MODULES_MOUNT = "/node_modules"
 NODE = "/usr/bin/node"
@@ -131,7 +135,7 @@ def _install(
     if os.geteuid() == 0:  # the install runs as nobody
         for path in (env, *env.iterdir()):
             os.chown(path, NOBODY, NOBODY)
-    binds = [(env, NODE_ENV_MOUNT, True)]
+    binds = [(env, NODE_OUT_MOUNT, True)]
     variables = {n: os.environ[n] for n in PASSED_VARIABLES if n in os.environ}
     cert = os.environ.get("SSL_CERT_FILE")
     if cert and Path(cert).is_file():
@@ -150,11 +154,15 @@ def _install(
         "npm_config_userconfig": "/nonexistent/user-npmrc",
         "npm_config_globalconfig": "/nonexistent/global-npmrc",
     }
+    # npm unpacks each package straight into node_modules (its cache holds only
+    # tarballs), so node_modules is made in RAM, within the cap (a tarball that
+    # expands past it stops there), then copied into the environment on disk.
     command = (
-        f"cd {NODE_ENV_MOUNT} && {NPM} install --ignore-scripts --omit=dev "
-        f"--no-audit --no-fund --loglevel=http && {cache_size(NPM_CACHE_MOUNT)}"
+        f"cp {NODE_OUT_MOUNT}/*.json {NODE_ENV_MOUNT}/ && cd {NODE_ENV_MOUNT} && "
+        f"{NPM} install --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=http"
+        f" && cp -a node_modules {NODE_OUT_MOUNT}/ && {cache_size(NPM_CACHE_MOUNT)}"
     )
-    spec = install_spec(work, binds, limits, NPM_CACHE_MOUNT)
+    spec = install_spec(work, binds, limits, NODE_ENV_MOUNT, NPM_CACHE_MOUNT)
     start = time.monotonic()
     what = ", ".join(found.packages)
     run_install(tools, spec, command, variables, limits, progress, what, npm_reason)
