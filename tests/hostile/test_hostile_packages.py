@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import tarfile
 import threading
 import zipfile
@@ -20,7 +19,7 @@ import pytest
 from consent_helpers import results
 from envs_helpers import local_index, write_wheel
 from helpers import session_options, wait_for
-from npm_helpers import Registry, npm_pack, npm_registry
+from npm_helpers import Registry, npm_pack, npm_registry, pack
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
@@ -237,18 +236,10 @@ def test_an_npm_tarball_bomb_is_stopped_at_the_cap_and_leaves_nothing(
     tarball of a few kB) against a 2 MB cap stop at the cap there too."""
     source = tmp_path / "src-bomb"
     source.mkdir()
+    (source / "package.json").write_text(json.dumps({"name": "bomb", "version": "1.0.0"}))
     for number in range(40):
         (source / f"zeros{number}.bin").write_bytes(bytes(900_000))
-    (source / "package.json").write_text(json.dumps({"name": "bomb", "version": "1.0.0"}))
-    done_pack = subprocess.run(
-        ["npm", "pack", "--pack-destination", str(tmp_path), "--ignore-scripts"],
-        cwd=source,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    tarball = tmp_path / done_pack.stdout.strip().splitlines()[-1]
+    tarball = pack(source, tmp_path)
     assert tarball.stat().st_size < 200_000
     registry = Registry([("bomb", "1.0.0", tarball)])
     monkeypatch.setenv("npm_config_registry", registry.url)
