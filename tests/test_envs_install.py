@@ -315,3 +315,19 @@ def trust_of_demo(base: list[str]) -> str:
     assert listed.returncode == 0, listed.stderr
     (demo,) = [s for s in json.loads(listed.stdout)["skills"] if s["name"] == "demo"]
     return str(demo["trust"])
+
+
+def test_the_install_cap_is_a_positive_whole_number_of_mb(tmp_path: Path) -> None:
+    from skillchat.config import load_settings
+    from skillchat.errors import ConfigError
+
+    path = tmp_path / "config.toml"
+    path.write_text("[run]\ninstall_max_mb = 64\n")
+    assert load_settings(path).run_install_max_mb == 64
+    for bad, message in (
+        ("install_max_mb = 0", "run_install_max_mb must be at least 1"),
+        ("install_max_mb = 1.5", r"config\.toml:2: 'run\.install_max_mb' must be an integer"),
+    ):
+        path.write_text(f"[run]\n{bad}\n")
+        with pytest.raises(ConfigError, match=message):
+            load_settings(path)

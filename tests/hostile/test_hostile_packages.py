@@ -28,7 +28,7 @@ from test_envs import ask_run, demo_skill, envs_folder
 from skillchat.errors import InstallFailed, RefusedDeclaration
 from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.envs.declared import declaration
-from skillchat.sandbox.envs.install import InstallLimits, ensure
+from skillchat.sandbox.envs.install import InstallLimits
 from skillchat.sandbox.envs.node import node_declaration
 from skillchat.sandbox.envs.npm_install import ensure_node
 from skillchat.sandbox.envs.store import EnvStore, folder_size
@@ -208,25 +208,30 @@ def bomb_wheel(folder: Path, files: int, each: int) -> Path:
 
 
 def test_a_wheel_bomb_is_stopped_at_the_cap_and_leaves_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tools: Tools
+    server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """40 files of 0.9 MB (a 40 kB wheel) against a 2 MB cap: the install stops at
-    the cap while it runs, and nothing it wrote stays: no environment, no cache."""
+    """40 files of 0.9 MB (a 40 kB wheel) against a cap of 2 MB (`[run]
+    install_max_mb`): the install stops at the cap while it runs, and nothing it
+    wrote stays: no environment, no cache."""
+    require_sandbox()
     wheel = bomb_wheel(tmp_path / "wheels", files=40, each=900_000)
     assert wheel.stat().st_size < 100_000
     local_index(monkeypatch, tmp_path / "wheels")
-    store = EnvStore(tmp_path / "envs")
-    sizes = Watched(store.root)
+    config = tmp_path / "config.toml"
+    config.write_text("[run]\ninstall_max_mb = 2\n")
+    skills = demo_skill(tmp_path, {"scripts/x.py": pep723("bomb")})
+    sizes = Watched(envs_folder())
     try:
-        with pytest.raises(InstallFailed) as caught:
-            ensure(store, ("bomb",), tools, limits=InstallLimits(max_mb=2))
+        _, result = ask_run(
+            server, skills, "python /skills/demo/scripts/x.py", "--allow-install", config=config
+        )
     finally:
         sizes.stop()
-    message = str(caught.value)
-    assert "over the 2 MB cap" in message and "\n" not in message, message
     assert max(sizes.seen) < 4_000_000, max(sizes.seen)  # never much past the cap on disk
-    assert folder_size(store.root) == 0
-    assert [p.name for p in store.root.iterdir()] == ["locks"]
+    assert result["error_code"] == "INSTALL_FAILED", result
+    assert result["error"] == "installing bomb was stopped: it would be over the 2 MB cap"
+    assert folder_size(envs_folder()) == 0
+    assert [p.name for p in envs_folder().iterdir()] == ["locks"]
 
 
 def test_an_npm_tarball_bomb_is_stopped_at_the_cap_and_leaves_nothing(
