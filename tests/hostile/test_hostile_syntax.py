@@ -1,0 +1,103 @@
+"""Hostile cases of a skill's syntax: `/name` arguments put into inline `` !`…` ``
+commands, a skill's relative spellings, and what the user is told about the
+skills, files and chats involved. Everything runs as a user does: `skillchat ask`
+against the scripted model, the real bubblewrap sandbox, a real pty."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import ask_json, skill_folder
+from openai_server import ScriptedServer, reply
+from sandbox_helpers import require_sandbox
+
+from skillchat.config import user_data_dir
+
+# --- /name arguments in inline commands ----------------------------------------------
+
+# Each placeholder where a skill may put it: unquoted, in '…', in "…", inside "$(…)",
+# and in a comment of a block (where a newline would end the comment).
+QUOTING = (
+    "Plain: !`printf '[%s]' $0 $1`\n"
+    "Single: !`printf '<%s>' '$2'`\n"
+    "Double: !`printf '{%s}' \"$ARGUMENTS[3]\"`\n"
+    "Inner: !`printf '(%s)' \"$(printf %s $4)\"`\n"
+    "```!\ntrue # $1\nprintf 'comment-ok'\n```\n"
+)
+HOSTILE = [
+    "$(touch /scratch/pwned-sub)",
+    "`touch /scratch/pwned-tick`; touch /scratch/pwned-semi",
+    "it's'; touch /scratch/pwned-single; '",
+    'say "hi"\n"; touch /scratch/pwned-double; "',
+    "a\ntouch /scratch/pwned-newline",
+]
+
+
+def typed(words: list[str]) -> str:
+    """The text after `/name` that splits into `words` (each double-quoted, escaped)."""
+    escaped = (w.replace("\\", "\\\\").replace('"', '\\"') for w in words)
+    return " ".join(f'"{w}"' for w in escaped)
+
+
+def body_of(server: ScriptedServer, skills: Path, message: str, *flags: str) -> str:
+    """The skill's body as the model got it from `ask --allow-run MESSAGE`."""
+    server.script(reply("done"))
+    report = ask_json(server, skills, "--allow-run", *flags, message)
+    return str(json.loads(report["tool_calls"][0]["result"])["documentation"])
+
+
+def planted() -> list[str]:
+    """Files named pwned-* in any chat's scratch folder (what an injection would make)."""
+    scratch = user_data_dir() / "scratch"
+    return sorted(p.name for p in scratch.rglob("pwned*")) if scratch.exists() else []
+
+
+def inline_skill(tmp_path: Path, body: str) -> Path:
+    """A skills folder with `inl`, whose body is `body`; the sandbox must work."""
+    require_sandbox()
+    root = tmp_path / "skills"
+    skill_folder(root, "inl", "name: inl\ndescription: Shows words.\n", body)
+    return root
+
+
+def test_arguments_in_inline_commands_are_words_never_code(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    body = body_of(server, inline_skill(tmp_path, QUOTING), "/inl " + typed(HOSTILE))
+    assert planted() == []
+    assert body.startswith(f"Plain: [{HOSTILE[0]}][{HOSTILE[1]}]\n"), body
+    assert f"Single: <{HOSTILE[2]}>\n" in body
+    assert f"Double: {{{HOSTILE[3]}}}\n" in body
+    assert f"Inner: ({HOSTILE[4]})\n" in body
+    assert body.endswith("comment-ok\n") and "not run" not in body
+
+
+def test_a_harmless_argument_still_works_as_one_word(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    body = body_of(server, inline_skill(tmp_path, QUOTING), '/inl report.txt "two words" x y z')
+    assert body.startswith("Plain: [report.txt][two words]\nSingle: <x>\nDouble: {y}\n"), body
+    assert "Inner: (z)\n" in body
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "!`echo $(( $0 + 1 ))`",  # bash evaluates a[$(cmd)] in arithmetic, even quoted
+        "!`[[ $0 -eq 1 ]] && echo one`",
+        "```!\necho `echo $0`\n```",
+        "```!\ncat <<EOF\n$0\nEOF\n```",
+    ],
+    ids=["arithmetic", "double-brackets", "backquotes", "here-document"],
+)
+def test_an_argument_where_no_quoting_holds_is_not_run_and_says_why(
+    server: ScriptedServer, tmp_path: Path, line: str
+) -> None:
+    root = inline_skill(tmp_path, f"Out:\n{line}\n")
+    word = "a[$(touch /scratch/pwned-arith)]\nEOF\ntouch /scratch/pwned-eof"
+    body = body_of(server, root, "/inl " + typed([word]))
+    assert planted() == []
+    assert "cannot be passed as plain words]" in body, body
+    assert "[not run: an argument after " in body
