@@ -6,10 +6,11 @@ against the scripted model, the real bubblewrap sandbox, a real pty."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
-from helpers import ask_json, skill_folder
+from helpers import ask_json, skill_folder, skillchat
 from openai_server import ScriptedServer, reply
 from sandbox_helpers import require_sandbox
 
@@ -101,3 +102,26 @@ def test_an_argument_where_no_quoting_holds_is_not_run_and_says_why(
     assert planted() == []
     assert "cannot be passed as plain words]" in body, body
     assert "[not run: an argument after " in body
+
+
+# --- one folder reached by two paths ------------------------------------------------
+
+
+def test_a_folder_reached_by_two_paths_is_one_folder(tmp_path: Path) -> None:
+    """Run from the home folder, ~/.agents/skills is the project's folder and the
+    user's; ~/.claude/skills may be a link to it. Neither makes a skill shadow itself."""
+    home = Path.home()
+    for name in ("alpha", "beta"):
+        skill_folder(home / ".agents/skills", name, f"name: {name}\ndescription: D {name}.\n")
+    (home / ".claude").mkdir()
+    (home / ".claude/skills").symlink_to(home / ".agents/skills")
+    listed = skillchat("skills", "list", cwd=home)
+    assert listed.returncode == 0, listed.stderr
+    assert "alpha" in listed.stdout and "beta" in listed.stdout
+    assert "left out" not in listed.stdout + listed.stderr
+    report = json.loads(skillchat("skills", "list", "--json", cwd=home).stdout)
+    assert report["excluded"] == []
+    trust = {s["name"]: s["trust"] for s in report["skills"]}
+    assert (trust["alpha"], trust["beta"]) == ("user-level", "user-level")
+    doctor = skillchat("doctor", cwd=home)
+    assert re.search(r"^skills: 4 loaded from \d folder\(s\), 0 left out$", doctor.stdout, re.M)
