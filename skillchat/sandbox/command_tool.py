@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -155,11 +155,12 @@ class SandboxCommands:
         except EnvRefused as exc:
             return _error(exc.code, str(exc))
         extra = {"SKILL_DIR": f"{SKILLS_MOUNT}/{skill}"} if skill else {}
-        extra |= use.env
+        extra |= use.env | (_own_modules(skill, use.env) if skill else {})
         here: tuple[tuple[Path, str, bool], ...] = ()
         made: list[Path] = []
-        if skill and spec.workspace is None:  # its SKILL.md's relative paths work
-            here, made = skill_entries(skill, spec.mountable_skills()[skill], spec.scratch)
+        root = spec.mountable_skills()[skill] if skill else None
+        if skill and root and spec.workspace is None:  # its SKILL.md's relative paths work
+            here, made = skill_entries(skill, root, spec.scratch)
         limits = replace(spec.limits, timeout_s=timeout)
         spec = replace(spec, limits=limits, binds=spec.binds + here + use.binds)
         try:
@@ -170,7 +171,7 @@ class SandboxCommands:
         finally:
             remove_mount_points(made)
         outcome.notes = [*use.notes, *outcome.notes]
-        outcome.notes += missing_notes(skill, outcome.exit_code, outcome.stderr)
+        outcome.notes += missing_notes(skill, outcome.exit_code, outcome.stderr, root)
         return outcome_result(outcome, timeout, widened=_widened(request))
 
     def _arguments(self, args: dict[str, Any], spec: SandboxSpec) -> tuple[str, str | None, float]:
@@ -193,6 +194,16 @@ class SandboxCommands:
         if not math.isfinite(timeout) or timeout <= 0:
             raise ToolArgumentError("'timeout_s' must be a positive number of seconds")
         return command, skill, float(min(timeout, self.max_timeout_s))
+
+
+def _own_modules(skill: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The skill's folder where Python and Node look for modules, after the
+    environment's own (`/node_modules` stays first): `python -m scripts.x` and
+    `from core.x import y`, written relative to the skill, work wherever the command
+    starts, the workspace too (whose own modules, in the working folder, come first)."""
+    folder = f"{SKILLS_MOUNT}/{skill}"
+    node = env.get("NODE_PATH")
+    return {"PYTHONPATH": folder, "NODE_PATH": f"{node}:{folder}" if node else folder}
 
 
 def _error(code: str, message: str, **extra: Any) -> ToolResult:

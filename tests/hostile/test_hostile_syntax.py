@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
-from helpers import ask_json, skill_folder, skillchat
-from openai_server import ScriptedServer, reply
+from git_repos import git
+from helpers import ask_json, session_options, skill_folder, skillchat, write_files
+from openai_server import ScriptedServer, call, reply
 from sandbox_helpers import require_sandbox
 
 from skillchat.config import user_data_dir
@@ -125,3 +127,68 @@ def test_a_folder_reached_by_two_paths_is_one_folder(tmp_path: Path) -> None:
     assert (trust["alpha"], trust["beta"]) == ("user-level", "user-level")
     doctor = skillchat("doctor", cwd=home)
     assert re.search(r"^skills: 4 loaded from \d folder\(s\), 0 left out$", doctor.stdout, re.M)
+
+
+# --- a skill's relative spellings, wherever the workspace is -------------------------
+
+VALIDATE = "import sys\nprint('valid', sys.argv[1:])\n"
+GIF = "class GIFBuilder:\n    made = 'gif-ok'\n"
+HOSTILE_IMPORT = "import sys\nsys.exit(\"ModuleNotFoundError: No module named 'evil_pkg'\")\n"
+
+
+def run_in_repo(server: ScriptedServer, skills: Path, repo: Path, command: str) -> dict[str, Any]:
+    """The result of run_command(command) from skill `demo`, `ask` started in `repo`."""
+    server.script(
+        reply("", calls=[call("run_command", {"command": command, "skill_name": "demo"})]),
+        reply("done"),
+    )
+    done = skillchat(
+        "ask", "--json", *session_options(server, skills), "--allow-run", "go", cwd=repo,
+        timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (run,) = [c for c in json.loads(done.stdout)["tool_calls"] if c["name"] == "run_command"]
+    result: dict[str, Any] = json.loads(run["result"])
+    return result
+
+
+@pytest.fixture
+def skill_and_repo(tmp_path: Path) -> tuple[Path, Path]:
+    """Skill `demo` with scripts/ and core/ packages (as skill-creator and
+    slack-gif-creator ship them), and a git repository of the user's, with a
+    `scripts` package of its own, to start in."""
+    require_sandbox()
+    skills = tmp_path / "skills"
+    folder = skill_folder(skills, "demo", "name: demo\ndescription: A demo.\n")
+    files = {"scripts/__init__.py": "", "scripts/quick_validate.py": VALIDATE}
+    files |= {"core/__init__.py": "", "core/gif_builder.py": GIF, "hostile.py": HOSTILE_IMPORT}
+    write_files(folder, files)
+    repo = write_files(tmp_path / "repo", {"README.md": "mine\n", "tools/x.py": ""})
+    git(repo, "init", "-q")
+    return skills, repo
+
+
+def test_a_skills_relative_modules_work_from_a_repository(
+    server: ScriptedServer, skill_and_repo: tuple[Path, Path]
+) -> None:
+    skills, repo = skill_and_repo
+    result = run_in_repo(server, skills, repo, "python -m scripts.quick_validate /skills/demo")
+    assert result["exit_code"] == 0, result
+    assert result["stdout"] == "valid ['/skills/demo']\n"
+    gif = "python -c 'from core.gif_builder import GIFBuilder; print(GIFBuilder.made)'"
+    result = run_in_repo(server, skills, repo, gif)
+    assert (result["exit_code"], result["stdout"]) == (0, "gif-ok\n"), result
+
+
+def test_no_hint_makes_a_package_of_a_name_the_output_printed(
+    server: ScriptedServer, skill_and_repo: tuple[Path, Path]
+) -> None:
+    skills, repo = skill_and_repo
+    # -E: Python ignores PYTHONPATH, so the skill's `scripts` is not found
+    result = run_in_repo(server, skills, repo, "python -E -m scripts.quick_validate")
+    assert result["exit_code"] == 1 and "No module named 'scripts'" in result["stderr"]
+    (note,) = result["notes"]
+    assert "`scripts` is skill demo's own folder" in note and "[packages]" not in note
+    result = run_in_repo(server, skills, repo, "python /skills/demo/hostile.py")
+    (note,) = result["notes"]  # what a script prints is not a package to install
+    assert "`evil_pkg` is not installed" in note and "evil-pkg" not in note
