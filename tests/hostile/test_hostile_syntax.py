@@ -136,20 +136,28 @@ GIF = "class GIFBuilder:\n    made = 'gif-ok'\n"
 HOSTILE_IMPORT = "import sys\nsys.exit(\"ModuleNotFoundError: No module named 'evil_pkg'\")\n"
 
 
-def run_in_repo(server: ScriptedServer, skills: Path, repo: Path, command: str) -> dict[str, Any]:
-    """The result of run_command(command) from skill `demo`, `ask` started in `repo`."""
+def ask_run(
+    server: ScriptedServer, skills: Path, folder: Path, command: str
+) -> tuple[str, dict[str, Any]]:
+    """`ask --json` started in `folder`, where the model runs `command` as skill
+    `demo`'s: the cards (stderr) and the run's result."""
     server.script(
         reply("", calls=[call("run_command", {"command": command, "skill_name": "demo"})]),
         reply("done"),
     )
     done = skillchat(
-        "ask", "--json", *session_options(server, skills), "--allow-run", "go", cwd=repo,
+        "ask", "--json", *session_options(server, skills), "--allow-run", "go", cwd=folder,
         timeout=180,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (run,) = [c for c in json.loads(done.stdout)["tool_calls"] if c["name"] == "run_command"]
     result: dict[str, Any] = json.loads(run["result"])
-    return result
+    return done.stderr, result
+
+
+def run_in_repo(server: ScriptedServer, skills: Path, repo: Path, command: str) -> dict[str, Any]:
+    """The result of run_command(command) from skill `demo`, `ask` started in `repo`."""
+    return ask_run(server, skills, repo, command)[1]
 
 
 @pytest.fixture
@@ -192,3 +200,25 @@ def test_no_hint_makes_a_package_of_a_name_the_output_printed(
     result = run_in_repo(server, skills, repo, "python /skills/demo/hostile.py")
     (note,) = result["notes"]  # what a script prints is not a package to install
     assert "`evil_pkg` is not installed" in note and "evil-pkg" not in note
+
+
+# --- where a command's files are on this machine -------------------------------------
+
+
+def test_the_card_says_where_written_files_are_on_this_machine(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    require_sandbox()
+    skills = tmp_path / "skills"
+    skill_folder(skills, "demo", "name: demo\ndescription: A demo.\n")
+    (tmp_path / "plain").mkdir()  # no workspace: files land in the chat's scratch folder
+    odd = "printf 'x' > ball.gif && printf 'y' > \"$(printf 'a\\033]0;t\\007\\nb c')\""
+    cards, result = ask_run(server, skills, tmp_path / "plain", odd)
+    assert sorted(result["files_written"]) == ["/scratch/a\x1b]0;t\x07\nb c", "/scratch/ball.gif"]
+    (scratch,) = (user_data_dir() / "scratch").iterdir()
+    assert (scratch / "ball.gif").read_text() == "x"
+    flat = re.sub(r"[\s│╭╮╰╯─]", "", cards)  # a long path may be folded over lines
+    assert f"onthismachine:/scratchis{scratch}".replace(" ", "") in flat, cards
+    assert "\x1b" not in cards and "\x07" not in cards
+    assert "wrote$'/scratch/a\\x1b]0;t\\x07\\nbc',/scratch/ball.gif" in flat  # one line
+    assert str(scratch) not in json.dumps(result)  # the model is not told the host path
