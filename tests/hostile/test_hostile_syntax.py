@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from git_repos import git
 from helpers import ask_json, session_options, skill_folder, skillchat, write_files
 from openai_server import ScriptedServer, call, reply
+from pty_session import PtySession
 from sandbox_helpers import require_sandbox
 
 from skillchat.config import user_data_dir
@@ -222,3 +224,33 @@ def test_the_card_says_where_written_files_are_on_this_machine(
     assert "\x1b" not in cards and "\x07" not in cards
     assert "wrote$'/scratch/a\\x1b]0;t\\x07\\nbc',/scratch/ball.gif" in flat  # one line
     assert str(scratch) not in json.dumps(result)  # the model is not told the host path
+
+
+# --- the hint on leaving a resumed chat ----------------------------------------------
+
+
+def test_leaving_a_resumed_chat_names_the_command_that_reopens_it(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    """`/resume OLD` then Ctrl-D: `-c` would open the newer chat of this folder, so
+    the hint names `--chat OLD` alone, and that command reopens OLD."""
+    empty = tmp_path / "no-skills"
+    empty.mkdir()
+    server.script(reply("one"), reply("two"))
+    ids = []
+    for text in ("first", "second"):
+        done = skillchat("ask", "--json", *session_options(server, empty), text)
+        assert done.returncode == 0, done.stderr
+        ids.append(json.loads(done.stdout)["chat_id"])
+    old = ids[0]
+    session = pty_sessions(*session_options(server, empty))
+    session.prompt()
+    session.line(f"/resume {old}")
+    assert f"resumed chat {old}" in session.prompt()
+    session.send("\x04")
+    said = " ".join(session.expect("goes on with it").split())
+    assert said.endswith(f"chat {old} saved: skillchat --chat {old}"), said
+    assert session.wait() == 0
+    server.script(reply("three"))
+    again = skillchat("ask", "--json", *session_options(server, empty), "--chat", old, "more")
+    assert json.loads(again.stdout)["chat_id"] == old
