@@ -6,6 +6,7 @@ against the scripted model, the real bubblewrap sandbox, a real pty."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,15 @@ from typing import Any
 
 import pytest
 from git_repos import git
-from helpers import ask_json, session_options, skill_folder, skillchat, write_files
+from helpers import (
+    REPO,
+    ask_json,
+    one_line_error,
+    session_options,
+    skill_folder,
+    skillchat,
+    write_files,
+)
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
@@ -254,3 +263,20 @@ def test_leaving_a_resumed_chat_names_the_command_that_reopens_it(
     server.script(reply("three"))
     again = skillchat("ask", "--json", *session_options(server, empty), "--chat", old, "more")
     assert json.loads(again.stdout)["chat_id"] == old
+
+
+# --- a wrong --gguf file, with or without the [local] extra --------------------------
+
+
+def test_a_fifo_as_the_gguf_model_is_one_line_without_the_local_extra(tmp_path: Path) -> None:
+    """The file the user named is checked before the extra is needed: its one line
+    comes first (the install command would not fix it)."""
+    model = tmp_path / "model.gguf"
+    os.mkfifo(model)
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    # As if the extra were not installed: `import xllamacpp` fails, find_spec is None.
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['xllamacpp'] = None\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), str(REPO)])}
+    done = skillchat("ask", "--gguf", str(model), "hi", env=env, timeout=60)
+    assert "model.gguf: not a GGUF model file: it is a FIFO" in one_line_error(done)
