@@ -10,12 +10,15 @@ skill's own text puts it, so the command is read first, as bash reads it:
 - inside `"…"`: `\\`, `$`, backquote and `"` escaped with a backslash;
 - in a `#` comment: line breaks become spaces (a newline would end the comment).
 
-Where bash reads a word again as code, no quoting holds: `$((…))`, `((…))`,
-`[[ … ]]`, `let`, `declare` and `typeset` evaluate `a[$(cmd)]` even inside quotes,
-and quoting rules differ inside backquotes, `${…}`, `$'…'` and here-documents. A
+Where bash reads a word again as code, no quoting holds: `$((…))`, `$[…]`, `((…))`,
+`[[ … ]]`, `let`, `declare`, `typeset` and `local` evaluate `a[$(cmd)]` even inside
+quotes, and quoting rules differ inside backquotes, `${…}`, `$'…'` and
+here-documents (and after `case`, whose patterns end in an unmatched `)`). A
 placeholder anywhere after one of those is refused (ToolArgumentError): the command
 is not run, and the body says why. The skill's own text is never changed, only the
-words put into it.
+words put into it. What a program then does with the word it gets (`eval`, `bash
+-c`, a variable name for `unset` or `read`) is that program's reading, as it would
+be of any word the skill wrote there.
 """
 
 from __future__ import annotations
@@ -28,16 +31,20 @@ from skillchat.errors import ToolArgumentError
 PLAIN, PAREN, SINGLE, DOUBLE, COMMENT = "plain", "paren", "single", "double", "comment"
 ESCAPED = "a backslash"
 _WORD_START = " \t\n;&|()<>"
-# Constructs after which a placeholder is refused, by how a line starts at this point.
+# Where bash reads words again as code, or quotes work otherwise: a placeholder
+# anywhere after one is refused. Inside "…", only those starting with $ or ` count.
 _CODE_AGAIN = (
     ("$((", "arithmetic $((…))"),
+    ("$[", "arithmetic $[…]"),
     ("((", "arithmetic ((…))"),
     ("${", "${…}"),
     ("$'", "$'…'"),
     ("`", "backquotes"),
     ("<<", "a here-document"),
 )
-_COMMANDS = ("[[", "let", "declare", "typeset")
+# The same, as words that start a command. `case` too: its patterns' unmatched `)`
+# would make the rest of the line be read at the wrong depth.
+_COMMANDS = ("[[", "let", "declare", "typeset", "local", "case")
 _DOUBLE_SPECIAL = re.compile(r'([\\$`"])')
 
 
@@ -65,7 +72,7 @@ def contexts(command: str) -> list[str]:
         elif top == DOUBLE and char == '"':
             stack.pop()
         elif (refused := _refused_at(command, i - 1, top)) is not None:
-            return out[:-1] + [refused] * (len(command) - len(out) + 1)
+            return out[: i - 1] + [refused] * (len(command) - i + 1)
         elif command.startswith("$(", i - 1):
             out.append(out[-1])  # the `(`
             i += 1
