@@ -8,6 +8,7 @@ Everything a repository supplies (names, descriptions, file names, licence,
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import sys
 import tempfile
@@ -102,11 +103,21 @@ def _scripts_in(root: Path) -> list[str]:
 
 
 def _confirm(question: str, yes: bool) -> None:
+    """Ask `question` on the terminal; InstallError unless the answer is yes.
+
+    The answer is waited for in short turns rather than in one blocking read (as
+    `input()` and `typer.confirm` do): a Ctrl-C that comes in the instant between
+    the question being printed and the read starting would otherwise be noted but
+    not acted on until a key came, leaving the command hung on its question. Each
+    turn lets Python act on it, so Ctrl-C always stops the command (exit 130)."""
     if yes:
         return
     if not sys.stdin.isatty():
         raise InstallError("not a terminal: read the summary above, then rerun with --yes")
-    if not typer.confirm(question, default=False):
+    typer.echo(f"{question} [y/N]: ", nl=False)
+    while not select.select([sys.stdin], [], [], 0.2)[0]:
+        pass
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
         raise InstallError("nothing installed")
 
 

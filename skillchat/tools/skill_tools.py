@@ -211,7 +211,7 @@ class GetSkill(SkillTool):
         filler = (
             None if arguments is None else ArgumentFiller(arguments, argument_names(frontmatter))
         )
-        body, inline = run_inline_commands(body, skill.name, runner, filler or str)
+        body, inline = run_inline_commands(body, skill.name, runner, filler)
         if filler is not None:
             body = filler.finish(body)
         if md.truncated:

@@ -18,6 +18,7 @@ message is saved as it completes (recorder.py). What the session guarantees:
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -197,10 +198,21 @@ class Repl:
             return 1
         if self.recorder.chat_id is not None:
             chat = self.recorder.chat_id
-            self._line(
-                f"chat {chat} saved: skillchat -c (or --chat {chat}) goes on with it", "muted"
-            )
+            self._line(f"chat {chat} saved: {self._reopen(chat)} goes on with it", "muted")
         return 0
+
+    def _reopen(self, chat: str) -> str:
+        """The command that reopens `chat`: `-c` only while it is the chat `-c` would
+        open from here (this folder's most recently updated), which a chat taken up
+        with `/resume` and left unchanged, or one of another folder, is not."""
+        store = self.session.store
+        try:
+            last = store.last_chat(folder=os.path.realpath(os.getcwd())) if store else None
+        except SkillchatError:
+            last = None
+        if last is not None and last.id == chat:
+            return f"skillchat -c (or --chat {chat})"
+        return f"skillchat --chat {chat}"
 
     # ------------------------------------------------------------ chat switching
 
