@@ -28,6 +28,7 @@ from skillchat.config import Settings, user_data_dir
 from skillchat.engine.backends.background import BackgroundBackend
 from skillchat.engine.emit import Event, ForkEnded
 from skillchat.engine.invocation import unknown_name
+from skillchat.engine.questions import Questions
 from skillchat.errors import SkillchatError
 from skillchat.session import Session
 from skillchat.ui import commands
@@ -78,6 +79,7 @@ class Repl:
         self._warned: set[str] = set()
         self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
         self._resumed = transcript
+        questions = Questions()  # the chat's consent owner, which the cards ask through
         self.session = Session(
             settings,
             registry=registry,
@@ -86,9 +88,10 @@ class Repl:
             listeners=[self.view, self._count_fork],
             workspace=workspace,
             # One consent per chat: "always" is per chat.
-            consent=lambda: ReplConsent(settings, self.consoles),
-            mcp_consent=lambda: McpAsk(settings, self.consoles),
+            consent=lambda: ReplConsent(settings, self.consoles, questions),
+            mcp_consent=lambda: McpAsk(settings, self.consoles, questions),
             backend_for=BackgroundBackend,
+            questions=questions,
         )
         if self.session.runner is not None:
             # The console is read when a command runs: none is made before the prompt.
