@@ -31,14 +31,22 @@ def other() -> Iterator[ScriptedServer]:
         yield second
 
 
-def fork_results(server: ScriptedServer, skill: str) -> list[dict[str, Any]]:
-    """The tool results the fork of `skill` sent back to its model."""
+def fork_results(server: ScriptedServer, skill: str) -> list[Any]:
+    """The tool results the latest fork of `skill` sent back to its model (JSON
+    decoded; a skill file's text, or its error line, as it is)."""
     mark = f'<skill name="{skill}">'
     for request in reversed(server.completions):
         messages = request.body["messages"]
         if mark in str(messages[0].get("content")):
-            return [json.loads(m["content"]) for m in messages if m["role"] == "tool"]
+            return [_decoded(m["content"]) for m in messages if m["role"] == "tool"]
     return []
+
+
+def _decoded(content: str) -> Any:
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content
 
 
 def asked(server: ScriptedServer, skill: str) -> bool:
@@ -56,9 +64,10 @@ def test_two_forks_asking_at_once_get_one_question_at_a_time_each_answer_its_own
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """alpha (trusted, its script pre-approved) needs a package installed; beta's
-    command needs a yes. Once alpha's install card is up, beta asks too: its question
-    waits (the card says so) and is drawn only after the install is answered, and the
-    `n` typed at the install card declines the install, never beta's command."""
+    command needs a yes (beta is not trusted: its `allowed-tools` count for nothing).
+    Once alpha's install card is up, beta asks too: its question waits (the card says
+    so) and is drawn only after the install is answered, and the `n` typed at the
+    install card declines the install, never beta's command."""
     require_sandbox()
     write_wheel(tmp_path / "wheels", "tinypkg", code="VALUE = 7\n")
     local_index(monkeypatch, tmp_path / "wheels")
@@ -68,7 +77,8 @@ def test_two_forks_asking_at_once_get_one_question_at_a_time_each_answer_its_own
         root, "alpha", f"name: alpha\ndescription: A.\ncontext: fork\n{pre_approved}"
     )
     write_files(alpha, {"scripts/show.py": SCRIPT})
-    skill_folder(root, "beta", "name: beta\ndescription: The beta skill.\ncontext: fork\n")
+    untrusted = "context: fork\nallowed-tools: Bash(echo:*)\n"  # pre-approves nothing
+    skill_folder(root, "beta", f"name: beta\ndescription: B.\n{untrusted}")
     assert skillchat("skills", "trust", "alpha", "--skills-dir", str(root)).returncode == 0
     script = run_call("python /skills/alpha/scripts/show.py", "alpha")
     server.when("", reply(calls=[script]), reply("alpha done"), system='<skill name="alpha">')
@@ -102,6 +112,36 @@ def test_two_forks_asking_at_once_get_one_question_at_a_time_each_answer_its_own
     assert installing["error_code"] == "NOT_ALLOWED" and "install" in installing["error"]
     [echoed] = fork_results(server, "beta")
     assert echoed["stdout"] == "from-beta\n"
+
+
+def test_forks_running_at_once_in_ask_are_under_the_chats_gates(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Two trusted forks at once in `ask`: their pre-approved commands are refused
+    without --allow-run (as the chat's own would be), a read outside the skill's
+    folder is refused, and with --allow-run the commands run."""
+    require_sandbox()
+    root = tmp_path / "skills"
+    for name in ("alpha", "beta"):
+        skill_folder(root, name, f"name: {name}\ndescription: {name}.\ncontext: fork\n"
+                     "allowed-tools: Bash(echo:*)\n")  # fmt: skip
+        assert skillchat("skills", "trust", name, "--skills-dir", str(root)).returncode == 0
+        out = call("read_file_in_skill", {"skill_name": name, "file_path": "../../config.toml"})
+        server.when("", reply(calls=[run_call(f"echo from-{name}", name), out]),
+                    reply(f"{name} done"), system=f'<skill name="{name}">')  # fmt: skip
+    (tmp_path / "config.toml").write_text("secret = 1\n")
+    both = [call("get_skill", {"skill_name": n, "task": f"run {n}"}) for n in ("alpha", "beta")]
+    for allow in ([], ["--allow-run"]):
+        server.script(reply(calls=both), reply("both done"))
+        done = skillchat("ask", *session_options(server, root), *allow, "run both")
+        assert done.returncode == 0, done.stderr
+        for name in ("alpha", "beta"):
+            ran, read = fork_results(server, name)
+            assert read.startswith("ERROR: Path traversal") and "secret" not in read
+            if allow:
+                assert ran["stdout"] == f"from-{name}\n"
+            else:
+                assert ran["error_code"] == "NOT_ALLOWED" and "--allow-run" in ran["error"]
 
 
 # ------------------------------------------------------------------ a skill's model
