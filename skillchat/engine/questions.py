@@ -43,7 +43,7 @@ class Questions:
     """Asks one question at a time, each on the chat's thread, naming the fork."""
 
     def __init__(self) -> None:
-        self._lock = threading.RLock()  # held while a question (or an install) shows
+        self._lock = threading.RLock()  # held while a question shows
         self._relay: Callable[[Question], None] | None = None
         self._owner: int | None = None
         self._waiting: list[str] = []
@@ -77,11 +77,11 @@ class Questions:
         """The forks whose questions wait for the one on screen to be answered."""
         return list(self._waiting)
 
-    @contextmanager
-    def holding(self) -> Iterator[None]:
-        """No question is drawn meanwhile (a package install's progress shows)."""
-        with self._lock:
-            yield
+    def elsewhere(self) -> bool:
+        """Whether this thread is a fork's, running beside others: what it would draw
+        itself (a command's live output, an install's progress) would cross what the
+        chat's thread draws, so it draws nothing; its card and result say what ran."""
+        return self._relay is not None and threading.get_ident() != self._owner
 
     @contextmanager
     def relayed(self, relay: Callable[[Question], None]) -> Iterator[None]:
@@ -127,11 +127,10 @@ class OneAtATime:
 
     @contextmanager
     def install_progress(self, request: Any) -> Iterator[Callable[[str], None]]:
-        """The consent's own view of an install, no question drawn meanwhile."""
+        """The consent's own view of an install (none on a fork's thread: `elsewhere`)."""
         progress = getattr(self.consent, "install_progress", None)
-        with self.questions.holding():
-            if progress is None:
-                yield lambda line: None
-                return
-            with progress(request) as sink:
-                yield sink
+        if progress is None or self.questions.elsewhere():
+            yield lambda line: None
+            return
+        with progress(request) as sink:
+            yield sink

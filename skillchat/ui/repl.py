@@ -19,6 +19,7 @@ message is saved as it completes (recorder.py). What the session guarantees:
 from __future__ import annotations
 
 import warnings
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.completion import merge_completers
@@ -51,6 +52,10 @@ if TYPE_CHECKING:
 
 RESUME_PREVIEW_LINES = 12
 LEAVE_WORDS = {"exit", "quit"}  # alone on the line: leave, as /exit does
+
+
+def _unwatched(stream: str, text: str) -> None:
+    """The output sink of a command no card shows (a fork's, beside others)."""
 
 
 class Repl:
@@ -95,7 +100,12 @@ class Repl:
         )
         if self.session.runner is not None:
             # The console is read when a command runs: none is made before the prompt.
-            self.session.runner.watch = lambda request: live_card(self.consoles.out, request)
+            # A fork running beside others draws no card of its own (Questions.elsewhere).
+            self.session.runner.watch = lambda request: (
+                nullcontext(_unwatched)
+                if questions.elsewhere()
+                else live_card(self.consoles.out, request)
+            )
         self._count_tokens(transcript)
         slash = SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs)
         self.editor = LineEditor(

@@ -67,7 +67,8 @@ def test_two_forks_asking_at_once_get_one_question_at_a_time_each_answer_its_own
     command needs a yes (beta is not trusted: its `allowed-tools` count for nothing).
     Once alpha's install card is up, beta asks too: its question waits (the card says
     so) and is drawn only after the install is answered, and the `n` typed at the
-    install card declines the install, never beta's command."""
+    install card declines the install, never beta's command. A fork's command run
+    beside another fork draws no live card of its own (only the chat's thread draws)."""
     require_sandbox()
     write_wheel(tmp_path / "wheels", "tinypkg", code="VALUE = 7\n")
     local_index(monkeypatch, tmp_path / "wheels")
@@ -108,6 +109,8 @@ def test_two_forks_asking_at_once_get_one_question_at_a_time_each_answer_its_own
     repl.expect("both done")
     repl.prompt()
     assert repl.quit() == 0
+    # beta's command ran beside alpha: no live card of its own crossed the screen.
+    assert "run_command · running" not in "".join(repl.output)
     [installing] = fork_results(server, "alpha")
     assert installing["error_code"] == "NOT_ALLOWED" and "install" in installing["error"]
     [echoed] = fork_results(server, "beta")
