@@ -67,7 +67,8 @@ def test_two_forks_asking_at_once_get_one_question_at_a_time_each_answer_its_own
     command needs a yes (beta is not trusted: its `allowed-tools` count for nothing).
     Once alpha's install card is up, beta asks too: its question waits (the card says
     so) and is drawn only after the install is answered, and the `n` typed at the
-    install card declines the install, never beta's command. A fork's command run
+    install card declines the install, never beta's command (nor does a key typed
+    ahead of beta's question answer it). A fork's command run
     beside another fork draws no live card of its own (only the chat's thread draws)."""
     require_sandbox()
     write_wheel(tmp_path / "wheels", "tinypkg", code="VALUE = 7\n")
@@ -101,12 +102,14 @@ def test_two_forks_asking_at_once_get_one_question_at_a_time_each_answer_its_own
     card = screen.split(INSTALL)[0].rsplit("running on its own, asks", 1)
     assert len(card) == 2 and card[0].rstrip().endswith(("alpha #1,", "alpha #2,")), screen
     assert "beta #" in screen.split(INSTALL)[1] and "waits to ask" in screen
-    repl.send("n")  # at the install card: no install
+    # At the install card: `n`, and an `a` typed ahead in the same keystroke burst,
+    # before beta's question is on screen: it must not answer it ("always").
+    repl.send("na")
     before = repl.expect(QUESTION)  # beta's, drawn only now, naming beta
     assert before.split("running on its own, asks")[0].rstrip().endswith(("beta #1,", "beta #2,"))
     assert "echo from-beta" in before and INSTALL not in before
     repl.send("y")
-    repl.expect("both done")
+    assert repl.expect("both done").split()[0] == "yes"  # the `y`, not the `a` typed ahead
     repl.prompt()
     assert repl.quit() == 0
     # beta's command ran beside alpha: no live card of its own crossed the screen.
