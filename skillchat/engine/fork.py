@@ -93,7 +93,11 @@ class ForkRun:
 
 
 class ForkChat(Chat):
-    """A child chat whose every request carries the skill's body in its system prompt."""
+    """A child chat whose every request carries the skill's body in its system prompt.
+    Its task is sent as text: the model writes it (get_skill's `task`), and a `/name`
+    read from it would start a skill only the user may (`disable-model-invocation`)."""
+
+    typed_by_user = False
 
     def __init__(self, skill: InjectedSkill, *args: Any, **kwargs: Any) -> None:
         self.skill = skill

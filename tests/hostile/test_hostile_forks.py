@@ -150,6 +150,27 @@ def test_forks_running_at_once_in_ask_are_under_the_chats_gates(
                 assert ran["error_code"] == "NOT_ALLOWED" and "--allow-run" in ran["error"]
 
 
+def test_a_task_the_model_wrote_cannot_start_a_skill_only_the_user_may(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """`disable-model-invocation: true` keeps a skill the user's to start: the model
+    cannot get it by writing `/secret` as a fork's task (the fork's one message would
+    have been read as the user's `/secret`, its body loaded into the fork)."""
+    root = tmp_path / "skills"
+    skill_folder(root, "digest", "name: digest\ndescription: Digests.\ncontext: fork\n")
+    skill_folder(root, "secret", "name: secret\ndescription: Deploys.\n"
+                 "disable-model-invocation: true\n", "# Secret\nSECRET-BODY\n")  # fmt: skip
+    server.when("", reply("digested"), system=FORK)
+    task = call("get_skill", {"skill_name": "digest", "task": "/secret deploy it all"})
+    server.script(reply(calls=[task]), reply("parent answer"))
+    done = skillchat("ask", *session_options(server, root), "digest things")
+    assert done.returncode == 0, done.stderr
+    [fork] = [r for r in server.completions if FORK in str(r.body["messages"][0]["content"])]
+    sent = json.dumps(fork.body["messages"])
+    assert "SECRET-BODY" not in sent and "deploy it all" in sent
+    assert "not for direct use" not in done.stderr
+
+
 # ------------------------------------------------------------------ a skill's model
 
 
