@@ -12,9 +12,10 @@ one user message. It has the same tools, made afresh over the same sandbox runne
 so consent, trust, `allowed-tools` and the sandbox apply as in the parent; its own
 transcript and context budget; at most `max_tool_rounds` rounds; the model of
 `[skill_models]` or the skill's `model:` (engine/skill_model.py: an untrusted
-skill's only with the user's yes, `allow_model`, since the task is the user's
-message). A skill forked inside a fork is loaded inline: forks do not nest. Every
-question the fork asks names it (`current.name`, engine/questions.py).
+skill's only with the user's yes, `allow_model`: the task carries what the user
+said to that model's server). A skill forked inside a fork is loaded inline: forks
+do not nest. Every question the fork asks names it (`current.name`,
+engine/questions.py).
 
 The parent receives one get_skill result: the answer (cut at `FORK_ANSWER_CHARS`,
 with a notice), or why there is none (Ctrl-C stops only the fork: "INTERRUPTED",

@@ -9,8 +9,9 @@ nothing happens here and every call runs in turn.
 
 Everything the user sees or answers stays on the thread that called: the forks'
 events come back through a queue and are emitted there (views and the recorder are
-never called from two threads), and a command a fork wants to run asks its consent
-there too, through the chat's one consent owner (engine/questions.py). Ctrl-C
+never called from two threads), and every question a fork asks (a command, an
+install, its skill's model) is asked there too, one at a time, through the chat's
+one consent owner (engine/questions.py); a fork's own thread draws nothing. Ctrl-C
 stops every fork still running (each returns INTERRUPTED at its next event, its
 request in flight is left to end) and the chat goes on.
 """
