@@ -252,7 +252,9 @@ class ReplConsent:
         card.append("\n  model: ", style="muted")
         card.append(exact(f"{move.model} ({move.wanted})"))
         card.append("\n  server: ", style="muted")
-        card.append(exact(move.server))
+        from skillchat.ui.redact import redact  # a URL's credentials stay off the screen
+
+        card.append(exact(redact(move.server)))
         what = (
             "its fork's turns, with your message as its task"
             if move.forked

@@ -264,3 +264,27 @@ def test_the_repl_asks_before_a_skills_model_moves_the_chat_and_no_keeps_it(
     assert "secret two" in json.dumps(other.completions[0].body["messages"])
     assert "secret one" not in json.dumps(other.completions[0].body["messages"])
     assert repl.quit() == 0
+
+
+def test_the_model_question_shows_no_credentials_of_the_server(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    """A `[models.NAME]` api_base with a password in it is shown masked on the card."""
+    root = digest(tmp_path, "model: fast\ncontext: fork\n")
+    config = tmp_path / "config.toml"
+    secret = "hunter2-not-shown"
+    config.write_text(
+        '[models.fast]\nmodel = "openai/fast-model"\n'
+        f'api_base = "http://user:{secret}@127.0.0.1:9/v1"\n'
+    )
+    server.when("", reply("on the chat's model"), system=FORK)
+    server.script(reply("done"))
+    repl = pty_sessions("--config", str(config), *session_options(server, root))
+    repl.prompt()
+    repl.line("/digest notes")
+    card = repl.expect(MOVE)
+    assert "server: http://***@127.0.0.1:9/v1" in card and secret not in card
+    repl.send("n")
+    assert "done" in repl.prompt()
+    assert secret not in "".join(repl.output)
+    assert repl.quit() == 0
