@@ -127,9 +127,13 @@ def _trusted(settings: Settings, skill: Skill) -> bool:
 
 
 def _where(settings: Settings) -> str:
+    """Where the model runs, for the question and the line (a URL's `user:password@`
+    left out: the line may be saved or printed as JSON, where nothing masks it)."""
     if settings.gguf is not None:
         return f"the local model file {settings.gguf}"
-    return settings.api_base or "its provider's own server"
+    from skillchat.chats.store import without_credentials
+
+    return without_credentials(settings.api_base) or "its provider's own server"
 
 
 def same_server(a: Settings, b: Settings) -> bool:

@@ -269,7 +269,8 @@ def test_the_repl_asks_before_a_skills_model_moves_the_chat_and_no_keeps_it(
 def test_the_model_question_shows_no_credentials_of_the_server(
     server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
 ) -> None:
-    """A `[models.NAME]` api_base with a password in it is shown masked on the card."""
+    """A `[models.NAME]` api_base with a password in it is shown without it, on the
+    card and in the line that follows a no."""
     root = digest(tmp_path, "model: fast\ncontext: fork\n")
     config = tmp_path / "config.toml"
     secret = "hunter2-not-shown"
@@ -283,7 +284,7 @@ def test_the_model_question_shows_no_credentials_of_the_server(
     repl.prompt()
     repl.line("/digest notes")
     card = repl.expect(MOVE)
-    assert "server: http://***@127.0.0.1:9/v1" in card and secret not in card
+    assert "server: http://127.0.0.1:9/v1" in card and secret not in card
     repl.send("n")
     assert "done" in repl.prompt()
     assert secret not in "".join(repl.output)
