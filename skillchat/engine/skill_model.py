@@ -51,11 +51,6 @@ class ModelMove:
 MoveConsent = Callable[[ModelMove], bool]
 
 
-def declined(move: ModelMove) -> bool:
-    """The answer where nobody is asked (`ask`, eval): no."""
-    return False
-
-
 def wanted_model(settings: Settings, skill: Skill) -> str | None:
     """The model asked for the skill (config first, then its SKILL.md), if any."""
     return settings.skill_models.get(skill.name) or skill.model
