@@ -151,6 +151,9 @@ class Settings:
     # asks; `ask` and `eval` install only with this. `[packages]` declares what a
     # skill forgot: skill name -> requirement strings.
     run_allow_install: bool = False
+    # The most an install may unpack, in MB: uv's cache and npm's work folder are a
+    # tmpfs of this size while it runs (RAM), and the environment is held to it.
+    run_install_max_mb: int = 2048
     skill_packages: dict[str, tuple[str, ...]] = field(default_factory=dict)
     gguf: str | None = None
     chat_template: str | None = None
@@ -280,6 +283,7 @@ def _check(settings: Settings) -> None:
         "local_context_max",
         "max_image_bytes",
         "max_image_side",
+        "run_install_max_mb",
     ):
         if getattr(settings, name) < 1:
             raise ConfigError(f"{where}: {name} must be at least 1")

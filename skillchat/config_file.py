@@ -79,6 +79,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("run", "timeout_s"): ("run_timeout_s", (int, float)),
     ("run", "max_timeout_s"): ("run_max_timeout_s", (int, float)),
     ("run", "allow_install"): ("run_allow_install", (bool,)),
+    ("run", "install_max_mb"): ("run_install_max_mb", (int,)),
 }
 _SECTIONS = {"skills", "storage", "run", "local"}
 _STRING_LISTS = {"skill_dirs", "skills_disabled", "projects"}

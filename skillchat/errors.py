@@ -55,7 +55,8 @@ into a Problem); TrustError in skills/trust.py; FileAccessError in safe_io/read.
 words it as a ConfigError or UsageError naming where the workspace came from);
 StorageError and UnknownChatError in chats/; McpError in mcp/; ProviderError in engine/backends and
 engine/retry; LocalModelError in engine/local/; ToolRoundLimit in engine/loop.py;
-ToolArgumentError in tools/ and sandbox/command_tool.py; MalformedChunk in the
+ToolArgumentError in tools/, sandbox/command_tool.py and skills/shell_words.py (a `/name`
+word that cannot be quoted into an inline command); MalformedChunk in the
 openai backend's chunk checks; SearchFileTooLarge and RegexTimeout in
 workspace/search.py; IgnoreFileError in workspace/ignore.py; SandboxFailure in
 sandbox/.

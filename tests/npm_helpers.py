@@ -29,6 +29,11 @@ def npm_pack(folder: Path, name: str, version: str = "1.0.0", code: str = "") ->
     }
     (src / "package.json").write_text(json.dumps(manifest))
     (src / "index.js").write_text(code or f"module.exports = {{ name: '{name}' }};\n")
+    return pack(src, folder)
+
+
+def pack(src: Path, folder: Path) -> Path:
+    """`npm pack` of the package folder `src`, into `folder`: the tarball."""
     done = subprocess.run(
         ["npm", "pack", "--pack-destination", str(folder), "--ignore-scripts"],
         cwd=src,

@@ -353,7 +353,7 @@ def test_litellm_prints_nothing(server: ScriptedServer, tmp_path: Path) -> None:
         "    except ProviderError:\n        pass\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=180
     )
     assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
     assert len(server.completions) == 4

@@ -154,7 +154,7 @@ def test_missing_modules_and_programs_become_notes(server: ScriptedServer, tmp_p
     _, result = ask_run(server, skills, "python /skills/demo/scripts/imp.py")
     (note,) = result["notes"]
     assert "`frob_nicate` is not installed: skill demo does not declare it" in note
-    assert '[packages] demo = ["frob-nicate"]' in note
+    assert '`[packages] demo = ["DISTRIBUTION"]`' in note and "frob-nicate" not in note
     _, result = ask_run(server, skills, "gh --version")
     assert result["exit_code"] == 127
     assert result["notes"] == ["`gh` is not installed here"]

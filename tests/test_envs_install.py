@@ -99,7 +99,7 @@ def test_an_sdist_only_package_is_refused_by_name(
     with pytest.raises(InstallFailed) as caught:
         ensure(store, ("buildme",), tools)
     assert "buildme" in str(caught.value) and "only wheels" in str(caught.value)
-    assert [p.name for p in store.root.iterdir()] == ["cache", "locks"]  # nothing half-made
+    assert [p.name for p in store.root.iterdir()] == ["locks"]  # nothing half-made, no cache
 
 
 def test_a_pth_file_never_runs_on_the_host(
@@ -150,7 +150,12 @@ def test_the_size_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tools: To
     store = EnvStore(tmp_path / "envs")
     with pytest.raises(InstallFailed, match=r"over the 1 MB cap"):
         ensure(store, ("bigpkg",), tools, limits=InstallLimits(max_mb=1))
-    assert not [p for p in store.root.iterdir() if p.name not in ("cache", "locks")]
+    assert [p.name for p in store.root.iterdir()] == ["locks"]
+    # What fits still installs: the bound is the cap, not less.
+    write_wheel(folder, "fits", extra_files={"fits/data.txt": os.urandom(350_000).hex()})
+    record, made = ensure(store, ("fits",), tools, limits=InstallLimits(max_mb=1))
+    assert made and record.size_bytes > 700_000
+    assert record.fetched_bytes > 700_000  # what uv unpacked into its cache
 
 
 def test_two_installs_of_one_set_at_once_install_once(
@@ -310,3 +315,19 @@ def trust_of_demo(base: list[str]) -> str:
     assert listed.returncode == 0, listed.stderr
     (demo,) = [s for s in json.loads(listed.stdout)["skills"] if s["name"] == "demo"]
     return str(demo["trust"])
+
+
+def test_the_install_cap_is_a_positive_whole_number_of_mb(tmp_path: Path) -> None:
+    from skillchat.config import load_settings
+    from skillchat.errors import ConfigError
+
+    path = tmp_path / "config.toml"
+    path.write_text("[run]\ninstall_max_mb = 64\n")
+    assert load_settings(path).run_install_max_mb == 64
+    for bad, message in (
+        ("install_max_mb = 0", "run_install_max_mb must be at least 1"),
+        ("install_max_mb = 1.5", r"config\.toml:2: 'run\.install_max_mb' must be an integer"),
+    ):
+        path.write_text(f"[run]\n{bad}\n")
+        with pytest.raises(ConfigError, match=message):
+            load_settings(path)

@@ -4,17 +4,23 @@ from the words after the name, and `argument-hint` shown where `/name` is typed.
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from chat_helpers import make_chat, registry, tool_messages, write_skill
 from helpers import session_options, skill_folder
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 
 from skillchat.skills.arguments import (
+    ArgumentFiller,
     argument_hint,
     argument_names,
     split_arguments,
@@ -185,3 +191,35 @@ def test_a_real_skills_hint_in_help_and_completion(
     session.expect(f"{hint} · Generate images using AI.")
     session.send("\x15")  # Ctrl-U: clear the line
     assert session.quit() == 0
+
+
+# Each place a skill may put a placeholder in an inline command where it is quoted,
+# and the command that prints the word between brackets.
+QUOTED_PLACES = [
+    "printf '[%s]' $0",
+    "printf '[%s]' '$0'",
+    "printf '[%s]' \"$0\"",
+    "printf '[%s]' \"$(printf %s $0)\"",
+    'printf \'[%s]\' "$(printf %s "$0")"',
+    "true # $0\nprintf '[%s]' \"$0\"",
+]
+
+
+@pytest.mark.parametrize("place", QUOTED_PLACES)
+@settings(max_examples=40, deadline=None)
+@given(word=st.text(st.characters(exclude_characters="\x00"), min_size=1))
+def test_a_word_filled_into_a_command_reaches_it_exactly(place: str, word: str) -> None:
+    """Whatever the word holds, bash gets it as one word of data: printed back
+    exactly (a `$(…)`, quote or newline in it would change or add output)."""
+    bash = shutil.which("bash")
+    assert bash is not None
+    filler = ArgumentFiller(shlex.quote(word))
+    command = filler.fill_command(place)
+    done = subprocess.run(
+        [bash, "-c", command], capture_output=True, env={"PATH": os.environ["PATH"]},
+        cwd=Path.home(), timeout=30, check=False,
+    )  # fmt: skip
+    printed = done.stdout.decode("utf-8", "surrogateescape")
+    if place.startswith("printf '[%s]' \"$(printf"):  # $(…) drops trailing newlines
+        word = word.rstrip("\n")
+    assert printed == f"[{word}]", (command, done.stderr)

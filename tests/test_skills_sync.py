@@ -49,14 +49,15 @@ def test_sync_frozen_reproduces_an_install_byte_for_byte(tmp_path: Path) -> None
     author, teammate = installed_by_teammate(tmp_path)
     done = skillchat("skills", "sync", "--project", "--frozen", cwd=teammate.parent)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["docx: installed", "pdf: installed"]
+    read = f"lock: {teammate / 'skills.lock'}"  # the project's: the user-level lock is empty
+    assert done.stdout.splitlines() == [read, "docx: installed", "pdf: installed"]
     assert files_of(teammate / "skills") == files_of(author / "skills")
     lock = json.loads((teammate / "skills.lock").read_text())
     assert lock == json.loads((author / "skills.lock").read_text())
     listed = skillchat("skills", "list", cwd=teammate.parent)  # came with the project:
     assert "pdf\tA test skill.\tuntrusted" in listed.stdout.splitlines()  # read, then trust
     again = skillchat("skills", "sync", "--project", "--frozen", cwd=teammate.parent)
-    assert again.stdout.splitlines() == ["docx: in place", "pdf: in place"]
+    assert again.stdout.splitlines() == [read, "docx: in place", "pdf: in place"]
 
 
 def test_sync_frozen_fails_when_the_locked_commit_is_gone(tmp_path: Path) -> None:

@@ -67,6 +67,7 @@ def starter_document() -> dict[str, Any]:
             "timeout_s": d.run_timeout_s,
             "max_timeout_s": d.run_max_timeout_s,
             "allow_install": d.run_allow_install,
+            "install_max_mb": d.run_install_max_mb,
         },
         "local": {"context_max": d.local_context_max},
     }

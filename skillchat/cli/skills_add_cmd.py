@@ -8,6 +8,7 @@ Everything a repository supplies (names, descriptions, file names, licence,
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import sys
 import tempfile
@@ -32,8 +33,11 @@ ProjectOpt = Annotated[
 
 
 def target_dir(project: bool) -> Path:
-    """Where installs go: `./.agents/skills`, or the user-level `~/.agents/skills`."""
-    return (Path.cwd() / ".agents" / "skills") if project else Path.home() / ".agents" / "skills"
+    """Where installs go: `./.agents/skills` (never through a symlink), or the
+    user-level `~/.agents/skills`."""
+    from skillchat.skills.install import project_skills_dir
+
+    return project_skills_dir(Path.cwd()) if project else Path.home() / ".agents" / "skills"
 
 
 def _show(consoles: Consoles, prepared: Any) -> None:
@@ -99,11 +103,21 @@ def _scripts_in(root: Path) -> list[str]:
 
 
 def _confirm(question: str, yes: bool) -> None:
+    """Ask `question` on the terminal; InstallError unless the answer is yes.
+
+    The answer is waited for in short turns rather than in one blocking read (as
+    `input()` and `typer.confirm` do): a Ctrl-C that comes in the instant between
+    the question being printed and the read starting would otherwise be noted but
+    not acted on until a key came, leaving the command hung on its question. Each
+    turn lets Python act on it, so Ctrl-C always stops the command (exit 130)."""
     if yes:
         return
     if not sys.stdin.isatty():
         raise InstallError("not a terminal: read the summary above, then rerun with --yes")
-    if not typer.confirm(question, default=False):
+    typer.echo(f"{question} [y/N]: ", nl=False)
+    while not select.select([sys.stdin], [], [], 0.2)[0]:
+        pass
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
         raise InstallError("nothing installed")
 
 
@@ -177,64 +191,106 @@ def remove_cmd(
     typer.echo(safe.one_line(f"removed {name} from {target}"))
 
 
-@app.command("verify", short_help="Check installed skills against their lock (for CI).")
+def _locked_folders(project: bool) -> list[Path]:
+    """The skills folders whose locks `verify` and `sync` read: with `--project`
+    the project's; else the user-level one and, when the folder the command runs in
+    has a lock, that project's too (CI runs there: a tampered project skill must
+    fail it). In the home itself the two are one."""
+    user = target_dir(False)
+    if project:
+        return [target_dir(True)]
+    here = Path.cwd() / ".agents" / "skills.lock"
+    if not os.path.lexists(here) or os.path.realpath(Path.cwd()) == os.path.realpath(Path.home()):
+        return [user]
+    return [user, target_dir(True)]
+
+
+@app.command("verify", short_help="Check installed skills against their locks (for CI).")
 def verify_cmd(
     ctx: typer.Context,
-    project: ProjectOpt = False,
+    project: Annotated[
+        bool, typer.Option("--project", help="Only the project's lock, not the user-level one.")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Hash every skill the lock lists; exit 1 if any changed, is missing, or the
-    lock cannot be read."""
-    from skillchat.errors import TrustError
-    from skillchat.skills.content_hash import content_hash
-    from skillchat.skills.lock import Lock, changed_files, lock_path
+    """Hash every skill the locks list (the user-level lock, and the lock of the
+    project the command runs in); exit 1 if any changed, is missing, or a lock cannot
+    be read."""
+    from skillchat.skills.lock import Lock, lock_path
 
-    target = target_dir(project)
-    lock = Lock.load(lock_path(target))
-    results: dict[str, list[str]] = {}
-    for name, record in sorted(lock.skills.items()):
-        root = target / name
-        if not root.is_dir() or root.is_symlink():
-            results[name] = ["missing (or no longer a folder)"]
-            continue
-        try:
-            same = content_hash(root) == record["digest"]
-        except TrustError:
-            same = False
-        results[name] = [] if same else changed_files(root, record)
-    bad = {n: c for n, c in results.items() if c}
+    results: list[tuple[Path, str, list[str]]] = []
+    locks = []
+    for folder in _locked_folders(project):
+        locks.append(lock := Lock.load(lock_path(folder)))
+        results += [
+            (lock.path, n, _verified(folder / n, r)) for n, r in sorted(lock.skills.items())
+        ]
+    bad = [r for r in results if r[2]]
     if json_out:
         doc = {
             "ok": not bad,
-            "lock": str(lock.path),
-            "skills": [{"name": n, "ok": not c, "changes": c} for n, c in results.items()],
+            "locks": [str(lock.path) for lock in locks],
+            "skills": [
+                {"name": n, "lock": str(p), "ok": not c, "changes": c} for p, n, c in results
+            ],
         }
         typer.echo(safe.json_text(doc, indent=2))
     else:
-        for name, changes in results.items():
-            state = "ok" if not changes else "changed since installed: " + "; ".join(changes)
-            typer.echo(f"{safe.one_line(name)}\t{safe.one_line(state)}")
+        for lock in locks:
+            typer.echo(safe.one_line(f"lock: {lock.path}"))
+            for _, name, changes in (r for r in results if r[0] == lock.path):
+                state = "ok" if not changes else "changed since installed: " + "; ".join(changes)
+                typer.echo(f"{safe.one_line(name)}\t{safe.one_line(state)}")
         if not results:
-            consoles_of(ctx).err.print(f"no skills in {lock.path}", markup=False)
+            paths = " or ".join(str(lock.path) for lock in locks)
+            consoles_of(ctx).err.print(f"no skills in {paths}", markup=False)
     if bad:
         raise typer.Exit(1)
 
 
-@app.command("sync", short_help="Install exactly what the lock says (--frozen for CI).")
+def _verified(root: Path, record: dict[str, Any]) -> list[str]:
+    """What differs between an installed skill and its lock record (nothing: same)."""
+    from skillchat.errors import TrustError
+    from skillchat.skills.content_hash import content_hash
+    from skillchat.skills.lock import changed_files
+
+    if not root.is_dir() or root.is_symlink():
+        return ["missing (or no longer a folder)"]
+    try:
+        same = content_hash(root) == record["digest"]
+    except TrustError:
+        same = False
+    return [] if same else changed_files(root, record)
+
+
+@app.command("sync", short_help="Install exactly what the locks say (--frozen for CI).")
 def sync_cmd(
-    project: ProjectOpt = False,
+    project: Annotated[
+        bool, typer.Option("--project", help="Only the project's lock, not the user-level one.")
+    ] = False,
     frozen: Annotated[
         bool,
         typer.Option("--frozen", help="Fail if a locked commit is gone or hashes differently."),
     ] = False,
 ) -> None:
-    """Install every skill of the lock that is not in the folder yet, each at its
-    locked commit. Synced project skills are not trusted: the lock came with the
-    project, so `skills trust` them once you have read them."""
+    """Install every skill of the locks (the user-level lock, and the lock of the
+    project the command runs in) that is not in its folder yet, each at its locked
+    commit. Synced project skills are not trusted: the lock came with the project, so
+    `skills trust` them once you have read them; and a project's lock copies no local
+    folder from outside the project."""
+    from skillchat.skills.lock import Lock, lock_path
     from skillchat.skills.sync import sync
 
-    for line in sync(target_dir(project), frozen=frozen):
-        typer.echo(safe.one_line(line))
+    user, folders = target_dir(False), _locked_folders(project)
+    locked = [f for f in folders if Lock.load(lock_path(f)).skills]
+    if not locked:
+        paths = " or ".join(str(lock_path(f)) for f in folders)
+        raise InstallError(f"no skills to sync in {paths}")
+    for folder in locked:
+        typer.echo(safe.one_line(f"lock: {lock_path(folder)}"))
+        inside = None if folder == user else Path.cwd()
+        for line in sync(folder, frozen=frozen, project=inside):
+            typer.echo(safe.one_line(line))
 
 
 @app.command("update", short_help="Update installed skills to their ref's newest commit.")
@@ -261,7 +317,12 @@ def update_cmd(
             head = f"{u.name}: {u.old_commit[:12]} -> {(u.prepared.commit or '?')[:12]}"
             out.print(safe.text(safe.one_line(head), "strong"), soft_wrap=True)
             lines = list(u.changes)
-            before = _declared(u.name, target / u.name, _scripts_in(target / u.name))
+            here = target / u.name
+            before = (
+                "not read (the installed folder is a symlink)"
+                if here.is_symlink()
+                else _declared(u.name, here, _scripts_in(here))
+            )
             if (after := _packages(u.skill)) != before:
                 lines.append(f"packages: {before} -> {after}")
             for line in [*lines, *(f"! {f}" for f in u.skill.findings)]:

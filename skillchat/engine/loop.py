@@ -74,6 +74,10 @@ STEPS: tuple[Step, ...] = (
 class Chat:
     """One conversation: the transcript, the activated skills, the loop."""
 
+    # Its messages are the user's: a `/name` starting one starts that skill (a fork's
+    # one message is a task the model wrote, engine/fork.py).
+    typed_by_user = True
+
     def __init__(
         self,
         settings: Settings,

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+import shlex
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillchat.errors import EnvRefused, SandboxFailure, ToolArgumentError
-from skillchat.mounts import SKILLS_MOUNT
+from skillchat.mounts import SCRATCH_MOUNT, SKILLS_MOUNT, WORKSPACE_MOUNT
 from skillchat.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:  # imported when a command first runs, not before the first request
@@ -163,11 +164,12 @@ class SandboxCommands:
         except EnvRefused as exc:
             return _error(exc.code, str(exc))
         extra = {"SKILL_DIR": f"{SKILLS_MOUNT}/{skill}"} if skill else {}
-        extra |= use.env
+        extra |= use.env | (_own_modules(skill, use.env) if skill else {})
         here: tuple[tuple[Path, str, bool], ...] = ()
         made: list[Path] = []
-        if skill and spec.workspace is None:  # its SKILL.md's relative paths work
-            here, made = skill_entries(skill, spec.mountable_skills()[skill], spec.scratch)
+        root = spec.mountable_skills()[skill] if skill else None
+        if skill and root and spec.workspace is None:  # its SKILL.md's relative paths work
+            here, made = skill_entries(skill, root, spec.scratch)
         limits = replace(spec.limits, timeout_s=timeout)
         spec = replace(spec, limits=limits, binds=spec.binds + here + use.binds)
         try:
@@ -178,8 +180,11 @@ class SandboxCommands:
         finally:
             remove_mount_points(made)
         outcome.notes = [*use.notes, *outcome.notes]
-        outcome.notes += missing_notes(skill, outcome.exit_code, outcome.stderr)
-        return outcome_result(outcome, timeout, widened=_widened(request))
+        outcome.notes += missing_notes(skill, outcome.exit_code, outcome.stderr, root)
+        folders = {SCRATCH_MOUNT: spec.scratch}
+        if spec.workspace is not None:
+            folders[WORKSPACE_MOUNT] = spec.workspace
+        return outcome_result(outcome, timeout, widened=_widened(request), folders=folders)
 
     def _arguments(self, args: dict[str, Any], spec: SandboxSpec) -> tuple[str, str | None, float]:
         command = args.get("command")
@@ -203,6 +208,16 @@ class SandboxCommands:
         return command, skill, float(min(timeout, self.max_timeout_s))
 
 
+def _own_modules(skill: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The skill's folder where Python and Node look for modules, after the
+    environment's own (`/node_modules` stays first): `python -m scripts.x` and
+    `from core.x import y`, written relative to the skill, work wherever the command
+    starts, the workspace too (whose own modules, in the working folder, come first)."""
+    folder = f"{SKILLS_MOUNT}/{skill}"
+    node = env.get("NODE_PATH")
+    return {"PYTHONPATH": folder, "NODE_PATH": f"{node}:{folder}" if node else folder}
+
+
 def _error(code: str, message: str, **extra: Any) -> ToolResult:
     payload = {"error": message, "error_code": code, **extra}
     return ToolResult(
@@ -220,9 +235,15 @@ def _widened(request: RunRequest) -> list[str]:
     )
 
 
-def outcome_result(outcome: Outcome, timeout: float, widened: Sequence[str] = ()) -> ToolResult:
+def outcome_result(
+    outcome: Outcome,
+    timeout: float,
+    widened: Sequence[str] = (),
+    folders: Mapping[str, Path] | None = None,
+) -> ToolResult:
     """The tool result for a finished (or stopped) run, and its card preview (which
-    says when the sandbox was widened: network, workspace writes)."""
+    says when the sandbox was widened: network, workspace writes, and where the
+    files written are on this machine, by `folders`: mount -> host folder)."""
     payload: dict[str, Any] = {
         "exit_code": outcome.exit_code,
         "stdout": outcome.stdout,
@@ -242,12 +263,51 @@ def outcome_result(outcome: Outcome, timeout: float, widened: Sequence[str] = ()
     status = f"exit {outcome.exit_code}" if outcome.exit_code is not None else "stopped"
     head = " · ".join([status, f"{outcome.duration_ms} ms", *widened])
     if outcome.files_written:
-        head += " · wrote " + ", ".join(outcome.files_written[:5])
+        head += " · wrote " + ", ".join(_shown(p) for p in outcome.files_written[:5])
     if outcome.notes:
         head += " · " + " · ".join(outcome.notes)
+    if where := _on_host(outcome.files_written, folders or {}):
+        head += "\n" + where
     return ToolResult(
         json.dumps(payload, ensure_ascii=False),
         preview=head + ("\n" + tail if tail else ""),
         size=len(outcome.stdout) + len(outcome.stderr),
         truncated=outcome.truncated,
     )
+
+
+_SHORT_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _shown(path: str) -> str:
+    """A file name the command chose, on one line and visible: as it is when every
+    character prints, else in bash's `$'…'` with escapes (`\\n`, `\\x1b`), as the
+    user could paste it into a shell."""
+    if path.isprintable():
+        return path
+    return "$'" + "".join(_escaped(c) for c in path) + "'"
+
+
+def _escaped(char: str) -> str:
+    if char in "'\\":
+        return "\\" + char
+    if char.isprintable():
+        return char
+    if char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    code = ord(char)
+    if code > 0xFFFF:
+        return f"\\U{code:08x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _on_host(written: Sequence[str], folders: Mapping[str, Path]) -> str | None:
+    """Where the folders the files were written to are on this machine, as paths the
+    user can open (`/scratch is ~/.local/share/skillchat/scratch/<chat>`); the model
+    is never told them."""
+    where = [
+        f"{mount} is {shlex.quote(str(folder))}"
+        for mount, folder in folders.items()
+        if any(path.startswith(f"{mount}/") for path in written)
+    ]
+    return "on this machine: " + ", ".join(where) if where else None

@@ -18,6 +18,8 @@ beyond looking at which system folders exist).
     /opt/skillchat/env   the skill's Python environment, read-only, when it has
                          one (skillchat/sandbox/envs); its bin/ comes before everything
     /tmp  /dev/shm       empty tmpfs
+    /opt/skillchat/cache an installer's cache, an empty tmpfs of the install's size
+                         cap (skillchat/sandbox/envs), only in an install's sandbox
     /proc /dev           new ones, for the sandbox's own pid namespace (/dev is
                          read-only: only its device nodes are usable)
 
@@ -166,6 +168,9 @@ class SandboxSpec:
     # More folders: (host folder, where it is seen, writable). A skill's
     # environment at /opt/skillchat/env; the install's own folders (skillchat/sandbox/envs).
     binds: tuple[tuple[Path, str, bool], ...] = ()
+    # Empty folders in RAM, each with its size in MiB: an installer's cache, which
+    # then can hold no more than the install's cap and is gone when the run ends.
+    tmpfs: tuple[tuple[str, int], ...] = ()
 
     def default_cwd(self) -> str:
         """Where a command starts: the workspace if there is one, else the scratch."""
@@ -290,6 +295,10 @@ def bwrap_args(
     for host, dest, writable in spec.binds:  # parents made traversable by the command
         args += ["--perms", "0755", "--dir", os.path.dirname(dest)]
         args += ["--bind" if writable else "--ro-bind", str(host), dest]
+    for dest, size_mb in spec.tmpfs:
+        args += ["--perms", "0755", "--dir", os.path.dirname(dest)]
+        args += ["--size", str(size_mb * mib), "--perms", "0777" if as_root else "0700"]
+        args += ["--tmpfs", dest]
     # The root is a tmpfs without a size, which the command's user owns when
     # skillchat is not root: read-only, like everything not bound writable.
     args += ["--remount-ro", "/", "--chdir", cwd]

@@ -105,6 +105,7 @@ def skill_envs(
     `[run] allow_install`. Progress goes where the consent's `install_progress`
     shows it (the REPL's live display, `ask`'s lines on stderr), else nowhere. The
     skills are the session's of the moment (`registry` is read at each use)."""
+    from skillchat.sandbox.envs.install import InstallLimits
     from skillchat.sandbox.envs.provider import SkillEnvs
     from skillchat.sandbox.envs.store import EnvStore
 
@@ -122,6 +123,7 @@ def skill_envs(
         settings.skill_packages,
         allowed,
         progress=getattr(consent, "install_progress", None),
+        limits=InstallLimits(max_mb=settings.run_install_max_mb),
     )
 
 

@@ -14,7 +14,8 @@ scratch folder as before.
 With a workspace, commands start in /workspace, the user's project: nothing is
 added there (a relative `scripts/x.py` is the project's file, as in Claude Code,
 and as `allowed-tools` judge it); the model is told the skill's folder,
-/skills/NAME.
+/skills/NAME. Module spellings (`python -m scripts.x`, `from core.x import y`) work
+there too: the skill's folder is on PYTHONPATH and NODE_PATH (command_tool.py).
 
 A bind needs a mount point in the real scratch folder: each is made empty before the
 run and removed after it if still empty (skillchat/sandbox/protect.py does the

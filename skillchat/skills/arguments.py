@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from skillchat.mounts import SKILLS_MOUNT
+from skillchat.skills.shell_words import contexts, quoted
 
 ARGUMENTS_KEY = "arguments"
 ARGUMENT_HINT_KEY = "argument-hint"
@@ -99,6 +100,22 @@ class ArgumentFiller:
 
     def __call__(self, piece: str) -> str:
         return self.pattern.sub(self._fill, piece)
+
+    def fill_command(self, command: str) -> str:
+        """`command` (an inline command as the skill wrote it) with each value
+        quoted as data for where it stands (skills/shell_words.py): a word the user
+        typed is never shell code. ToolArgumentError where no quoting holds."""
+        where = contexts(command)
+
+        def fill(match: re.Match[str]) -> str:
+            value = self._value(match)
+            if value is None:
+                return match.group(0)
+            word = quoted(value, where[match.start()])
+            self.filled += 1
+            return word
+
+        return self.pattern.sub(fill, command)
 
     def fills(self, body: str) -> bool:
         """Whether `body` has a placeholder these words fill (else the body is the

@@ -28,6 +28,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Generator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +40,9 @@ GITHUB_BASE = "https://github.com"
 FETCH_TIMEOUT = 120.0
 MAX_DOWNLOAD = 100_000_000
 MAX_DOWNLOAD_ENV = "SKILLCHAT_MAX_DOWNLOAD_BYTES"
+# The most entries a fetched commit may list under the path asked for: ten times
+# what one skill may hold (content_hash.MAX_ENTRIES), room for a repository of skills.
+MAX_LISTED = 20_000
 _SHORTHAND = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)/([A-Za-z0-9_.-]+)((?:/[^@]+)?)(?:@(.+))?$")
 _URL = re.compile(r"^(https?|ssh|file|git)://|^[\w.-]+@[\w.-]+:")
 
@@ -66,7 +71,7 @@ def parse_source(text: str, *, ref: str | None = None, path: str | None = None) 
         if not folder.is_dir():
             raise InstallError(f"{text}: no such folder")
         return Source(None, folder.resolve(), clean_path(path or ""), None)
-    if _URL.match(text):
+    if is_url(text):
         return Source(text, None, clean_path(path or ""), ref)
     found = _SHORTHAND.match(text)
     if found is None:
@@ -84,6 +89,11 @@ def parse_source(text: str, *, ref: str | None = None, path: str | None = None) 
     return Source(f"{base}/{owner}/{repo}", None, clean_path(inside), at or ref)
 
 
+def is_url(text: str) -> bool:
+    """Whether `text` is a git URL (`https://…`, `ssh://…`, `git@host:…`, `file://…`)."""
+    return _URL.match(text) is not None
+
+
 def clean_path(path: str) -> str:
     """A path inside the repository, `/`-separated, with no `..`, no absolute start
     and nothing that is not a plain name: refused with the reason otherwise."""
@@ -91,9 +101,15 @@ def clean_path(path: str) -> str:
     if path.startswith("/") and path.strip("/"):
         raise InstallError(f"path {path!r}: a path inside the repository is relative")
     for part in parts:
-        if part == ".." or "\\" in part or "\0" in part or part.startswith(".git"):
+        if part == ".." or "\\" in part or "\0" in part or is_dot_git(part):
             raise InstallError(f"path {path!r}: '{part}' is not allowed in a path")
     return "/".join(parts)
+
+
+def is_dot_git(name: str) -> bool:
+    """`.git` in any case (a case-blind file system makes `.GIT` the real one): never
+    installed. `.gitignore`, `.gitattributes`, `.github/` are a skill's plain files."""
+    return name.casefold() == ".git"
 
 
 @dataclass(frozen=True)
@@ -186,13 +202,51 @@ def run_git(
         err.seek(0)
         stdout, stderr = out.read(), err.read()
     if proc.returncode != 0:
-        lines = [ln.strip() for ln in stderr.decode(errors="replace").splitlines()]
-        # git's first error names the cause (a bad object); its last fatal, the step
-        why = next((ln for ln in lines if ln.startswith("error:")), None)
-        why = why or next((ln for ln in reversed(lines) if ln.startswith("fatal:")), None)
-        why = why or next((ln for ln in reversed(lines) if ln), f"exit {proc.returncode}")
-        raise InstallError(f"git {verb}: {why}")
+        raise _failed(verb, proc.returncode, stderr)
     return stdout.decode(errors="surrogateescape")
+
+
+def _failed(verb: str, code: int, stderr: bytes) -> InstallError:
+    """git's own line for a step that failed."""
+    lines = [ln.strip() for ln in stderr.decode(errors="replace").splitlines()]
+    # git's first error names the cause (a bad object); its last fatal, the step
+    why = next((ln for ln in lines if ln.startswith("error:")), None)
+    why = why or next((ln for ln in reversed(lines) if ln.startswith("fatal:")), None)
+    why = why or next((ln for ln in reversed(lines) if ln), f"exit {code}")
+    return InstallError(f"git {verb}: {why}")
+
+
+def _records(args: list[str], cwd: Path) -> Generator[str, None, None]:
+    """The NUL-ended records `git ARGS` writes, each as soon as git writes it: a
+    listing is read as it comes, never whole, so its reader can stop at a bound
+    (git is killed then, or at the time limit)."""
+    import tempfile
+    import threading
+
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            ["git", *args], cwd=cwd, env=git_env(), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=err,
+        )  # fmt: skip
+        timer = threading.Timer(FETCH_TIMEOUT, proc.kill)
+        timer.start()
+        out = proc.stdout
+        assert out is not None
+        try:
+            pending = b""
+            while chunk := os.read(out.fileno(), 1 << 16):
+                *done, pending = (pending + chunk).split(b"\0")
+                for record in done:
+                    yield record.decode(errors="surrogateescape")
+            if proc.wait() != 0:
+                err.seek(0)
+                raise _failed(args[0], proc.returncode, err.read())
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            out.close()
 
 
 def fetch_commit(source: Source, repo: Path) -> str:
@@ -234,12 +288,18 @@ def list_tree(repo: Path, commit: str, path: str) -> list[TreeEntry]:
         kind = run_git(["cat-file", "-t", spec[0]], repo).strip() if _exists(repo, spec[0]) else ""
         if kind != "tree":
             raise InstallError(f"'{path}' is not a folder in commit {commit[:12]}")
-    out = run_git(["ls-tree", "-r", "-z", "--long", *spec], repo)
-    entries = []
-    for item in filter(None, out.split("\0")):
-        meta, name = item.split("\t", 1)
-        mode, kind, oid, size = meta.split()
-        entries.append(TreeEntry(name, mode, kind, oid, None if size == "-" else int(size)))
+    entries: list[TreeEntry] = []
+    with closing(_records(["ls-tree", "-r", "-z", "--long", *spec], repo)) as records:
+        for item in records:
+            if len(entries) == MAX_LISTED:  # a few KB of trees can list millions of files
+                where = f"under '{path}'" if path else "in the repository"
+                raise InstallError(
+                    f"more than {MAX_LISTED:,} entries {where}: over the limit "
+                    "(give --path to the skills' folder)"
+                )
+            meta, name = item.split("\t", 1)
+            mode, kind, oid, size = meta.split()
+            entries.append(TreeEntry(name, mode, kind, oid, None if size == "-" else int(size)))
     return entries
 
 
@@ -261,11 +321,6 @@ def write_blobs(repo: Path, entries: list[TreeEntry], dest: Path) -> None:
         if entry.kind != "blob":
             continue
         clean_path(entry.path)
-        target = dest / entry.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        expected = os.path.join(real_dest, os.path.dirname(entry.path)).rstrip("/")
-        if os.path.realpath(target.parent) != expected:
-            raise InstallError(f"{entry.path}: its folder is a symlink in the repository")
         data = subprocess.run(
             ["git", "cat-file", "blob", entry.oid],
             cwd=repo,
@@ -275,10 +330,26 @@ def write_blobs(repo: Path, entries: list[TreeEntry], dest: Path) -> None:
             check=True,
             timeout=FETCH_TIMEOUT,
         ).stdout
-        if entry.mode == "120000":
-            os.symlink(os.fsdecode(data), target)
-            continue
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(target, 0o755 if entry.mode == "100755" else 0o644)
+        try:
+            _write_blob(dest / entry.path, entry, data, real_dest)
+        except OSError as exc:  # a name or link target longer than the file system takes
+            kind = "symlink" if entry.mode == "120000" else "file"
+            raise InstallError(
+                f"{entry.path}: a {kind} that cannot be written ({exc.strerror})"
+            ) from None
+
+
+def _write_blob(target: Path, entry: TreeEntry, data: bytes, real_dest: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    expected = os.path.join(real_dest, os.path.dirname(entry.path)).rstrip("/")
+    if os.path.realpath(target.parent) != expected:
+        raise InstallError(f"{entry.path}: its folder is a symlink in the repository")
+    if entry.mode == "120000":
+        if b"\0" in data:  # git stores any bytes; no file system takes a NUL
+            raise InstallError(f"{entry.path}: a symlink whose target holds a NUL byte")
+        os.symlink(os.fsdecode(data), target)
+        return
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.chmod(target, 0o755 if entry.mode == "100755" else 0o644)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from typing import Any
 
 from skillchat.errors import InstallError, TrustError
 from skillchat.skills.content_hash import MAX_BYTES, MAX_ENTRIES
-from skillchat.skills.gitfetch import Source, TreeEntry, clean_path
+from skillchat.skills.gitfetch import Source, TreeEntry, clean_path, is_dot_git
 from skillchat.skills.lock import Lock, lock_path, record_for
 
 MAX_FILE_BYTES = 10_000_000
@@ -79,34 +80,69 @@ class Prepared:
     skipped: list[str]  # entries left out of the fetch (submodules), to show
 
 
+def project_skills_dir(root: Path) -> Path:
+    """`root/.agents/skills`, where a project's installs go, refused when `.agents` or
+    `.agents/skills` is a symlink or not a folder: a clone can hold a link (git keeps
+    them) to the user's own skills folder, and what a project sync put there would be
+    trusted user-level skills. With neither a link, the folder is inside `root`."""
+    target = root / ".agents" / "skills"
+    for step in (target.parent, target):
+        if os.path.islink(step):
+            raise InstallError(
+                f"{step} is a symlink (to {os.readlink(step)}): a project's skills stay "
+                "in the project; nothing changed"
+            )
+        if os.path.lexists(step) and not os.path.isdir(step):
+            raise InstallError(f"{step} is not a folder: nothing changed")
+    return target
+
+
 def find_skill_folders(paths: list[str]) -> list[str]:
     """The folders (relative, "" for the top) that hold a SKILL.md, outermost only."""
     folders = sorted({os.path.dirname(p) for p in paths if os.path.basename(p) in SKILL_MD_NAMES})
-    outer: list[str] = []
+    outer: dict[str, None] = {}  # a folder's ancestors sort before it: each is looked up
     for folder in folders:
-        if not any(folder.startswith(o + "/") or o == "" for o in outer):
-            outer.append(folder)
-    return outer
+        parts = folder.split("/")
+        if not any("/".join(parts[:i]) in outer for i in range(len(parts))):
+            outer[folder] = None
+    return list(outer)
 
 
 def _choose(folders: list[str], names: list[str], all_: bool) -> list[str]:
+    """The folders to install: the named ones, or all. A name two folders share (a
+    skill is installed under its folder's name) is refused: which one is meant?"""
     if not folders:
         raise InstallError("no skill (a folder with a SKILL.md) in the source")
-    by_name = {os.path.basename(f) or "": f for f in folders}
+    by_name: dict[str, list[str]] = {}
+    for f in folders:
+        by_name.setdefault(unicodedata.normalize("NFKC", os.path.basename(f)), []).append(f)
     if names:
         missing = [n for n in names if n not in by_name]
         if missing:
             raise InstallError(
-                f"no skill named {', '.join(missing)} in the source; it has: "
-                + ", ".join(sorted(by_name))
+                f"no skill named {', '.join(missing)} in the source; it has: {_some(by_name)}"
             )
-        return [by_name[n] for n in names]
-    if len(folders) > 1 and not all_:
+    elif len(folders) > 1 and not all_:
         raise InstallError(
-            f"the source holds {len(folders)} skills ({', '.join(sorted(by_name))}):"
+            f"the source holds {len(folders)} skills ({_some(by_name)}):"
             " name the ones to install, or give --all"
         )
-    return folders
+    chosen = [by_name[n] for n in dict.fromkeys(names)] if names else list(by_name.values())
+    for twins in chosen:
+        if len(twins) > 1:
+            raise InstallError(
+                f"more than one skill named '{os.path.basename(twins[0])}' in the source "
+                f"({', '.join(twins)}): give --path to the one to install"
+            )
+    return [twins[0] for twins in chosen]
+
+
+def _some(names: dict[str, list[str]], most: int = 20) -> str:
+    """The first `most` names, sorted, for a line a repository of thousands can fill."""
+    shown = sorted(names)
+    return ", ".join(shown[:most]) + (
+        f", … ({len(shown) - most} more)" if len(shown) > most else ""
+    )
 
 
 def _check_bounds(entries: list[TreeEntry]) -> None:
@@ -123,6 +159,11 @@ def _check_bounds(entries: list[TreeEntry]) -> None:
         raise InstallError(f"{total:,} bytes in all, over the {MAX_BYTES:,} limit")
 
 
+def _dot_git(folder: str, names: list[str]) -> list[str]:
+    """What a copy of a local folder leaves out: a `.git` (its checkout's history)."""
+    return [n for n in names if is_dot_git(n)]
+
+
 def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepared:
     """Fetch `source` into `work` (a fresh private folder) and stage the chosen skills."""
     from skillchat.skills import gitfetch
@@ -134,12 +175,16 @@ def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepare
         top = source.local / source.path if source.path else source.local
         if top.is_symlink() or not top.is_dir():
             raise InstallError(f"{top}: not a folder")
-        listed = [str(p.relative_to(top)) for p in top.rglob("*") if ".git" not in p.parts]
+        listed = [
+            str(p.relative_to(top))
+            for p in top.rglob("*")
+            if not any(is_dot_git(part) for part in p.parts)
+        ]
         chosen = _choose(find_skill_folders(listed), names, all_)
         skills = []
         for folder in chosen:
             dest = stage / (os.path.basename(folder) or top.name)
-            shutil.copytree(top / folder, dest, symlinks=True)
+            shutil.copytree(top / folder, dest, symlinks=True, ignore=_dot_git)
             skills.append(Candidate(f"{source.path}/{folder}".strip("/"), dest))
         commit = None
     else:
@@ -155,10 +200,13 @@ def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepare
             last = os.path.basename(source.path or (source.url or "").rstrip("/"))
             name = os.path.basename(folder) or last.removesuffix(".git")
             inside = [e for e in blobs if folder == "" or e.path.startswith(folder + "/")]
-            _check_bounds(inside)
             cut = len(folder) + 1 if folder else 0
             mine = [TreeEntry(e.path[cut:], e.mode, e.kind, e.oid, e.size) for e in inside]
-            gitfetch.write_blobs(repo, mine, stage / name)
+            try:
+                _check_bounds(inside)
+                gitfetch.write_blobs(repo, mine, stage / name)
+            except InstallError as exc:
+                raise InstallError(f"{name}: {exc}") from None
             skills.append(Candidate(f"{source.path}/{folder}".strip("/"), stage / name))
     for candidate in skills:
         scan(candidate)
@@ -195,15 +243,24 @@ def scan(c: Candidate) -> None:
             c.scripts.append(rel)
         if data.startswith(LFS_POINTER):
             c.findings.append(f"{rel} is a Git LFS pointer (the content was not fetched)")
-        text = data.decode("utf-8", errors="ignore")
-        hidden = sorted({f"U+{ord(ch):04X}" for ch in text if ord(ch) in HIDDEN})
-        if hidden and (rel in SKILL_MD_NAMES or is_script):
+        if hidden := _hidden(data, always=rel in SKILL_MD_NAMES or is_script):
             c.findings.append(f"{rel} has hidden or bidirectional characters: {', '.join(hidden)}")
     try:
         record = record_for(root)
         c.digest, c.files_sha = record["digest"], record["files"]
     except TrustError as exc:  # a link out of the folder, or over the bounds
         c.refusals.append(str(exc).replace(str(root), c.name))
+
+
+def _hidden(data: bytes, *, always: bool) -> list[str]:
+    """The hidden characters in a file's text, as U+XXXX. Every text file (valid
+    UTF-8) is read: a model reads `references/` as it reads SKILL.md. SKILL.md and
+    scripts are read even when not valid UTF-8; other bytes are not text."""
+    try:
+        text = data.decode("utf-8", errors="ignore" if always else "strict")
+    except UnicodeDecodeError:
+        return []
+    return sorted({f"U+{ord(ch):04X}" for ch in text if ord(ch) in HIDDEN})
 
 
 def collisions(c: Candidate, target: Path, installed: dict[str, Path]) -> None:

@@ -39,6 +39,7 @@ from skillchat.errors import LockError, TrustError
 from skillchat.safe_io.write import replace_atomically
 from skillchat.skills.model import Problem, Skill
 from skillchat.skills.records import skill_records
+from skillchat.skills.validation import good_name
 
 if TYPE_CHECKING:
     from skillchat.skills.registry import Registry
@@ -77,6 +78,12 @@ class Lock:
         skills = _parse(raw)
         if skills is None:
             raise LockError(f"{path}: not a skills lock skillchat can read (edited by hand?)")
+        for name in skills:  # a name is a folder beside the lock: never a path
+            if not good_name(name):
+                raise LockError(
+                    f"{path}: {json.dumps(name)} is not a skill name "
+                    "(lowercase letters, digits and '-'): the lock cannot be used"
+                )
         return cls(path, skills)
 
     def save(self) -> None:
@@ -94,10 +101,14 @@ def _parse(raw: bytes) -> dict[str, dict[str, Any]] | None:
 
 
 def _valid_record(record: dict[str, Any]) -> bool:
+    """Every field of the type skillchat writes: a lock is read before anything of it
+    is used, so a hand-made one fails here and not halfway through a sync."""
     return (
         set(record) == set(_RECORD_KEYS)
-        and isinstance(record["digest"], str)
+        and all(isinstance(record[k], str) for k in ("source", "path", "digest", "installed_at"))
+        and all(record[k] is None or isinstance(record[k], str) for k in ("ref", "commit"))
         and isinstance(record["files"], dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in record["files"].items())
     )
 
 

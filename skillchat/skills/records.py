@@ -16,7 +16,7 @@ def skill_records(
     (not JSON, another version, a record that is not a dict or fails `valid`)."""
     try:
         doc = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # a project's lock may nest past the parser
         return None
     if not isinstance(doc, dict) or doc.get("version") != version:
         return None

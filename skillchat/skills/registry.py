@@ -29,6 +29,10 @@ Rules, in order:
    a broken one as over the limit rather than invalid.
 7. The folders `hidden` names in a directory are not looked at: skillchat's own
    test fixtures among its bundled skills are not a user's skills.
+8. A directory that is a folder already scanned under another path (the same
+   device and inode: `~/.agents/skills` as the project's folder when run from the
+   home folder, or a symlinked `~/.claude/skills`) is not scanned again: its skills
+   are counted once, where it first came, and shadow nothing.
 
 Codex's `agents/openai.yaml` beside a SKILL.md is read here too (skills/vendor.py),
 as what it says decides whether the model may see the skill.
@@ -174,6 +178,25 @@ def _list(directory: Path) -> tuple[list[SkillDir], Problem | None]:
         return [], Problem(directory, f"cannot list skills directory: {reason}")
 
 
+def _once(dirs: Sequence[Path]) -> list[Path]:
+    """`dirs` without a folder seen before under another path (`~/.agents/skills` is
+    also `./.agents/skills` when run from the home folder; `~/.claude/skills` may be
+    a link to it): one folder, scanned at its first, highest-precedence, place, so
+    none of its skills shadows itself. A missing folder is kept (listing it says so)."""
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for directory in dirs:
+        try:
+            st = os.stat(directory)
+        except (OSError, ValueError):
+            out.append(directory)
+            continue
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            out.append(directory)
+    return out
+
+
 def discover(
     directories: Sequence[Path | str],
     *,
@@ -193,7 +216,7 @@ def discover(
     listed_at: dict[str, str] = {}
     excluded: list[Excluded] = []
     problems: list[Problem] = []
-    for directory in dirs:
+    for directory in _once(dirs):
         children, problem = _list(directory)
         if problem is not None:
             problems.append(problem)

@@ -22,16 +22,36 @@ from typing import Any
 
 from skillchat.errors import InstallError
 from skillchat.skills.content_hash import content_hash
-from skillchat.skills.gitfetch import Source, clean_path, parse_source
+from skillchat.skills.gitfetch import Source, clean_path, is_url, parse_source
 from skillchat.skills.install import Prepared, install, prepare
 from skillchat.skills.lock import Lock, lock_path
 
 
 def source_of(record: dict[str, Any], at: str | None) -> Source:
+    """Where a lock record's skill comes from: a git URL, or a local folder (an
+    absolute path, as `skills add` records one). Anything else is refused, as git
+    would take a relative path for a folder relative to wherever it runs."""
     source = record["source"]
     if source.startswith("/"):
         return parse_source(source, path=record["path"])
+    if not is_url(source):
+        raise InstallError(f"{source!r} in the lock is neither a git URL nor a folder")
     return Source(source, None, clean_path(record["path"]), at)
+
+
+def _check_inside(name: str, record: dict[str, Any], project: Path) -> None:
+    """A project lock's local-folder source outside the project: the lock came with
+    the project, and copying a folder of the user's (their own private skills) into
+    it is not what a sync is for."""
+    source = source_of(record, None)
+    if source.local is None:
+        return
+    folder, root = os.path.realpath(source.local / source.path), os.path.realpath(project)
+    if os.path.commonpath([folder, root]) != root:
+        raise InstallError(
+            f"{name}: its source {source.local} is a folder outside the project; a project's "
+            "lock copies only folders inside it (skills add it yourself if it is yours)"
+        )
 
 
 def _fetch(name: str, record: dict[str, Any], work: Path, frozen: bool) -> tuple[Prepared, str]:
@@ -59,15 +79,16 @@ def _fetch(name: str, record: dict[str, Any], work: Path, frozen: bool) -> tuple
     return replace(prepared, skills=[skill]), note
 
 
-def sync(target: Path, *, frozen: bool) -> list[str]:
-    """Install every locked skill missing from `target`; a line per skill."""
+def sync(target: Path, *, frozen: bool, project: Path | None = None) -> list[str]:
+    """Install every locked skill missing from `target`; a line per skill. `project`:
+    the lock is that project's, which may copy local folders inside it only."""
     lock = Lock.load(lock_path(target))
-    if not lock.skills:
-        raise InstallError(f"{lock.path}: no skills to sync")
     lines: list[str] = []
     todo: dict[str, dict[str, Any]] = {}
     for name, record in sorted(lock.skills.items()):
         here = target / name
+        if project is not None:
+            _check_inside(name, record, project)
         if not os.path.lexists(here):
             todo[name] = record
         elif here.is_dir() and not here.is_symlink() and content_hash(here) == record["digest"]:

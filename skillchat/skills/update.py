@@ -56,11 +56,14 @@ def changes(here: Path, record: dict[str, Any], new: Candidate) -> list[str]:
         if new.files_sha[p] != old_files[p]
     ]
     out += [f"new script: {s}" for s in new.scripts if s not in old_files]
-    before = _allowed_tools(here) if here.is_dir() else None
+    # a folder swapped for a link (a clone can hold one) is not read: it may point
+    # at a folder of the user's, which the summary must not show
+    folder = here.is_dir() and not here.is_symlink()
+    before = _allowed_tools(here) if folder else None
     if before != new.allowed_tools:
         out.append(f"allowed-tools: {before or 'none'} -> {new.allowed_tools or 'none'}")
     try:
-        edited = content_hash(here) != record["digest"]
+        edited = not folder or content_hash(here) != record["digest"]
     except TrustError:  # a link out of it, or over the bounds: edited too
         edited = True
     if edited:

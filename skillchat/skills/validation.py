@@ -146,7 +146,7 @@ def _check_name(data: Mapping[Any, Any], dir_name: str, f: _Findings) -> str | N
         f.error(f"name {shown(raw)} must not contain '--'", "name")
     folder = unicodedata.normalize("NFKC", dir_name)
     if folder != name:
-        if f.lenient and _good_name(folder):
+        if f.lenient and good_name(folder):
             f.must(
                 f"name {shown(raw)} does not match directory {shown(dir_name)}",
                 f"loaded as {shown(folder)}, the folder name /name and the sandbox use",
@@ -157,7 +157,7 @@ def _check_name(data: Mapping[Any, Any], dir_name: str, f: _Findings) -> str | N
     return name
 
 
-def _good_name(name: str) -> bool:
+def good_name(name: str) -> bool:
     """Whether a folder name passes the name rules, so it may stand for the skill."""
     return (
         0 < len(name) <= MAX_NAME_CHARS

@@ -14,7 +14,8 @@ Found like Claude Code finds them: `!` then a backquoted command, at the start o
 line or after whitespace; one line each. They are found in the skill's own text
 before its `/name` arguments are filled in, then filled (a command may use `$0`, as
 in Claude Code, and the consent question shows it as it will run): words the user
-typed or piped in are never read as a command of their own.
+typed or piped in are never read as a command of their own, and a value put into a
+command is quoted as one word of data for where it stands (skills/shell_words.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillchat.errors import ToolArgumentError
+from skillchat.skills.arguments import ArgumentFiller
 from skillchat.tools.base import ToolResult
 
 # The chat's command runner bound to the chat loading the body (its gates are that
@@ -54,19 +56,21 @@ class InlineRuns:
 
 
 def run_inline_commands(
-    body: str, skill_name: str, run: RunCall | None, fill: Callable[[str], str] = str
+    body: str, skill_name: str, run: RunCall | None, filler: ArgumentFiller | None = None
 ) -> tuple[str, InlineRuns]:
     """`body` with each inline command replaced by its output, or kept with a note.
 
-    `fill` (the `/name` arguments, skills/arguments.py) is applied to the text and to
-    each command apart, after the commands are found: a command is only ever what the
-    skill's own text says, never text that came in with the arguments."""
+    `filler` (the `/name` arguments, skills/arguments.py) fills the text and each
+    command apart, after the commands are found: a command is only ever what the
+    skill's own text says, and a value put into one is quoted as data."""
+    fill: Callable[[str], str] = filler or str
+    fill_command: Callable[[str], str] = filler.fill_command if filler else str
     runs = InlineRuns()
     pieces: list[str] = []
     end = 0
     for match in _INLINE.finditer(body):
         pieces.append(fill(body[end : match.start()]))
-        pieces.append(_run(match, fill, skill_name, run, runs))
+        pieces.append(_run(match, fill, fill_command, skill_name, run, runs))
         end = match.end()
     pieces.append(fill(body[end:]))
     return "".join(pieces), runs
@@ -75,6 +79,7 @@ def run_inline_commands(
 def _run(
     match: re.Match[str],
     fill: Callable[[str], str],
+    fill_command: Callable[[str], str],
     skill_name: str,
     run: RunCall | None,
     runs: InlineRuns,
@@ -82,8 +87,8 @@ def _run(
     written = fill(match.group(0))
     if run is None:
         return _kept(written, runs, NO_RUNNER)
-    command = fill(match.group("inline") or match.group("block") or "").strip()
     try:
+        command = fill_command(match.group("inline") or match.group("block") or "").strip()
         result = run({"command": command, "skill_name": skill_name})
     except ToolArgumentError as exc:
         return _kept(written, runs, str(exc))

@@ -213,7 +213,7 @@ class GetSkill(SkillTool):
             None if arguments is None else ArgumentFiller(arguments, argument_names(frontmatter))
         )
         run = partial(runner.run, context=context) if runner is not None else None
-        body, inline = run_inline_commands(body, skill.name, run, filler or str)
+        body, inline = run_inline_commands(body, skill.name, run, filler)
         if filler is not None:
             body = filler.finish(body)
         if md.truncated:

@@ -18,7 +18,9 @@ message is saved as it completes (recorder.py). What the session guarantees:
 
 from __future__ import annotations
 
+import os
 import warnings
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.completion import merge_completers
@@ -28,6 +30,7 @@ from skillchat.config import Settings, user_data_dir
 from skillchat.engine.backends.background import BackgroundBackend
 from skillchat.engine.emit import Event, ForkEnded
 from skillchat.engine.invocation import unknown_name
+from skillchat.engine.questions import Questions
 from skillchat.errors import SkillchatError
 from skillchat.session import Session
 from skillchat.ui import commands
@@ -50,6 +53,10 @@ if TYPE_CHECKING:
 
 RESUME_PREVIEW_LINES = 12
 LEAVE_WORDS = {"exit", "quit"}  # alone on the line: leave, as /exit does
+
+
+def _unwatched(stream: str, text: str) -> None:
+    """The output sink of a command no card shows (a fork's, beside others)."""
 
 
 class Repl:
@@ -78,6 +85,7 @@ class Repl:
         self._warned: set[str] = set()
         self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
         self._resumed = transcript
+        questions = Questions()  # the chat's consent owner, which the cards ask through
         self.session = Session(
             settings,
             registry=registry,
@@ -86,13 +94,19 @@ class Repl:
             listeners=[self.view, self._count_fork],
             workspace=workspace,
             # One consent per chat: "always" is per chat.
-            consent=lambda: ReplConsent(settings, self.consoles),
-            mcp_consent=lambda: McpAsk(settings, self.consoles),
+            consent=lambda: ReplConsent(settings, self.consoles, questions),
+            mcp_consent=lambda: McpAsk(settings, self.consoles, questions),
             backend_for=BackgroundBackend,
+            questions=questions,
         )
         if self.session.runner is not None:
             # The console is read when a command runs: none is made before the prompt.
-            self.session.runner.watch = lambda request: live_card(self.consoles.out, request)
+            # A fork running beside others draws no card of its own (Questions.elsewhere).
+            self.session.runner.watch = lambda request: (
+                nullcontext(_unwatched)
+                if questions.elsewhere()
+                else live_card(self.consoles.out, request)
+            )
         self._count_tokens(transcript)
         slash = SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs)
         self.editor = LineEditor(
@@ -197,10 +211,21 @@ class Repl:
             return 1
         if self.recorder.chat_id is not None:
             chat = self.recorder.chat_id
-            self._line(
-                f"chat {chat} saved: skillchat -c (or --chat {chat}) goes on with it", "muted"
-            )
+            self._line(f"chat {chat} saved: {self._reopen(chat)} goes on with it", "muted")
         return 0
+
+    def _reopen(self, chat: str) -> str:
+        """The command that reopens `chat`: `-c` only while it is the chat `-c` would
+        open from here (this folder's most recently updated), which a chat taken up
+        with `/resume` and left unchanged, or one of another folder, is not."""
+        store = self.session.store
+        try:
+            last = store.last_chat(folder=os.path.realpath(os.getcwd())) if store else None
+        except SkillchatError:
+            last = None
+        if last is not None and last.id == chat:
+            return f"skillchat -c (or --chat {chat})"
+        return f"skillchat --chat {chat}"
 
     # ------------------------------------------------------------ chat switching
 

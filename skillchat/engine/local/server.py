@@ -123,11 +123,14 @@ def require_server() -> None:
 
 def plan(settings: Settings, model: Path) -> LocalPlan:
     """Read `model`'s header and size its server: the context is the trained one capped
-    by `[local] context_max`; a reply may fill at most a quarter of it."""
+    by `[local] context_max`; a reply may fill at most a quarter of it. The file is
+    checked first: a wrong path (missing, a FIFO, not GGUF) is the user's to fix
+    whether or not the `[local]` extra is installed, and reading a header needs none
+    of it."""
     from skillchat.engine.context_window import reply_tokens
 
-    require_server()
     info = read_gguf(model)
+    require_server()
     ctx = min(info.context_length or FALLBACK_CONTEXT, settings.local_context_max)
     return LocalPlan(
         model=model,

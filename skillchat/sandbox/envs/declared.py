@@ -10,10 +10,15 @@ this order, the first that exists:
 A command that names no script of the skill takes 2. from `scripts/` and the root.
 The config's `[packages]` table adds what a skill forgot (`skill-creator = ["pyyaml"]`).
 
-Only plain requirements from the index are accepted (`name[extra] >=1, <2 ; marker`).
-A line a safe install cannot honour (editable, VCS or URL or path, an index or host
-option, an include, any other option) is refused with one line naming it and its
-file: the install must never fetch from where the user did not configure, nor build.
+Only plain requirements from the index are accepted (`name[extra] >=1, <2 ; marker`),
+read by `packaging` (PEP 508's reference parser), one requirement per value: a line
+break or any other control character in a value is refused, as it would start a new
+line in a requirements file. What is kept is packaging's own rewriting of the parsed
+requirement, and it reaches uv as one argument, never as a line of a file uv would
+read options from. A line a safe install cannot honour (editable, VCS or URL or
+path, an index or host option, an include, any other option) is refused with one
+line naming it and its file: the install must never fetch from where the user did
+not configure, nor build.
 """
 
 from __future__ import annotations
@@ -31,13 +36,6 @@ MAX_DECLARATION_BYTES = 200_000
 # The scripts whose declarations are looked for: Python's, and Node's (envs/node.py).
 SCRIPT_SUFFIXES = (".py", ".pyw", ".js", ".mjs", ".cjs")
 _PEP723 = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$")
-# PEP 508 without direct references: name, extras, version clauses, then a marker.
-_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
-_REQUIREMENT = re.compile(
-    rf"^(?P<name>{_NAME})\s*(?:\[\s*{_NAME}(?:\s*,\s*{_NAME})*\s*\])?\s*"
-    r"(?P<spec>\(?\s*(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*\)?)"
-    r"\s*(?:;\s*(?P<marker>[^;]+))?$"
-)
 _REFUSED_OPTIONS = {
     "-e": "an editable install builds and runs the project's code",
     "--editable": "an editable install builds and runs the project's code",
@@ -66,7 +64,13 @@ class Declaration:
 
 
 def check_requirement(text: str, where: str) -> str:
-    """`text` as a plain index requirement, or RefusedDeclaration naming `where`."""
+    """`text` as a plain index requirement (packaging's spelling of it), or
+    RefusedDeclaration naming `where`."""
+    if any(not ch.isprintable() for ch in text):
+        raise RefusedDeclaration(
+            f"{where}: `{escaped(text.strip())}` is not a requirement skillchat can read: "
+            "a line break or control character (one requirement per value)"
+        )
     line = text.strip()
     first = line.split(maxsplit=1)[0] if line else ""
     option = first.split("=", 1)[0]
@@ -86,9 +90,26 @@ def check_requirement(text: str, where: str) -> str:
         )
     if lowered.endswith((".whl", ".tar.gz", ".zip", ".tar.bz2")):
         raise RefusedDeclaration(f"{where}: `{line}` is refused: a file, not a package name")
-    if not _REQUIREMENT.match(line):
-        raise RefusedDeclaration(f"{where}: `{line}` is not a requirement skillchat can read")
-    return line
+    # Imported here: 10-30 ms that a session pays only once a skill declares packages
+    # (this module is imported with the sandbox's tools, at every session's start).
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        parsed = Requirement(line)
+    except InvalidRequirement:
+        raise RefusedDeclaration(
+            f"{where}: `{line}` is not a requirement skillchat can read"
+        ) from None
+    if parsed.url:
+        raise RefusedDeclaration(
+            f"{where}: `{line}` is refused: a path or direct reference, not a package name"
+        )
+    return str(parsed)
+
+
+def escaped(text: str) -> str:
+    """`text` with what is not printable spelled as an escape (`\\n`), for one line."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def read_requirements(path: Path, shown: str) -> tuple[str, ...]:

@@ -4,29 +4,42 @@ uv is the pinned `uv` wheel's static binary (`uv.find_uv_bin()`), bound read-onl
 into a bubblewrap sandbox made like a command's (skillchat/sandbox/layout.py), with:
 
     /opt/skillchat/env    the new environment, writable (the staging folder's env/)
-    /opt/skillchat/cache  uv's cache, writable, shared by every install
+    /opt/skillchat/cache  uv's cache: an empty tmpfs of the size cap, this install's
+                          alone, gone when it ends
     /opt/skillchat/uv     uv, read-only
-    /scratch              the install's requirements file
+    /scratch              where uv's cache's final size is written
     the network           on: the package index is reached from inside
 
 Nothing else of the host: no home (no keys, no ~/.config/uv, no ~/.pypirc), no data
 folder, no other environment. The index is the user's, passed through uv's and
 pip's variables (UV_INDEX_URL, UV_DEFAULT_INDEX, UV_EXTRA_INDEX_URL, UV_FIND_LINKS,
 UV_NO_INDEX, PIP_INDEX_URL, ...) and proxy variables; a local find-links folder is
-bound read-only at its own path. `--only-binary :all:`: no source distribution is
-built, so no package's code runs during the install (a `.pth` file in a wheel runs
-only when the environment's Python starts, which is only inside a command's sandbox:
-the record is read from files). The environment is made at the path it is mounted
-at for commands, so its scripts' `#!` lines work there.
+bound read-only at its own path. The requirements are uv's arguments, each one
+requirement as packaging wrote it (envs/declared.py), never a file uv reads
+options from, and no configuration file is read (`--no-config`). Wheels only, on
+every uv command, the resolve's too (`--no-build`, uv's `--only-binary :all:`), so no
+source distribution is built and no package's code runs during the install (a
+`.pth` file in a wheel runs only when the environment's Python starts, which is
+only inside a command's sandbox: the record is read from files). The environment is
+made at the path it is mounted at for commands, so its scripts' `#!` lines work there.
 
 Bounded: the run's timeout, uv's HTTP timeout (a hung index ends with a clear
-line), the environment's size and its number of packages.
+line), the environment's size and its number of packages. The size holds while uv
+runs: uv unpacks every wheel into its cache, then copies it into the environment,
+and that cache is a tmpfs of the cap's size, so a small wheel that expands past the
+cap fails there (no space left) before anything is copied, and the environment can
+only hold what fitted in it. A tmpfs rather than a watcher that kills uv past the
+cap: the kernel refuses the first byte over, where a watcher lets uv write on
+between two looks. Its price is RAM (or swap) for what the install unpacks while it
+runs. No cache outlives an install, so nothing one install writes can be read by
+another, and a refused or failed install leaves nothing: its staging folder goes.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -55,6 +68,13 @@ CERT_MOUNT = "/opt/skillchat/ca-certificates.crt"
 # pip's and uv's "index off" variables (uv has no variable of its own for it).
 NO_INDEX = ("UV_NO_INDEX", "PIP_NO_INDEX")
 SYSTEM_PYTHON = "/usr/bin/python3"
+# On every uv command that resolves or installs (`uv venv` installs nothing, and
+# gets `--no-config` only): no configuration file read; wheels only (`--no-build`
+# is uv's `--only-binary :all:`, and the two may not be given together).
+UV_SAFE = "--no-config --no-build"
+# How uv and npm say a write did not fit (in the cache's tmpfs, or the file-size limit).
+NO_SPACE = ("No space left on device", "ENOSPC", "File too large", "EFBIG")
+FETCHED = "fetched"  # the scratch file the install's last step writes its cache's size to
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 # What of the host's environment reaches uv: where the index is, how to reach it.
 PASSED_VARIABLES = (
@@ -115,7 +135,7 @@ def ensure(
     """The environment of `packages`: (its record, whether it was installed now)."""
 
     def build(staging: Path) -> Record:
-        return _install(store, key, packages, staging, tools, limits, progress)
+        return _install(key, packages, staging, tools, limits, progress)
 
     key = env_key(packages, sandbox_python())
     return made_once(store, key, build)
@@ -140,7 +160,6 @@ def made_once(store: EnvStore, key: str, build: Callable[[Path], Record]) -> tup
 
 
 def _install(
-    store: EnvStore,
     key: str,
     packages: tuple[str, ...],
     staging: Path,
@@ -148,24 +167,20 @@ def _install(
     limits: InstallLimits,
     progress: Callable[[str], None],
 ) -> Record:
-    as_root = os.geteuid() == 0
     env, work = staging / "env", staging / "work"
     env.mkdir(mode=0o755)
     work.mkdir(mode=0o755)
-    store.cache.mkdir(parents=True, exist_ok=True)
-    (work / "requirements.txt").write_text("".join(p + "\n" for p in packages))
-    if as_root:  # the install runs as nobody
-        for folder in (env, store.cache):
-            os.chown(folder, NOBODY, NOBODY)
-    fetched_before = folder_size(store.cache)
-    binds, variables, no_index = uv_access(store, limits)
+    if os.geteuid() == 0:  # the install runs as nobody
+        os.chown(env, NOBODY, NOBODY)
+    binds, variables, no_index = uv_access(limits)
     binds.insert(0, (env, ENV_MOUNT, True))
     command = (
-        f"{UV_MOUNT} venv --quiet --no-project --python {SYSTEM_PYTHON} {ENV_MOUNT} && "
-        f"{UV_MOUNT} pip install --python {ENV_MOUNT}/bin/python --only-binary :all: "
-        f"{'--no-index ' if no_index else ''}-r /scratch/requirements.txt"
+        f"{UV_MOUNT} venv --no-config --quiet --no-project --python {SYSTEM_PYTHON} {ENV_MOUNT}"
+        f" && {UV_MOUNT} pip install {UV_SAFE} --python {ENV_MOUNT}/bin/python "
+        f"{'--no-index ' if no_index else ''}{uv_arguments(packages)}"
+        f" && {cache_size(CACHE_MOUNT)}"
     )
-    spec = install_spec(work, binds, limits)
+    spec = install_spec(work, binds, limits, CACHE_MOUNT)
     start = time.monotonic()
     run_install(tools, spec, command, variables, limits, progress, ", ".join(packages))
     size = finish(env, limits, len(installed := installed_packages(env)))
@@ -175,19 +190,38 @@ def _install(
         python=".".join(map(str, sandbox_python())),
         installed=installed,
         size_bytes=size,
-        fetched_bytes=max(0, folder_size(store.cache) - fetched_before),
+        fetched_bytes=fetched(work),
         duration_ms=int((time.monotonic() - start) * 1000),
         fingerprint=fingerprint(env),
     )
 
 
+def uv_arguments(packages: tuple[str, ...]) -> str:
+    """The requirements as uv's arguments, one each (checked and rewritten by
+    packaging: none starts with `-`, none holds a line break)."""
+    return " ".join(shlex.quote(p) for p in packages)
+
+
+def cache_size(mount: str) -> str:
+    """An install's last step: its cache's size (what it fetched and unpacked),
+    written to the scratch folder for the record (`fetched`)."""
+    return f"du -sb {mount} > /scratch/{FETCHED}"
+
+
+def fetched(work: Path) -> int:
+    """The size `cache_size` wrote, or 0."""
+    try:
+        return int((work / FETCHED).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def uv_access(
-    store: EnvStore, limits: InstallLimits
+    limits: InstallLimits,
 ) -> tuple[list[tuple[Path, str, bool]], dict[str, str], bool]:
-    """What uv gets in its sandbox to reach the user's index: its binary and cache
-    (binds), the index's and proxies' variables, and whether the index is off."""
-    store.cache.mkdir(parents=True, exist_ok=True)
-    binds = [(store.cache, CACHE_MOUNT, True), (Path(uv_binary()), UV_MOUNT, False)]
+    """What uv gets in its sandbox to reach the user's index: its binary (a bind),
+    the index's and proxies' variables, and whether the index is off."""
+    binds = [(Path(uv_binary()), UV_MOUNT, False)]
     variables = {"UV_HTTP_TIMEOUT": str(limits.http_timeout_s)}
     variables |= {n: os.environ[n] for n in PASSED_VARIABLES if n in os.environ}
     links = _local_find_links()
@@ -215,14 +249,16 @@ def uv_access(
 
 
 def install_spec(
-    work: Path, binds: list[tuple[Path, str, bool]], limits: InstallLimits
+    work: Path, binds: list[tuple[Path, str, bool]], limits: InstallLimits, *unpacked: str
 ) -> SandboxSpec:
-    """An installer's sandbox: `work` as its scratch, the network on, `binds`, and
-    room for big packages (file size up to the environment's cap)."""
+    """An installer's sandbox: `work` as its scratch, the network on, `binds`, the
+    folders where packages are `unpacked` (its cache, for uv) each a tmpfs of the
+    cap's size (see above), and room for big packages (file size up to the cap)."""
     return SandboxSpec(
         scratch=work,
         network=True,
         binds=tuple(binds),
+        tmpfs=tuple((folder, limits.max_mb) for folder in unpacked),
         limits=Limits(timeout_s=limits.timeout_s, max_file_mb=limits.max_mb, memory_mb=16384),
     )
 
@@ -257,6 +293,10 @@ def run_install(
         raise InstallFailed(
             f"the install took longer than {limits.timeout_s:g} s and was stopped "
             "(is the package index reachable?)"
+        )
+    if outcome.exit_code != 0 and any(n in outcome.stderr for n in NO_SPACE):
+        raise InstallFailed(
+            f"installing {what} was stopped: it would be over the {limits.max_mb} MB cap"
         )
     if outcome.exit_code != 0:
         why = (reason or _reason)(outcome.stderr)

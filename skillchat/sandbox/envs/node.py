@@ -6,8 +6,11 @@ Only packages from the registry are accepted: every dependency's spec must be a
 version range or a tag (`^9.6.1`, `1.x`, `latest`). A spec npm would fetch from
 elsewhere or make from a folder (`file:`, `link:`, `git+...`, `github:`,
 `user/repo`, a URL, `workspace:`, an `npm:` alias) is refused with one line naming
-the key and the file. A lockfile entry resolved outside the registry, or linked to
-a folder, is refused the same way.
+the key and the file. Every lockfile entry is checked, whatever the lockfile's
+version (v1's nested `dependencies`, v2/v3's `packages`): its `resolved` must be on
+the registry, its `version` a plain version (npm installs a v1 entry whose
+`version` is a URL, a path or a git spec from there), and none may be linked to a
+folder.
 
 The install never sees the skill's package.json itself: skillchat writes one with
 only its dependency tables (`installed_manifest`), so the skill's own `scripts`
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from skillchat.errors import RefusedDeclaration
-from skillchat.sandbox.envs.declared import MAX_DECLARATION_BYTES, shown_path
+from skillchat.sandbox.envs.declared import MAX_DECLARATION_BYTES, escaped, shown_path
 
 NODE_SUFFIXES = (".js", ".mjs", ".cjs")
 NODE_PROGRAMS = ("node", "nodejs", "npx")
@@ -39,6 +42,8 @@ DEPENDENCY_TABLES = ("dependencies", "optionalDependencies", "devDependencies")
 DEFAULT_REGISTRY = "https://registry.npmjs.org/"
 _RANGE = re.compile(r"^[A-Za-z0-9.+^~<>=| *-]*$")
 _NAME = re.compile(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$")
+# What a lockfile entry's `version` is when the package came from a registry.
+_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 
 
 @dataclass(frozen=True)
@@ -157,7 +162,8 @@ def check_spec(name: Any, spec: Any, where: str) -> str:
 
 def check_lock(data: Any, shown: str, registry: str) -> None:
     """Every lockfile entry comes from the registry (the configured one, or npm's,
-    which npm maps to the configured one), none is linked to a folder."""
+    which npm maps to the configured one): a plain `version`, a `resolved` there;
+    none is linked to a folder."""
     if not isinstance(data, dict):
         raise RefusedDeclaration(f"{shown}: not a JSON object")
     allowed = tuple(dict.fromkeys(r.rstrip("/") + "/" for r in (registry, DEFAULT_REGISTRY)))
@@ -171,12 +177,18 @@ def check_lock(data: Any, shown: str, registry: str) -> None:
             continue
         if entry.get("link"):
             raise RefusedDeclaration(f"{shown}: {where} is refused: linked to a local folder")
+        version = entry.get("version")
+        if version is not None and not (isinstance(version, str) and _VERSION.match(version)):
+            raise RefusedDeclaration(
+                f"{shown}: {where}.version `{escaped(str(version))}` is refused: "
+                "only packages from the configured registry, at a version"
+            )
         resolved = entry.get("resolved")
         if resolved is not None and not (
             isinstance(resolved, str) and resolved.startswith(allowed)
         ):
             raise RefusedDeclaration(
-                f"{shown}: {where}.resolved `{resolved}` is refused: "
+                f"{shown}: {where}.resolved `{escaped(str(resolved))}` is refused: "
                 "only packages from the configured registry"
             )
 

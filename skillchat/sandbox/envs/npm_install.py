@@ -4,10 +4,14 @@ package code; made, stored and shared like a Python environment
 
 The sandbox is a command's (skillchat/sandbox/layout.py) with:
 
-    /opt/skillchat/node       the new environment, writable: the package.json
-                              skillchat wrote (dependency tables only), the
-                              skill's lockfile, and node_modules/ made by npm
-    /opt/skillchat/npm-cache  npm's cache, writable, shared by every install
+    /opt/skillchat/node       where npm works: a tmpfs of the size cap, given the
+                              package.json skillchat wrote (dependency tables
+                              only) and the skill's lockfile; npm makes
+                              node_modules/ there
+    /opt/skillchat/node-out   the new environment, writable: those two files, and
+                              node_modules/ copied there once npm is done
+    /opt/skillchat/npm-cache  npm's cache: an empty tmpfs of the size cap, this
+                              install's alone, gone when it ends (as uv's: install.py)
     the network               on: the registry is reached from inside
 
 npm is the system's (`/usr/bin/npm`, read-only with the system folders). Nothing
@@ -42,17 +46,20 @@ from skillchat.sandbox.envs.install import (
     CERT_MOUNT,
     PROXY_VARIABLES,
     InstallLimits,
+    cache_size,
+    fetched,
     finish,
     install_spec,
     made_once,
     run_install,
 )
 from skillchat.sandbox.envs.node import NodeDeclaration, node_key
-from skillchat.sandbox.envs.store import EnvStore, Record, fingerprint, folder_size
+from skillchat.sandbox.envs.store import EnvStore, Record, fingerprint
 from skillchat.sandbox.layout import PATH
 from skillchat.sandbox.runner import NOBODY
 
 NODE_ENV_MOUNT = "/opt/skillchat/node"
+NODE_OUT_MOUNT = "/opt/skillchat/node-out"
 NPM_CACHE_MOUNT = "/opt/skillchat/npm-cache"
 NODE_MODULES_MOUNT = "/node_modules"
 NODE = "/usr/bin/node"
@@ -105,14 +112,13 @@ def ensure_node(
         raise InstallFailed("Node packages need `node` and `npm`, which are not installed here")
 
     def build(staging: Path) -> Record:
-        return _install(store, key, found, staging, tools, bounds, progress)
+        return _install(key, found, staging, tools, bounds, progress)
 
     key = node_env_key(found)
     return made_once(store, key, build)
 
 
 def _install(
-    store: EnvStore,
     key: str,
     found: NodeDeclaration,
     staging: Path,
@@ -121,18 +127,15 @@ def _install(
     progress: Callable[[str], None],
 ) -> Record:
     env, work = staging / "env", staging / "work"
-    cache = store.root / "npm-cache"
     for folder in (env, work):
         folder.mkdir(mode=0o755)
-    cache.mkdir(parents=True, exist_ok=True)
     (env / "package.json").write_text(found.installed_manifest())
     if found.lock is not None:
         (env / "package-lock.json").write_text(found.lock)
     if os.geteuid() == 0:  # the install runs as nobody
-        for path in (env, cache, *env.iterdir()):
+        for path in (env, *env.iterdir()):
             os.chown(path, NOBODY, NOBODY)
-    fetched_before = folder_size(cache)
-    binds = [(env, NODE_ENV_MOUNT, True), (cache, NPM_CACHE_MOUNT, True)]
+    binds = [(env, NODE_OUT_MOUNT, True)]
     variables = {n: os.environ[n] for n in PASSED_VARIABLES if n in os.environ}
     cert = os.environ.get("SSL_CERT_FILE")
     if cert and Path(cert).is_file():
@@ -151,11 +154,15 @@ def _install(
         "npm_config_userconfig": "/nonexistent/user-npmrc",
         "npm_config_globalconfig": "/nonexistent/global-npmrc",
     }
+    # npm unpacks each package straight into node_modules (its cache holds only
+    # tarballs), so node_modules is made in RAM, within the cap (a tarball that
+    # expands past it stops there), then copied into the environment on disk.
     command = (
-        f"cd {NODE_ENV_MOUNT} && {NPM} install --ignore-scripts --omit=dev "
-        "--no-audit --no-fund --loglevel=http"
+        f"cp {NODE_OUT_MOUNT}/*.json {NODE_ENV_MOUNT}/ && cd {NODE_ENV_MOUNT} && "
+        f"{NPM} install --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=http"
+        f" && cp -a node_modules {NODE_OUT_MOUNT}/ && {cache_size(NPM_CACHE_MOUNT)}"
     )
-    spec = install_spec(work, binds, limits)
+    spec = install_spec(work, binds, limits, NODE_ENV_MOUNT, NPM_CACHE_MOUNT)
     start = time.monotonic()
     what = ", ".join(found.packages)
     run_install(tools, spec, command, variables, limits, progress, what, npm_reason)
@@ -167,7 +174,7 @@ def _install(
         python=node_version(),
         installed=installed,
         size_bytes=size,
-        fetched_bytes=max(0, folder_size(cache) - fetched_before),
+        fetched_bytes=fetched(work),
         duration_ms=int((time.monotonic() - start) * 1000),
         fingerprint=fingerprint(env),
         kind="node",

@@ -2,8 +2,10 @@
 it resolves to and the size of its download, before anything is installed.
 
 Python: `uv pip compile --format pylock.toml` in the install's sandbox (the same
-index, variables, cache and bounds as the install, nothing else writable but the
-cache and a temp folder). It resolves without making an environment and writes each
+index, variables, options and bounds as the install: wheels only (`--no-build`), no
+configuration file read, a cache of its own in RAM; nothing else writable but a
+temp folder). So it runs no package's code, and may run before the user is asked
+(the card shows what it found). It resolves without making an environment and writes each
 wheel's size: about 0.6 s on a warm cache against 0.8-1.1 s for
 `uv pip install --dry-run`, which also needs an environment to install into, and
 gives no sizes. Node: the versions a skill's lockfile pins (read as data, no
@@ -21,11 +23,15 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+import tomli_w
+
 from skillchat.errors import InstallFailed
 from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.envs.install import (
+    CACHE_MOUNT,
     SYSTEM_PYTHON,
     UV_MOUNT,
+    UV_SAFE,
     InstallLimits,
     install_spec,
     run_install,
@@ -71,21 +77,26 @@ def resolve_python(
     work = staging / "work"  # its scratch's parent private, which /tmp must never be
     work.mkdir()
     try:
-        (work / "requirements.txt").write_text("".join(p + "\n" for p in packages))
-        binds, variables, no_index = uv_access(store, limits)
+        # The requirements as a project's `dependencies`: TOML strings, PEP 508 data
+        # by definition (uv pip compile reads files only, and a requirements file
+        # would be read for options too).
+        project = {"name": "skillchat-resolve", "version": "0", "dependencies": list(packages)}
+        (work / "pyproject.toml").write_text(tomli_w.dumps({"project": project}))
+        binds, variables, no_index = uv_access(limits)
         if os.geteuid() == 0:  # the resolver runs as nobody
-            for path in (work, store.cache):
-                os.chown(path, NOBODY, NOBODY)
+            os.chown(work, NOBODY, NOBODY)
         python = ".".join(map(str, sandbox_python()[:2]))
         command = (
-            f"{UV_MOUNT} pip compile --quiet --format pylock.toml --only-binary :all: "
+            f"{UV_MOUNT} pip compile {UV_SAFE} --quiet --format pylock.toml "
             f"--python {SYSTEM_PYTHON} --python-version {python} "
             f"{'--no-index ' if no_index else ''}"
-            "-o /scratch/pylock.toml /scratch/requirements.txt"
+            "-o /scratch/pylock.toml /scratch/pyproject.toml"
         )
         timeout = min(limits.timeout_s, RESOLVE_TIMEOUT_S)
-        bounded = InstallLimits(timeout_s=timeout, http_timeout_s=limits.http_timeout_s)
-        spec = install_spec(work, binds, bounded)
+        bounded = InstallLimits(
+            timeout_s=timeout, http_timeout_s=limits.http_timeout_s, max_mb=limits.max_mb
+        )
+        spec = install_spec(work, binds, bounded, CACHE_MOUNT)
         try:
             run_install(tools, spec, command, variables, bounded, lambda line: None, "them")
             lock = tomllib.loads((work / "pylock.toml").read_text())

@@ -26,8 +26,10 @@ from pathlib import Path
 
 RECORD_NAME = "skillchat-env.json"
 TMP_PREFIX = ".tmp-"
-# What lives beside the environments: uv's and npm's caches, the locks.
-SHARED_FOLDERS = ("cache", "npm-cache", "locks")
+# What lives beside the environments: the locks. (No cache: each install has its
+# own, in RAM, gone when it ends; `prune` removes the shared `cache/` and
+# `npm-cache/` an older skillchat kept here.)
+SHARED_FOLDERS = ("locks",)
 
 
 def env_key(packages: tuple[str, ...], python: tuple[int, ...]) -> str:
@@ -67,7 +69,6 @@ class EnvStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.cache = root / "cache"
 
     def path(self, key: str) -> Path:
         return self.root / key
