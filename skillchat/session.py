@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from skillchat.sandbox.command_tool import Consent, SandboxCommands
     from skillchat.skills.model import Skill
     from skillchat.skills.registry import Registry
-    from skillchat.tools.base import ToolResult
+    from skillchat.tools.base import ToolContext, ToolResult
     from skillchat.tools.toolbox import ToolSource
     from skillchat.workspace.files import Workspace
 
@@ -203,9 +203,10 @@ class Session:
         return self.chat.registry
 
     @property
-    def activated(self) -> list[str]:
-        """The chat's active skills (a served one gates commands: sandbox/setup.py)."""
-        return self.chat.activated
+    def context(self) -> ToolContext:
+        """The chat's tools' state: its active skills (a served one gates commands,
+        a fork's too: sandbox/setup.py)."""
+        return self.chat.context
 
     @property
     def backend(self) -> Backend:
@@ -381,7 +382,8 @@ class Session:
             source=self._mcp_tools(settings),
         )
         if transcript is not None:
-            self.chat.restore(transcript.messages, transcript.chat.activated_skills)
+            chat = transcript.chat
+            self.chat.restore(transcript.messages, chat.activated_skills, chat.served_skills)
 
     def _mcp_tools(self, settings: Settings) -> ToolSource | None:
         """The servers' tools for a new chat, with a consent of its own ("always"

@@ -408,7 +408,8 @@ class ChatStore:
             if not rows:
                 raise UnknownChatError(f"no saved chat '{id_or_prefix}'")
             skills = self._conn.execute(
-                "SELECT name FROM chat_skills WHERE chat_id = ? ORDER BY rowid", (rows[0][0],)
+                "SELECT name, digest FROM chat_skills WHERE chat_id = ? ORDER BY rowid",
+                (rows[0][0],),
             ).fetchall()
             files = self._conn.execute(
                 "SELECT path, sha256, size_bytes, workspace, attached_at FROM chat_attachments"
@@ -419,6 +420,7 @@ class ChatStore:
         return dataclasses.replace(
             Chat(*rows[0]),
             activated_skills=tuple(r[0] for r in skills),
+            served_skills={r[0]: r[1] for r in skills if r[1] is not None},
             attached_files=tuple(AttachedFile(*r) for r in files),
             forks=forks,
         )

@@ -25,7 +25,7 @@ them there (`use_settings`, `use_registry`).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillchat.config import Settings
@@ -157,11 +157,21 @@ class Chat:
         if backend is not None:
             self.backend = backend
 
-    def restore(self, messages: list[dict[str, Any]], activated: Sequence[str]) -> None:
-        """Go on with a saved chat: its transcript and activated skills. The ledger
-        stays empty: stored get_skill results are stubs, their content is not here."""
+    def restore(
+        self,
+        messages: list[dict[str, Any]],
+        activated: Sequence[str],
+        served: Mapping[str, str],
+    ) -> None:
+        """Go on with a saved chat: its transcript and activated skills, and the
+        digests of the served ones as it read them (a served skill that changed
+        since is not trusted here: skills/trust.py `trusted_as_activated`). The
+        ledger stays empty: stored get_skill results are stubs, their content is
+        not here."""
         self.messages = list(messages)
         self.context.activated[:] = activated
+        self.context.served.clear()
+        self.context.served.update(served)
 
     # ------------------------------------------------------------------ the loop
 
@@ -288,6 +298,9 @@ class Chat:
             self.ledger.add(call_id, result.context_key)
         if result.activated and result.activated not in self.activated:
             self.activated.append(result.activated)
+        skill = self.registry.skills.get(result.activated) if result.activated else None
+        if skill is not None and skill.remote is not None:  # the content the model read
+            self.context.served[skill.name] = skill.remote.digest
         if result.activated in self.reread:
             self.reread.remove(result.activated)
 
