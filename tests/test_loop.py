@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from chat_helpers import (
@@ -16,8 +17,9 @@ from chat_helpers import (
     tool_messages,
     write_skill,
 )
-from openai_server import call, error, reply
+from openai_server import ScriptedServer, call, error, reply
 
+from skillchat.engine.emit import Event, ForkStep, TextDelta, TextEnded
 from skillchat.engine.request import INTERRUPTED_MARK
 from skillchat.errors import ProviderError, ToolRoundLimit
 from skillchat.skills.registry import Registry
@@ -316,3 +318,29 @@ def test_a_reply_cut_at_the_output_limit_is_flagged(server, skills) -> None:
         "(no max_tokens was sent)"
     ]
     assert "max_tokens" not in server.completions[-1].body
+
+
+def test_events_of_two_kinds_never_compare_equal(server: ScriptedServer, skills: Registry) -> None:
+    """A reply whose text is "answer" emits TextDelta("answer") then TextEnded("answer"):
+    a listener keeping the distinct events keeps both (as tuples of equal fields they
+    were equal, whatever their kind); an event equals only an event of its own kind."""
+    server.script(reply("answer", chunks=1))
+    distinct: list[Event] = []
+    chat = make_chat(server, skills)
+    chat.emit.listeners.append(lambda event: None if event in distinct else distinct.append(event))
+    chat.send("hi")
+    assert [e for e in distinct if isinstance(e, TextDelta | TextEnded)] == [
+        TextDelta("answer"),
+        TextEnded("answer"),
+    ]
+    kinds = get_args(Event)
+
+    def made(kind: type) -> Event:
+        return kind(*("x",) * len(kind._fields))
+
+    for kind in kinds:
+        assert made(kind) == made(kind) and hash(made(kind)) == hash(made(kind))
+        assert made(kind) != tuple(made(kind)) and tuple(made(kind)) != made(kind)
+        assert all(made(kind) != made(other) for other in kinds if other is not kind)
+    steps = {ForkStep(1, "s", "m", TextDelta("a")), ForkStep(1, "s", "m", TextEnded("a"))}
+    assert len(steps) == 2
