@@ -140,7 +140,8 @@ def test_list_skills_returns_sorted_names(server, skills) -> None:
 # ------------------------------------------------------------ context
 
 
-def test_already_in_context_then_served_again_after_elision(server, skills) -> None:
+def test_already_in_context_is_said_with_the_call_that_holds_it(server, skills) -> None:
+    """Once that result leaves the context it is served again: test_context_budget.py."""
     units = read("calculator", "references/units.md")
     server.script(reply(calls=[units]), reply(calls=[units]), reply("done"))
     chat = make_chat(server, skills)
@@ -150,28 +151,6 @@ def test_already_in_context_then_served_again_after_elision(server, skills) -> N
     assert second["content"].startswith("ERROR: File 'references/units.md' of skill 'calculator'")
     assert "already in context above" in second["content"]
     assert first["tool_call_id"] in second["content"]
-
-    assert chat.elide_tool_result(first["tool_call_id"])
-    server.script(reply(calls=[units]), reply("again"))
-    chat.send("once more")
-    messages = sent(server)
-    elided = next(m for m in messages if m.get("tool_call_id") == first["tool_call_id"])
-    assert "1 km" not in elided["content"]
-    assert tool_messages(server)[-1]["content"] == "1 km = 1000 m\n"
-    assert not chat.elide_tool_result("no-such-call")
-
-
-def test_activated_skills_are_named_once_their_instructions_are_gone(server, skills) -> None:
-    server.script(reply(calls=[get("pdf")]), reply("ok"), reply("next"), reply("last"))
-    chat = make_chat(server, skills)
-    chat.send("a pdf question")
-    assert chat.activated == ["pdf"]
-    chat.send("another")  # the instructions are in the chat: the system message as before
-    assert system_text(server, 0) == system_text(server) and "activated" not in system_text(server)
-    loaded = next(m for m in chat.messages if m["role"] == "tool")
-    assert chat.elide_tool_result(loaded["tool_call_id"])
-    chat.send("and now")
-    assert (system_text(server) or "").endswith("are no longer in the conversation): pdf")
 
 
 # ------------------------------------------------------------ /name invocation

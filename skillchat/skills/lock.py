@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from skillchat.skills.registry import Registry
 
 LOCK_VERSION = 1
-LOCK_NAME = "skills.lock"
 MAX_LOCK_BYTES = 5_000_000
 _RECORD_KEYS = ("source", "ref", "commit", "path", "digest", "files", "installed_at")
 
