@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from git_repos import make_repo, skill_md, url
+from helpers import skillchat
 
 from skillchat.sandbox.detect import probe
 
@@ -102,3 +104,20 @@ def test_a_corrupt_sandbox_answer_is_probed_again_and_rewritten() -> None:
         assert done.stdout == "True\n", done.stderr
         assert set(json.loads(path.read_text())) == {"key", "detail"}
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("junk", ["{not json", "[" * 100_000, '{"x": 1}'])
+def test_a_corrupt_lock_fingerprint_cache_is_hashed_again_and_rewritten(
+    tmp_path: Path, junk: str
+) -> None:
+    repo = make_repo(tmp_path / "src", {"pdf/SKILL.md": skill_md("pdf")})
+    assert skillchat("skills", "add", url(repo), "--yes").returncode == 0
+    path = cache("lock-stat.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(junk)
+    listed = skillchat("skills", "list", subprocess=True)  # a start: the file read afresh
+    assert listed.returncode == 0 and "pdf" in listed.stdout, listed.stderr
+    assert "changed since installed" not in listed.stderr and "Traceback" not in listed.stderr
+    installed = Path(os.environ["HOME"]) / ".agents" / "skills" / "pdf"
+    assert set(json.loads(path.read_text())[str(installed)]) == {"stat", "digest"}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
