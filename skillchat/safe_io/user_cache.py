@@ -30,6 +30,7 @@ from typing import Any
 from skillchat.safe_io.write import PRIVATE, PRIVATE_DIR, replace_file
 
 _THREADS = threading.Lock()
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 
 
 def folder() -> Path:
@@ -58,9 +59,7 @@ def update(name: str, change: Callable[[Any], Any]) -> Any:
     with _THREADS:
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
-            lock = os.open(
-                path.with_name(f".{name}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE
-            )
+            lock = os.open(path.with_name(f".{name}.lock"), _LOCK_FLAGS, PRIVATE)
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 value = change(read(name))
