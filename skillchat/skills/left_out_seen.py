@@ -39,5 +39,5 @@ def first_time(registry: Registry) -> bool:
     key, now = _key(registry), fingerprint(registry)
     if _seen(user_cache.read(NAME)).get(key) == now:
         return False
-    user_cache.update(NAME, lambda doc: {**_seen(doc), key: now})  # a cache: told again
+    user_cache.update(NAME, lambda doc: {**_seen(doc), key: now})  # unwritten: told again
     return True
