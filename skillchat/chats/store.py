@@ -84,7 +84,7 @@ from skillchat.chats.schema import (
     corrupt,
     migrate,
 )
-from skillchat.chats.writing import KeepPolicy, activate, insert, mid_round, require
+from skillchat.chats.writing import KeepPolicy, insert, mid_round, require
 from skillchat.config import user_data_dir
 from skillchat.errors import StorageError, UnknownChatError
 
@@ -314,16 +314,6 @@ class ChatStore:
         with self._write() as conn:
             for message in flagged:
                 insert(conn, chat_id, message, False, None, self._keep)
-
-    def add_activated_skill(self, chat_id: str, name: str) -> None:
-        """Record a skill as active in this chat (no-op if it already is).
-
-        Successful `get_skill` results are recorded by `append_message`; this is for
-        activations without one (an explicit `/name` with tools off).
-        """
-        with self._write() as conn:
-            require(conn, chat_id)
-            activate(conn, chat_id, name, now())
 
     def record_attachment(
         self, chat_id: str, workspace: str, path: str, sha256: str, size_bytes: int

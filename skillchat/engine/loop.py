@@ -314,12 +314,3 @@ class Chat:
                 "attaching files needs a workspace: --workspace DIR, or `workspace` in the config"
             )
         return self.attachments.add(path)
-
-    def elide_tool_result(self, call_id: str) -> bool:
-        """Take a tool result's content out of the context: it will be served again
-        if asked for. False when there is no such result."""
-        for message in self.messages:
-            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
-                self.window.elide(message)
-                return True
-        return False
