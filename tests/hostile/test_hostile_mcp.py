@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from chat_helpers import tool_messages
 from fork_helpers import FORK, digest_skills
-from helpers import session_options, skill_folder, skillchat
+from helpers import session_options, skill_folder, skillchat, skillchat_peak
 from openai_server import ScriptedServer, call, reply
 
 SERVERS = Path(__file__).resolve().parents[1] / "mcp_servers.py"
@@ -94,16 +93,6 @@ sys.stderr.buffer.write(b"\\x1b]0;pwned\\x07\\x1b[31mlast words: disk on fire\\n
 sys.exit(3)
 """
 
-# skillchat run in a fresh process (its peak memory its own), the peak printed last.
-PEAK = (
-    "import sys\n"
-    "from skillchat.cli.app import run\n"
-    "code = run(sys.argv[1:])\n"
-    "peak = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
-    "print(f'peak-kib={peak}', file=sys.stderr)\n"
-    "sys.exit(code)\n"
-)
-
 
 def test_a_servers_huge_stderr_costs_a_bounded_tail(server: ScriptedServer, tmp_path: Path) -> None:
     """#12: a server that writes 256 MiB on stderr: skillchat keeps only its tail, read
@@ -115,16 +104,14 @@ def test_a_servers_huge_stderr_costs_a_bounded_tail(server: ScriptedServer, tmp_
     skills = tmp_path / "skills"
     skills.mkdir()
     server.script(reply("fine"))
-    done = subprocess.run(
-        [sys.executable, "-c", PEAK, "ask", *session_options(server, skills),
-         "--config", str(tmp_path / "config.toml"), "hi"],
-        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done, peak = skillchat_peak(
+        "ask", *session_options(server, skills), "--config", str(tmp_path / "config.toml"), "hi"
+    )
     assert done.returncode == 0 and done.stdout == "fine\n", done.stderr[-2000:]
-    lines = done.stderr.splitlines()
-    peak = int(lines[-1].removeprefix("peak-kib="))
     assert peak < 150 * 1024, f"peak memory {peak} KiB for 256 MiB of a server's stderr"
-    (failed,) = [line for line in lines if "MCP server 'loud' is not available" in line]
+    (failed,) = [
+        line for line in done.stderr.splitlines() if "MCP server 'loud' is not available" in line
+    ]
     assert "last words: disk on fire" in failed and "\x1b" not in failed and "\x07" not in failed
     assert len(failed) < 2000
 
