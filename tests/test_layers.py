@@ -32,6 +32,7 @@ LAYERS = (
     "mounts",  # where the sandbox shows folders: allowed-tools rules name them
     "mcp_config",  # the [mcp.NAME] tables, read by config
     "config_file",  # the config file's keys and tables, read by config
+    "backend_table",  # one row per model backend, without its SDK: config checks names
     "config",
     "hardlinks",  # which folders may hold hard-linked files (the bundled skills')
     "chats",  # plain persistence: handed the tools' keep policy, imports none of them

@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from skillchat.cli.common import Backend, consoles_of, open_session
+from skillchat.cli.common import consoles_of, open_session
 from skillchat.errors import UsageError
 
 
@@ -23,7 +23,7 @@ def chat(
     *,
     model: str | None,
     api_base: str | None,
-    backend: Backend | None,
+    backend: str | None,
     no_tools: bool,
     last: bool,
     chat_id: str | None,

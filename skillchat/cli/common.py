@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from typer._types import TyperChoice
 
+from skillchat.backend_table import BACKEND_NAMES
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
@@ -55,16 +56,17 @@ ApiBaseOpt = Annotated[
 ]
 
 
-class Backend(StrEnum):
-    """`--backend` choices: Typer refuses anything else as a usage error (exit 2)."""
-
-    auto = "auto"
-    openai = "openai"
-    litellm = "litellm"
-
-
+# `--backend` choices, the table's names: Typer refuses anything else as a usage
+# error (exit 2). Typer's own choice type (what it makes of an Enum), as the names
+# are the table's, not an Enum's.
 BackendOpt = Annotated[
-    Backend | None, typer.Option("--backend", help="Model library to use.", show_default=False)
+    str | None,
+    typer.Option(
+        "--backend",
+        help="Model library to use.",
+        show_default=False,
+        click_type=TyperChoice(BACKEND_NAMES),
+    ),
 ]
 NoToolsOpt = Annotated[
     bool,
@@ -216,7 +218,7 @@ def open_session(
     *,
     model: str | None,
     api_base: str | None,
-    backend: Backend | None,
+    backend: str | None,
     no_tools: bool,
     skills_dir: list[Path] | None,
     workspace: Path | None,
@@ -249,7 +251,7 @@ def open_session(
         config,
         model=model,
         api_base=api_base,
-        backend=backend.value if backend else None,
+        backend=backend,
         tools=False if no_tools else None,
         skill_dirs=skill_dirs_override(skills_dir),
         workspace=str(workspace) if workspace else None,

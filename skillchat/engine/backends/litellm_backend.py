@@ -26,6 +26,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch at imp
 import litellm  # after the environment set-up above
 from litellm.exceptions import MidStreamFallbackError
 
+from skillchat.backend_table import NO_KEY
 from skillchat.config import Settings
 from skillchat.engine.backends.base import ReplyDeadline
 from skillchat.engine.backends.openai_backend import (
@@ -36,7 +37,6 @@ from skillchat.engine.backends.openai_backend import (
 )
 from skillchat.engine.backends.origin import guarded_client
 from skillchat.engine.backends.provider_errors import malformed, provider_error
-from skillchat.engine.backends.select import NO_KEY
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, Usage
 from skillchat.errors import MalformedChunk, ProviderError

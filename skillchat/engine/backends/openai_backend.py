@@ -24,11 +24,11 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import openai
 
+from skillchat.backend_table import NO_KEY
 from skillchat.config import Settings
 from skillchat.engine.backends.base import reply_timeout_error
 from skillchat.engine.backends.origin import guarded_client
 from skillchat.engine.backends.provider_errors import CUT, malformed, provider_error
-from skillchat.engine.backends.select import NO_KEY
 from skillchat.engine.backends.sse import arguments_text, iter_data, payload_delta, text_field
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, ToolCallFragment, Usage
