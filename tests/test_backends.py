@@ -317,7 +317,7 @@ def test_stream_cut_before_any_text_is_retried(server: ScriptedServer, kind: str
         ("anthropic/claude", "openai", None, "openai"),
     ],
 )
-def test_choose_backend(model: str, backend: str, api_base: str | None, expected: str) -> None:
+def test_backend_row_chosen(model: str, backend: str, api_base: str | None, expected: str) -> None:
     assert backend_row(model, backend, api_base).name == expected
 
 
