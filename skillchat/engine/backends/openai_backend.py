@@ -24,7 +24,6 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import openai
 
-from skillchat.backend_table import NO_KEY
 from skillchat.config import Settings
 from skillchat.engine.backends.base import reply_timeout_error
 from skillchat.engine.backends.origin import guarded_client
@@ -61,8 +60,7 @@ class OpenAIBackend:
             # The SDK would send there anyway: say so, and price it as the unknown
             # server it is, not at OpenAI's prices.
             settings = replace(settings, api_base=env_base)
-        if not key and not settings.api_base:
-            raise ProviderError(NO_KEY)
+        # No key and no server of one's own was refused by the row's key check.
         self._key = key or PLACEHOLDER_KEY
         self.model = settings.model.removeprefix("openai/")
         self._user_model = settings.model
