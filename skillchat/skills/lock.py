@@ -66,7 +66,9 @@ class Lock:
     def load(cls, path: Path) -> Lock:
         """The lock at `path`; a missing one is empty; a bad one is a LockError."""
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            # Non-blocking: a FIFO (a project's archive may hold one) would wait for a
+            # writer, and this open runs at every start in the project.
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
             return cls(path, {})
         except OSError as exc:
