@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from skillchat.errors import InstallError
 from skillchat.skills.content_hash import content_hash
@@ -40,16 +41,22 @@ def source_of(record: dict[str, Any], at: str | None) -> Source:
 
 
 def _check_inside(name: str, record: dict[str, Any], project: Path) -> None:
-    """A project lock's local-folder source outside the project: the lock came with
-    the project, and copying a folder of the user's (their own private skills) into
-    it is not what a sync is for."""
+    """A project lock's source on this machine outside the project, a folder or a
+    `file://` repository (the same folder to git): the lock came with the project,
+    and copying a folder of the user's (their own private skills) into it, unasked,
+    is not what a sync is for. (`update` shows what it would bring and asks.)"""
     source = source_of(record, None)
-    if source.local is None:
+    if source.local is not None:
+        where, folder = str(source.local), str(source.local / source.path)
+    elif source.url is not None and urlsplit(source.url).scheme.lower() == "file":
+        # As git reads it: the host is dropped, %-escapes are decoded.
+        where = folder = unquote(urlsplit(source.url).path)
+    else:
         return
-    folder, root = os.path.realpath(source.local / source.path), os.path.realpath(project)
-    if os.path.commonpath([folder, root]) != root:
+    real, root = os.path.realpath(folder), os.path.realpath(project)
+    if os.path.commonpath([real, root]) != root:
         raise InstallError(
-            f"{name}: its source {source.local} is a folder outside the project; a project's "
+            f"{name}: its source {where} is a folder outside the project; a project's "
             "lock copies only folders inside it (skills add it yourself if it is yours)"
         )
 
@@ -66,7 +73,8 @@ def _fetch(name: str, record: dict[str, Any], work: Path, frozen: bool) -> tuple
         shutil.rmtree(work)
         work.mkdir()
         prepared = prepare(source_of(record, record["ref"]), work, [], False)
-        note = f"commit {record['commit'][:12]} is gone from the source; took {record['ref']}"
+        took = record["ref"] or "the default branch"
+        note = f"commit {record['commit'][:12]} is gone from the source; took {took}"
     skill = prepared.skills[0]
     if skill.refusals:
         raise InstallError(f"{name}: {skill.refusals[0]}")

@@ -4,9 +4,12 @@ chat loads, the install cap of package installs set in the config, and the real
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
+import pytest
+from git_repos import make_repo, skill_md
 from helpers import one_line_error, skill_folder, skillchat
 
 
@@ -39,3 +42,49 @@ def test_an_install_cap_past_what_a_tmpfs_can_be_is_a_config_line(tmp_path: Path
         assert "install_max_mb must be between 1 and 1048576" in one_line_error(done), value
     config.write_text("[run]\ninstall_max_mb = 1048576\n")
     assert skillchat("config", "show", "--config", str(config)).returncode == 0
+
+
+def hostile_lock(project: Path, source: str, path: str = "") -> None:
+    """A project's lock as an attacker writes it, knowing a repository's place but
+    not its commit nor its content: `secret` from `source`."""
+    record = {
+        "source": source,
+        "ref": None,
+        "commit": "0" * 40,
+        "path": path,
+        "digest": "0" * 64,
+        "files": {},
+        "installed_at": "2026-01-01T00:00:00+00:00",
+    }
+    (project / ".agents").mkdir(parents=True, exist_ok=True)
+    doc = {"version": 1, "skills": {"secret": record}}
+    (project / ".agents" / "skills.lock").write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["file://{repo}", "file://localhost{repo}", "file://{quoted}"],
+    ids=["file", "localhost", "percent-encoded"],
+)
+def test_a_project_lock_may_not_fetch_a_repository_of_yours_outside_the_project(
+    tmp_path: Path, spelling: str
+) -> None:
+    """The lock's rule for local folders (a project's lock copies none from outside
+    the project) held for `/home/you/skills` and not for `file:///home/you/skills`,
+    the same folder as a git URL: sync fell back from the unknown commit to the
+    branch and copied the user's private skill into the project, ready to be
+    committed and pushed. A `file://` URL outside the project is refused as the
+    folder is, however it is spelled; one inside the project syncs."""
+    repo = make_repo(Path.home() / "private", {"secret/SKILL.md": skill_md("secret")})
+    quoted = str(repo).replace("private", "priv%61te")
+    project = tmp_path / "project"
+    hostile_lock(project, spelling.format(repo=repo, quoted=quoted), "secret")
+    for command in (["sync", "--project"], ["sync"]):
+        line = one_line_error(skillchat("skills", *command, cwd=project))
+        assert "outside the project" in line, (command, line)
+    assert not (project / ".agents" / "skills").exists()
+    inside = make_repo(project / "vendor", {"secret/SKILL.md": skill_md("secret")})
+    hostile_lock(project, inside.as_uri(), "secret")
+    synced = skillchat("skills", "sync", "--project", cwd=project)
+    assert synced.returncode == 0, synced.stderr
+    assert (project / ".agents" / "skills" / "secret" / "SKILL.md").exists()
