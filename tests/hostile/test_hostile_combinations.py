@@ -1,6 +1,6 @@
 """Hostile cases where the newest surfaces meet: a project's lock beside the skills a
-chat loads, the install cap of package installs set in the config, and the real
-`skillchat` command as a user runs it."""
+chat loads and the user's own repositories, the config and the secrets of package
+installs; the real `skillchat` command as a user runs it, the real sandbox and uv."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 from git_repos import make_repo, skill_md
-from helpers import one_line_error, skill_folder, skillchat
+from helpers import closed_port, one_line_error, session_options, skill_folder, skillchat
+from openai_server import ScriptedServer, call, reply
+from sandbox_helpers import require_sandbox
 
 
 def test_a_fifo_as_a_projects_lock_is_one_line_not_a_hang(tmp_path: Path) -> None:
@@ -88,3 +90,30 @@ def test_a_project_lock_may_not_fetch_a_repository_of_yours_outside_the_project(
     synced = skillchat("skills", "sync", "--project", cwd=project)
     assert synced.returncode == 0, synced.stderr
     assert (project / ".agents" / "skills" / "secret" / "SKILL.md").exists()
+
+
+def test_an_index_credential_reaches_neither_the_screen_nor_the_model(
+    server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user's index URL goes to uv with its credentials (a private index's
+    `?token=`, a `user:password@`); uv's error quotes the URL, and its lines were the
+    install's progress on the screen and its failure in the tool result, which goes
+    to the model's provider and into the saved chat. Both are masked as every error
+    line is."""
+    require_sandbox()
+    index = f"http://alice:pw-in-userinfo@127.0.0.1:{closed_port()}/simple?token=s3cret-index"
+    monkeypatch.setenv("UV_INDEX_URL", index)
+    monkeypatch.setenv("UV_HTTP_TIMEOUT", "1")
+    script = '# /// script\n# dependencies = ["tinypkg"]\n# ///\nimport tinypkg\n'
+    skills = tmp_path / "skills"
+    skill_folder(skills, "demo", "name: demo\ndescription: A demo.\n")
+    (skills / "demo" / "x.py").write_text(script)
+    run = {"command": "python3 /skills/demo/x.py", "skill_name": "demo"}
+    server.script(reply("", calls=[call("run_command", run)]), reply("done"))
+    argv = ["ask", *session_options(server, skills), "--allow-run", "--allow-install", "go"]
+    done = skillchat(*argv, timeout=180)
+    assert done.returncode == 0, done.stderr
+    told = json.dumps(server.requests[-1].body)
+    assert "installing tinypkg failed" in told and "token=***" in told, told
+    for text in (done.stdout, done.stderr, told):
+        assert "s3cret-index" not in text and "pw-in-userinfo" not in text
