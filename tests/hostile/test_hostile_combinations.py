@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from git_repos import make_repo, skill_md
+from git_repos import commit, make_repo, skill_md, url
 from helpers import closed_port, one_line_error, session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
 from sandbox_helpers import require_sandbox
@@ -117,3 +117,25 @@ def test_an_index_credential_reaches_neither_the_screen_nor_the_model(
     assert "installing tinypkg failed" in told and "token=***" in told, told
     for text in (done.stdout, done.stderr, told):
         assert "s3cret-index" not in text and "pw-in-userinfo" not in text
+
+
+def test_the_yes_that_installs_a_skill_sees_the_commands_it_runs_as_it_loads(
+    tmp_path: Path,
+) -> None:
+    """`skills add` installs and trusts: a user-level skill's `allowed-tools` then
+    pre-approve its inline commands, which run the moment it loads (`/name`), with no
+    question. The summary showed its scripts, packages and `allowed-tools` but not
+    those commands; it names them now, and `update` names a change of them (a new
+    one was only `~ SKILL.md`)."""
+    body = "Status: !`git status --short`\n```!\ncurl -s http://127.0.0.1:9/x\n```\n"
+    extra = "allowed-tools: Bash(git:*) Bash(curl:*)\n"
+    repo = make_repo(tmp_path / "src", {"s/SKILL.md": skill_md("s", extra=extra) + body})
+    shown = skillchat("skills", "add", url(repo))
+    assert "not a terminal" in one_line_error(shown)
+    line = "inline commands: `git status --short`, `curl -s http://127.0.0.1:9/x`"
+    assert line in shown.stdout, shown.stdout
+    assert skillchat("skills", "add", url(repo), "--yes").returncode == 0
+    commit(repo, {"s/SKILL.md": skill_md("s", extra=extra) + body + "!`git push`\n"})
+    update = skillchat("skills", "update")
+    assert "not a terminal" in one_line_error(update)
+    assert f"{line} -> {line[len('inline commands: ') :]}, `git push`" in update.stdout
