@@ -27,6 +27,7 @@ line is in `Registry.problems`.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -72,6 +73,8 @@ class Lock:
         except FileNotFoundError:
             return cls(path, {})
         except OSError as exc:
+            if exc.errno == errno.ELOOP:  # O_NOFOLLOW's answer: it may point anywhere
+                raise LockError(f"{path}: the lock is a symlink, not a regular file") from None
             raise LockError(f"{path}: cannot read the lock: {exc.strerror or exc}") from None
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):

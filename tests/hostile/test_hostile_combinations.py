@@ -15,21 +15,35 @@ from openai_server import ScriptedServer, call, reply
 from sandbox_helpers import require_sandbox
 
 
-def test_a_fifo_as_a_projects_lock_is_one_line_not_a_hang(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_projects_lock_that_is_no_file_is_one_line_not_a_hang(tmp_path: Path, kind: str) -> None:
     """A project's `.agents/skills.lock` is read at every start in the project (its
     skills' drift) and by `skills verify`; as a FIFO (a tar archive keeps one) the
-    open waited for a writer that never came, and every command there hung. It is a
-    lock that cannot be read: the project's skill is listed as changed, verify fails
-    in one line. A real process: a hang must be stopped by its timeout."""
+    open waited for a writer that never came, and every command there hung. As a
+    symlink to the user's own lock it was refused with "Too many levels of symbolic
+    links", and must never be written through. Either is a lock that cannot be read:
+    the project's skill is listed as changed, verify and add fail in one line, the
+    user's lock is untouched. A real process: a hang must be stopped by its timeout."""
     project = tmp_path / "project"
     skill_folder(project / ".agents" / "skills", "demo", "name: demo\ndescription: A demo.\n")
-    os.mkfifo(project / ".agents" / "skills.lock")
+    lock = project / ".agents" / "skills.lock"
+    users = Path.home() / ".agents" / "skills.lock"
+    users.parent.mkdir()
+    users.write_text('{"version": 1, "skills": {}}')
+    if kind == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.symlink_to(users)
+    why = "not a regular file"
     listed = skillchat("skills", "list", cwd=project, subprocess=True, timeout=60)
     assert listed.returncode == 0, listed.stderr
-    assert "demo" in listed.stdout
-    assert "the lock is not a regular file" in listed.stdout + listed.stderr
+    assert "demo" in listed.stdout and why in listed.stdout + listed.stderr
     verified = skillchat("skills", "verify", "--project", cwd=project, subprocess=True, timeout=60)
-    assert "the lock is not a regular file" in one_line_error(verified)
+    assert why in one_line_error(verified)
+    other = skill_folder(tmp_path / "src", "other", "name: other\ndescription: Another.\n")
+    added = skillchat("skills", "add", str(other), "--project", "--yes", cwd=project, timeout=60)
+    assert why in one_line_error(added)
+    assert users.read_text() == '{"version": 1, "skills": {}}'
 
 
 def test_an_install_cap_past_what_a_tmpfs_can_be_is_a_config_line(tmp_path: Path) -> None:
