@@ -56,10 +56,6 @@ def test_an_install_cap_past_what_a_tmpfs_can_be_is_a_config_line(tmp_path: Path
         config.write_text(f"[run]\ninstall_max_mb = {value}\n")
         done = skillchat("config", "show", "--config", str(config))
         assert "install_max_mb must be between 1 and 1048576" in one_line_error(done), value
-    for value in ("2.5", "true", '"2048"'):
-        config.write_text(f"[run]\ninstall_max_mb = {value}\n")
-        done = skillchat("config", "show", "--config", str(config))
-        assert "'run.install_max_mb' must be an integer" in one_line_error(done), value
     config.write_text("[run]\ninstall_max_mb = 1048576\n")
     assert skillchat("config", "show", "--config", str(config)).returncode == 0
 
