@@ -64,7 +64,9 @@ def test_sync_frozen_reproduces_an_install_byte_for_byte(tmp_path: Path) -> None
 def test_sync_frozen_fails_when_the_locked_commit_is_gone(tmp_path: Path) -> None:
     _, teammate = installed_by_teammate(tmp_path)
     shutil.rmtree(teammate.parent / "src")  # history rewritten: same files, other commits
-    repo = make_repo(teammate.parent / "src", {**FILES, "NEWS": "rewritten\n"}, tag="v2")
+    repo = make_repo(teammate.parent / "src", {**FILES, "NEWS": "rewritten\n"})
+    os.chmod(repo / "skills" / "pdf" / "scripts" / "fill.py", 0o755)  # the same files
+    commit(repo, {}, tag="v2")
     line = one_line_error(skillchat("skills", "sync", "--project", "--frozen", cwd=teammate.parent))
     assert line.startswith("skillchat: error: docx: ") and "no branch, tag or commit '" in line
     assert not (teammate / "skills").exists() or not any((teammate / "skills").iterdir())

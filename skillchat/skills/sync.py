@@ -6,7 +6,10 @@ Each record is fetched at its locked commit (a local folder is copied again) and
 its folder digest compared with the lock's. With `frozen`, a commit the source no
 longer has, or bytes that hash differently, fail the whole sync before anything is
 installed; without it, a missing commit falls back to the record's ref and a
-different digest is said and installed (the lock then records what came).
+different digest is said and installed, with the lock's record kept as it was: the
+skill is "changed since installed", so untrusted, until `update` (which shows the
+change and asks) or `skills trust`. A user-level skill is trusted by where it is,
+and a source's new owner must not be trusted on a machine whose user never saw it.
 A skill already in place with the locked digest is left alone; one in place that
 differs is an error (`skills verify` says how; remove it to sync it again).
 """
@@ -26,6 +29,14 @@ from skillchat.skills.content_hash import content_hash
 from skillchat.skills.gitfetch import Source, clean_path, is_url, parse_source
 from skillchat.skills.install import Prepared, install, prepare
 from skillchat.skills.lock import Lock, lock_path
+
+# What becomes of files that differ from the lock: the lock keeps saying what was
+# locked, so the skill is changed since installed, untrusted (user-level ones too,
+# trusted by where they are) until the user has seen them.
+UNTRUSTED = (
+    "installed as changed since installed, untrusted until `skillchat skills update` "
+    "(which shows the change and asks) or `skills trust`"
+)
 
 
 def source_of(record: dict[str, Any], at: str | None) -> Source:
@@ -81,7 +92,9 @@ def _fetch(name: str, record: dict[str, Any], work: Path, frozen: bool) -> tuple
     if skill.digest != record["digest"]:
         if frozen:
             raise InstallError(f"{name}: the source's files hash differently from the lock")
-        note = note or "its files hash differently from the lock now"
+        note = "; ".join(
+            filter(None, [note, f"its files hash differently from the lock: {UNTRUSTED}"])
+        )
     os.rename(skill.staged, skill.staged.with_name(name))
     skill.staged, skill.name = skill.staged.with_name(name), name
     return replace(prepared, skills=[skill]), note
@@ -114,6 +127,13 @@ def sync(target: Path, *, frozen: bool, project: Path | None = None) -> list[str
                 if not note
                 else {"source": record["source"], "path": record["path"], "ref": record["ref"]}
             )
-            install(prepared, target, record["ref"], relock={name: kept})
+            differs = prepared.skills[0].digest != record["digest"]
+            install(
+                prepared,
+                target,
+                record["ref"],
+                relock={name: kept},
+                as_locked=[name] if differs else [],
+            )
             lines.append(f"{name}: installed" + (f" ({note})" if note else ""))
     return lines
