@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 from git_repos import commit, make_repo, skill_md, url
-from helpers import closed_port, one_line_error, session_options, skill_folder, skillchat
+from helpers import (
+    ask_json,
+    closed_port,
+    one_line_error,
+    session_options,
+    skill_folder,
+    skillchat,
+)
 from openai_server import ScriptedServer, call, reply
 from sandbox_helpers import require_sandbox
 
@@ -182,3 +189,34 @@ def test_a_sync_that_brings_other_files_than_the_lock_trusts_none_of_them(
     assert skillchat("skills", "trust", "s").returncode == 0  # the user has read it now
     listed = json.loads(skillchat("skills", "list", "--json").stdout)
     assert [s["trust"] for s in listed["skills"] if s["name"] == "s"] == ["trusted"]
+
+
+def test_a_skills_link_out_of_its_folder_shows_nothing_of_the_host_in_scratch(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Without a workspace, a command naming its skill sees the skill's top-level
+    entries in /scratch, each bound from the host. bubblewrap follows a link it
+    binds, so an untrusted skill's `notes -> ~/.ssh` (a cloned project's skill may
+    hold one: only trust checks links) put the user's private key in the sandbox
+    of any command of that skill the user allowed. Only what leads inside the
+    skill's folder is shown there; a link inside still works."""
+    require_sandbox()
+    ssh = Path.home() / ".ssh"
+    ssh.mkdir()
+    (ssh / "id_rsa").write_text("PRIVATE KEY\n")
+    skills = tmp_path / "skills"
+    folder = skill_folder(skills, "demo", "name: demo\ndescription: A demo.\n")
+    (folder / "references").mkdir()
+    (folder / "references" / "a.md").write_text("inside\n")
+    (folder / "notes").symlink_to(ssh)
+    (folder / "key").symlink_to(ssh / "id_rsa")
+    (folder / "docs").symlink_to("references")
+    command = "cat /scratch/notes/id_rsa /scratch/key /scratch/docs/a.md; ls /scratch"
+    server.script(
+        reply("", calls=[call("run_command", {"command": command, "skill_name": "demo"})]),
+        reply("done"),
+    )
+    report = ask_json(server, skills, "--allow-run", "go")
+    result = json.loads(report["tool_calls"][0]["result"])
+    assert "PRIVATE KEY" not in result["stdout"], result
+    assert "inside\n" in result["stdout"], result
