@@ -1,5 +1,9 @@
 """When a file with more than one hard link may be read: the one place that decides.
 
+The rule itself is applied where a file is opened: by every read of a skill's file
+(safe_io/read.py, the `hard_links` of a skill folder's `Container`: skills/files.py)
+and by discovery's read of SKILL.md (skills/frontmatter.py, from skills/validation.py).
+
 Why hard links are refused at all: every name of a hard-linked file is equally real,
 and nothing can say where the other names are. A second name for `~/.ssh/id_rsa` or a
 workspace's `.env`, made inside a skill folder or the workspace (by a script that runs
@@ -33,7 +37,7 @@ def hard_links_allowed(root: str | os.PathLike[str]) -> bool:
     """Whether files below the folder `root`, a real path (as discovery records a
     skill's), may have more than one hard link: only when it is skillchat's bundled
     skills folder or below it. Compared as text: the reads walk `root` itself with no
-    symlink followed (fdwalk.py), so a swapped folder fails there, not here."""
+    symlink followed (safe_io/walk.py), so a swapped folder fails there, not here."""
     real = os.fspath(root)
     bundled = _bundled_real()
     return real == bundled or real.startswith(bundled.rstrip(os.sep) + os.sep)

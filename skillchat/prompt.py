@@ -162,11 +162,6 @@ class _Cuttable:
         return len(_string(self.cut(cap)))
 
 
-def shorten(text: str, cap: int) -> str:
-    """`text` in at most `cap` characters (see `_Cuttable.cut`)."""
-    return _Cuttable(text).cut(cap)
-
-
 def _entry(name: str, description: str | None) -> str:
     """`{"name": ..., "description": ...}` as json.dumps writes it, built directly."""
     if description is None:

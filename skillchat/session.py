@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from skillchat.engine.emit import Listener
     from skillchat.engine.fork import SkillFork
     from skillchat.engine.loop import Chat
+    from skillchat.engine.questions import OneAtATime, Questions
+    from skillchat.engine.skill_model import ModelMove
     from skillchat.engine.turn import TurnResult
     from skillchat.mcp.hub import McpHub
     from skillchat.mcp.policy import McpConsent
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from skillchat.sandbox.command_tool import Consent, SandboxCommands
     from skillchat.skills.model import Skill
     from skillchat.skills.registry import Registry
-    from skillchat.tools.base import ToolResult
+    from skillchat.tools.base import ToolContext, ToolResult
     from skillchat.tools.toolbox import ToolSource
     from skillchat.workspace.files import Workspace
 
@@ -123,7 +125,8 @@ class Session:
     one thing, and everything that depends on it sees the change:
 
         session = Session(settings, store=store, listeners=[view],
-                          consent=lambda: ReplConsent(settings, consoles))
+                          consent=lambda: ReplConsent(settings, consoles, questions),
+                          questions=questions)
         session.send("hello")           # a TurnResult; the listeners get its events
         session.refresh_skills()        # what send does first: edited skills picked up
         session.reload_skills()         # /reload: catalog, tools, sandbox mounts
@@ -134,7 +137,9 @@ class Session:
 
     Without a store nothing is saved (eval); without `consent` there is no
     run_command. `consent` is called for each chat to make its consent, so an
-    "always" answered in one chat is never carried into the next.
+    "always" answered in one chat is never carried into the next. Every question
+    (a command, an install, an MCP call, a skill's model), a fork's too, goes
+    through `questions`, the chat's one consent owner (engine/questions.py).
     """
 
     chat: Chat  # the current chat: its transcript, tool context and loop
@@ -151,9 +156,11 @@ class Session:
         consent: Callable[[], Consent] | None = None,
         backend_for: Callable[[Settings], Backend] | None = None,
         mcp_consent: Callable[[], McpConsent] | None = None,
+        questions: Questions | None = None,
     ) -> None:
         from skillchat.engine.backends.select import make_backend
         from skillchat.engine.emit import Emitter
+        from skillchat.engine.questions import OneAtATime, Questions
 
         self.store = store
         self.workspace = workspace
@@ -165,11 +172,14 @@ class Session:
         # only until the next `/model`, which starts again from these (a `/resume`d
         # chat's are its own).
         self._own = settings
+        self.questions = questions or Questions()
+        self._asking: OneAtATime | None = None
         self.runner: SandboxCommands | None = None
         if consent is not None:
             from skillchat.sandbox.setup import command_runner
 
-            self.runner = command_runner(settings, workspace, self, consent())
+            self._asking = OneAtATime(consent(), self.questions)
+            self.runner = command_runner(settings, workspace, self, self._asking)
         self.recorder: ChatRecorder | None = None
         self._mcp_consent = mcp_consent
         self.mcp: McpHub | None = None
@@ -193,9 +203,10 @@ class Session:
         return self.chat.registry
 
     @property
-    def activated(self) -> list[str]:
-        """The chat's active skills (a served one gates commands: sandbox/setup.py)."""
-        return self.chat.activated
+    def context(self) -> ToolContext:
+        """The chat's tools' state: its active skills (a served one gates commands,
+        a fork's too: sandbox/setup.py)."""
+        return self.chat.context
 
     @property
     def backend(self) -> Backend:
@@ -303,15 +314,26 @@ class Session:
 
     def _fresh_consent(self) -> None:
         """The chat being left takes its "always" answers with it."""
-        if self.runner is not None and self._consent is not None:
-            self.runner.consent = self._consent()
+        if self._asking is not None and self._consent is not None:
+            self._asking.consent = self._consent()
+
+    def _allow_model(self, move: ModelMove) -> bool:
+        """Whether an untrusted skill's own model may take its turns (asked in the
+        REPL; no where nobody is asked)."""
+        return self._asking is not None and self._asking.ask_model(move)
 
     def _fork(self) -> SkillFork:
         """What runs `context: fork` skills for the current chat (engine/fork.py)."""
         from skillchat.engine.fork import SkillFork
         from skillchat.tools.toolbox import chat_tools
 
-        return SkillFork(lambda: self.chat, self._backend_for, lambda: chat_tools(self.runner))
+        return SkillFork(
+            lambda: self.chat,
+            self._backend_for,
+            lambda: chat_tools(self.runner),
+            self.questions,
+            self._allow_model,
+        )
 
     def _start(
         self,
@@ -327,7 +349,11 @@ class Session:
         from skillchat.tools.toolbox import chat_tools
 
         models = SkillModels(
-            lambda: self.settings, lambda: self.registry, self._use_settings, self.emit.notice
+            lambda: self.settings,
+            lambda: self.registry,
+            self._use_settings,
+            self.emit.notice,
+            self._allow_model,
         )
         listeners: list[Listener] = [self.emit, models]
         if self.store is not None:
@@ -356,7 +382,8 @@ class Session:
             source=self._mcp_tools(settings),
         )
         if transcript is not None:
-            self.chat.restore(transcript.messages, transcript.chat.activated_skills)
+            chat = transcript.chat
+            self.chat.restore(transcript.messages, chat.activated_skills, chat.served_skills)
 
     def _mcp_tools(self, settings: Settings) -> ToolSource | None:
         """The servers' tools for a new chat, with a consent of its own ("always"
@@ -367,7 +394,9 @@ class Session:
         from skillchat.mcp.tools import McpTools
 
         consent = self._mcp_consent() if self._mcp_consent else flag_consent(settings)
-        return McpTools(self.mcp, consent, self._served_changed)
+        return McpTools(
+            self.mcp, lambda request: self.questions.ask(consent, request), self._served_changed
+        )
 
     def _with_served(self, registry: Registry) -> Registry:
         from skillchat.skills.registry import with_served

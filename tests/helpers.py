@@ -98,6 +98,39 @@ def _in_subprocess(
     )
 
 
+# skillchat's command line in a fresh interpreter that prints its own peak resident size
+# (VmHWM, KiB) as the last line of stderr. Not `ru_maxrss` from wait4: a child that
+# subprocess starts with vfork takes the forking pytest worker's peak at its exec, so a
+# worker that ran a big test before would make a small skillchat look big.
+_PEAK = (
+    "import sys\n"
+    "from skillchat.cli.app import run\n"
+    "code = run(sys.argv[1:])\n"
+    "peak = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+    "print(f'peak-kib={peak}', file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def skillchat_peak(
+    *args: str, timeout: float = 300, **options: Any
+) -> tuple[_subprocess.CompletedProcess[str], int]:
+    """`skillchat ARGS` in a process of its own, for a test whose subject is its memory:
+    the run (stderr without the measure) and its peak resident size in KiB."""
+    done = _subprocess.run(
+        [sys.executable, "-c", _PEAK, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=_subprocess.DEVNULL,
+        **options,
+    )
+    head, _, last = done.stderr.rstrip("\n").rpartition("\n")
+    assert last.startswith("peak-kib="), done.stderr[-2000:]
+    done.stderr = head + "\n" if head else ""
+    return done, int(last.removeprefix("peak-kib="))
+
+
 def ask_in(server: ScriptedServer, *args: str, cwd: Path) -> _subprocess.CompletedProcess[str]:
     """`skillchat ask` against the scripted server, with no skills, started in `cwd`
     (what makes the folder a project, or the chat one of its folder)."""

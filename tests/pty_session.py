@@ -11,6 +11,7 @@ what it returns has the escape sequences removed, for checking whole lines.
 from __future__ import annotations
 
 import array
+import ctypes
 import fcntl
 import os
 import re
@@ -138,8 +139,14 @@ class PtySession:
         """How many typed bytes skillchat's terminal holds, not yet read (FIONREAD on
         its stdin). A pty hands written keys to the terminal's line discipline
         asynchronously (a kernel work item), so under load keys "typed" a moment ago
-        may not be there yet; a test about typed-ahead keys waits for this instead."""
-        fd = os.open(f"/proc/{self.child.pid}/fd/0", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        may not be there yet; a test about typed-ahead keys waits for this instead.
+        Asked of the terminal's own device (named by the master side), not
+        through skillchat's /proc entries, which a non-dumpable skillchat keeps from
+        its user (mcp/spawn.py `hide_environment`)."""
+        libc = ctypes.CDLL(None)
+        libc.ptsname.restype = ctypes.c_char_p
+        device = libc.ptsname(self.child.child_fd)
+        fd = os.open(device, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
         try:
             count = array.array("i", [0])
             fcntl.ioctl(fd, termios.FIONREAD, count)

@@ -128,7 +128,7 @@ def test_a_long_chat_sends_only_the_turns_that_fit(server, skills) -> None:
     server.script(reply("fine"), reply("still fine"))
     view = RecordingView()
     chat = make_chat(server, skills, view, context_max_chars=20_000, auto_compact=False)
-    chat.restore(history, [])
+    chat.restore(history, [], {})
     chat.send("one more")
     chat.send("and another")
     for request in server.completions:

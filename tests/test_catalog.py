@@ -12,7 +12,7 @@ from chat_helpers import skill_box
 from helpers import REAL_SKILLS, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
 
-from skillchat.prompt import ELLIPSIS, MIN_DESCRIPTION, build_catalog, shorten, system_prompt
+from skillchat.prompt import ELLIPSIS, MIN_DESCRIPTION, build_catalog, system_prompt
 from skillchat.skills.registry import Registry, discover
 
 
@@ -32,16 +32,37 @@ def real_registry() -> Registry:
     return discover(folders)
 
 
-def test_shorten_prefers_a_sentence_then_a_word_and_never_passes_the_cap() -> None:
+def test_a_description_is_cut_at_a_sentence_then_a_word_and_never_past_the_cap(
+    tmp_path: Path,
+) -> None:
+    """Every budget between names only and the whole description: the catalog's one
+    description is its first sentence when that is at least half the cap, else cut at a
+    word and marked; never longer than the cap. With no word boundary, a hard cut."""
     text = "Makes charts from CSV files. Use when the user asks for a plot or a graph."
-    assert shorten(text, 200) == text
-    assert shorten(text, 40) == "Makes charts from CSV files."
-    cut = shorten(text, 60)  # the first sentence is under half of 60: cut at a word
-    assert cut.endswith(ELLIPSIS) and len(cut) <= 60 and not cut[:-1].endswith(" ")
-    assert text.startswith(cut[:-1])
-    for cap in range(MIN_DESCRIPTION, len(text) + 1):
-        assert len(shorten(text, cap)) <= cap
-    assert len(shorten("x" * 500, 30)) == 30  # no word boundary: a hard cut
+    registry = discover([library(tmp_path / "charts", {"charts": text})])
+    whole = build_catalog(registry, 1_000)
+    assert whole is not None and entries(whole.block) == [{"name": "charts", "description": text}]
+    cuts = set()
+    for budget in range(len(whole.block) - len(text), len(whole.block)):
+        catalog = build_catalog(registry, budget)
+        assert catalog is not None and len(catalog.block) <= budget
+        [entry] = entries(catalog.block)
+        if not catalog.cap:
+            assert entry == {"name": "charts"}  # names only
+            continue
+        cut = entry["description"]
+        assert len(cut) <= catalog.cap
+        if cut == "Makes charts from CSV files.":
+            cuts.add("sentence")
+        else:
+            assert cut.endswith(ELLIPSIS) and not cut[:-1].endswith(" ")
+            assert text.startswith(cut[:-1])
+            cuts.add("word")
+    assert cuts == {"sentence", "word"}
+    unbroken = discover([library(tmp_path / "x", {"x": "x" * 500})])
+    catalog = build_catalog(unbroken, 200)
+    assert catalog is not None and catalog.cap is not None
+    assert entries(catalog.block)[0]["description"] == "x" * (catalog.cap - 1) + ELLIPSIS
 
 
 def test_descriptions_are_shortened_evenly_before_any_is_dropped(tmp_path: Path) -> None:

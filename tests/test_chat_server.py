@@ -88,7 +88,7 @@ def test_a_chat_saved_by_schema_2_migrates_and_keeps_its_model(server: ScriptedS
     assert done.returncode == 0 and done.stdout.strip() == "still here", done.stderr
     assert server.completions[0].body["model"] == "old-m"
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
 
 
 # A chat made with --gguf remembers its model file, as a server chat its api_base. The

@@ -52,6 +52,27 @@ def test_old_results_are_elided_past_the_budget_and_served_again(server, skills)
     assert any("context budget" in n for n in view.of("notice"))
 
 
+def test_activated_skills_are_named_once_their_instructions_left_the_context(
+    server, skills
+) -> None:
+    """The get_skill result is the oldest: the first to leave past the budget, after
+    which the system prompt names the skill whose instructions the model no longer has."""
+    server.script(reply(calls=[call("get_skill", {"skill_name": "docs"})]), reply("ok"))
+    for name in NAMES:
+        server.script(reply(calls=[read(f"references/{name}.md")]), reply(f"read {name}"))
+    chat = make_chat(server, skills, context_max_chars=8_000)
+    chat.send("use docs")
+    assert chat.activated == ["docs"]
+    chat.send("read a")  # the instructions are in the chat: the system message as before
+    first, system = sent(server, 0)[0], sent(server)[0]
+    assert system["role"] == "system" and system == first and "activated" not in system["content"]
+    for name in NAMES[1:]:
+        chat.send(f"read {name}")
+    get_skill = next(m for m in sent(server) if m.get("role") == "tool")
+    assert get_skill["content"] == ELIDED
+    assert sent(server)[0]["content"].endswith("are no longer in the conversation): docs")
+
+
 def test_a_round_that_reads_more_than_the_budget_is_not_sent_whole(server, skills) -> None:
     """Four files of ~1.9 KB read at once under an 8 KB budget (each under the result
     cap): the request still fits, a result is replaced by a note telling the model to

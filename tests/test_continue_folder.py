@@ -105,7 +105,7 @@ def test_a_schema_3_database_migrates_and_keeps_its_chats(
     contents = [m.get("content") for m in server.completions[-1].body["messages"][1:]]
     assert contents == ["kept words", "old answer", "and?"]
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         assert conn.execute("SELECT title, folder FROM chats WHERE id = '0badc0de'").fetchone() == (
             "old one",
             None,

@@ -207,8 +207,7 @@ def test_a_crash_mid_install_leaves_no_environment_and_prune_clears_it(
         conn.close()
     assert wait_for(lambda: not _uv_running(index))
     store = EnvStore(root)
-    assert store.environments() == []
-    (gone,) = store.prune(set())
+    (gone,) = store.prune(set())  # the crash's leftover alone: no environment was made
     assert gone.startswith(".tmp-")
     assert not list(root.glob(".tmp-*"))
 

@@ -17,23 +17,32 @@ from hypothesis import strategies as st
 from skillchat.skills.frontmatter import (
     MAX_FRONTMATTER_BYTES,
     FrontmatterError,
-    read_frontmatter,
+    open_skill_md,
+    parse_open_frontmatter,
     split_skill_md,
 )
-from skillchat.skills.frontmatter_yaml import json_safe, parse_frontmatter
+from skillchat.skills.frontmatter_yaml import Frontmatter, json_safe, parse_frontmatter
 
 GOOD = b"---\nname: demo\ndescription: A demo skill.\n---\n# Body\n"
 
 
-def write(tmp_path: Path, data: bytes, name: str = "SKILL.md") -> Path:
-    path = tmp_path / name
+def write(tmp_path: Path, data: bytes) -> Path:
+    path = tmp_path / "SKILL.md"
     path.write_bytes(data)
     return path
 
 
+def frontmatter_of(path: Path) -> Frontmatter:
+    """The frontmatter of the SKILL.md `path` as discovery reads it (inspect_skill):
+    opened from its folder, then parsed."""
+    opened = open_skill_md(str(path.parent))
+    assert opened is not None
+    return parse_open_frontmatter(*opened)
+
+
 def error_of(tmp_path: Path, data: bytes) -> FrontmatterError:
     with pytest.raises(FrontmatterError) as info:
-        read_frontmatter(write(tmp_path, data))
+        frontmatter_of(write(tmp_path, data))
     return info.value
 
 
@@ -41,7 +50,7 @@ def error_of(tmp_path: Path, data: bytes) -> FrontmatterError:
 
 
 def test_reads_plain_frontmatter(tmp_path: Path) -> None:
-    fm = read_frontmatter(write(tmp_path, GOOD))
+    fm = frontmatter_of(write(tmp_path, GOOD))
     assert fm.data == {"name": "demo", "description": "A demo skill."}
     assert fm.key_lines == {"name": 2, "description": 3}
 
@@ -58,7 +67,7 @@ def test_reads_plain_frontmatter(tmp_path: Path) -> None:
     ids=["bom", "crlf", "bom-crlf", "trailing-whitespace", "no-final-newline"],
 )
 def test_tolerated_variants(tmp_path: Path, data: bytes) -> None:
-    assert read_frontmatter(write(tmp_path, data)).data["name"] == "demo"
+    assert frontmatter_of(write(tmp_path, data)).data["name"] == "demo"
 
 
 def test_missing_frontmatter(tmp_path: Path) -> None:
@@ -90,12 +99,12 @@ def test_bad_openings(tmp_path: Path, data: bytes, expected: str) -> None:
 
 def test_indented_dashes_inside_a_block_scalar_stay_in_the_value(tmp_path: Path) -> None:
     data = b"---\nname: demo\ndescription: |\n  before\n  ---\n  after\n---\nbody\n"
-    assert read_frontmatter(write(tmp_path, data)).data["description"] == "before\n---\nafter\n"
+    assert frontmatter_of(write(tmp_path, data)).data["description"] == "before\n---\nafter\n"
 
 
 def test_dashes_inside_a_one_line_value_do_not_close(tmp_path: Path) -> None:
     data = b"---\nname: demo\ndescription: 'a---b --- c'\nlicense: MIT\n---\n"
-    fm = read_frontmatter(write(tmp_path, data))
+    fm = frontmatter_of(write(tmp_path, data))
     assert fm.data["description"] == "a---b --- c"
     assert fm.data["license"] == "MIT"
 
@@ -213,7 +222,7 @@ def test_deep_nesting_is_refused_not_a_crash(tmp_path: Path, yaml_text: str) -> 
 
 def test_moderate_nesting_is_fine(tmp_path: Path) -> None:
     data = "---\nname: demo\nmetadata: " + "[" * 30 + "]" * 30 + "\n---\n"
-    assert read_frontmatter(write(tmp_path, data.encode())).data["metadata"]
+    assert frontmatter_of(write(tmp_path, data.encode())).data["metadata"]
 
 
 # --------------------------------------------------------------------------- size bounds
@@ -226,7 +235,7 @@ def padded(size: int) -> bytes:
 
 
 def test_frontmatter_of_exactly_64_kib_is_accepted(tmp_path: Path) -> None:
-    assert read_frontmatter(write(tmp_path, padded(MAX_FRONTMATTER_BYTES))).data["name"] == "demo"
+    assert frontmatter_of(write(tmp_path, padded(MAX_FRONTMATTER_BYTES))).data["name"] == "demo"
 
 
 def test_frontmatter_over_64_kib_is_rejected(tmp_path: Path) -> None:
@@ -241,7 +250,7 @@ def test_huge_unclosed_file_is_rejected_after_a_bounded_read(tmp_path: Path) -> 
         fh.truncate(100 * 1024 * 1024)  # sparse: 100 MB on paper, instant to make
     tracemalloc.start()
     with pytest.raises(FrontmatterError, match="larger than 64 KiB"):
-        read_frontmatter(path)
+        frontmatter_of(path)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 1024 * 1024  # the cap was read, not the 100 MB
@@ -253,7 +262,7 @@ def test_huge_body_is_never_read(tmp_path: Path) -> None:
         fh.write(GOOD + b"\xff\x00 not utf-8 \n---\n")
         fh.truncate(200 * 1024 * 1024)
     tracemalloc.start()
-    assert read_frontmatter(path).data["name"] == "demo"
+    assert frontmatter_of(path).data["name"] == "demo"
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 256 * 1024
@@ -263,9 +272,8 @@ def test_special_files_are_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "SKILL.md"
     os.mkfifo(fifo)
     with pytest.raises(FrontmatterError, match="not a regular file"):
-        read_frontmatter(fifo)
-    with pytest.raises(FrontmatterError, match=r"cannot open SKILL\.md"):
-        read_frontmatter(tmp_path / "missing.md")
+        frontmatter_of(fifo)
+    assert open_skill_md(str(tmp_path / "missing")) is None  # no SKILL.md: not a skill
 
 
 # --------------------------------------------------------------------------- split / json
@@ -316,7 +324,7 @@ def _parse_bytes(data: bytes) -> None:
         path = Path(tmp, "SKILL.md")
         path.write_bytes(data)
         try:
-            read_frontmatter(path)
+            frontmatter_of(path)
         except FrontmatterError as exc:
             assert exc.message and "\n" not in exc.message
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from chat_helpers import (
@@ -16,8 +17,9 @@ from chat_helpers import (
     tool_messages,
     write_skill,
 )
-from openai_server import call, error, reply
+from openai_server import ScriptedServer, call, error, reply
 
+from skillchat.engine.emit import Event, ForkStep, TextDelta, TextEnded
 from skillchat.engine.request import INTERRUPTED_MARK
 from skillchat.errors import ProviderError, ToolRoundLimit
 from skillchat.skills.registry import Registry
@@ -138,7 +140,8 @@ def test_list_skills_returns_sorted_names(server, skills) -> None:
 # ------------------------------------------------------------ context
 
 
-def test_already_in_context_then_served_again_after_elision(server, skills) -> None:
+def test_already_in_context_is_said_with_the_call_that_holds_it(server, skills) -> None:
+    """Once that result leaves the context it is served again: test_context_budget.py."""
     units = read("calculator", "references/units.md")
     server.script(reply(calls=[units]), reply(calls=[units]), reply("done"))
     chat = make_chat(server, skills)
@@ -148,28 +151,6 @@ def test_already_in_context_then_served_again_after_elision(server, skills) -> N
     assert second["content"].startswith("ERROR: File 'references/units.md' of skill 'calculator'")
     assert "already in context above" in second["content"]
     assert first["tool_call_id"] in second["content"]
-
-    assert chat.elide_tool_result(first["tool_call_id"])
-    server.script(reply(calls=[units]), reply("again"))
-    chat.send("once more")
-    messages = sent(server)
-    elided = next(m for m in messages if m.get("tool_call_id") == first["tool_call_id"])
-    assert "1 km" not in elided["content"]
-    assert tool_messages(server)[-1]["content"] == "1 km = 1000 m\n"
-    assert not chat.elide_tool_result("no-such-call")
-
-
-def test_activated_skills_are_named_once_their_instructions_are_gone(server, skills) -> None:
-    server.script(reply(calls=[get("pdf")]), reply("ok"), reply("next"), reply("last"))
-    chat = make_chat(server, skills)
-    chat.send("a pdf question")
-    assert chat.activated == ["pdf"]
-    chat.send("another")  # the instructions are in the chat: the system message as before
-    assert system_text(server, 0) == system_text(server) and "activated" not in system_text(server)
-    loaded = next(m for m in chat.messages if m["role"] == "tool")
-    assert chat.elide_tool_result(loaded["tool_call_id"])
-    chat.send("and now")
-    assert (system_text(server) or "").endswith("are no longer in the conversation): pdf")
 
 
 # ------------------------------------------------------------ /name invocation
@@ -316,3 +297,29 @@ def test_a_reply_cut_at_the_output_limit_is_flagged(server, skills) -> None:
         "(no max_tokens was sent)"
     ]
     assert "max_tokens" not in server.completions[-1].body
+
+
+def test_events_of_two_kinds_never_compare_equal(server: ScriptedServer, skills: Registry) -> None:
+    """A reply whose text is "answer" emits TextDelta("answer") then TextEnded("answer"):
+    a listener keeping the distinct events keeps both (as tuples of equal fields they
+    were equal, whatever their kind); an event equals only an event of its own kind."""
+    server.script(reply("answer", chunks=1))
+    distinct: list[Event] = []
+    chat = make_chat(server, skills)
+    chat.emit.listeners.append(lambda event: None if event in distinct else distinct.append(event))
+    chat.send("hi")
+    assert [e for e in distinct if isinstance(e, TextDelta | TextEnded)] == [
+        TextDelta("answer"),
+        TextEnded("answer"),
+    ]
+    kinds = get_args(Event)
+
+    def made(kind: type) -> Event:
+        return kind(*("x",) * len(kind._fields))
+
+    for kind in kinds:
+        assert made(kind) == made(kind) and hash(made(kind)) == hash(made(kind))
+        assert made(kind) != tuple(made(kind)) and tuple(made(kind)) != made(kind)
+        assert all(made(kind) != made(other) for other in kinds if other is not kind)
+    steps = {ForkStep(1, "s", "m", TextDelta("a")), ForkStep(1, "s", "m", TextEnded("a"))}
+    assert len(steps) == 2

@@ -84,12 +84,19 @@ def test_model_name_leaves_a_local_file_for_its_server_and_comes_back(
     """`--gguf`: `/model big` talks to big's server with its window's fitting (not the
     local context's 512-token replies) and the backend its name picks (the local
     model's openai is not kept: `hosted_vllm/` goes through LiteLLM); the local
-    model's own name, as `/model` shows it, goes back to the file."""
-    server.props = BIG_PROPS
+    model's own name, as `/model` shows it, goes back to the file.
+
+    big's window is its table's `context_window`, not its server's `/props`: that
+    probe gives up after 2 s (PROBE_TIMEOUT, best effort by design), and here it ran
+    while the local model was still loading (the prompt comes first) on a machine
+    already busy (`-n auto`), where it can take longer: big then went unfitted (no
+    `max_tokens` at all), and the test failed. The probe's own fitting is
+    test_a_named_models_server_is_fitted_to_its_own_window_and_back's subject."""
     config = tmp_path / "config.toml"
     config.write_text(
         "[local]\ncontext_max = 2048\n[skills]\nenabled = false\n"
         f'[models.big]\nmodel = "big-id"\napi_base = "{server.base_url}"\n'
+        "context_window = 32768\n"
         f'[models.vllm]\nmodel = "hosted_vllm/big-id"\napi_base = "{server.base_url}"\n'
     )
     server.script(reply("from big"))

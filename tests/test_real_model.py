@@ -212,13 +212,13 @@ def test_a_long_chat_is_trimmed_to_the_servers_window_before_it_is_refused(
     no_skills = Registry(skills={})
     view = StopAfter(chars=1)  # the first word of the answer: the prompt was accepted
     chat = Chat(settings_for(real_model), no_skills, make_backend(settings_for(real_model)), view)
-    chat.restore(history(results=2, size=10_000), activated=[])
+    chat.restore(history(results=2, size=10_000), activated=[], served={})
     assert send_until_stopped(chat, SHORT_REPLY, real_model)
     assert any("context budget (9,216 characters)" in notice for notice in view.notices)
 
     settings = settings_for(real_model, context_max_chars=1_000_000)
     chat = Chat(settings, no_skills, make_backend(settings), StopAfter(chars=1))
-    chat.restore(history(results=2, size=10_000), activated=[])
+    chat.restore(history(results=2, size=10_000), activated=[], served={})
     with pytest.raises(ProviderError, match=r"\(400\).*context"):
         chat.send(SHORT_REPLY)
 

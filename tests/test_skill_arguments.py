@@ -19,16 +19,29 @@ from hypothesis import strategies as st
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 
+from skillchat.config import Settings
 from skillchat.skills.arguments import (
     ArgumentFiller,
     argument_hint,
     argument_names,
     split_arguments,
-    substitute_arguments,
 )
 from skillchat.skills.registry import discover
+from skillchat.tools.base import ToolContext
+from skillchat.tools.context import ContextLedger
+from skillchat.tools.skill_tools import GetSkill
 
 BODY = "all=$ARGUMENTS 0=$0 1=$1 2=$2 i=$ARGUMENTS[2]"
+
+
+def filled(tmp_path: Path, body: str, text: str, names: str = "") -> str:
+    """The body of `/demo text` as the model gets it (tools off: GetSkill.read), for a
+    skill whose SKILL.md body is `body` and whose `arguments` are `names`."""
+    root = tmp_path / "skills"
+    arguments = f"arguments: {names}\n" if names else ""
+    skill_folder(root, "demo", f"name: demo\ndescription: d\n{arguments}", body)
+    context = ToolContext(Settings(), discover([root]), None, ContextLedger())
+    return GetSkill.read(context, "demo", text)[0]
 
 
 @pytest.mark.parametrize(
@@ -45,15 +58,15 @@ BODY = "all=$ARGUMENTS 0=$0 1=$1 2=$2 i=$ARGUMENTS[2]"
     ],
     ids=["quotes", "unicode", "missing", "empty", "unbalanced", "backslash"],
 )
-def test_words_fill_the_placeholders(text: str, expected: str) -> None:
-    assert substitute_arguments(BODY, text) == expected
+def test_words_fill_the_placeholders(tmp_path: Path, text: str, expected: str) -> None:
+    assert filled(tmp_path, BODY, text) == expected
 
 
 def test_nothing_is_expanded_or_executed_and_values_are_not_filled_again(tmp_path) -> None:
     marker = tmp_path / "ran"
     text = f"$(touch {marker}) `touch {marker}` $HOME $1 $ARGUMENTS ${{CLAUDE_SKILL_DIR}}"
     assert split_arguments(text)[:2] == ["$(touch", f"{marker})"]  # shell words, as text
-    out = substitute_arguments("[$ARGUMENTS] [$0] [$4] [$5] [$6]", text)
+    out = filled(tmp_path, "[$ARGUMENTS] [$0] [$4] [$5] [$6]", text)
     assert out == f"[{text}] [$(touch] [$HOME] [$1] [$ARGUMENTS]"
     assert not marker.exists()
 
@@ -62,29 +75,30 @@ def test_nothing_is_expanded_or_executed_and_values_are_not_filled_again(tmp_pat
     "body",
     ["$1x", "$2_b", "$5.00 or $1,000", "$ARGUMENTSX", "$ARGUMENTS[x]", "$ARGUMENTS[-1]", "$ x"],
 )
-def test_what_only_looks_like_a_placeholder_stays_as_written(body: str) -> None:
+def test_what_only_looks_like_a_placeholder_stays_as_written(tmp_path: Path, body: str) -> None:
     # Every word is given, so nothing stays for being missing; nothing was filled
     # either, so the text is appended as Claude Code appends it.
-    assert substitute_arguments(body, "a b c") == f"{body}\n\nARGUMENTS: a b c"
+    assert filled(tmp_path, body, "a b c") == f"{body}\n\nARGUMENTS: a b c"
 
 
-def test_named_arguments_by_position() -> None:
+def test_named_arguments_by_position(tmp_path: Path) -> None:
     names = argument_names({"arguments": ["issue", "issue_id", "7", "bad name", "ARGUMENTS"]})
     assert names == ["issue", "issue_id"]
     assert argument_names({"arguments": "src dst"}) == ["src", "dst"]
     assert argument_names({"arguments": {"a": 1}}) == []
     body = "$issue / $issue_id / $issue-tracker / $issues / $issue[0] / $src"
+    declared = "[issue, issue_id, 7, bad name, ARGUMENTS]"
     assert (
-        substitute_arguments(body, "12 13", names)
+        filled(tmp_path, body, "12 13", declared)
         == "12 / 13 / 12-tracker / $issues / $issue[0] / $src"
     )
     # The second is missing: it stays, and as nothing was filled the text is appended.
-    assert substitute_arguments("$issue_id", "12", names) == "$issue_id\n\nARGUMENTS: 12"
+    assert filled(tmp_path, "$issue_id", "12", declared) == "$issue_id\n\nARGUMENTS: 12"
 
 
-def test_no_placeholder_appends_the_text_and_empty_text_appends_nothing() -> None:
-    assert substitute_arguments("Do it.", "now please") == "Do it.\n\nARGUMENTS: now please"
-    assert substitute_arguments("Do it.", "") == "Do it."
+def test_no_placeholder_appends_the_text_and_empty_text_appends_nothing(tmp_path: Path) -> None:
+    assert filled(tmp_path, "Do it.", "now please") == "Do it.\n\nARGUMENTS: now please"
+    assert filled(tmp_path, "Do it.", "") == "Do it."
 
 
 def test_argument_hint_as_written_or_as_yaml_reads_brackets() -> None:

@@ -28,6 +28,8 @@ def other() -> Iterator[ScriptedServer]:
 
 
 def skills(tmp_path: Path, frontmatter: str) -> Path:
+    """A skills folder with `digest`, trusted: its own `model:` is honoured
+    (an untrusted skill's needs the user's yes: tests/hostile/test_hostile_forks.py)."""
     root = tmp_path / "skills"
     skill_folder(
         root,
@@ -35,6 +37,8 @@ def skills(tmp_path: Path, frontmatter: str) -> Path:
         f"name: digest\ndescription: Digests things.\n{frontmatter}",
         "# Digest\nAnswer in one line.\n",
     )
+    trusted = skillchat("skills", "trust", "digest", "--skills-dir", str(root))
+    assert trusted.returncode == 0, trusted.stderr
     return root
 
 

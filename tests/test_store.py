@@ -127,19 +127,18 @@ def test_title_is_the_first_user_message_trimmed(store: ChatStore) -> None:
     assert make_title("a" * 80) == "a" * 80
 
 
+def activate(store: ChatStore, chat_id: str, name: str, call_id: str) -> None:
+    """A get_skill call of `name` and its successful result, as a chat records them."""
+    calls = [call(call_id, "get_skill", skill_name=name)]
+    store.append_message(chat_id, {"role": "assistant", "content": None, "tool_calls": calls})
+    store.append_message(chat_id, tool(call_id, skill_result(name, "body")))
+
+
 def test_activated_skills_are_names_in_order_without_duplicates(store: ChatStore) -> None:
     chat = store.create_chat("m")
-    store.add_activated_skill(chat.id, "pdf")
-    store.append_message(
-        chat.id,
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [call("a", "get_skill", skill_name="x")],
-        },
-    )
-    store.append_message(chat.id, tool("a", skill_result("calc", "body")))
-    store.add_activated_skill(chat.id, "pdf")
+    activate(store, chat.id, "pdf", "a")
+    activate(store, chat.id, "calc", "b")
+    activate(store, chat.id, "pdf", "c")
     assert store.get_chat(chat.id[:4]).activated_skills == ("pdf", "calc")
 
 
@@ -178,7 +177,7 @@ def test_delete_removes_the_chat_its_messages_and_skills(store: ChatStore, db: P
     keep, gone = store.create_chat("m"), store.create_chat("m")
     for chat in (keep, gone):
         store.append_message(chat.id, {"role": "user", "content": "hi"})
-        store.add_activated_skill(chat.id, "calc")
+        activate(store, chat.id, "calc", "a")
     store.delete_chat(gone.id)
     assert [c.id for c in store.list_chats()] == [keep.id]
     with pytest.raises(UnknownChatError):
@@ -186,7 +185,7 @@ def test_delete_removes_the_chat_its_messages_and_skills(store: ChatStore, db: P
     with pytest.raises(UnknownChatError):
         store.delete_chat(gone.id)
     raw = sqlite3.connect(db)
-    assert raw.execute("SELECT count(*) FROM messages").fetchone() == (1,)
+    assert raw.execute("SELECT count(*) FROM messages").fetchone() == (3,)  # keep's
     assert raw.execute("SELECT count(*) FROM chat_skills").fetchone() == (1,)
     raw.close()
 
@@ -194,7 +193,7 @@ def test_delete_removes_the_chat_its_messages_and_skills(store: ChatStore, db: P
 def test_writes_to_an_unknown_chat_fail(store: ChatStore) -> None:
     for action in (
         lambda: store.append_message("deadbeef", {"role": "user", "content": "x"}),
-        lambda: store.add_activated_skill("deadbeef", "x"),
+        lambda: store.append_message("deadbeef", tool("a", skill_result("x", "body"))),
         lambda: store.load_messages("deadbeef"),
     ):
         with pytest.raises(UnknownChatError):

@@ -47,7 +47,7 @@ def test_a_v1_database_upgrades_to_the_current_schema_and_keeps_its_chats(
 ) -> None:
     db = tmp_path / "chats.db"
     v1_database(db)
-    assert SCHEMA_VERSION == 6
+    assert SCHEMA_VERSION == 7
     with ChatStore.open(db) as store:
         chat = store.get_chat("0123")
         assert (chat.id, chat.model, chat.title, chat.message_count) == (

@@ -15,6 +15,7 @@ from skillchat.sandbox.setup import skill_policy
 from skillchat.skills.content_hash import content_hash
 from skillchat.skills.registry import discover
 from skillchat.skills.trust import TrustState, TrustStore
+from skillchat.tools.base import ToolContext
 
 RUN = "python3 /skills/filler/scripts/run.py"
 
@@ -33,8 +34,9 @@ def linked_skill(skills: Path, target: str) -> Path:
 
 def verdict(skills: Path) -> str:
     """What the run_command policy of a chat over `skills` says about RUN."""
-    policy = skill_policy(Settings, lambda: discover([skills]), "/workspace", list)
-    return policy("filler", RUN).kind
+    chat = ToolContext(Settings(), discover([skills]))
+    policy = skill_policy(Settings, lambda: chat.registry, "/workspace", lambda: chat)
+    return policy("filler", RUN, chat).kind
 
 
 def test_a_link_inside_the_folder_covers_its_target(tmp_path: Path) -> None:

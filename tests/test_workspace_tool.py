@@ -14,6 +14,7 @@ from chat_helpers import make_chat, registry, sent, system_text, tool_messages, 
 from helpers import write_files
 from openai_server import ScriptedServer, call, reply
 
+from skillchat.engine.context_fit import ELIDED
 from skillchat.errors import FileAccessError
 from skillchat.workspace.files import Workspace
 
@@ -173,14 +174,19 @@ def test_changed_on_disk_is_served_afresh(server, ws) -> None:
     assert result["success"] is True and result["file"]["content"].endswith("# edited\n")
 
 
-def test_an_elided_result_is_served_again(server, ws) -> None:
-    server.script(reply(calls=[call("read_file", {"path": "src/app.py"}, id="c1")]), reply("ok"))
-    chat = make_chat(server, registry(), workspace=ws)
-    chat.send("read it")
-    assert chat.elide_tool_result("c1")
-    server.script(reply(calls=[read("src/app.py")]), reply("ok"))
-    chat.send("again")
-    assert json.loads(tool_messages(server)[-1]["content"])["success"] is True
+def test_a_result_elided_past_the_budget_is_served_again(server, ws) -> None:
+    """Four reads of ~1.9 KB pass an 8,000-character budget: the first read leaves the
+    context, and reading that file again is served, not ALREADY_IN_CONTEXT."""
+    write_files(ws.root, {f"big{n}.txt": str(n) * 1_900 for n in range(4)})
+    paths = ["src/app.py", *(f"big{n}.txt" for n in range(4)), "src/app.py"]
+    for path in paths:
+        server.script(reply(calls=[read(path)]), reply("ok"))
+    chat = make_chat(server, registry(), workspace=ws, context_max_chars=8_000)
+    for path in paths:
+        chat.send(f"read {path}")
+    first = next(m for m in sent(server) if m.get("role") == "tool")
+    assert first["content"] == ELIDED
+    assert json.loads(tool_messages(server)[-1]["content"])["file"]["content"] == APP
 
 
 def test_a_cut_read_does_not_hide_the_whole_file(server, ws) -> None:

@@ -6,7 +6,8 @@ their fields, never compared whole: `eq=False` spares compiling `__eq__` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -61,6 +62,8 @@ class Chat(ChatSummary):
     files attached to it, in attachment order, and its forks, in the order they ended."""
 
     activated_skills: tuple[str, ...] = ()
+    # The served ones among them: the digest of the content the chat read (name -> digest).
+    served_skills: Mapping[str, str] = field(default_factory=dict)
     attached_files: tuple[AttachedFile, ...] = ()
     forks: tuple[StoredFork, ...] = ()
 

@@ -105,6 +105,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 5 -> 6: the local model file a chat was made with (`--gguf`, `--local`), its real
     # path, so `-c` starts it again as it goes back to a server; NULL: none.
     ("ALTER TABLE chats ADD COLUMN gguf TEXT",),
+    # 6 -> 7: the digest of a skill served over MCP as the chat read it (skills/remote.py),
+    # so a resumed chat trusts it only unchanged; NULL: a local skill, or from before.
+    ("ALTER TABLE chat_skills ADD COLUMN digest TEXT",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -84,7 +84,7 @@ from skillchat.chats.schema import (
     corrupt,
     migrate,
 )
-from skillchat.chats.writing import KeepPolicy, activate, insert, mid_round, require
+from skillchat.chats.writing import KeepPolicy, insert, mid_round, require
 from skillchat.config import user_data_dir
 from skillchat.errors import StorageError, UnknownChatError
 
@@ -315,16 +315,6 @@ class ChatStore:
             for message in flagged:
                 insert(conn, chat_id, message, False, None, self._keep)
 
-    def add_activated_skill(self, chat_id: str, name: str) -> None:
-        """Record a skill as active in this chat (no-op if it already is).
-
-        Successful `get_skill` results are recorded by `append_message`; this is for
-        activations without one (an explicit `/name` with tools off).
-        """
-        with self._write() as conn:
-            require(conn, chat_id)
-            activate(conn, chat_id, name, now())
-
     def record_attachment(
         self, chat_id: str, workspace: str, path: str, sha256: str, size_bytes: int
     ) -> None:
@@ -408,7 +398,8 @@ class ChatStore:
             if not rows:
                 raise UnknownChatError(f"no saved chat '{id_or_prefix}'")
             skills = self._conn.execute(
-                "SELECT name FROM chat_skills WHERE chat_id = ? ORDER BY rowid", (rows[0][0],)
+                "SELECT name, digest FROM chat_skills WHERE chat_id = ? ORDER BY rowid",
+                (rows[0][0],),
             ).fetchall()
             files = self._conn.execute(
                 "SELECT path, sha256, size_bytes, workspace, attached_at FROM chat_attachments"
@@ -419,6 +410,7 @@ class ChatStore:
         return dataclasses.replace(
             Chat(*rows[0]),
             activated_skills=tuple(r[0] for r in skills),
+            served_skills={r[0]: r[1] for r in skills if r[1] is not None},
             attached_files=tuple(AttachedFile(*r) for r in files),
             forks=forks,
         )

@@ -24,13 +24,16 @@ from skillchat.errors import UnknownChatError
 
 class KeptResult(Protocol):
     """What a keep policy decides for one tool result: the content to store, and the
-    skill the call activated (if any)."""
+    skill the call activated (if any), and a served skill's digest."""
 
     @property
     def content(self) -> Any: ...
 
     @property
     def activated(self) -> str | None: ...
+
+    @property
+    def digest(self) -> str | None: ...
 
 
 # (tool name, the call's raw arguments, the result's content) -> what to store.
@@ -70,13 +73,13 @@ def insert(
     usage_json = dumps(usage_dict) if usage_dict is not None else None
     stamp = now()
     seq = require(conn, chat_id)
-    activated = None
+    activated, digest = None, None
     if message["role"] == "tool":
         tool, arguments = answered_call(conn, chat_id, message["tool_call_id"])
         if keep is None:
             raise RuntimeError("a tool message for a store opened without `keep` (a bug)")
         stored = keep(tool, arguments, message.get("content"))
-        message["content"], activated = stored.content, stored.activated
+        message["content"], activated, digest = stored.content, stored.activated, stored.digest
     elif message["role"] == "user":
         message["content"] = without_images(message.get("content"))
     conn.execute(
@@ -94,7 +97,7 @@ def insert(
         (stamp, title, chat_id),
     )
     if activated:
-        activate(conn, chat_id, activated, stamp)
+        activate(conn, chat_id, activated, stamp, digest)
     return StoredMessage(seq, message, interrupted, usage_dict, stamp)
 
 
@@ -131,8 +134,13 @@ def answered_call(conn: sqlite3.Connection, chat_id: str, call_id: str) -> tuple
     return call["function"]["name"], call["function"].get("arguments") or ""
 
 
-def activate(conn: sqlite3.Connection, chat_id: str, name: str, stamp: str) -> None:
+def activate(
+    conn: sqlite3.Connection, chat_id: str, name: str, stamp: str, digest: str | None = None
+) -> None:
+    """Record `name` as active in the chat (first activation's time kept), with the
+    digest of the served content last read (None: a local skill)."""
     conn.execute(
-        "INSERT OR IGNORE INTO chat_skills (chat_id, name, activated_at) VALUES (?,?,?)",
-        (chat_id, name, stamp),
+        "INSERT INTO chat_skills (chat_id, name, activated_at, digest) VALUES (?,?,?,?)"
+        " ON CONFLICT (chat_id, name) DO UPDATE SET digest = excluded.digest",
+        (chat_id, name, stamp, digest),
     )

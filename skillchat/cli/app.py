@@ -354,5 +354,9 @@ def run(argv: list[str]) -> int:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: first of all, skillchat's environment is made
+    unreadable to the programs it starts (mcp/spawn.py)."""
+    from skillchat.mcp.spawn import hide_environment
+
+    hide_environment()
     sys.exit(run(sys.argv[1:]))

@@ -26,14 +26,17 @@ Each event is a `NamedTuple`: immutable, matched by position and by name as a
 dataclass is, and made at import with one small `eval`, where a frozen dataclass
 compiles six methods (`__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__`,
 `__delattr__`; about 0.3 ms a class at every start, on `ask`'s path to its first
-request). Events are handed on, never compared, unpacked or used as keys, so
-being tuples changes nothing for them.
+request). One thing of a tuple would change them: equality, which compares fields
+alone, so `TextDelta("answer") == TextEnded("answer")` and an event equals a plain
+tuple. So every kind of event below gets an `__eq__` (and `__ne__`) that first asks
+for the same kind: set once on each class at import, where a frozen dataclass would
+compile it per class. Hashing stays the tuple's (equal events still hash alike).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from skillchat.engine.events import Usage
 from skillchat.safe_io.read import FileText
@@ -169,6 +172,19 @@ Event = (
     | ForkEnded
 )
 Listener = Callable[[Event], None]
+
+
+def _same_event(event: tuple[Any, ...], other: object) -> bool:
+    """An event equals only an event of its own kind with equal fields."""
+    return type(event) is type(other) and tuple.__eq__(event, other)
+
+
+def _other_event(event: tuple[Any, ...], other: object) -> bool:
+    return not _same_event(event, other)
+
+
+for _kind in get_args(Event):
+    _kind.__eq__, _kind.__ne__ = _same_event, _other_event
 
 
 class Emitter:

@@ -1,7 +1,8 @@
 """`context: fork`: a skill's work done in a conversation of its own, only its answer
 coming back to the chat that started it.
 
-    fork = SkillFork(lambda: session.chat, make_backend, lambda: chat_tools(runner))
+    fork = SkillFork(lambda: session.chat, make_backend, lambda: chat_tools(runner),
+                     questions, allow_model)
     chat_tools(runner, fork)     # get_skill runs forked skills through it
 
 When the model's `get_skill(skill_name, task)` or the user's `/name text` starts a
@@ -10,8 +11,11 @@ prompt with the skill's body and the usual rules of its tools, and the task as i
 one user message. It has the same tools, made afresh over the same sandbox runner,
 so consent, trust, `allowed-tools` and the sandbox apply as in the parent; its own
 transcript and context budget; at most `max_tool_rounds` rounds; the model of
-`[skill_models]` or the skill's `model:` (engine/skill_model.py). A skill forked
-inside a fork is loaded inline: forks do not nest.
+`[skill_models]` or the skill's `model:` (engine/skill_model.py: an untrusted
+skill's only with the user's yes, `allow_model`: the task carries what the user
+said to that model's server). A skill forked inside a fork is loaded inline: forks
+do not nest. Every question the fork asks names it (`current.name`,
+engine/questions.py).
 
 The parent receives one get_skill result: the answer (cut at `FORK_ANSWER_CHARS`,
 with a notice), or why there is none (Ctrl-C stops only the fork: "INTERRUPTED",
@@ -45,7 +49,8 @@ from skillchat.engine.emit import (
 from skillchat.engine.events import Usage
 from skillchat.engine.loop import Chat
 from skillchat.engine.messages import add_usage
-from skillchat.engine.skill_model import same_server, skill_settings
+from skillchat.engine.questions import Questions, current
+from skillchat.engine.skill_model import MoveConsent, same_server, skill_settings
 from skillchat.errors import SkillchatError, ToolRoundLimit
 from skillchat.prompt import InjectedSkill
 from skillchat.skills.model import Skill
@@ -89,7 +94,11 @@ class ForkRun:
 
 
 class ForkChat(Chat):
-    """A child chat whose every request carries the skill's body in its system prompt."""
+    """A child chat whose every request carries the skill's body in its system prompt.
+    Its task is sent as text: the model writes it (get_skill's `task`), and a `/name`
+    read from it would start a skill only the user may (`disable-model-invocation`)."""
+
+    typed_by_user = False
 
     def __init__(self, skill: InjectedSkill, *args: Any, **kwargs: Any) -> None:
         self.skill = skill
@@ -108,10 +117,14 @@ class SkillFork:
         parent: Callable[[], Chat],
         backend_for: Callable[[Settings], Backend],
         tools: Callable[[], Sequence[Tool]],
+        questions: Questions,
+        allow_model: MoveConsent,
     ) -> None:
         self.parent = parent
         self.backend_for = backend_for
         self.tools = tools
+        self.questions = questions  # the chat's one consent owner
+        self.allow_model = allow_model
         # While forks run at once (engine/parallel_forks.py): where their events go
         # (to the parent's thread), and the Ctrl-C that stops them.
         self.relay: Callable[[Event], None] | None = None
@@ -121,17 +134,23 @@ class SkillFork:
         (self.relay or self.parent().emit)(event)
 
     def __call__(self, skill: Skill, body: str, task: str | None) -> ToolResult:
+        number = next(_numbers)
+        outer = getattr(current, "name", None)
+        current.name = f"{skill.name} #{number}"  # who asks, when the fork needs a yes
+        try:
+            return self._run(number, skill, body, task)
+        finally:
+            current.name = outer
+
+    def _run(self, number: int, skill: Skill, body: str, task: str | None) -> ToolResult:
         parent = self.parent()
-        settings, note = skill_settings(parent.settings, skill)
+        settings, note = skill_settings(parent.settings, skill, self.allow_model)
         if note is not None:
             self.emit(Notice(note))
         same = same_server(settings, parent.settings)
         backend = parent.backend if same else self.backend_for(settings)
         task = task or _last_request(parent.messages) or f"Do what the skill {skill.name} is for."
-        run = ForkRun(next(_numbers), skill.name, settings.model, task)
-        from skillchat.engine.parallel_forks import current  # loaded with the first fork
-
-        current.name = f"{run.skill} #{run.number}"  # who asks, if a command needs consent
+        run = ForkRun(number, skill.name, settings.model, task)
 
         def watch(event: Event) -> None:
             if not run.started:  # the catalog's notes at the child's making: said already

@@ -25,7 +25,7 @@ them there (`use_settings`, `use_registry`).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillchat.config import Settings
@@ -73,6 +73,10 @@ STEPS: tuple[Step, ...] = (
 
 class Chat:
     """One conversation: the transcript, the activated skills, the loop."""
+
+    # Its messages are the user's: a `/name` starting one starts that skill (a fork's
+    # one message is a task the model wrote, engine/fork.py).
+    typed_by_user = True
 
     def __init__(
         self,
@@ -153,11 +157,21 @@ class Chat:
         if backend is not None:
             self.backend = backend
 
-    def restore(self, messages: list[dict[str, Any]], activated: Sequence[str]) -> None:
-        """Go on with a saved chat: its transcript and activated skills. The ledger
-        stays empty: stored get_skill results are stubs, their content is not here."""
+    def restore(
+        self,
+        messages: list[dict[str, Any]],
+        activated: Sequence[str],
+        served: Mapping[str, str],
+    ) -> None:
+        """Go on with a saved chat: its transcript and activated skills, and the
+        digests of the served ones as it read them (a served skill that changed
+        since is not trusted here: skills/trust.py `trusted_as_activated`). The
+        ledger stays empty: stored get_skill results are stubs, their content is
+        not here."""
         self.messages = list(messages)
         self.context.activated[:] = activated
+        self.context.served.clear()
+        self.context.served.update(served)
 
     # ------------------------------------------------------------------ the loop
 
@@ -284,6 +298,9 @@ class Chat:
             self.ledger.add(call_id, result.context_key)
         if result.activated and result.activated not in self.activated:
             self.activated.append(result.activated)
+        skill = self.registry.skills.get(result.activated) if result.activated else None
+        if skill is not None and skill.remote is not None:  # the content the model read
+            self.context.served[skill.name] = skill.remote.digest
         if result.activated in self.reread:
             self.reread.remove(result.activated)
 
@@ -297,12 +314,3 @@ class Chat:
                 "attaching files needs a workspace: --workspace DIR, or `workspace` in the config"
             )
         return self.attachments.add(path)
-
-    def elide_tool_result(self, call_id: str) -> bool:
-        """Take a tool result's content out of the context: it will be served again
-        if asked for. False when there is no such result."""
-        for message in self.messages:
-            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
-                self.window.elide(message)
-                return True
-        return False

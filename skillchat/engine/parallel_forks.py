@@ -9,8 +9,9 @@ nothing happens here and every call runs in turn.
 
 Everything the user sees or answers stays on the thread that called: the forks'
 events come back through a queue and are emitted there (views and the recorder are
-never called from two threads), and a command a fork wants to run asks its consent
-there too, one question at a time, after a line naming the fork that asks. Ctrl-C
+never called from two threads), and every question a fork asks (a command, an
+install, its skill's model) is asked there too, one at a time, through the chat's
+one consent owner (engine/questions.py); a fork's own thread draws nothing. Ctrl-C
 stops every fork still running (each returns INTERRUPTED at its next event, its
 request in flight is left to end) and the chat goes on.
 """
@@ -20,16 +21,14 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from skillchat.engine.emit import Event, ToolStarted
 from skillchat.engine.events import ToolCall
 from skillchat.engine.messages import too_deep
+from skillchat.engine.questions import Question, Questions
 from skillchat.tools.base import ToolResult
-from skillchat.tools.run_command import RUN_COMMAND
 from skillchat.tools.skill_tools import GET_SKILL, GetSkill
 
 if TYPE_CHECKING:
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
     from skillchat.engine.loop import Chat
 
 FORK_CONCURRENCY = 3  # forks of one reply running at once; the rest wait their turn
-current = threading.local()  # `name`: the fork this thread runs ("digest #2")
 
 
 @runtime_checkable
@@ -48,16 +46,7 @@ class Relayed(Protocol):
 
     relay: Callable[[Event], None] | None
     cancel: threading.Event
-
-
-@dataclass(frozen=True)
-class _Question:
-    """A fork's consent question, to be asked on the chat's thread."""
-
-    fork: str
-    request: Any
-    ask: Callable[[Any], Any]  # the chat's own consent
-    answer: queue.Queue[Any]
+    questions: Questions
 
 
 def concurrent_forks(chat: Chat, calls: Sequence[ToolCall]) -> dict[str, ToolResult]:
@@ -70,18 +59,18 @@ def concurrent_forks(chat: Chat, calls: Sequence[ToolCall]) -> dict[str, ToolRes
         return {}
     from concurrent.futures import ThreadPoolExecutor  # only when forks run at once
 
-    inbox: queue.Queue[Event | _Question] = queue.Queue()
-    fork.relay, owner = inbox.put, threading.get_ident()
+    inbox: queue.Queue[Event | Question] = queue.Queue()
+    fork.relay = inbox.put
     for call in chosen:
         chat.emit(ToolStarted(call.name, call.arguments))
     try:
-        with _consent_relayed(chat, inbox, owner), ThreadPoolExecutor(FORK_CONCURRENCY) as pool:
+        with fork.questions.relayed(inbox.put), ThreadPoolExecutor(FORK_CONCURRENCY) as pool:
             futures = {c.id: pool.submit(chat.toolbox.run, c.name, c.arguments) for c in chosen}
             _serve(chat, fork, inbox, list(futures.values()))
     finally:
         fork.relay = None
         fork.cancel.clear()
-    _deliver(chat, inbox)  # what the last fork said as it ended
+    _deliver(chat, fork.questions, inbox)  # what the last fork said as it ended
     return {call_id: future.result() for call_id, future in futures.items()}
 
 
@@ -100,65 +89,33 @@ def _forked(chat: Chat, call: ToolCall) -> bool:
 def _serve(
     chat: Chat,
     fork: Relayed,
-    inbox: queue.Queue[Event | _Question],
+    inbox: queue.Queue[Event | Question],
     futures: list[Future[ToolResult]],
 ) -> None:
     """Emit the forks' events and ask their questions here until all have ended."""
     while not all(f.done() for f in futures):
         try:
-            _deliver(chat, inbox, wait=0.05)
+            _deliver(chat, fork.questions, inbox, wait=0.05)
         except KeyboardInterrupt:
             if not fork.cancel.is_set():
                 fork.cancel.set()
                 chat.emit.notice("stopping the skills running on their own (Ctrl-C)")
 
 
-def _deliver(chat: Chat, inbox: queue.Queue[Event | _Question], wait: float = 0) -> None:
+def _deliver(
+    chat: Chat, questions: Questions, inbox: queue.Queue[Event | Question], wait: float = 0
+) -> None:
     """Emit (or ask) what is in the inbox; with `wait`, wait that long for the first."""
     try:
         item = inbox.get(timeout=wait) if wait else inbox.get_nowait()
     except queue.Empty:
         return
     while True:
-        if isinstance(item, _Question):
-            chat.emit.notice(f"{item.fork}, running on its own, asks:")
-            try:
-                item.answer.put(item.ask(item.request))
-            except BaseException as exc:  # Ctrl-C at the question: that fork stops
-                item.answer.put(exc)
-                raise
+        if isinstance(item, Question):
+            questions.put(item)
         else:
             chat.emit(item)
         try:
             item = inbox.get_nowait()
         except queue.Empty:
             return
-
-
-@contextmanager
-def _consent_relayed(
-    chat: Chat, inbox: queue.Queue[Event | _Question], owner: int
-) -> Iterator[None]:
-    """While forks run, a consent question from a fork's thread waits for the
-    chat's thread to ask it (and the answer goes back to that fork)."""
-    runner = getattr(chat.toolbox.get(RUN_COMMAND), "runner", None)
-    original = getattr(runner, "consent", None)
-    if runner is None or original is None:
-        yield
-        return
-
-    def relayed(request: Any) -> Any:
-        if threading.get_ident() == owner:
-            return original(request)
-        answer: queue.Queue[Any] = queue.Queue(1)
-        inbox.put(_Question(getattr(current, "name", "a skill"), request, original, answer))
-        verdict = answer.get()
-        if isinstance(verdict, BaseException):
-            raise KeyboardInterrupt
-        return verdict
-
-    runner.consent = relayed
-    try:
-        yield
-    finally:
-        runner.consent = original

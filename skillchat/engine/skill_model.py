@@ -1,6 +1,6 @@
 """Which model a skill's turns go to: the config's `[skill_models]`, else its `model:`.
 
-    settings, note = skill_settings(chat_settings, skill)
+    settings, note = skill_settings(chat_settings, skill, allow)
     SkillModels(...)   # a chat's listener: an inline skill's model becomes the chat's
 
 A `[skill_models]` entry is the user's choice: a `[models.NAME]` (its server and
@@ -11,11 +11,19 @@ is honoured when it names a `[models.NAME]` of this config (`inherit` is the cha
 model). Anything else falls back to the chat's model, and `note` says so in one line:
 Claude Code's aliases (`sonnet`, `opus`, `haiku`...) unless the config has a
 `[models.sonnet]`, and a model id unless `[skill_models]` names it for the skill.
+
+Nor may a skill from anywhere send the chat elsewhere: its model takes the chat's
+next turns (inline) or the user's message (a fork's task), with everything said so
+far, to that model's server. So a `model:` naming a `[models.NAME]` is honoured for
+a trusted skill (skills/trust.py), else only when `allow` (the user, asked in the
+REPL; `ask` and eval say no) agrees to the `ModelMove`; declined, the chat's model
+it is, and `note` says how to allow it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from skillchat.config import Settings, with_model
 from skillchat.engine.emit import Event, ToolFinished
@@ -29,20 +37,36 @@ CLAUDE_ALIASES = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class ModelMove:
+    """What the user is asked before an untrusted skill's `model:` is honoured."""
+
+    skill: str
+    wanted: str  # as the skill names it: a `[models.NAME]`
+    model: str  # that table's model id
+    server: str  # where it runs: a URL, a local file, or the provider's own
+    forked: bool  # its fork's turns (with the task), else the chat's from now on
+
+
+MoveConsent = Callable[[ModelMove], bool]
+
+
 def wanted_model(settings: Settings, skill: Skill) -> str | None:
     """The model asked for the skill (config first, then its SKILL.md), if any."""
     return settings.skill_models.get(skill.name) or skill.model
 
 
-def skill_settings(settings: Settings, skill: Skill) -> tuple[Settings, str | None]:
+def skill_settings(
+    settings: Settings, skill: Skill, allow: MoveConsent
+) -> tuple[Settings, str | None]:
     """The settings the skill's requests go with, and a line when its model
-    could not be mapped (then they are the chat's). A named model that is a local
+    could not be mapped or was not allowed (then they are the chat's). A named model that is a local
     file (`gguf`) has its llama.cpp server started here (once per file and process),
     and the settings fitted to it, as `--gguf` would; if it cannot start (no
     xllamacpp, no such file), the chat's model it is, with the reason. A model on
     another server is fitted to its own window (its table's, or its `/props`), never
     to the chat's server's or local file's."""
-    chosen, note = _mapped(settings, skill)
+    chosen, note = _mapped(settings, skill, allow)
     if chosen.gguf is None:
         if chosen.api_base == settings.api_base and settings.gguf is None:
             return chosen, note
@@ -62,14 +86,23 @@ def skill_settings(settings: Settings, skill: Skill) -> tuple[Settings, str | No
         )
 
 
-def _mapped(settings: Settings, skill: Skill) -> tuple[Settings, str | None]:
+def _mapped(settings: Settings, skill: Skill, allow: MoveConsent) -> tuple[Settings, str | None]:
     wanted = wanted_model(settings, skill)
     if wanted is None or wanted == INHERIT or wanted == settings.model:
         return settings, None
-    if wanted in settings.named_models:
-        return with_model(settings, wanted), None
     if skill.name in settings.skill_models:  # the user's own choice: any model id
         return with_model(settings, wanted), None
+    if wanted in settings.named_models:
+        chosen = with_model(settings, wanted)
+        move = ModelMove(skill.name, wanted, chosen.model, _where(chosen), skill.forked)
+        if _trusted(settings, skill) or allow(move):
+            return chosen, None
+        return settings, (
+            f"skill '{skill.name}' is not trusted to choose its model '{wanted}' "
+            f"({move.model} on {move.server}): it runs on the chat's model {settings.model} "
+            f'(skillchat skills trust {skill.name}, or [skill_models] {skill.name} = "{wanted}", '
+            "allows it)"
+        )
     if wanted.lower() in CLAUDE_ALIASES:
         return settings, (
             f"skill '{skill.name}' asks for model '{wanted}', a Claude Code alias with no "
@@ -80,6 +113,22 @@ def _mapped(settings: Settings, skill: Skill) -> tuple[Settings, str | None]:
         f"it runs on the chat's model {settings.model} ([skill_models] {skill.name} = "
         f'"{wanted}" allows it)'
     )
+
+
+def _trusted(settings: Settings, skill: Skill) -> bool:
+    from skillchat.skills.trust import TrustStore
+
+    return TrustStore.load(packages=settings.skill_packages).is_trusted(skill)
+
+
+def _where(settings: Settings) -> str:
+    """Where the model runs, for the question and the line (a URL's `user:password@`
+    left out: the line may be saved or printed as JSON, where nothing masks it)."""
+    if settings.gguf is not None:
+        return f"the local model file {settings.gguf}"
+    from skillchat.chats.store import without_credentials
+
+    return without_credentials(settings.api_base) or "its provider's own server"
 
 
 def same_server(a: Settings, b: Settings) -> bool:
@@ -104,11 +153,13 @@ class SkillModels:
         registry: Callable[[], Registry],
         use: Callable[[Settings], None],
         notice: Callable[[str], None],
+        allow: MoveConsent,
     ) -> None:
         self.settings = settings
         self.registry = registry
         self.use = use
         self.notice = notice
+        self.allow = allow
 
     def __call__(self, event: Event) -> None:
         if not isinstance(event, ToolFinished) or event.record.result.activated is None:
@@ -117,7 +168,7 @@ class SkillModels:
         if skill is None or wanted_model(self.settings(), skill) is None:
             return
         now = self.settings()
-        settings, note = skill_settings(now, skill)
+        settings, note = skill_settings(now, skill, self.allow)
         if note is not None:
             self.notice(note)
         elif not same_server(settings, now):

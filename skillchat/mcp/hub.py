@@ -23,17 +23,17 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
-import tempfile
 import threading
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from skillchat.errors import ConfigError, McpError
+from skillchat.mcp.catalog import neutral
 from skillchat.mcp.skills import ServedSkills, list_entries, read_resource, skill_entries
-from skillchat.mcp.spawn import guarded_command, server_env, start_stdio
+from skillchat.mcp.spawn import StderrTail, guarded_command, keep_tail, server_env, start_stdio
 from skillchat.mcp.stdio import too_long
 from skillchat.mcp_config import McpServerConfig, expand
 
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 MAX_RESTARTS = 2
 MAX_LISTED_PAGES = 50  # tools/list pages read from one server (a bound, not a limit)
-_STDERR_TAIL = 2_000
+_LAST_WORDS = 300  # characters of a server's stderr a failure quotes
 
 
 @dataclass
@@ -61,22 +61,16 @@ class ServerState:
     client: Client | None = None
     ready: threading.Event = field(default_factory=threading.Event)
     stop: asyncio.Event | None = None
-    stderr: TextIO | None = None
+    stderr: StderrTail = field(default_factory=StderrTail)
+    reader: asyncio.Task[None] | None = None  # reads stderr into `stderr` (stdio only)
     task: asyncio.Task[Any] | None = None
     generation: int = 0
     skill_entries: list[Any] | None = None  # None: the server does not serve skills
 
     def stderr_tail(self) -> str:
-        """The last lines the server wrote on stderr (its own words on a failure)."""
-        if self.stderr is None:
-            return ""
-        try:
-            self.stderr.flush()
-            self.stderr.seek(0)
-            text = self.stderr.read()
-        except (OSError, ValueError):
-            return ""
-        return " ".join(text[-_STDERR_TAIL:].split())[-300:]
+        """The last words the server wrote on stderr (its own on a failure), on one
+        line, its escapes and control characters removed."""
+        return neutral(" ".join(self.stderr.text().split())[-_LAST_WORDS:], _LAST_WORDS)
 
 
 class McpHub:
@@ -133,6 +127,11 @@ class McpHub:
 
         async def settle() -> None:
             await asyncio.wait(pending, timeout=6)
+            readers = [s.reader for s in self.servers.values() if s.reader is not None]
+            for reader in readers:  # a server's child may hold its stderr open
+                reader.cancel()
+            if readers:
+                await asyncio.wait(readers, timeout=1)
 
         if pending:
             with suppress(FutureTimeout, RuntimeError):
@@ -212,16 +211,25 @@ class McpHub:
                     f" ([mcp.{server}] max_answer_mb)"
                 ) from None
             if _connection_lost(exc) or state.state != "ready":
-                state.state, state.error = "failed", _died(state, str(exc.error.message))
+                state.state, state.error = "failed", self._died(state, str(exc.error.message))
                 raise McpError(f"MCP server '{server}' {state.error}") from None
             if "timed out" in exc.error.message.lower():
                 raise McpError(f"no answer from '{server}' in {timeout:g} s (timeout_s)") from None
             raise McpError(f"'{server}' answered with an error: {exc.error.message}") from None
         except (OSError, RuntimeError, ValueError) as exc:  # the transport broke under the call
-            state.state, state.error = "failed", _died(state, f"{type(exc).__name__}: {exc}")
+            state.state, state.error = "failed", self._died(state, f"{type(exc).__name__}: {exc}")
             raise McpError(f"MCP server '{server}' {state.error}") from None
 
     # -------------------------------------------------------------- inside
+
+    def _died(self, state: ServerState, detail: str) -> str:
+        """Why a running server failed, with its last words once its stderr is read
+        to the end (a moment after it died)."""
+        if self._loop is not None:
+            with suppress(FutureTimeout, RuntimeError):
+                asyncio.run_coroutine_threadsafe(_settled(state.reader), self._loop).result(3)
+        tail = state.stderr_tail()
+        return f"stopped answering ({detail})" + (f"; its stderr: {tail}" if tail else "")
 
     def _submit(self, coroutine: Any) -> Future[Any]:
         if self._loop is None:
@@ -283,6 +291,8 @@ class McpHub:
         except BaseException as exc:
             if current():
                 if state.state == "starting" or not state.error:
+                    if isinstance(exc, Exception):  # its last words are in the tail first
+                        await _settled(state.reader)
                     state.error = _reason(exc, state)
                 state.state = "failed"
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
@@ -302,11 +312,10 @@ class McpHub:
             env = server_env({key: expand(value) for key, value in config.env})
         except ConfigError as exc:
             raise McpError(str(exc)) from None
-        if state.stderr is None:
-            # Kept for the session (its tail is a failure's reason): no `with`.
-            log = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-            state.stderr = cast(TextIO, log)
-        return await start_stdio(program, args, env, state.stderr, config.cwd)
+        process = await start_stdio(program, args, env, config.cwd)
+        if process.stderr is not None:
+            state.reader = asyncio.ensure_future(keep_tail(process.stderr, state.stderr))
+        return process
 
     def _client(self, state: ServerState, process: Process | None) -> Client:
         from mcp import Client, StdioServerParameters
@@ -362,9 +371,11 @@ def _connection_lost(exc: Any) -> bool:
     return bool(exc.error.code == CONNECTION_CLOSED)
 
 
-def _died(state: ServerState, detail: str) -> str:
-    tail = state.stderr_tail()
-    return f"stopped answering ({detail})" + (f"; its stderr: {tail}" if tail else "")
+async def _settled(reader: asyncio.Task[None] | None) -> None:
+    """Until a server's stderr is read to its end, for at most two seconds (a child
+    of it may hold the pipe open)."""
+    if reader is not None:
+        await asyncio.wait({reader}, timeout=2)
 
 
 def _reason(exc: BaseException, state: ServerState) -> str:

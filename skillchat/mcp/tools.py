@@ -89,7 +89,8 @@ class McpTools:
 
     def _served(self, relist: bool) -> list[str]:
         """The servers' skills, read again at each message (`relist`); handed to the
-        session when they changed (a changed manifest is a changed skill: trust.py)."""
+        session when they changed (a changed manifest or frontmatter is a changed skill:
+        trust.py)."""
         if self.on_skills is None or not any(
             s.skill_entries is not None for s in self.hub.servers.values()
         ):
@@ -97,9 +98,7 @@ class McpTools:
         if relist and self._skills_key is not None:
             self.hub.relist_skills()
         skills, refused = self.hub.served_skills()
-        key = tuple(
-            (r.server, r.uri, r.manifest_digest) for s in skills if (r := s.remote) is not None
-        )
+        key = tuple((r.server, r.uri, r.digest) for s in skills if (r := s.remote) is not None)
         if key == self._skills_key:
             return refused
         self._skills_key = key
@@ -140,7 +139,7 @@ class McpTools:
             entry.server,
             entry.name,
             entry.tool,
-            _is_trusted,
+            lambda skill: _is_trusted(skill, context),
         )
         if verdict.kind == "refused":
             return error_result("NOT_ALLOWED", verdict.reason)
@@ -155,11 +154,12 @@ class McpTools:
         return result_of(result, result_cap(context.settings))
 
 
-def _is_trusted(skill: Any) -> bool:
-    """The trust store read only when a skill lists the tool (most calls need none)."""
-    from skillchat.skills.trust import TrustStore
+def _is_trusted(skill: Any, context: ToolContext) -> bool:
+    """Trusted as the chat (a fork, or the chat) activated it; the trust store read
+    only when a skill lists the tool (most calls need none)."""
+    from skillchat.skills.trust import TrustStore, trusted_as_activated
 
-    return TrustStore.load().is_trusted(skill)
+    return trusted_as_activated(TrustStore.load(), skill, context.served)
 
 
 def _tool_class(entry: Entry) -> type[McpTool]:

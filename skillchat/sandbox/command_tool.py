@@ -11,8 +11,9 @@ and turn what happened into the result.
     ToolArgumentError)
 
 Who may run what is decided in two steps before anything starts:
-1. `policy(skill, command)`: the skill's `allowed-tools` and whether it is trusted
-   may pre-approve the command, refuse it (with a reason), or say to ask;
+1. `policy(skill, command, context)`: the skill's `allowed-tools` and whether it is
+   trusted may pre-approve the command, refuse it (with a reason), or say to ask;
+   the chat running it (`context`, a fork's or the chat's) has its own gates;
 2. `consent(request)` (the request carries that verdict): the REPL runs a
    pre-approved command without a question and asks about the others (yes / no /
    always, for that skill and program in this chat); `ask` never asks, so it runs
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from skillchat.errors import EnvRefused, SandboxFailure, ToolArgumentError
 from skillchat.mounts import SCRATCH_MOUNT, SKILLS_MOUNT, WORKSPACE_MOUNT
-from skillchat.tools.base import ToolResult
+from skillchat.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:  # imported when a command first runs, not before the first request
     from pathlib import Path
@@ -77,11 +78,12 @@ class RunRequest:
 
 
 Watch = Callable[[RunRequest], AbstractContextManager["OutputSink"]]
-Policy = Callable[[str | None, str], Verdict]  # (skill_name, command) -> verdict
+# (skill_name, command, the context of the chat running it: a fork's or the chat's)
+Policy = Callable[[str | None, str, ToolContext], Verdict]
 Consent = Callable[[RunRequest], Verdict]  # "approved", or "refused" with the reason
 
 
-def ask_everything(skill_name: str | None, command: str) -> Verdict:
+def ask_everything(skill_name: str | None, command: str, context: ToolContext) -> Verdict:
     """The policy until `allowed-tools` and trust decide: every command is asked."""
     return Verdict("ask")
 
@@ -114,21 +116,27 @@ class SandboxCommands:
         # it gives the sink the output streams to (the REPL's live card).
         self.watch: Watch | None = None
 
-    def run(self, args: dict[str, Any]) -> ToolResult:
-        """Run one call; raises ToolArgumentError for arguments it cannot use."""
+    def run(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
+        """Run one call of the chat of `context`; raises ToolArgumentError for
+        arguments it cannot use."""
         spec = self.spec()
         command, skill, timeout = self._arguments(args, spec)
         try:
-            return self._run(spec, command, skill, timeout)
+            return self._run(spec, command, skill, timeout, context)
         except SandboxFailure as exc:
             return _error("INTERNAL_ERROR", f"the sandbox could not start: {exc}")
 
     def _run(
-        self, spec: SandboxSpec, command: str, skill: str | None, timeout: float
+        self,
+        spec: SandboxSpec,
+        command: str,
+        skill: str | None,
+        timeout: float,
+        context: ToolContext,
     ) -> ToolResult:
         if not self.status.available or self.status.tools is None:
             return _error("NO_SANDBOX", f"no sandbox: {self.status.reason}")
-        verdict = self.policy(skill, command)
+        verdict = self.policy(skill, command, context)
         if verdict.kind == "refused":
             return _error("NOT_ALLOWED", f"not allowed: {verdict.reason}")
         request = RunRequest(

@@ -3,22 +3,23 @@
 A sandbox that is merely installed may still be refused by the kernel (user
 namespaces off, an AppArmor rule, a container without them), so `probe` runs a
 real, trivial sandbox and keeps the answer for the life of the process. A working
-sandbox is also remembered in the user cache folder, keyed by the bwrap binary, the
-kernel and the user, so `ask` and the REPL do not pay the ~30 ms trial at every
-start; a failure is never cached (fixing it must show at once). No
-sandbox, no `run_command`: `skillchat doctor` and `config show` say why and how to
-get one.
+sandbox is also remembered in the user cache (`sandbox.json`, safe_io/user_cache.py),
+keyed by the bwrap binary, the kernel and the user, so `ask` and the REPL do not pay
+the ~30 ms trial at every start; a failure is never cached (fixing it must show at
+once). No sandbox, no `run_command`: `skillchat doctor` and `config show` say why and
+how to get one.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from skillchat.safe_io import user_cache
 
 INSTALL_HINT = (
     "install bubblewrap: Debian/Ubuntu `sudo apt install bubblewrap`, "
@@ -120,10 +121,7 @@ def probe(*, refresh: bool = False) -> SandboxStatus:
     return _cached
 
 
-def _cache_file() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("skillchat", appauthor=False)) / "sandbox.json"
+CACHE_NAME = "sandbox.json"
 
 
 def _cache_key(tools: Tools) -> str:
@@ -132,20 +130,14 @@ def _cache_key(tools: Tools) -> str:
 
 
 def _read_cache(key: str) -> str | None:
-    try:
-        data = json.loads(_cache_file().read_text())
-    except (OSError, ValueError):
-        return None
-    return data.get("detail") if isinstance(data, dict) and data.get("key") == key else None
+    data = user_cache.read(CACHE_NAME)
+    detail = data.get("detail") if isinstance(data, dict) and data.get("key") == key else None
+    return detail if isinstance(detail, str) else None
 
 
 def _write_cache(key: str, detail: str) -> None:
-    path = _cache_file()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"key": key, "detail": detail}))
-    except OSError:
-        pass  # no cache: the next start probes again
+    # One that cannot be written costs the next start a probe, nothing else.
+    user_cache.update(CACHE_NAME, lambda _: {"key": key, "detail": detail})
 
 
 def _version(bwrap: str) -> str:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from skillchat.sandbox.envs.provider import InstallRequest, Progress, SkillEnvs
     from skillchat.sandbox.layout import SandboxSpec
     from skillchat.skills.registry import Registry
+    from skillchat.tools.base import ToolContext
     from skillchat.workspace.files import Workspace
 
 
@@ -44,7 +45,7 @@ class Live(Protocol):
     def chat_id(self) -> str | None: ...
 
     @property
-    def activated(self) -> list[str]: ...
+    def context(self) -> ToolContext: ...  # the chat's (its activated skills)
 
 
 def command_runner(
@@ -88,7 +89,7 @@ def command_runner(
             lambda: live.settings,
             lambda: live.registry,
             start_folder(folder is not None),
-            lambda: live.activated,
+            lambda: live.context,
         ),
         default_timeout_s=settings.run_timeout_s,
         max_timeout_s=settings.run_max_timeout_s,
@@ -130,7 +131,7 @@ def skill_policy(
     settings: Callable[[], Settings],
     registry: Callable[[], Registry],
     cwd: str,
-    activated: Callable[[], list[str]],
+    chat: Callable[[], ToolContext],
 ) -> Policy:
     """The skill's `allowed-tools` under `[run] allowed_tools`, with the skill, the
     setting and its trust read afresh for each command (a `/reload`, a `/trust` or an
@@ -143,14 +144,17 @@ def skill_policy(
     command names it), every command is asked, even under `--allow-run` or an
     "always", and refused where nobody is asked: the skills extension forbids
     served content to cause code to run without the user's approval of that skill,
-    and its text is what the model is acting on (`skillchat skills trust` lifts it)."""
+    and its text is what the model is acting on (`skillchat skills trust` lifts it).
+    Active in the chat running the command (a fork loads skills of its own) or in
+    the chat (`chat()`, whose model started the fork); trusted only as activated
+    (skills/trust.py `trusted_as_activated`: a resumed chat's changed skill is not)."""
     kinds: dict[str, Literal["approved", "ask", "refused"]] = {
         "pre-approved": "approved",
         "ask": "ask",
         "refused": "refused",
     }
 
-    def policy(skill_name: str | None, command: str) -> Verdict:
+    def policy(skill_name: str | None, command: str, context: ToolContext) -> Verdict:
         from skillchat.sandbox.command_tool import Verdict
         from skillchat.skills.allowed_tools import decide
         from skillchat.skills.trust import TrustStore
@@ -160,26 +164,29 @@ def skill_policy(
         trusted = skill is not None and TrustStore.load(packages=packages).is_trusted(skill)
         mode = settings().run_allowed_tools
         verdict = decide(command, skill=skill, trusted=trusted, mode=mode, cwd=cwd)
-        if verdict.decision != "refused" and (served := _untrusted_served(skill_name)):
+        if verdict.decision != "refused" and (served := _untrusted_served(skill_name, context)):
             return Verdict("ask", served, each_time=True)
         return Verdict(kinds[verdict.decision], verdict.reason)
 
-    def _untrusted_served(skill_name: str | None) -> str:
+    def _untrusted_served(skill_name: str | None, context: ToolContext) -> str:
         """Why a served skill gates this command ("" when none does)."""
-        from skillchat.skills.trust import TrustStore
+        from skillchat.skills.trust import TrustStore, trusted_as_activated
 
         skills = registry().skills
-        names = [*activated(), *([skill_name] if skill_name else [])]
-        served = [s for n in dict.fromkeys(names) if (s := skills.get(n)) and s.remote]
-        if not served:
-            return ""
-        store = TrustStore.load(packages=settings().skill_packages)
-        for skill in served:
-            if not store.is_trusted(skill):
-                return (
-                    f"skill '{skill.name}' served by {skill.origin} is active and not "
-                    f"trusted: each command is asked (skillchat skills trust {skill.name})"
-                )
+        store: TrustStore | None = None
+        main = chat()
+        for chat_context in [context] if main is context else [context, main]:
+            names = [*chat_context.activated, *([skill_name] if skill_name else [])]
+            for name in dict.fromkeys(names):
+                skill = skills.get(name)
+                if skill is None or skill.remote is None:
+                    continue
+                store = store or TrustStore.load(packages=settings().skill_packages)
+                if not trusted_as_activated(store, skill, chat_context.served):
+                    return (
+                        f"skill '{skill.name}' served by {skill.origin} is active and not "
+                        f"trusted: each command is asked (skillchat skills trust {skill.name})"
+                    )
         return ""
 
     return policy

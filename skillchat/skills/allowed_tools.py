@@ -208,15 +208,10 @@ def parse_allowed_tools(value: str | None) -> AllowedTools:
     return AllowedTools(True, tuple(bash), tuple(read_only), tuple(ignored))
 
 
-def simple_commands(command: str) -> list[list[str]] | None:
-    """The words of each simple command in `command`, or None when the line uses
-    shell syntax that word-level matching cannot vouch for (see the module doc)."""
-    split = _split(command)
-    return split[0] if split else None
-
-
 def _split(command: str) -> tuple[list[list[str]], list[str]] | None:
-    """`simple_commands`, with the operators between them (`&&`, `;`, ...)."""
+    """The words of each simple command in `command`, with the operators between them
+    (`&&`, `;`, ...); None when the line uses shell syntax that word-level matching
+    cannot vouch for (see the module doc)."""
     if any(s in command for s in _SUBSTITUTION):
         return None
     if any(ord(c) < 32 or ord(c) == 127 for c in command):

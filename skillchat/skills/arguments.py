@@ -145,13 +145,6 @@ class ArgumentFiller:
         return body
 
 
-def substitute_arguments(body: str, text: str, names: Sequence[str] = ()) -> str:
-    """`body` with the placeholders filled from the invocation text `text` (see the
-    module docstring); `names` are the declared argument names."""
-    filler = ArgumentFiller(text, names)
-    return filler.finish(filler(body))
-
-
 def substitute_skill_dir(body: str, skill_name: str, *, sandbox: bool) -> str:
     """`${CLAUDE_SKILL_DIR}` and `${SKILL_DIR}` as the model must use them:
     `/skills/<name>` when commands run in the sandbox, else relative to the skill's

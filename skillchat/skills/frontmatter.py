@@ -168,19 +168,6 @@ def decode_yaml_bytes(buf: bytes, yaml_start: int, yaml_end: int) -> str:
         ) from None
 
 
-def read_frontmatter(path: str | os.PathLike[str]) -> Frontmatter:
-    """Read and parse the frontmatter of the SKILL.md at `path`, and nothing else.
-
-    Opens non-blocking (a FIFO named SKILL.md must not hang discovery) and refuses
-    anything but a regular file. OS errors become FrontmatterError too.
-    """
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        raise FrontmatterError(f"cannot open SKILL.md: {exc.strerror or exc}") from None
-    return parse_open_frontmatter(fd, "SKILL.md")
-
-
 def parse_open_frontmatter(fd: int, filename: str, *, hard_links: bool = False) -> Frontmatter:
     """Read the frontmatter from an open SKILL.md (`filename` names it in errors),
     close the descriptor, and parse; every failure is a FrontmatterError.

@@ -9,24 +9,24 @@ Only parses whose values JSON carries exactly are kept (strings, whole numbers,
 floats, booleans, null, lists, mappings with string keys): dates, `!!binary`, sets
 or non-string keys are parsed by YAML each time. Errors are never kept.
 
-The file is `$XDG_CACHE_HOME/skillchat/frontmatter.json`: private (0600, in a 0700
-folder), replaced atomically, written only when a run parsed something new, and
-holding at most `MAX_ENTRIES` texts (this run's first). It is a cache only: a file
-that is unreadable, corrupt or of another version counts as empty, and is written
-afresh; nothing is said about it. Each entry is stored as its own JSON string, so
+The file is the user cache's `frontmatter.json` (safe_io/user_cache.py: private,
+replaced whole, under a lock), written only when a run parsed something new, and
+holding at most `MAX_ENTRIES` texts (this run's first, then those the file holds
+when it is written, another run's included). It is a cache only: a file that is
+unreadable, corrupt or of another version counts as empty, and is written afresh;
+nothing is said about it. Each entry is stored as its own JSON string, so
 loading the file decodes only the entries looked up, each into fresh objects.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-from pathlib import Path
 from typing import Any
 
+from skillchat.safe_io import user_cache
 from skillchat.skills.frontmatter_yaml import Frontmatter
 
+NAME = "frontmatter.json"
 VERSION = 1
 MAX_ENTRIES = 2000
 
@@ -35,23 +35,18 @@ _used: dict[str, str] = {}  # the entries of this run, new ones included
 _new = False  # something was parsed that the file does not hold
 
 
-def cache_path() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("skillchat", appauthor=False)) / "frontmatter.json"
+def _entries(doc: Any) -> dict[str, str]:
+    """The entries of the file's `doc`; none when it is of another version or shape."""
+    if isinstance(doc, dict) and doc.get("version") == VERSION:
+        entries = doc.get("entries")
+        return entries if isinstance(entries, dict) else {}
+    return {}
 
 
 def _load() -> dict[str, str]:
     global _stored
     if _stored is None:
-        _stored = {}
-        try:
-            doc = json.loads(cache_path().read_bytes())
-        except (OSError, ValueError):
-            return _stored
-        if isinstance(doc, dict) and doc.get("version") == VERSION:
-            entries = doc.get("entries")
-            _stored = entries if isinstance(entries, dict) else {}
+        _stored = _entries(user_cache.read(NAME))
     return _stored
 
 
@@ -99,28 +94,19 @@ def parsed(text: str) -> Frontmatter:
 
 def save() -> None:
     """Write the cache when this run parsed something new: its entries first, then
-    the ones it did not use, up to MAX_ENTRIES. A failure costs a parse next time."""
+    the ones the file holds now, up to MAX_ENTRIES. A failure costs a parse next time."""
     global _new, _stored
     if not _new:
         return
-    import tempfile
 
-    entries = dict(list(_used.items())[:MAX_ENTRIES])
-    for text, entry in _load().items():
-        if len(entries) >= MAX_ENTRIES:
-            break
-        entries.setdefault(text, entry)
-    path = cache_path()
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".frontmatter-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"version": VERSION, "entries": entries}, fh)
-        os.replace(tmp, path)
-    except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        return
-    _stored, _new = entries, False
+    def merged(doc: Any) -> dict[str, Any]:
+        entries = dict(list(_used.items())[:MAX_ENTRIES])
+        for text, entry in _entries(doc).items():
+            if len(entries) >= MAX_ENTRIES:
+                break
+            entries.setdefault(text, entry)
+        return {"version": VERSION, "entries": entries}
+
+    written = user_cache.update(NAME, merged)
+    if written is not None:
+        _stored, _new = written["entries"], False

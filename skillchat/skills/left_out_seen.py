@@ -2,23 +2,20 @@
 
 "N skills left out" is said once per state of the skills folders, with each skill's
 reason; every `ask`, `/new`, `/resume` or `/reload` after that stays quiet until the
-left-out set or a reason changes. The fingerprints live in the user cache folder
-(`left-out.json`): a cache only, unreadable or unwritable means "not seen yet".
+left-out set or a reason changes. The fingerprints live in the user cache
+(`left-out.json`, safe_io/user_cache.py): a cache only, unreadable or unwritable
+means "not seen yet".
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-from pathlib import Path
+from typing import Any
 
+from skillchat.safe_io import user_cache
 from skillchat.skills.registry import Registry
 
-
-def _seen_path() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("skillchat", appauthor=False)) / "left-out.json"
+NAME = "left-out.json"
 
 
 def _key(registry: Registry) -> str:
@@ -32,29 +29,15 @@ def fingerprint(registry: Registry) -> str:
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
-def _read() -> dict[str, str]:
-    try:
-        doc = json.loads(_seen_path().read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(doc, dict):
-        return {}
-    return {str(k): str(v) for k, v in doc.items()}
+def _seen(doc: Any) -> dict[str, str]:
+    """The fingerprints by folders of the file's `doc`: none when it is not a mapping."""
+    return {str(k): str(v) for k, v in doc.items()} if isinstance(doc, dict) else {}
 
 
 def first_time(registry: Registry) -> bool:
     """True when this left-out state was not told before (and remember it now)."""
-    seen = _read()
     key, now = _key(registry), fingerprint(registry)
-    if seen.get(key) == now:
+    if _seen(user_cache.read(NAME)).get(key) == now:
         return False
-    seen[key] = now
-    path = _seen_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(seen, indent=1, sort_keys=True), encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        pass  # a cache: told again next time
+    user_cache.update(NAME, lambda doc: {**_seen(doc), key: now})  # unwritten: told again
     return True

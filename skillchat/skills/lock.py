@@ -31,12 +31,12 @@ import errno
 import json
 import os
 import stat
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillchat.errors import LockError, TrustError
+from skillchat.safe_io import user_cache
 from skillchat.safe_io.write import replace_atomically
 from skillchat.skills.model import Problem, Skill
 from skillchat.skills.records import skill_records
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from skillchat.skills.registry import Registry
 
 LOCK_VERSION = 1
-LOCK_NAME = "skills.lock"
 MAX_LOCK_BYTES = 5_000_000
 _RECORD_KEYS = ("source", "ref", "commit", "path", "digest", "files", "installed_at")
 
@@ -235,7 +234,7 @@ def drift_of(skill: Skill) -> str | None:
         verdict = None if same else f"{skill.name}: changed since installed"
         if same and print_:
             cache[key] = {"stat": print_, "digest": record["digest"]}
-            _save_stat_cache(cache)
+            _save_stat_cache(key, cache[key])
     _VERDICTS[key] = (print_ + record["digest"], verdict)
     return verdict
 
@@ -251,32 +250,26 @@ def lock_problems(skills: list[Skill]) -> list[Problem]:
 
 
 _CACHE: dict[str, dict[str, str]] | None = None
-
-
-def _stat_cache_path() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("skillchat", appauthor=False)) / "lock-stat.json"
+STAT_CACHE = "lock-stat.json"
 
 
 def _stat_cache() -> dict[str, dict[str, str]]:
-    """Fingerprints of installed skills last seen matching their lock; a cache only:
-    unreadable means empty, and every skill is hashed once more."""
+    """Fingerprints of installed skills last seen matching their lock (the user
+    cache's `lock-stat.json`); a cache only: unreadable means empty, and every skill
+    is hashed once more."""
     global _CACHE
     if _CACHE is None:
-        try:
-            doc = json.loads(_stat_cache_path().read_bytes())
-            _CACHE = doc if isinstance(doc, dict) else {}
-        except (OSError, ValueError):
-            _CACHE = {}
+        doc = user_cache.read(STAT_CACHE)
+        _CACHE = doc if isinstance(doc, dict) else {}
     return _CACHE
 
 
-def _save_stat_cache(cache: dict[str, dict[str, str]]) -> None:
-    # A cache that cannot be written costs a hash next time, nothing else.
-    with suppress(LockError):
-        data = json.dumps(cache).encode()
-        replace_atomically(_stat_cache_path(), data, LockError, "cannot save the fingerprints")
+def _save_stat_cache(key: str, entry: dict[str, str]) -> None:
+    """Add `entry` to the file as it is now (another skillchat may have added its
+    own); one that cannot be written costs a hash next time, nothing else."""
+    user_cache.update(
+        STAT_CACHE, lambda doc: {**(doc if isinstance(doc, dict) else {}), key: entry}
+    )
 
 
 def checked(registry: Registry) -> Registry:

@@ -11,13 +11,15 @@ digest again, so a cached copy is never trusted for being local.
 
 A mismatch, or a file the manifest does not list, is refused with one line
 (`DIGEST_MISMATCH`, `NOT_FOUND`): the content is never used. The server label and
-the manifest's digest (`manifest_digest`) are what trust is bound to
-(skills/trust.py): a server that changes any file changes that digest.
+the digest of the entry (`digest`: its frontmatter as listed and its manifest) are
+what trust is bound to (skills/trust.py): a server that changes any file, or only
+the frontmatter it lists, changes that digest.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -53,10 +55,17 @@ class RemoteSkill:
         return f"mcp:{self.server}"
 
     @property
-    def manifest_digest(self) -> str:
-        """One digest over every (uri, digest) pair: what trust is bound to."""
+    def digest(self) -> str:
+        """One digest over the frontmatter as listed and every file's (uri, digest)
+        pair: what trust is bound to, and what a chat that activated the skill
+        recorded (a server that changes a file or only the listed frontmatter, say
+        its `allowed-tools`, changes it)."""
+        from skillchat.skills.frontmatter_yaml import json_safe
+
+        listed = json.dumps(json_safe(self.frontmatter), sort_keys=True, ensure_ascii=False)
         lines = sorted(f"{f.uri}\n{f.digest}\n" for f in self.files.values())
-        return hashlib.sha256("".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+        text = listed + "\n" + "".join(lines)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def cache_folder(cache: Path, server: str, uri: str, name: str) -> Path:

@@ -27,9 +27,13 @@ user-level folder, until the user accepts it as it is now with `skills trust NAM
 (bound to that content and to that lock entry) or reinstalls it.
 
 **Skills served over MCP** (skills/remote.py) start untrusted too; their trust is
-bound to the server's label, the skill's URI and the digest of its manifest (every
-file's URI and `sha256:` digest, as the server lists them): a server that changes,
-adds or removes a file makes the state "changed since trusted".
+bound to the server's label, the skill's URI and the digest of its entry (the
+frontmatter as listed, and every file's URI and `sha256:` digest): a server that
+changes, adds or removes a file, or changes only the listed frontmatter (an
+`allowed-tools` added), makes the state "changed since trusted". In a chat, a
+served skill counts as trusted only while its content is the one the chat
+activated (`trusted_as_activated`): a resumed chat's skill that changed since is
+not, until the model reads it again.
 
 **The store** is `<user data dir>/trust.json` (`{"version": 1, "skills": {root:
 {"name", "sha256", "trusted_at"}}}`, keyed by the skill's real path so a same-named
@@ -234,8 +238,8 @@ def _key(skill: Skill) -> str:
 
 
 def _content_of(skill: Skill) -> str:
-    """What trust is bound to: the folder's hash, or a served skill's manifest digest."""
-    return skill.remote.manifest_digest if skill.remote is not None else content_hash(skill.root)
+    """What trust is bound to: the folder's hash, or a served skill's entry's digest."""
+    return skill.remote.digest if skill.remote is not None else content_hash(skill.root)
 
 
 def _real(path: str) -> str:
@@ -255,6 +259,15 @@ def _valid_entry(record: dict[str, Any]) -> bool:
     return isinstance(record.get("sha256"), str) and all(
         isinstance(v, str) for v in record.values()
     )
+
+
+def trusted_as_activated(store: TrustStore, skill: Skill, activated: Mapping[str, str]) -> bool:
+    """Whether `skill` is trusted in a chat whose served skills were activated with
+    the digests `activated` (name -> digest): a served skill only while its content
+    is what the chat read when it activated it, and the store trusts it."""
+    if skill.remote is not None and activated.get(skill.name) != skill.remote.digest:
+        return False
+    return store.is_trusted(skill)
 
 
 def needing_trust(store: TrustStore, skills: Iterable[Skill]) -> list[tuple[Skill, TrustState]]:

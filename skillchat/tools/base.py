@@ -69,10 +69,12 @@ class ToolResult:
 
 @dataclass(frozen=True, eq=False)
 class Stored:
-    """A tool result as the chat database keeps it, and the skill it activated."""
+    """A tool result as the chat database keeps it, the skill it activated and, for a
+    served skill, the digest of the content read (skills/remote.py `digest`)."""
 
     content: Any
     activated: str | None = None
+    digest: str | None = None
 
 
 @dataclass
@@ -84,6 +86,9 @@ class ToolContext:
     workspace: Workspace | None = None
     ledger: ContextLedger = field(default_factory=ContextLedger)
     activated: list[str] = field(default_factory=list)
+    # The served skills among them: each one's digest as this chat read it (what
+    # `trusted_as_activated` holds the skill to; a resumed chat's come from its store).
+    served: dict[str, str] = field(default_factory=dict)
     # The catalog shortened descriptions or cut names: search_skills is offered.
     catalog_incomplete: bool = False
     # Skills whose `paths` match no file now (engine/steps/paths.py): out of the

@@ -24,10 +24,15 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from skillchat.errors import ToolArgumentError
 from skillchat.skills.arguments import ArgumentFiller
-from skillchat.tools.run_command import CommandRunner
+from skillchat.tools.base import ToolResult
+
+# The chat's command runner bound to the chat loading the body (its gates are that
+# chat's): arguments in, result out.
+RunCall = Callable[[dict[str, Any]], ToolResult]
 
 _INLINE = re.compile(
     r"(?:(?<=\s)|^)!`(?P<inline>[^`\n]+)`|^```!\s*\n(?P<block>.*?)^```", re.M | re.S
@@ -58,7 +63,7 @@ def inline_commands(body: str) -> list[str]:
 
 
 def run_inline_commands(
-    body: str, skill_name: str, runner: CommandRunner | None, filler: ArgumentFiller | None = None
+    body: str, skill_name: str, run: RunCall | None, filler: ArgumentFiller | None = None
 ) -> tuple[str, InlineRuns]:
     """`body` with each inline command replaced by its output, or kept with a note.
 
@@ -72,7 +77,7 @@ def run_inline_commands(
     end = 0
     for match in _INLINE.finditer(body):
         pieces.append(fill(body[end : match.start()]))
-        pieces.append(_run(match, fill, fill_command, skill_name, runner, runs))
+        pieces.append(_run(match, fill, fill_command, skill_name, run, runs))
         end = match.end()
     pieces.append(fill(body[end:]))
     return "".join(pieces), runs
@@ -83,15 +88,15 @@ def _run(
     fill: Callable[[str], str],
     fill_command: Callable[[str], str],
     skill_name: str,
-    runner: CommandRunner | None,
+    run: RunCall | None,
     runs: InlineRuns,
 ) -> str:
     written = fill(match.group(0))
-    if runner is None:
+    if run is None:
         return _kept(written, runs, NO_RUNNER)
     try:
         command = fill_command(match.group("inline") or match.group("block") or "").strip()
-        result = runner.run({"command": command, "skill_name": skill_name})
+        result = run({"command": command, "skill_name": skill_name})
     except ToolArgumentError as exc:
         return _kept(written, runs, str(exc))
     if result.is_error:

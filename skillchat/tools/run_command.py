@@ -22,9 +22,10 @@ RUN_COMMAND = "run_command"
 
 
 class CommandRunner(Protocol):
-    """Runs one call's (parsed) arguments; raises ToolArgumentError for bad ones."""
+    """Runs one call's (parsed) arguments for the chat of `context` (a fork's, or the
+    chat's: its gates are that chat's); raises ToolArgumentError for bad ones."""
 
-    def run(self, args: dict[str, Any]) -> ToolResult: ...
+    def run(self, args: dict[str, Any], context: ToolContext) -> ToolResult: ...
 
 
 class RunCommand(Tool):
@@ -72,4 +73,4 @@ class RunCommand(Tool):
         return bool(context.registry.skills)
 
     def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
-        return self.runner.run(args)
+        return self.runner.run(args, context)

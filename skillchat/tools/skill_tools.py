@@ -22,6 +22,7 @@ failed.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any, Protocol
 
 from skillchat.errors import FileAccessError, FrontmatterError
@@ -211,7 +212,8 @@ class GetSkill(SkillTool):
         filler = (
             None if arguments is None else ArgumentFiller(arguments, argument_names(frontmatter))
         )
-        body, inline = run_inline_commands(body, skill.name, runner, filler)
+        run = partial(runner.run, context=context) if runner is not None else None
+        body, inline = run_inline_commands(body, skill.name, run, filler)
         if filler is not None:
             body = filler.finish(body)
         if md.truncated:
@@ -263,6 +265,7 @@ class GetSkill(SkillTool):
         }
         if skill.remote is not None:  # the server it came from, with the text it sent
             payload["origin"] = skill.origin
+            payload["digest"] = skill.remote.digest  # what the chat records it read
         shown = ", ".join(files[:8]) + (f", … ({len(files)} files)" if len(files) > 8 else "")
         if (cut := listing.notice()) is not None:  # a cut list says so, to model and user
             payload["files_notice"] = cut
@@ -289,7 +292,8 @@ class GetSkill(SkillTool):
         name = result.get("skill_name") if isinstance(result, dict) else None
         name = name if isinstance(name, str) and name else args.get("skill_name")
         activated = name if isinstance(result, dict) and isinstance(name, str) else None
-        return Stored(_stub(name), activated)
+        digest = result.get("digest") if isinstance(result, dict) else None
+        return Stored(_stub(name), activated, digest if isinstance(digest, str) else None)
 
 
 class ReadFileInSkill(SkillTool):

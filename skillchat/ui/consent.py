@@ -25,6 +25,12 @@ command, and not while an untrusted skill served over MCP gates every command).
 Ctrl-C, Enter, Escape or end of input at the question means no. While the command
 runs, a live card shows the tail of its output; the tool card with the exit
 code follows.
+
+Questions come one at a time, all through the chat's consent owner
+(engine/questions.py), forks' too: a fork's question is preceded by a line naming
+it, and while a question is on screen the forks whose questions wait for it are
+named after it ("beta #2 waits to ask next"), so the key typed answers the
+question shown and nothing else.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -47,6 +54,8 @@ if TYPE_CHECKING:  # the sandbox's machinery loads at the first command, MCP's a
     from rich.console import Console
     from rich.text import Text
 
+    from skillchat.engine.questions import Questions
+    from skillchat.engine.skill_model import ModelMove
     from skillchat.mcp.policy import McpRequest, McpVerdict
     from skillchat.sandbox.envs.provider import InstallRequest
     from skillchat.sandbox.runner import OutputSink
@@ -81,7 +90,7 @@ def always_scope(skill: str | None, command: str) -> Scope:
     return (skill, True, tuple(words[:1]))
 
 
-def _ask(console: Console, card: Text, question: str, keys: str) -> str:
+def _ask(console: Console, card: Text, question: str, keys: str, questions: Questions) -> str:
     """Draws `card` and `question`, then reads the answer as one of `keys`: a single
     key press with no Enter (other keys are ignored; Enter, Escape, Ctrl-D, Ctrl-C and
     end of input are "" = no). Not a terminal: a line, its first letter.
@@ -90,6 +99,8 @@ def _ask(console: Console, card: Text, question: str, keys: str) -> str:
     the keys typed so far, so nothing typed ahead answers a question not yet seen,
     while a key pressed as soon as the question shows is read, never thrown away;
     and Ctrl-C is "no" from the moment the question is drawn, not an interrupted turn.
+    A fork's question is headed by its name; while the key is awaited, forks whose
+    questions come next are named after the question as they ask (`questions`).
     """
     stream = sys.stdin
     saved = None
@@ -103,13 +114,22 @@ def _ask(console: Console, card: Text, question: str, keys: str) -> str:
     if saved is not None:
         tty.setcbreak(fd, termios.TCSAFLUSH)  # keys one by one, not echoed; typed-ahead dropped
     try:
+        if questions.asker is not None:
+            console.print(text(f"{questions.asker}, running on its own, asks:", style="muted"))
         console.print(card)
         try:
             console.print(text(question, style="strong"), end="")
             if saved is None:
                 line = stream.readline().strip().lower()
                 return line[:1] if line[:1] in keys else ""
+            named: set[str] = set()
             while True:
+                if not select.select([fd], [], [], 0.05)[0]:
+                    if waiting := [n for n in questions.waiting() if n not in named]:
+                        named.update(waiting)
+                        said = f"({', '.join(waiting)} waits to ask next) "
+                        console.print(text(said, style="muted"), end="")
+                    continue
                 key = os.read(fd, 1).decode(errors="replace").lower()
                 if key in ("", "\r", "\n", "\x1b", "\x04"):
                     return ""
@@ -125,9 +145,10 @@ def _ask(console: Console, card: Text, question: str, keys: str) -> str:
 class ReplConsent:
     """Asks the user before each command; remembers what "always" covers."""
 
-    def __init__(self, settings: Settings, consoles: Consoles) -> None:
+    def __init__(self, settings: Settings, consoles: Consoles, questions: Questions) -> None:
         self.settings = settings
         self.consoles = consoles  # the REPL's: cards and questions go to its stdout
+        self.questions = questions  # the chat's consent owner: who asks, who waits
         self.always: set[Scope] = set()
 
     @property
@@ -177,7 +198,7 @@ class ReplConsent:
             card.append(exact(request.skill_name, style="muted"))
             card.append(", until this chat ends", style="muted")
             keys, question = "yna", "Run it? [y]es / [n]o / [a]lways: "
-        answer = _ask(console, card, question, keys)
+        answer = _ask(console, card, question, keys, self.questions)
         console.print(text({"y": "yes", "a": "always"}.get(answer, "no")))
         if answer == "a":
             self.always.add(scope)
@@ -217,8 +238,33 @@ class ReplConsent:
             else "wheels only, from the configured index"
         )
         card.append(f"\n  {how}, in a sandbox with the network on", style="muted")
-        answer = _ask(console, card, "Install them? [y]es / [n]o: ", "yn")
+        answer = _ask(console, card, "Install them? [y]es / [n]o: ", "yn", self.questions)
         console.print(text("yes" if answer == "y" else "no"))
+        return answer == "y"
+
+    def ask_model(self, move: ModelMove) -> bool:
+        """Before an untrusted skill's own `model:` takes its turns (engine/skill_model.py):
+        the skill, the model and its server, and what would go there; yes or no
+        (no "always": the next time the skill is used, it is asked again)."""
+        card = text("a skill wants its own model\n", style="consent.title")
+        card.append("  skill: ", style="muted")
+        card.append(exact(move.skill))
+        card.append("\n  model: ", style="muted")
+        card.append(exact(f"{move.model} ({move.wanted})"))
+        card.append("\n  server: ", style="muted")
+        from skillchat.ui.redact import redact  # a URL's credentials stay off the screen
+
+        card.append(exact(redact(move.server)))
+        what = (
+            "its fork's turns, with your message as its task"
+            if move.forked
+            else "this chat's next turns, with everything said so far"
+        )
+        card.append(f"\n  would take: {what}", style="muted")
+        why = f"the skill is not trusted (skillchat skills trust {move.skill})"
+        card.append(clean(f"\n  asking because: {why}"), style="muted")
+        answer = _ask(self.console, card, "Move to its model? [y]es / [n]o: ", "yn", self.questions)
+        self.console.print(text("yes" if answer == "y" else "no"))
         return answer == "y"
 
     @contextmanager
@@ -240,9 +286,10 @@ class McpAsk:
     and what the server claims about it (annotations: shown, never trusted), then
     yes / no / always (this tool of this server, until this chat ends)."""
 
-    def __init__(self, settings: Settings, consoles: Consoles) -> None:
+    def __init__(self, settings: Settings, consoles: Consoles, questions: Questions) -> None:
         self.settings = settings
         self.consoles = consoles  # the REPL's: the card goes to its stdout
+        self.questions = questions
         self.always: set[tuple[str, str]] = set()
 
     @property
@@ -273,7 +320,7 @@ class McpAsk:
             card.append(exact(claims[:300], style="muted"))
         card.append(clean(f"\n  asking because: {request.verdict.reason}"), style="muted")
         card.append("\n  always = this tool of this server, until this chat ends", style="muted")
-        answer = _ask(console, card, "Call it? [y]es / [n]o / [a]lways: ", "yna")
+        answer = _ask(console, card, "Call it? [y]es / [n]o / [a]lways: ", "yna", self.questions)
         console.print(text({"y": "yes", "a": "always"}.get(answer, "no")))
         if answer == "a":
             self.always.add((request.server, request.tool))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.completion import merge_completers
@@ -29,6 +30,7 @@ from skillchat.config import Settings, user_data_dir
 from skillchat.engine.backends.background import BackgroundBackend
 from skillchat.engine.emit import Event, ForkEnded
 from skillchat.engine.invocation import unknown_name
+from skillchat.engine.questions import Questions
 from skillchat.errors import SkillchatError
 from skillchat.session import Session
 from skillchat.ui import commands
@@ -51,6 +53,10 @@ if TYPE_CHECKING:
 
 RESUME_PREVIEW_LINES = 12
 LEAVE_WORDS = {"exit", "quit"}  # alone on the line: leave, as /exit does
+
+
+def _unwatched(stream: str, text: str) -> None:
+    """The output sink of a command no card shows (a fork's, beside others)."""
 
 
 class Repl:
@@ -79,6 +85,7 @@ class Repl:
         self._warned: set[str] = set()
         self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
         self._resumed = transcript
+        questions = Questions()  # the chat's consent owner, which the cards ask through
         self.session = Session(
             settings,
             registry=registry,
@@ -87,13 +94,19 @@ class Repl:
             listeners=[self.view, self._count_fork],
             workspace=workspace,
             # One consent per chat: "always" is per chat.
-            consent=lambda: ReplConsent(settings, self.consoles),
-            mcp_consent=lambda: McpAsk(settings, self.consoles),
+            consent=lambda: ReplConsent(settings, self.consoles, questions),
+            mcp_consent=lambda: McpAsk(settings, self.consoles, questions),
             backend_for=BackgroundBackend,
+            questions=questions,
         )
         if self.session.runner is not None:
             # The console is read when a command runs: none is made before the prompt.
-            self.session.runner.watch = lambda request: live_card(self.consoles.out, request)
+            # A fork running beside others draws no card of its own (Questions.elsewhere).
+            self.session.runner.watch = lambda request: (
+                nullcontext(_unwatched)
+                if questions.elsewhere()
+                else live_card(self.consoles.out, request)
+            )
         self._count_tokens(transcript)
         slash = SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs)
         self.editor = LineEditor(

@@ -6,15 +6,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from git_repos import commit, git, make_repo, skill_md, url
-from helpers import one_line_error, skillchat, write_files
+from helpers import one_line_error, skillchat, skillchat_peak, write_files
 
 PDF = {
     "skills/pdf/SKILL.md": skill_md("pdf"),
@@ -258,37 +255,15 @@ def _tree_bomb(repo: Path, fanout: int = 10, depth: int = 6) -> None:
     git(repo, "update-ref", "HEAD", git(repo, "commit-tree", top, "-m", "bomb"))
 
 
-def _wait_with_usage(pid: int, timeout: float) -> tuple[int, int]:
-    """Wait for the child `pid`: its exit code and its largest resident size in KiB
-    (its own, or a child of its own: git)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found, status, usage = os.wait4(pid, os.WNOHANG)
-        if found:
-            return os.waitstatus_to_exitcode(status), usage.ru_maxrss
-        if time.monotonic() > deadline:
-            os.kill(pid, 9)
-        time.sleep(0.05)
-
-
 def test_a_tree_bomb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
     """A million entries from a few KB of objects: the listing is read as git writes
     it and stopped at the bound. A real process, as its memory is the subject."""
     repo = make_repo(tmp_path / "src", {"README": "x\n"})
     _tree_bomb(repo)
-    out, err = tmp_path / "out", tmp_path / "err"
-    with out.open("w") as stdout, err.open("w") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "skillchat", "skills", "add", url(repo), "pdf", "--yes"],
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=stderr,
-        )
-    usage = _wait_with_usage(proc.pid, timeout=300)
-    done = subprocess.CompletedProcess(proc.args, usage[0], out.read_text(), err.read_text())
+    done, peak = skillchat_peak("skills", "add", url(repo), "pdf", "--yes")
     line = one_line_error(done)
     assert "more than 20,000 entries" in line and "--path" in line
-    assert usage[1] < 200_000, f"{usage[1]} KiB at most"
+    assert peak < 200_000, f"{peak} KiB at most"
     assert not home_skills().exists()
 
 

@@ -37,11 +37,6 @@ class BackgroundBackend:
             self._thread.start()
         return self
 
-    @property
-    def loading(self) -> bool:
-        """True while the loader runs: a message sent now waits for it."""
-        return self._thread.is_alive()
-
     def _load(self) -> None:
         try:
             self._backend = make_backend(self._settings)

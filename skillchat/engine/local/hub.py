@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillchat.errors import LocalModelError
+from skillchat.safe_io import user_cache
 
 DEFAULT_REPO = "Qwen/Qwen2.5-1.5B-Instruct-GGUF"
 DEFAULT_FILE = "qwen2.5-1.5b-instruct-q4_k_m.gguf"
@@ -36,10 +37,8 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def cache_dir() -> Path:
-    """`$XDG_CACHE_HOME/skillchat/models` on Linux (platformdirs elsewhere)."""
-    from platformdirs import user_cache_path
-
-    return user_cache_path("skillchat") / "models"
+    """`models` in the user cache folder: `$XDG_CACHE_HOME/skillchat/models` on Linux."""
+    return user_cache.folder() / "models"
 
 
 def _sha256(path: Path) -> str:

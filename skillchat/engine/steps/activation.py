@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 class Activation(Step):
     def before_message(self, chat: Chat, turn: Turn) -> None:
+        if not chat.typed_by_user:  # a fork's task: the model's words (engine/fork.py)
+            return
         invocation = parse_invocation(turn.text, chat.registry.skills)
         if invocation and not chat.registry.skills[invocation.skill].user_invocable:
             chat.emit.notice(

@@ -5,7 +5,7 @@ mounted read-only into the command's sandbox.
 
     declared.py   what a command's script declares (PEP 723, requirements.txt, the
                   config's `[packages]`), and the lines a safe install refuses
-    store.py      where environments live, their key, lock, record, listing, pruning
+    store.py      where environments live, their key, lock, record, pruning
     install.py    uv in a sandbox with the network on and nothing else writable
     provider.py   what `run_command` asks before a run: is an environment needed,
                   ready, may it be installed

@@ -110,22 +110,6 @@ class EnvStore:
         os.rename(built, target)
         return target
 
-    def environments(self) -> list[Record]:
-        """Every complete environment."""
-        if not self.root.is_dir():
-            return []
-        found = []
-        for entry in sorted(self.root.iterdir()):
-            if (
-                entry.is_dir()
-                and not entry.name.startswith(".")
-                and entry.name not in SHARED_FOLDERS
-            ):
-                record = self.ready(entry.name)
-                if record is not None:
-                    found.append(record)
-        return found
-
     def remove(self, key: str) -> bool:
         """Remove one environment (under its lock); False when there was none."""
         with self.lock(key):
