@@ -100,8 +100,11 @@ def _inline(root: Path) -> str:
     from skillchat.tools.inline_commands import inline_commands
 
     for name in SKILL_MD_NAMES:
+        path = root / name
+        if path.is_symlink() or not path.is_file():  # an installed folder may hold
+            continue  # a link to a file of the user's, or a FIFO: neither is read
         try:
-            data = (root / name).read_bytes()
+            data = path.read_bytes()
         except OSError:
             continue
         try:

@@ -161,6 +161,20 @@ def test_the_yes_that_installs_a_skill_sees_the_commands_it_runs_as_it_loads(
     update = skillchat("skills", "update")
     assert "not a terminal" in one_line_error(update)
     assert f"{line} -> {line[len('inline commands: ') :]}, `git push`" in update.stdout
+    # A clone's installed SKILL.md may be a link to a file of the user's: not read.
+    project = tmp_path / "project"
+    project.mkdir()
+    added = skillchat("skills", "add", url(repo), "--project", "--yes", cwd=project)
+    assert added.returncode == 0, added.stderr
+    private = Path.home() / "notes.md"
+    private.write_text("!`private-command`\n")
+    installed = project / ".agents" / "skills" / "s" / "SKILL.md"
+    installed.unlink()
+    installed.symlink_to(private)
+    commit(repo, {"s/SKILL.md": skill_md("s", extra=extra) + body})
+    update = skillchat("skills", "update", "--project", cwd=project)
+    assert "inline commands: none -> " in update.stdout, update.stdout
+    assert "private-command" not in update.stdout
 
 
 def test_a_sync_that_brings_other_files_than_the_lock_trusts_none_of_them(
