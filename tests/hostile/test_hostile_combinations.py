@@ -234,3 +234,39 @@ def test_a_skills_link_out_of_its_folder_shows_nothing_of_the_host_in_scratch(
     result = json.loads(report["tool_calls"][0]["result"])
     assert "PRIVATE KEY" not in result["stdout"], result
     assert "inside\n" in result["stdout"], result
+
+
+@pytest.mark.parametrize(
+    "declared", ["requirements.txt", "scripts/x.py", "package.json"], ids=["txt", "pep723", "npm"]
+)
+def test_a_declaration_that_links_out_of_its_skill_is_not_read(
+    server: ScriptedServer, tmp_path: Path, declared: str
+) -> None:
+    """The packages a command needs are read on the host, before it runs, from the
+    skill's requirements.txt, its script's `# /// script` block or its package.json;
+    a link there to the project's `.env` (a cloned skill's `../../../.env` needs no
+    guess) was followed, and the refusal quoted its first line, a key, to the model.
+    These files are read as every skill file is: inside its folder, or not at all."""
+    require_sandbox()
+    env = tmp_path / ".env"
+    env.write_text(
+        {
+            "requirements.txt": "OPENAI_API_KEY=sk-leaked-key\n",
+            "scripts/x.py": '# /// script\n# dependencies = ["KEY=sk-leaked-key"]\n# ///\n',
+            "package.json": '{"dependencies": {"KEY=sk-leaked-key": "1"}}',
+        }[declared]
+    )
+    skills = tmp_path / "skills"
+    folder = skill_folder(skills, "demo", "name: demo\ndescription: A demo.\n")
+    (folder / "scripts").mkdir()
+    script = "scripts/x.mjs" if declared == "package.json" else "scripts/x.py"
+    if declared != "scripts/x.py":
+        (folder / script).write_text("console.log(1)\n" if script.endswith("mjs") else "1\n")
+    (folder / declared).symlink_to(os.path.relpath(env, (folder / declared).parent))
+    program = "node" if script.endswith("mjs") else "python3"
+    run = {"command": f"{program} /skills/demo/{script}", "skill_name": "demo"}
+    server.script(reply("", calls=[call("run_command", run)]), reply("done"))
+    report = ask_json(server, skills, "--allow-run", "go")
+    told = json.dumps(server.requests[-1].body)
+    assert "sk-leaked-key" not in told and "sk-leaked-key" not in json.dumps(report)
+    assert "outside" in report["tool_calls"][0]["result"], report
