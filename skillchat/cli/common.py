@@ -56,9 +56,8 @@ ApiBaseOpt = Annotated[
 ]
 
 
-# `--backend` choices, the table's names: Typer refuses anything else as a usage
-# error (exit 2). Typer's own choice type (what it makes of an Enum), as the names
-# are the table's, not an Enum's.
+# `--backend` takes the backend table's names; Typer refuses anything else as a
+# usage error (exit 2). TyperChoice is what Typer makes of an Enum, here of a tuple.
 BackendOpt = Annotated[
     str | None,
     typer.Option(
