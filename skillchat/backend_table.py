@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # The keyless ways are named too: a new user without a key can still chat.
 KEYLESS = "or run a model on this machine with no key: --local (or --gguf FILE)"
@@ -61,9 +61,9 @@ LITELLM_PROVIDERS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class BackendRow:
-    """One backend. `serves(model, api_base)`: chosen under `auto` (rows are asked in
+class BackendRow(NamedTuple):
+    """One backend (a NamedTuple: built at every start, by config's import, and one
+    small `eval` where a frozen dataclass compiles four methods). `serves(model, api_base)`: chosen under `auto` (rows are asked in
     order; the last serves anything). `key_problem(model, api_base)`: the one-line
     error for a missing key, or None, checked before its SDK is imported. `probed`:
     `doctor` asks its server's `/models`. `make`: "module:Class", the class built
