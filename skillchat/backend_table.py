@@ -11,7 +11,7 @@ streams replies, maps its SDK's failures to one `ProviderError` line
 (engine/context_window.py): that needs the SDK, so it is the module's part.
 
 The table sits below `config`, which checks the `backend` names against it, and
-imports nothing of skillchat but `errors`' layer.
+imports nothing of skillchat.
 """
 
 from __future__ import annotations
