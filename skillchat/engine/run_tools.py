@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from skillchat.engine.emit import Emitter, ToolRecord, ToolStarted
-from skillchat.engine.events import Reply, ToolCall, Usage
+from skillchat.engine.events import Reply, ToolCall
 from skillchat.engine.images import images_message
 from skillchat.engine.messages import (
     Keep,
@@ -43,9 +43,8 @@ class ToolRound(Protocol):
     @property
     def ledger(self) -> ContextLedger: ...
 
-    def keep(
-        self, message: dict[str, Any], *, interrupted: bool = False, usage: Usage | None = None
-    ) -> None: ...
+    @property
+    def keep(self) -> Keep: ...
 
     def took(self, call_id: str, result: ToolResult) -> None: ...
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from skillchat.engine.compaction import Outcome
     from skillchat.engine.context_fit import ContextFit
     from skillchat.engine.emit import Emitter
+    from skillchat.engine.messages import Keep
     from skillchat.safe_io.images import Image
     from skillchat.skills.registry import Registry
     from skillchat.tools.base import ToolContext, ToolResult
@@ -101,9 +102,8 @@ class StepContext(Protocol):
     def unlisted(self) -> frozenset[str]:
         """The skills left out of the catalog (`list_skills`)."""
 
-    def keep(
-        self, message: dict[str, Any], *, interrupted: bool = False, usage: Usage | None = None
-    ) -> None:
+    @property
+    def keep(self) -> Keep:
         """Add a complete message to the transcript, and emit it."""
 
     def took(self, call_id: str, result: ToolResult) -> None:
