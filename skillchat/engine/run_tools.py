@@ -34,8 +34,11 @@ if TYPE_CHECKING:
 class ToolRound(Protocol):
     """What a round of tool calls uses of its chat (engine/loop.py's `Chat` is one)."""
 
-    emit: Emitter
-    toolbox: Toolbox
+    @property
+    def emit(self) -> Emitter: ...
+
+    @property
+    def toolbox(self) -> Toolbox: ...
 
     @property
     def registry(self) -> Registry: ...

@@ -73,13 +73,27 @@ class Turn:
 
 
 class StepContext(Protocol):
-    """What of its chat a step may read and do (engine/loop.py's `Chat` is one)."""
+    """What of its chat a step may read and do (engine/loop.py's `Chat` is one): all
+    read-only, so a step changes its chat only through what is here."""
 
-    emit: Emitter  # events and notices, to the chat's listeners
-    context: ToolContext  # the tools' view: workspace, vision, activated skills
-    toolbox: Toolbox
-    window: ContextFit  # what of the transcript fits the request
-    attachments: Attachments | None  # files queued for the next message; None without a workspace
+    @property
+    def emit(self) -> Emitter:
+        """Events and notices, to the chat's listeners."""
+
+    @property
+    def context(self) -> ToolContext:
+        """The tools' view: the workspace, vision, the activated skills."""
+
+    @property
+    def toolbox(self) -> Toolbox: ...
+
+    @property
+    def window(self) -> ContextFit:
+        """What of the transcript fits the request."""
+
+    @property
+    def attachments(self) -> Attachments | None:
+        """Files queued for the next message; None without a workspace."""
 
     @property
     def typed_by_user(self) -> bool:
