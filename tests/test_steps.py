@@ -1,7 +1,7 @@
-"""The steps of a turn (engine/turn.py): each chat has its own, and a step sees
-every reply and every tool call as it is added (the model's, and those a step makes
-as if the model had: `/name`, attached files), in order, through the real loop
-against the scripted server."""
+"""The steps of a turn (engine/turn.py): a step sees every reply and every tool call
+as it is added (the model's, and those a step makes as if the model had: `/name`,
+attached files), in order, through the real loop against the scripted server. That
+each chat has steps of its own: tests/test_paths_gate.py (what a chat read)."""
 
 from __future__ import annotations
 
@@ -80,12 +80,6 @@ def test_a_step_after_the_reply_decides_which_calls_run(
     assert chat.send("go").answer == "done"
     kept = [m for m in chat.messages if m["role"] == "assistant" and m.get("tool_calls")]
     assert [c["function"]["name"] for c in kept[0]["tool_calls"]] == ["list_skills"]
-
-
-def test_each_chat_has_steps_of_its_own(server: ScriptedServer, skills: Registry) -> None:
-    """The `paths` gate keeps what a chat read on itself: no step is shared."""
-    one, two = chat_with(server, skills), chat_with(server, skills)
-    assert not {id(s) for s in one.steps} & {id(s) for s in two.steps}
 
 
 def test_a_skill_invoked_by_name_takes_the_chat_to_its_model(
