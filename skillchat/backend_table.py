@@ -62,12 +62,13 @@ LITELLM_PROVIDERS = frozenset(
 
 
 class BackendRow(NamedTuple):
-    """One backend (a NamedTuple: built at every start, by config's import, and one
-    small `eval` where a frozen dataclass compiles four methods). `serves(model, api_base)`: chosen under `auto` (rows are asked in
-    order; the last serves anything). `key_problem(model, api_base)`: the one-line
+    """One backend. `serves(model, api_base)`: chosen under `auto` (rows are asked
+    in order; the last serves anything). `key_problem(model, api_base)`: the one-line
     error for a missing key, or None, checked before its SDK is imported. `probed`:
     `doctor` asks its server's `/models`. `make`: "module:Class", the class built
-    from the settings (engine/backends/base.py's `Backend`)."""
+    from the settings (engine/backends/base.py's `Backend`). A NamedTuple: the table
+    is built at every start (config imports it), and a tuple class is one small
+    `eval` where a frozen dataclass compiles four methods."""
 
     name: str
     serves: Callable[[str, str | None], bool]
