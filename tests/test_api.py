@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -138,6 +139,40 @@ def test_stopping_early_stops_the_turn(server: ScriptedServer, listened: Listene
     server.script(reply("Fine."))
     texts = [e.text for e in listened.session.stream("stop") if isinstance(e, TextDelta)]
     assert "".join(texts) == "Fine."
+
+
+CTRL_C = """
+import signal, sys
+from skillchat import MessageAdded, Session, TextDelta, load_settings
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a CI may start us ignoring it
+heard = []
+session = Session(load_settings(), listeners=[heard.append])
+try:
+    for event in session.stream("sing"):
+        if isinstance(event, TextDelta):
+            print("streaming", flush=True)
+except KeyboardInterrupt:
+    kept = [e.message["content"] for e in heard if isinstance(e, MessageAdded)]
+    print(kept[-1].endswith("[interrupted]"), session.emit.listeners == [heard.append])
+"""
+
+
+def test_ctrl_c_while_pulling_stops_the_turn(server: ScriptedServer, tmp_path: Path) -> None:
+    """A real SIGINT while the caller waits for the next event: the turn stops as
+    Ctrl-C stops it in the terminal, and the iterator raises KeyboardInterrupt."""
+    server.script({"endless": "text", "chunk_delay": 0.01, "piece": "la "})
+    (tmp_path / "sing.py").write_text(CTRL_C)
+    env = {**os.environ, "SKILLCHAT_MODEL": "openai/test-model"}
+    env["SKILLCHAT_API_BASE"] = server.base_url
+    with subprocess.Popen(
+        [sys.executable, str(tmp_path / "sing.py")],
+        stdout=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL,
+    ) as child:  # fmt: skip
+        assert child.stdout is not None
+        assert child.stdout.readline() == "streaming\n"
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=60)
+    assert out.splitlines()[-1] == "True True" and child.returncode == 0
 
 
 def test_import_skillchat_imports_nothing_until_a_name_is_read() -> None:
