@@ -1,7 +1,7 @@
 """Which model a skill's turns go to: the config's `[skill_models]`, else its `model:`.
 
     settings, note = skill_settings(chat_settings, skill, allow)
-    SkillModels(...)   # a chat's listener: an inline skill's model becomes the chat's
+    SkillModel(use, allow)   # a chat's step: an inline skill's model becomes the chat's
 
 A `[skill_models]` entry is the user's choice: a `[models.NAME]` (its server and
 limits come with it, or its local `gguf` file, run on the embedded llama.cpp while
@@ -26,10 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from skillchat.config import Settings, with_model
-from skillchat.engine.emit import Event, ToolFinished
 from skillchat.errors import SkillchatError
 from skillchat.skills.model import Skill
-from skillchat.skills.registry import Registry
 
 INHERIT = "inherit"
 CLAUDE_ALIASES = frozenset(
@@ -139,41 +137,3 @@ def same_server(a: Settings, b: Settings) -> bool:
 
 def _server(s: Settings) -> tuple[object, ...]:
     return (s.model, s.api_base, s.backend, s.gguf, s.max_tokens, s.context_window)
-
-
-class SkillModels:
-    """A listener of the chat: a skill loaded inline whose model differs from the
-    chat's switches the chat to it from the next request on (as `/model` would: the
-    toolbar and the saved chat say so), with one line saying why. A forked skill's
-    model is its fork's alone (engine/fork.py)."""
-
-    def __init__(
-        self,
-        settings: Callable[[], Settings],
-        registry: Callable[[], Registry],
-        use: Callable[[Settings], None],
-        notice: Callable[[str], None],
-        allow: MoveConsent,
-    ) -> None:
-        self.settings = settings
-        self.registry = registry
-        self.use = use
-        self.notice = notice
-        self.allow = allow
-
-    def __call__(self, event: Event) -> None:
-        if not isinstance(event, ToolFinished) or event.record.result.activated is None:
-            return
-        skill = self.registry().get(event.record.result.activated)
-        if skill is None or wanted_model(self.settings(), skill) is None:
-            return
-        now = self.settings()
-        settings, note = skill_settings(now, skill, self.allow)
-        if note is not None:
-            self.notice(note)
-        elif not same_server(settings, now):
-            self.use(settings)
-            self.notice(
-                f"skill '{skill.name}' is active: this chat's turns go to its model "
-                f"{settings.model} (/model switches back)"
-            )
