@@ -201,7 +201,7 @@ def ask(
     -c or --chat ID go on with a saved one.
     """
     text = read_prompt(prompt)
-    settings, folder = open_session(
+    settings, folder, target = open_session(
         ctx,
         config,
         model=model,
@@ -234,7 +234,7 @@ def ask(
         load_registry,
         open_store,
     )
-    from skillchat.session_settings import continued_settings, resumed_workspace
+    from skillchat.session_settings import continued_target, resumed_workspace
     from skillchat.ui import views
     from skillchat.ui.console import keys_unechoed, stdout_is_terminal
     from skillchat.workspace.files import workspace_from_settings
@@ -243,7 +243,7 @@ def ask(
     warn = consoles.warn
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
-    settings = continued_settings(settings, transcript)
+    target = continued_target(settings, target, transcript)
     if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
         settings, folder = kept, workspace_from_settings(kept)
     if note := workspace_note(settings):  # a workspace the user did not name: said
@@ -289,6 +289,7 @@ def ask(
         listeners=[view, *listeners],
         workspace=folder,
         consent=lambda: flag_consent(settings, install_progress),
+        target=target,
     )
     attach_all(session.chat, attach or [])
     try:
@@ -303,7 +304,7 @@ def ask(
     if json_out:
         from skillchat.ui.safe import json_text
 
-        sys.stdout.write(json_text(report.report(settings.model, session.chat_id)) + "\n")
+        sys.stdout.write(json_text(report.report(session.target.model, session.chat_id)) + "\n")
     else:
         from skillchat.ui.fork_view import fork_tokens
 

@@ -46,7 +46,7 @@ def chat(
             "the interactive session needs a terminal; for pipes and scripts use: "
             "skillchat ask 'QUESTION' (or skillchat -p 'QUESTION')"
         )
-    settings, folder = open_session(
+    settings, folder, target = open_session(
         ctx,
         config,
         model=model,
@@ -72,7 +72,7 @@ def chat(
         load_registry,
         open_store,
     )
-    from skillchat.session_settings import continued_settings, resumed_workspace
+    from skillchat.session_settings import continued_target, resumed_workspace
     from skillchat.ui.repl import Repl
 
     consoles = consoles_of(ctx)  # the session's output, its warnings here included
@@ -81,19 +81,26 @@ def chat(
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
     # The chat's own server or local model file (its server started now, loading
     # while the REPL starts), unless the command line chose one.
-    settings = continued_settings(settings, transcript)
+    target = continued_target(settings, target, transcript)
     if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
         from skillchat.workspace.files import workspace_from_settings
 
         settings, folder = kept, workspace_from_settings(kept)
     # A missing key is said now, not after the first message (which would leave a
     # chat with no answer in the store).
-    if problem := key_problem(settings):
+    if problem := key_problem(target.over(settings)):
         store.close()
         raise ProviderError(problem)
     registry = load_registry(settings)
     repl = Repl(
-        settings, registry, store, transcript, consoles=consoles, debug=debug, workspace=folder
+        settings,
+        registry,
+        store,
+        transcript,
+        consoles=consoles,
+        debug=debug,
+        workspace=folder,
+        target=target,
     )
     code = repl.run(first)
     store.close()

@@ -12,6 +12,7 @@ from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
+    from skillchat.target import Target
     from skillchat.ui.console import Consoles
     from skillchat.workspace.files import Workspace
 
@@ -231,11 +232,13 @@ def open_session(
     chat_template: Path | None = None,
     no_workspace: bool = False,
     mcp: tuple[list[str] | None, bool, bool] = (None, False, False),
-) -> tuple[Settings, Workspace | None]:
-    """Settings and the open workspace (None when off) for a chat, the REPL or `ask`,
-    from the session options they share. A bad workspace stops the command here,
-    before any request or prompt. With a local model (`--gguf`, `--local`, or `gguf`
-    in the config) its server starts here, loading while the rest starts up."""
+) -> tuple[Settings, Workspace | None, Target]:
+    """Settings, the open workspace (None when off) and where requests go for a
+    chat, the REPL or `ask`, from the session options they share. A bad workspace
+    stops the command here, before any request or prompt. With a local model
+    (`--gguf`, `--local`, or `gguf` in the config) its server starts here, loading
+    while the rest starts up; a server's `/props` is asked for its window here."""
+    from skillchat.engine.resolve import asked, resolve
     from skillchat.workspace.files import workspace_from_settings
 
     if gguf and local:
@@ -264,16 +267,13 @@ def open_session(
         mcp_use=() if no_mcp else (tuple(mcp_names) if mcp_names else None),
         mcp_allow=True if allow_mcp else None,
     )
-    if local or settings.gguf:
-        from skillchat.session_settings import start_local_model
+    if local:
+        from skillchat.session_settings import with_local_model
 
-        settings = start_local_model(settings, default=local)
-    else:
-        from skillchat.engine.context_window import fit_to_server
-
-        settings = fit_to_server(settings)
+        settings = with_local_model(settings)
+    target = resolve(settings, asked(settings))
     settings = project_workspace(settings, off=no_workspace)
-    return settings, workspace_from_settings(settings)
+    return settings, workspace_from_settings(settings), target
 
 
 def project_workspace(settings: Settings, *, off: bool) -> Settings:

@@ -50,7 +50,7 @@ from skillchat.engine.events import Usage
 from skillchat.engine.loop import Chat
 from skillchat.engine.messages import add_usage
 from skillchat.engine.questions import Questions, current
-from skillchat.engine.skill_model import MoveConsent, same_server, skill_settings
+from skillchat.engine.skill_model import MoveConsent, same_server, skill_target
 from skillchat.errors import SkillchatError, ToolRoundLimit
 from skillchat.prompt import InjectedSkill
 from skillchat.skills.model import Skill
@@ -144,7 +144,8 @@ class SkillFork:
 
     def _run(self, number: int, skill: Skill, body: str, task: str | None) -> ToolResult:
         parent = self.parent()
-        settings, note = skill_settings(parent.settings, skill, self.allow_model)
+        target, note = skill_target(parent.settings, skill, self.allow_model)
+        settings = parent.settings if target is None else target.over(parent.settings)
         if note is not None:
             self.emit(Notice(note))
         same = same_server(settings, parent.settings)

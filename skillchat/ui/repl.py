@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from skillchat.chats.store import ChatStore
     from skillchat.recorder import ChatRecorder
     from skillchat.skills.registry import Registry
+    from skillchat.target import Target
     from skillchat.workspace.files import Workspace
 
 RESUME_PREVIEW_LINES = 12
@@ -73,6 +74,7 @@ class Repl:
         consoles: Consoles,
         debug: bool = False,
         workspace: Workspace | None = None,
+        target: Target | None = None,
     ) -> None:
         self.workspace = workspace
         self.store = store
@@ -98,6 +100,7 @@ class Repl:
             mcp_consent=lambda: McpAsk(settings, self.consoles, questions),
             backend_for=BackgroundBackend,
             questions=questions,
+            target=target,
         )
         if self.session.runner is not None:
             # The console is read when a command runs: none is made before the prompt.
@@ -128,7 +131,7 @@ class Repl:
         where = f"workspace '{self.workspace.name}'{why} · " if self.workspace else ""
         print(
             one_line(
-                f"skillchat {__version__} · {self.session.settings.model} · "
+                f"skillchat {__version__} · {self.session.target.model} · "
                 f"{counted(count, 'skill')} · {where}"
                 "/help for commands, Ctrl-D to quit"
             )
@@ -281,7 +284,7 @@ class Repl:
         forks' per model: `forks: 1,234 tokens on local-qwen`); one
         line, control characters visible (names come from skills and the config)."""
         chat = self.session.chat
-        parts = [self.session.settings.model, f"chat {self.recorder.chat_id or 'new'}"]
+        parts = [self.session.target.model, f"chat {self.recorder.chat_id or 'new'}"]
         if chat.activated:
             parts.append("skills: " + ", ".join(chat.activated))
         if chat.attachments and chat.attachments.pending:
