@@ -26,6 +26,10 @@ BACKENDS = ("auto", "openai", "litellm")
 # What a skill's `allowed-tools` may do (skillchat/skills/allowed_tools.py says how).
 ALLOWED_TOOLS_MODES = ("approve", "restrict", "ignore")
 
+# `[run] install_max_mb`'s ceiling, 1 TiB: the cap becomes a tmpfs size and a file
+# limit in bytes, which bubblewrap and prlimit refuse past 64 bits (a bigger value
+# would load, then fail every install with bubblewrap's own words).
+MAX_INSTALL_MB = 1 << 20
 ENV_CONFIG = "SKILLCHAT_CONFIG"
 # The key variable of each provider whose key skillchat can check before loading a
 # model library (litellm takes seconds to import only to say the key is missing).
@@ -283,10 +287,11 @@ def _check(settings: Settings) -> None:
         "local_context_max",
         "max_image_bytes",
         "max_image_side",
-        "run_install_max_mb",
     ):
         if getattr(settings, name) < 1:
             raise ConfigError(f"{where}: {name} must be at least 1")
+    if not 1 <= settings.run_install_max_mb <= MAX_INSTALL_MB:
+        raise ConfigError(f"{where}: run_install_max_mb must be between 1 and {MAX_INSTALL_MB}")
     if not 0 < settings.run_timeout_s <= settings.run_max_timeout_s:
         raise ConfigError(f"{where}: run timeout_s must be > 0 and at most max_timeout_s")
     if settings.max_retries < 0 or settings.timeout <= 0 or settings.reply_timeout <= 0:

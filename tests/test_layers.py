@@ -27,6 +27,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "skillchat"
 LAYERS = (
     "errors",
+    "redact",  # secrets masked in text: the screen's last gate, and what installs report
     "localfile",  # a path the user names, opened as a regular file (eval, store, --gguf)
     "safe_io",  # the descriptor walk and the rules of every read: needs only errors
     "mounts",  # where the sandbox shows folders: allowed-tools rules name them

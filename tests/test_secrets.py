@@ -13,7 +13,7 @@ import pytest
 from helpers import closed_port, one_line_error, skillchat
 from openai_server import ScriptedServer, error
 
-from skillchat.ui.redact import redact
+from skillchat.redact import redact
 
 OPENAI_KEY = "sk-proj-SECRETopenai0123456789abcdef"
 LOCAL_KEY = "proxy-SECRETlocal-7f3a9c2e1b5d"  # not key-shaped: found by its variable

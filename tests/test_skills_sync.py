@@ -21,7 +21,8 @@ FILES = {
 def installed_by_teammate(tmp_path: Path) -> tuple[Path, Path]:
     """The author installs two skills at a tag into the project; the teammate's
     clone has the lock and no skills. Both projects' `.agents` folders."""
-    repo = make_repo(tmp_path / "src", FILES, tag="v1")
+    # Inside the teammate's clone: a project's lock copies nothing from outside it.
+    repo = make_repo(tmp_path / "teammate" / "src", FILES, tag="v1")
     os.chmod(repo / "skills" / "pdf" / "scripts" / "fill.py", 0o755)
     commit(repo, {}, tag="v2")
     commit(repo, {"skills/pdf/SKILL.md": skill_md("pdf", "After v2.")})  # the branch moves on
@@ -62,8 +63,10 @@ def test_sync_frozen_reproduces_an_install_byte_for_byte(tmp_path: Path) -> None
 
 def test_sync_frozen_fails_when_the_locked_commit_is_gone(tmp_path: Path) -> None:
     _, teammate = installed_by_teammate(tmp_path)
-    shutil.rmtree(tmp_path / "src")  # history rewritten: same files, other commits
-    repo = make_repo(tmp_path / "src", {**FILES, "NEWS": "rewritten\n"}, tag="v2")
+    shutil.rmtree(teammate.parent / "src")  # history rewritten: same files, other commits
+    repo = make_repo(teammate.parent / "src", {**FILES, "NEWS": "rewritten\n"})
+    os.chmod(repo / "skills" / "pdf" / "scripts" / "fill.py", 0o755)  # the same files
+    commit(repo, {}, tag="v2")
     line = one_line_error(skillchat("skills", "sync", "--project", "--frozen", cwd=teammate.parent))
     assert line.startswith("skillchat: error: docx: ") and "no branch, tag or commit '" in line
     assert not (teammate / "skills").exists() or not any((teammate / "skills").iterdir())

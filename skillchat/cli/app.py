@@ -5,7 +5,7 @@ are the root's, so `skillchat --model x` works and `skillchat --help` lists them
 
 Exit codes: 0 success; 1 a failure the user can act on; 2 usage error;
 130 interrupted. Tracebacks appear only with `--debug` (accepted anywhere on the line),
-and even then with secrets masked (ui/redact.py); every error line too.
+and even then with secrets masked (skillchat/redact.py); every error line too.
 
 No `from __future__ import annotations`: Typer would compile and evaluate each of
 the root's annotations at every start (cli/ask_cmd.py says more).
@@ -298,7 +298,7 @@ def _fail(message: str, code: int) -> int:
 def _debug_traceback(exc: BaseException) -> None:
     """`--debug`: the whole traceback, chain included, with secrets masked (a
     provider's error body may echo the key) and control characters made visible."""
-    from skillchat.ui.redact import traceback_text
+    from skillchat.redact import traceback_text
     from skillchat.ui.safe import clean
 
     sys.stderr.write(clean(traceback_text(exc)))

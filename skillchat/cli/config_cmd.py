@@ -146,7 +146,7 @@ def init_cmd(
 
 
 def _redacted(url: str) -> str:
-    from skillchat.ui.redact import redact
+    from skillchat.redact import redact
 
     return redact(url)
 
@@ -155,7 +155,7 @@ def effective(settings: Settings) -> dict[str, Any]:
     """The settings as shown: credentials in `api_base` (`user:password@`,
     `?api-key=...`) masked, like API keys, since `config show` output gets pasted
     into bug reports."""
-    from skillchat.ui.redact import redact
+    from skillchat.redact import redact
 
     values = {f.name: getattr(settings, f.name) for f in fields(Settings) if f.name not in _HIDDEN}
     values["skill_dirs"] = list(values["skill_dirs"])

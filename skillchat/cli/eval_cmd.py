@@ -199,7 +199,7 @@ def _redacted(outcome: RunOutcome) -> RunOutcome:
     may echo them, and the report goes to the screen and to CI logs."""
     from dataclasses import replace
 
-    from skillchat.ui.redact import redact
+    from skillchat.redact import redact
 
     return replace(outcome, error=redact(outcome.error)) if outcome.error else outcome
 

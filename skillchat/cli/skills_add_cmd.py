@@ -20,7 +20,7 @@ import typer
 
 from skillchat.cli.common import ConfigOpt, JsonOpt, consoles_of
 from skillchat.cli.skills_cmd import app, settings_and_registry
-from skillchat.errors import InstallError
+from skillchat.errors import FrontmatterError, InstallError
 from skillchat.ui import safe
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ def _show(consoles: Consoles, prepared: Any) -> None:
             "scripts: " + (", ".join(c.scripts) or "none"),
             "allowed-tools: " + (c.allowed_tools or "none"),
             "packages: " + _packages(c),
+            "inline commands: " + _inline(c.staged),
         ]
         lines += [f"! {finding}" for finding in c.findings]
         lines += [f"✗ {why}" for why in c.refusals]
@@ -88,6 +89,33 @@ def _declared(name: str, root: Path, scripts: list[str]) -> str:
     except (OSError, ValueError) as exc:  # a script that is not text
         return f"unreadable: {exc}"
     return ", ".join(found) or "none declared"
+
+
+def _inline(root: Path) -> str:
+    """The inline commands of the skill's SKILL.md (tools/inline_commands.py): they
+    run as its body loads, and the yes that installs it trusts its allowed-tools to
+    pre-approve them."""
+    from skillchat.skills.frontmatter import locate
+    from skillchat.skills.install import SKILL_MD_NAMES
+    from skillchat.tools.inline_commands import inline_commands
+
+    for name in SKILL_MD_NAMES:
+        path = root / name
+        if path.is_symlink() or not path.is_file():  # an installed folder may hold
+            continue  # a link to a file of the user's, or a FIFO: neither is read
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        try:
+            where = locate(data, eof=True)
+        except FrontmatterError:  # no frontmatter: the whole file is the body
+            where = None
+        body = data[where[2] if where else 0 :].decode("utf-8", errors="replace")
+        found = inline_commands(body)
+        shown = ", ".join(f"`{command}`" for command in found[:5])
+        return shown + (f" and {len(found) - 5} more" if len(found) > 5 else "") or "none"
+    return "none"
 
 
 def _scripts_in(root: Path) -> list[str]:
@@ -325,6 +353,9 @@ def update_cmd(
             )
             if (after := _packages(u.skill)) != before:
                 lines.append(f"packages: {before} -> {after}")
+            was = "not read" if here.is_symlink() else _inline(here)
+            if (now := _inline(u.skill.staged)) != was:
+                lines.append(f"inline commands: {was} -> {now}")
             for line in [*lines, *(f"! {f}" for f in u.skill.findings)]:
                 out.print(safe.text("  " + safe.one_line(line)), soft_wrap=True)
         _confirm(f"Update and trust {safe.counted(len(updates), 'skill')}?", yes)

@@ -32,7 +32,7 @@ def _declarations(name: str, root: Path, override: tuple[str, ...]) -> list[dict
     scripts = sorted(folder.glob("*.py"))[:MAX_SCRIPTS] if folder.is_dir() else []
     for script in [None, *scripts]:
         try:
-            if script is not None and read_pep723(script, script.name) is None:
+            if script is not None and read_pep723(root, script, script.name) is None:
                 continue
             found = declaration(name, root, script, override)
         except RefusedDeclaration as exc:

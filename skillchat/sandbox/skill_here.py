@@ -46,8 +46,8 @@ def skill_entries(
         entries = sorted(os.scandir(root), key=lambda e: e.name)
     except OSError:
         return (), []
-    wanted = [(e.name, Path(e.path), _kind(e)) for e in entries if not e.name.startswith(".")]
-    wanted = [w for w in wanted if w[2] is not None][:MAX_ENTRIES]
+    shown = (_shown(root, e) for e in entries if not e.name.startswith("."))
+    wanted = [w for w in shown if w is not None][:MAX_ENTRIES]
     wanted.append((SKILLS_ENTRY, root, "skills"))
     scratch.mkdir(parents=True, exist_ok=True, mode=0o700)
     used: set[str] = set()
@@ -61,7 +61,7 @@ def skill_entries(
                 made += _made(point, "dir") + _made(point / skill, "dir")
                 binds.append((host, f"{SCRATCH_MOUNT}/{SKILLS_ENTRY}/{skill}", False))
                 continue
-            made += _made(point, kind or "dir")
+            made += _made(point, kind)
             binds.append((host, f"{SCRATCH_MOUNT}/{name}", False))
     except OSError:
         remove_mount_points(list(reversed(made)))
@@ -69,15 +69,19 @@ def skill_entries(
     return tuple(binds), list(reversed(made))
 
 
-def _kind(entry: os.DirEntry[str]) -> str | None:
-    """ "dir" or "file" for what can be shown (links stay inside: trust checks them)."""
-    try:
-        if entry.is_dir():
-            return "dir"
-        if entry.is_file():
-            return "file"
-    except OSError:
-        pass
+def _shown(root: Path, entry: os.DirEntry[str]) -> tuple[str, Path, str] | None:
+    """What a top-level entry shows in /scratch: its name, the real path to bind and
+    "dir" or "file"; None when that path is outside the skill's folder (`root`, a
+    real path). bubblewrap follows a link it binds on the host, so an untrusted
+    skill's `notes -> ~/.ssh` (only trust checks links) would show the user's folder
+    in the sandbox; under /skills/NAME the same link leads nowhere."""
+    real = Path(os.path.realpath(entry.path))
+    if not real.is_relative_to(root):
+        return None
+    if real.is_dir():
+        return entry.name, real, "dir"
+    if real.is_file():
+        return entry.name, real, "file"
     return None
 
 

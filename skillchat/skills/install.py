@@ -21,7 +21,7 @@ import os
 import shutil
 import tempfile
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -291,10 +291,13 @@ def install(
     ref: str | None,
     *,
     relock: dict[str, dict[str, Any]] | None = None,
+    as_locked: Collection[str] = (),
 ) -> list[Path]:
     """Move every staged skill into `target` and lock them; the folders installed.
     A name in `relock` (`skills sync`) may already be in the lock: it keeps that
-    record's source, ref, commit, path and install time."""
+    record's source, ref, commit, path and install time. A name in `as_locked`
+    keeps its record whole: its files differ from it, and the lock goes on saying
+    what was locked (the skill is "changed since installed", so untrusted)."""
     relock = relock or {}
     target.mkdir(parents=True, exist_ok=True)
     now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -321,7 +324,8 @@ def install(
                 record = record_for(staging / c.name, **fields)
                 if record["digest"] != c.digest:
                     raise InstallError(f"{c.name}: changed while being installed")
-                records[c.name] = record
+                if c.name not in as_locked:
+                    records[c.name] = record
             for c in prepared.skills:
                 os.rename(staging / c.name, target / c.name)
                 moved.append(target / c.name)

@@ -27,6 +27,7 @@ line is in `Registry.problems`.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -65,10 +66,14 @@ class Lock:
     def load(cls, path: Path) -> Lock:
         """The lock at `path`; a missing one is empty; a bad one is a LockError."""
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            # Non-blocking: a FIFO (a project's archive may hold one) would wait for a
+            # writer, and this open runs at every start in the project.
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
             return cls(path, {})
         except OSError as exc:
+            if exc.errno == errno.ELOOP:  # O_NOFOLLOW's answer: it may point anywhere
+                raise LockError(f"{path}: the lock is a symlink, not a regular file") from None
             raise LockError(f"{path}: cannot read the lock: {exc.strerror or exc}") from None
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):

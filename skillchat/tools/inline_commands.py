@@ -55,6 +55,13 @@ class InlineRuns:
         return text + (f", {self.not_run} not run ({self.reason})" if self.not_run else "")
 
 
+def inline_commands(body: str) -> list[str]:
+    """The commands `body` runs as it loads, as its text writes them (before `/name`
+    words fill them in): what `skills add` and `skills update` show before the yes
+    that trusts them."""
+    return [(m.group("inline") or m.group("block") or "").strip() for m in _INLINE.finditer(body)]
+
+
 def run_inline_commands(
     body: str, skill_name: str, run: RunCall | None, filler: ArgumentFiller | None = None
 ) -> tuple[str, InlineRuns]:

@@ -163,7 +163,7 @@ def _model(repl: Repl, arg: str) -> None:
     session = repl.session
     if arg:
         session.switch_model(arg)
-    from skillchat.ui.redact import redact
+    from skillchat.redact import redact
 
     base, gguf = session.target.api_base, session.target.gguf
     server = f"local model {gguf}" if gguf else redact(base) if base else "the provider's own"

@@ -252,7 +252,7 @@ class ReplConsent:
         card.append("\n  model: ", style="muted")
         card.append(exact(f"{move.model} ({move.wanted})"))
         card.append("\n  server: ", style="muted")
-        from skillchat.ui.redact import redact  # a URL's credentials stay off the screen
+        from skillchat.redact import redact  # a URL's credentials stay off the screen
 
         card.append(exact(redact(move.server)))
         what = (

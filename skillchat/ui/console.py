@@ -71,7 +71,7 @@ class Consoles:
         """One warning line on stderr, never markup-interpreted, never hard-wrapped
         (a terminal wraps it visually; a log or a grep gets it whole). Warnings quote
         skill and file names and provider text: control characters are made visible
-        (ui/safe.py) and secrets masked (ui/redact.py)."""
+        (ui/safe.py) and secrets masked (skillchat/redact.py)."""
         self.err.print(_warning(message), soft_wrap=True)
 
 
@@ -91,8 +91,8 @@ def _may_be_terminal(stream: TextIO) -> bool:
 
 
 def _warning(message: str) -> Text:
+    from skillchat.redact import redact
     from skillchat.ui import safe
-    from skillchat.ui.redact import redact
 
     return safe.line(("warning: ", "warning"), redact(message))
 
@@ -100,8 +100,8 @@ def _warning(message: str) -> Text:
 def error_line(message: str) -> str:
     """`message` fit for an error line: one line, secrets masked, control characters
     visible."""
+    from skillchat.redact import redact
     from skillchat.ui import safe
-    from skillchat.ui.redact import redact
 
     return safe.one_line(redact(message))
 

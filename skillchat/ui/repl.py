@@ -184,7 +184,7 @@ class Repl:
             self._line(f"error: {error_line(str(exc))}", "error")
         except Exception as exc:  # a bug must not end the session (the chat is saved)
             if self.debug:
-                from skillchat.ui.redact import traceback_text
+                from skillchat.redact import traceback_text
 
                 self._line(traceback_text(exc))
             detail = error_line(f"{exc.__class__.__name__}: {exc}")

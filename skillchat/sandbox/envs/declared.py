@@ -112,9 +112,9 @@ def escaped(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
-def read_requirements(path: Path, shown: str) -> tuple[str, ...]:
-    """The requirements of a requirements.txt, each line checked."""
-    text = _read(path, shown)
+def read_requirements(root: Path, path: Path, shown: str) -> tuple[str, ...]:
+    """The requirements of a requirements.txt of the skill at `root`, each line checked."""
+    text = read_in_skill(root, path, shown)
     out: list[str] = []
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
@@ -123,9 +123,10 @@ def read_requirements(path: Path, shown: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def read_pep723(path: Path, shown: str) -> tuple[tuple[str, ...], str | None] | None:
-    """A script's PEP 723 `script` block: (dependencies, requires-python), or None."""
-    text = _read(path, shown)
+def read_pep723(root: Path, path: Path, shown: str) -> tuple[tuple[str, ...], str | None] | None:
+    """The PEP 723 `script` block of a script of the skill at `root`:
+    (dependencies, requires-python), or None."""
+    text = read_in_skill(root, path, shown)
     blocks = [m for m in _PEP723.finditer(text) if m.group("type") == "script"]
     if not blocks:
         return None
@@ -149,14 +150,25 @@ def read_pep723(path: Path, shown: str) -> tuple[tuple[str, ...], str | None] | 
     return tuple(check_requirement(d, where) for d in deps), python
 
 
-def _read(path: Path, shown: str) -> str:
+def read_in_skill(root: Path, path: Path, shown: str, limit: int = MAX_DECLARATION_BYTES) -> str:
+    """The text of `path`, a file of the skill at `root`, read as every skill file is
+    (safe_io/read.py): inside the folder, checked on what is opened, a regular file,
+    at most `limit` bytes. These files are read on the host before a command runs,
+    and a refusal quotes their lines to the model: a link out of the folder
+    (`requirements.txt -> ../../../.env`, which an untrusted skill may hold) must
+    not be followed."""
+    from skillchat.errors import FileAccessError
+    from skillchat.hardlinks import hard_links_allowed
+    from skillchat.safe_io.read import Container, read_contained
+
+    folder = Container(root, shown, "the skill's folder", hard_links=hard_links_allowed(root))
     try:
-        data = path.read_bytes()[: MAX_DECLARATION_BYTES + 1]
-    except OSError as exc:
-        raise RefusedDeclaration(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > MAX_DECLARATION_BYTES:
-        raise RefusedDeclaration(f"{shown}: larger than {MAX_DECLARATION_BYTES} bytes")
-    return data.decode("utf-8", errors="replace")
+        found = read_contained(folder, path.relative_to(root).as_posix(), limit=limit)
+    except (FileAccessError, ValueError) as exc:
+        raise RefusedDeclaration(f"{shown}: cannot read: {exc}") from None
+    if found.truncated:
+        raise RefusedDeclaration(f"{shown}: larger than {limit} bytes")
+    return found.text
 
 
 def script_of(
@@ -209,7 +221,7 @@ def declaration(
     python: str | None = None
     found = None
     if script is not None:
-        found = read_pep723(script, shown_path(skill, root, script))
+        found = read_pep723(root, script, shown_path(skill, root, script))
     if found is not None and script is not None:
         packages += found[0]
         python = found[1]
@@ -225,7 +237,7 @@ def declaration(
             seen.add(candidate)
             if candidate.is_file():
                 shown = shown_path(skill, root, candidate)
-                packages += read_requirements(candidate, shown)
+                packages += read_requirements(root, candidate, shown)
                 sources.append(shown)
                 break
     if override:

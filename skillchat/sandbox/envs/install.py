@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillchat.errors import InstallFailed, SandboxFailure
+from skillchat.redact import redact
 from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.envs.store import (
     EnvStore,
@@ -283,7 +284,7 @@ def run_install(
         *lines, partial[stream] = (partial[stream] + text).split("\n")
         for line in lines:
             if line.strip():
-                progress(line.strip())
+                progress(redact(line.strip()))
 
     try:
         outcome = run_in_sandbox(tools, spec, command, extra_env=variables, on_output=sink)
@@ -299,7 +300,7 @@ def run_install(
             f"installing {what} was stopped: it would be over the {limits.max_mb} MB cap"
         )
     if outcome.exit_code != 0:
-        why = (reason or _reason)(outcome.stderr)
+        why = redact((reason or _reason)(outcome.stderr))  # uv quotes the index's URL
         raise InstallFailed(f"installing {what} failed: {why}")
 
 

@@ -31,7 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from skillchat.errors import RefusedDeclaration
-from skillchat.sandbox.envs.declared import MAX_DECLARATION_BYTES, escaped, shown_path
+from skillchat.sandbox.envs.declared import (
+    MAX_DECLARATION_BYTES,
+    escaped,
+    read_in_skill,
+    shown_path,
+)
 
 NODE_SUFFIXES = (".js", ".mjs", ".cjs")
 NODE_PROGRAMS = ("node", "nodejs", "npx")
@@ -110,7 +115,7 @@ def node_declaration(
 
 def _read(skill: str, root: Path, folder: Path, manifest: Path, registry: str) -> NodeDeclaration:
     shown = shown_path(skill, root, manifest)
-    data = _json(manifest, shown)
+    data = _json(root, manifest, shown)
     if not isinstance(data, dict):
         raise RefusedDeclaration(f"{shown}: not a JSON object")
     tables = []
@@ -129,7 +134,7 @@ def _read(skill: str, root: Path, folder: Path, manifest: Path, registry: str) -
     for name in LOCKFILES:
         if (folder / name).is_file():
             lock_shown = shown_path(skill, root, folder / name)
-            lock_data = _json(folder / name, lock_shown)
+            lock_data = _json(root, folder / name, lock_shown)
             check_lock(lock_data, lock_shown, registry)
             lock = json.dumps(lock_data, sort_keys=True)
             sources.append(lock_shown)
@@ -202,15 +207,9 @@ def _v1_entries(deps: Any, where: str, out: list[tuple[str, Any]]) -> None:
             _v1_entries(entry.get("dependencies"), f'{where}["{name}"].dependencies', out)
 
 
-def _json(path: Path, shown: str) -> Any:
+def _json(root: Path, path: Path, shown: str) -> Any:
     try:
-        data = path.read_bytes()[: MAX_DECLARATION_BYTES * 50 + 1]
-    except OSError as exc:
-        raise RefusedDeclaration(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > MAX_DECLARATION_BYTES * 50:
-        raise RefusedDeclaration(f"{shown}: larger than {MAX_DECLARATION_BYTES * 50} bytes")
-    try:
-        return json.loads(data)
+        return json.loads(read_in_skill(root, path, shown, MAX_DECLARATION_BYTES * 50))
     except ValueError as exc:
         raise RefusedDeclaration(f"{shown}: not JSON: {exc}") from None
 

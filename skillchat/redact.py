@@ -1,5 +1,8 @@
 """Secrets kept off the screen: every error line and `--debug` traceback skillchat
-prints goes through `redact` first.
+prints goes through `redact` first, and so does what a package install reports (its
+progress lines and its failure, which quote the user's index URL, credentials and
+all, and go to the model too: sandbox/envs/install.py). Below every layer that
+reports: it needs only the environment.
 
 A provider's error body may echo the key it was sent (OpenAI's 401 quotes part of
 it; a proxy may quote the whole `Authorization` header), an exception chain under
