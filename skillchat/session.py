@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from skillchat.engine.fork import SkillFork
     from skillchat.engine.loop import Chat
     from skillchat.engine.questions import OneAtATime, Questions
+    from skillchat.engine.resolve import Sources
     from skillchat.engine.skill_model import ModelMove
     from skillchat.engine.turn import TurnResult
     from skillchat.mcp.hub import McpHub
@@ -155,6 +156,7 @@ class Session:
         mcp_consent: Callable[[], McpConsent] | None = None,
         questions: Questions | None = None,
         target: Target | None = None,
+        sources: Sources | None = None,
     ) -> None:
         from skillchat.engine.backends.select import make_backend
         from skillchat.engine.emit import Emitter
@@ -170,9 +172,11 @@ class Session:
         # the one it replaces. `target`: where the command line resolved the chat
         # (`transcript`'s continued already), else resolved here.
         self._asked = settings
+        # Which values the command line set (they win over a resumed chat's place).
+        self._sources = sources or {}
         if target is None:
             start = resolve(settings, asked(settings), probe=False)
-            target = continued_target(settings, start, transcript)
+            target = continued_target(settings, start, transcript, self._sources)
         # The chat's own target: a `/model NAME` table's place lasts only until the
         # next `/model`, which starts again from this one (a `/resume`d chat's own).
         self._own = self.target = target
@@ -301,7 +305,7 @@ class Session:
     def resume(self, transcript: Transcript) -> None:
         """`/resume`: go on with a saved chat, on its own model and server (or local
         model file), unless the command line chose them."""
-        target = continued_target(self._asked, self._own, transcript)
+        target = continued_target(self._asked, self._own, transcript, self._sources)
         settings = target.over(self.settings)
         backend = self.backend if target == self.target else self._backend_for(settings)
         self._fresh_consent()
@@ -332,6 +336,7 @@ class Session:
             lambda: chat_tools(self.runner),
             self.questions,
             self._allow_model,
+            lambda: self._asked,
         )
 
     def _start(
@@ -349,6 +354,7 @@ class Session:
 
         models = SkillModels(
             lambda: self.settings,
+            lambda: self._asked,
             lambda: self.registry,
             self._use,
             self.emit.notice,

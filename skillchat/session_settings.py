@@ -16,19 +16,21 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
     from skillchat.config import Settings
+    from skillchat.engine.resolve import Sources
     from skillchat.target import Target
 
 
 def resumed_workspace(
-    settings: Settings, transcript: Transcript | None, notify: Callable[[str], None]
+    settings: Settings,
+    transcript: Transcript | None,
+    notify: Callable[[str], None],
+    named: bool,
 ) -> Settings:
     """A resumed chat goes on with its own workspace, unless --workspace or
-    --no-workspace say otherwise; `notify` says so when it differs from the one this
-    start would have (the folder's project, or none). A chat saved before folders
-    were recorded keeps what this start gives."""
-    if transcript is None or transcript.chat.folder is None:
-        return settings
-    if settings.sources.get("workspace") == "flag":
+    --no-workspace (`named`) say otherwise; `notify` says so when it differs from the
+    one this start would have (the folder's project, or none). A chat saved before
+    folders were recorded keeps what this start gives."""
+    if transcript is None or transcript.chat.folder is None or named:
         return settings
     kept, here = transcript.chat.workspace, settings.workspace
     here_real = os.path.realpath(here) if here else None
@@ -38,7 +40,7 @@ def resumed_workspace(
         f"chat {transcript.chat.id} goes on with its workspace "
         f"{kept or '(none)'}, not {here_real or '(none)'}: -w DIR or --no-workspace to change"
     )
-    return replace(settings, workspace=kept, sources={**settings.sources, "workspace": "chat"})
+    return replace(settings, workspace=kept)
 
 
 def with_local_model(settings: Settings) -> Settings:
@@ -50,11 +52,12 @@ def with_local_model(settings: Settings) -> Settings:
     from skillchat.engine.local.server import require_server
 
     require_server()
-    sources = {**settings.sources, "gguf": "flag"}
-    return replace(settings, gguf=str(default_model()), sources=sources)
+    return replace(settings, gguf=str(default_model()))
 
 
-def continued_target(settings: Settings, start: Target, transcript: Transcript | None) -> Target:
+def continued_target(
+    settings: Settings, start: Target, transcript: Transcript | None, sources: Sources
+) -> Target:
     """Where `transcript`'s chat goes on (engine/resolve.py's `continued`): `start`
     when that is where it was, else that place resolved: a `--gguf` chat continued
     with `-c`, `--chat ID` or `/resume` loads its file again instead of asking for an
@@ -62,5 +65,5 @@ def continued_target(settings: Settings, start: Target, transcript: Transcript |
     a chat of another server gets that server's window, not `start`'s."""
     from skillchat.engine.resolve import continued, resolve
 
-    place = continued(settings, start.place, transcript)
+    place = continued(settings, start.place, transcript, sources)
     return start if place == start.place else resolve(settings, place)

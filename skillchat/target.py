@@ -48,8 +48,8 @@ class Target:
     window: int | None
     max_tokens: int | None
     vision: bool | None
-    context_max_chars: int
-    catalog_max_chars: int
+    context_max_chars: int | None  # None: nothing stated or fitted (the defaults)
+    catalog_max_chars: int | None
 
     def saved(self) -> tuple[str, str | None, str | None, str | None]:
         """The model and where it runs, as a chat saves them: model, api_base,

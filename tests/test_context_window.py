@@ -50,7 +50,7 @@ def test_a_fitted_chat_has_the_budget_the_loop_derives_from_the_same_window() ->
     assert fitted.context_max_chars == context_budget(load_settings(), lambda: 4096, LONG) == 9216
     assert (fitted.catalog_max_chars, fitted.max_tokens) == (9216 // 4, 1024)
     assert context_budget(fitted, lambda: None, LONG) == 9216  # stated: not looked up again
-    mine = replace(load_settings(), max_tokens=77, sources={"max_tokens": "flag"})
+    mine = load_settings(max_tokens=77)
     assert (
         resolve(mine, replace(asked(mine), api_base=server, window=4096)).max_tokens == 77
     )  # what the user set wins
@@ -176,7 +176,7 @@ def test_a_budget_the_user_set_is_kept_whatever_the_server_says(server, skills) 
     server.props = {"default_generation_settings": {"n_ctx": 4096}}
     two_reads(server)
     chat = make_chat(server, skills, RecordingView())
-    chat.use_settings(replace(chat.settings, sources={"context_max_chars": "file"}))
+    chat.use_settings(replace(chat.settings, context_max_chars=300_000))  # the user's own
     for text in ("read a", "read b", "and now?"):
         chat.send(text)
     last = server.completions[-1].body["messages"]

@@ -186,9 +186,9 @@ def test_resume_keeps_the_chat_model_unless_model_is_a_flag(server, skills, stor
     chat.send("hi")
     transcript = store.load_transcript(recorder.chat_id or "")
     fresh = settings_for(server, model="openai/new-model")
-    assert continued(fresh, asked(fresh), transcript).model == "openai/old-model"
-    flagged = settings_for(server, model="openai/new-model", sources={"model": "flag"})
-    assert continued(flagged, asked(flagged), transcript).model == "openai/new-model"
+    assert continued(fresh, asked(fresh), transcript, {}).model == "openai/old-model"
+    given = {"model": "flag"}  # --model on the command line
+    assert continued(fresh, asked(fresh), transcript, given).model == "openai/new-model"
 
 
 def test_a_failed_write_is_told_once_queued_and_saved_with_the_next_message(

@@ -201,7 +201,7 @@ def ask(
     -c or --chat ID go on with a saved one.
     """
     text = read_prompt(prompt)
-    settings, folder, target = open_session(
+    settings, folder, target, sources = open_session(
         ctx,
         config,
         model=model,
@@ -243,10 +243,13 @@ def ask(
     warn = consoles.warn
     store = open_store(settings)
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
-    target = continued_target(settings, target, transcript)
-    if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
-        settings, folder = kept, workspace_from_settings(kept)
-    if note := workspace_note(settings):  # a workspace the user did not name: said
+    target = continued_target(settings, target, transcript, sources)
+    named = sources["workspace"] == "flag"
+    if (kept := resumed_workspace(settings, transcript, warn, named)) is not settings:
+        settings, folder = kept, workspace_from_settings(kept, "chat")
+        sources["workspace"] = "chat"
+    # A workspace the user did not name is said.
+    if note := workspace_note(settings, sources["workspace"]):
         consoles.err.print(note, style="muted", markup=False, highlight=False, soft_wrap=True)
     registry = load_registry(settings)
     for problem in registry.problems:  # e.g. an installed skill changed since installed
@@ -290,6 +293,7 @@ def ask(
         workspace=folder,
         consent=lambda: flag_consent(settings, install_progress),
         target=target,
+        sources=sources,
     )
     attach_all(session.chat, attach or [])
     try:

@@ -46,7 +46,7 @@ def chat(
             "the interactive session needs a terminal; for pipes and scripts use: "
             "skillchat ask 'QUESTION' (or skillchat -p 'QUESTION')"
         )
-    settings, folder, target = open_session(
+    settings, folder, target, sources = open_session(
         ctx,
         config,
         model=model,
@@ -81,11 +81,13 @@ def chat(
     transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
     # The chat's own server or local model file (its server started now, loading
     # while the REPL starts), unless the command line chose one.
-    target = continued_target(settings, target, transcript)
-    if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
+    target = continued_target(settings, target, transcript, sources)
+    named = sources["workspace"] == "flag"
+    if (kept := resumed_workspace(settings, transcript, warn, named)) is not settings:
         from skillchat.workspace.files import workspace_from_settings
 
-        settings, folder = kept, workspace_from_settings(kept)
+        settings, folder = kept, workspace_from_settings(kept, "chat")
+        sources["workspace"] = "chat"
     # A missing key is said now, not after the first message (which would leave a
     # chat with no answer in the store).
     if problem := key_problem(target.over(settings)):
@@ -101,6 +103,7 @@ def chat(
         debug=debug,
         workspace=folder,
         target=target,
+        sources=sources,
     )
     code = repl.run(first)
     store.close()

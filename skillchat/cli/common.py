@@ -202,13 +202,22 @@ def load(ctx: typer.Context, config: Path | None, **overrides: object) -> Settin
 
     Config-file warnings (unknown keys) are shown once, on stderr.
     """
-    from skillchat.config import load_settings
+    return load_sourced(ctx, config, **overrides)[0]
+
+
+def load_sourced(
+    ctx: typer.Context, config: Path | None, **overrides: object
+) -> tuple[Settings, dict[str, str]]:
+    """`load`, and where each value came from (config.py's `load_with_sources`):
+    kept here, by the command line, for `config show` and for which flags win over
+    a saved chat's server."""
+    from skillchat.config import load_with_sources
 
     root = ctx.find_root().obj or {}
-    settings = load_settings(config or root.get("config"), **overrides)
+    settings, sources = load_with_sources(config or root.get("config"), **overrides)
     for message in settings.warnings:
         consoles_of(ctx).warn(message)
-    return settings
+    return settings, sources
 
 
 def open_session(
@@ -232,8 +241,9 @@ def open_session(
     chat_template: Path | None = None,
     no_workspace: bool = False,
     mcp: tuple[list[str] | None, bool, bool] = (None, False, False),
-) -> tuple[Settings, Workspace | None, Target]:
-    """Settings, the open workspace (None when off) and where requests go for a
+) -> tuple[Settings, Workspace | None, Target, dict[str, str]]:
+    """Settings, the open workspace (None when off), where requests go, and where
+    each setting came from (the workspace: the project's reason, or "flag"), for a
     chat, the REPL or `ask`, from the session options they share. A bad workspace
     stops the command here, before any request or prompt. With a local model
     (`--gguf`, `--local`, or `gguf` in the config) its server starts here, loading
@@ -247,7 +257,7 @@ def open_session(
     if mcp_names and no_mcp:
         raise UsageError("--mcp and --no-mcp exclude each other: pick one")
 
-    settings = load(
+    settings, sources = load_sourced(
         ctx,
         config,
         model=model,
@@ -271,34 +281,38 @@ def open_session(
         from skillchat.session_settings import with_local_model
 
         settings = with_local_model(settings)
+        sources["gguf"] = "flag"  # chosen as `--gguf` would: a continued chat goes on with it
     target = resolve(settings, asked(settings))
-    settings = project_workspace(settings, off=no_workspace)
-    return settings, workspace_from_settings(settings), target
+    settings, sources["workspace"] = project_workspace(settings, sources, off=no_workspace)
+    return settings, workspace_from_settings(settings, sources["workspace"]), target, sources
 
 
-def project_workspace(settings: Settings, *, off: bool) -> Settings:
+def project_workspace(
+    settings: Settings, sources: dict[str, str], *, off: bool
+) -> tuple[Settings, str]:
     """The settings with the workspace off (`--no-workspace`), or, when neither
     `--workspace` nor the config names one, the project the cwd is in (a git work
-    tree, or a folder in `projects`); its source says which."""
+    tree, or a folder in `projects`); and where the workspace came from, which says
+    which."""
     from dataclasses import replace
 
     from skillchat.workspace.project import project_folder
 
+    source = sources.get("workspace", "default")
     if off:
-        if settings.sources.get("workspace") == "flag":
+        if source == "flag":
             raise UsageError("--workspace and --no-workspace exclude each other: pick one")
-        return replace(settings, workspace=None, sources={**settings.sources, "workspace": "flag"})
+        return replace(settings, workspace=None), "flag"
     if settings.workspace or (found := project_folder(Path.cwd(), settings.projects)) is None:
-        return settings
+        return settings, source
     folder, why = found
-    return replace(settings, workspace=str(folder), sources={**settings.sources, "workspace": why})
+    return replace(settings, workspace=str(folder)), why
 
 
-def workspace_note(settings: Settings) -> str | None:
+def workspace_note(settings: Settings, why: str) -> str | None:
     """The line that says a workspace nobody named is on, and how to turn it off."""
     from skillchat.workspace.project import PROJECT_SOURCES
 
-    why = settings.sources.get("workspace")
     if why not in PROJECT_SOURCES or not settings.workspace:
         return None
     return f"workspace: {settings.workspace} ({why}; --no-workspace to turn it off)"

@@ -70,17 +70,11 @@ def reply_tokens(window: int) -> int:
     return max(1, window // RESERVED_SHARE)
 
 
-def _default(name: str) -> Any:
-    return next(f.default for f in fields(Settings) if f.name == name)
-
-
 def user_set(settings: Settings, name: str) -> bool:
-    """True when `name` came from the config file, the environment or a flag (or,
-    for settings built in code without sources, differs from its default)."""
-    source = settings.sources.get(name)
-    if source is not None:
-        return source != "default"
-    return bool(getattr(settings, name) != _default(name))
+    """True when the user stated `name` (it is not its default: the limits a window
+    decides are None until stated or fitted)."""
+    default = next(f.default for f in fields(Settings) if f.name == name)
+    return bool(getattr(settings, name) != default)
 
 
 def _at_most(
@@ -110,12 +104,12 @@ def context_budget(
     lookup (a GET, or parsing litellm's map, ~30 ms) before its first request. `size`
     measures a message (the chat's cache: the loop asks for the budget several times
     a request)."""
-    if user_set(settings, "context_max_chars") or _at_most(messages, LOOKUP_FLOOR, size):
-        return settings.context_max_chars
+    if settings.context_max_chars is not None or _at_most(messages, LOOKUP_FLOOR, size):
+        return settings.budget
     tokens = settings.context_window or window()
     if tokens is None:
-        return settings.context_max_chars
-    return budget_for_window(tokens, settings.context_max_chars)
+        return settings.budget
+    return budget_for_window(tokens, settings.budget)
 
 
 def props_url(api_base: str) -> str:

@@ -20,6 +20,7 @@ leaves, so nothing fitted to one place goes along to the next.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,11 @@ def _own(settings: Settings, name: str) -> Any:
     if user_set(settings, name):
         return getattr(settings, name)
     return next(f.default for f in fields(settings) if f.name == name)
+
+
+# Where a value came from, as the command line says (config.py's `load_with_sources`):
+# which of a saved chat's place the command line overrides.
+Sources = Mapping[str, str]
 
 
 def asked(settings: Settings) -> Place:
@@ -79,16 +85,19 @@ def named(settings: Settings, name: str, base: Place) -> Place:
     return replace(asked(settings), model=name, gguf=None, window=None)
 
 
-def continued(settings: Settings, base: Place, transcript: Transcript | None) -> Place:
+def continued(
+    settings: Settings, base: Place, transcript: Transcript | None, sources: Sources
+) -> Place:
     """The place `transcript`'s chat goes on with: its own model on its own server
     (`api_base`, backend) or local file, unless the command line (or the environment)
     chose them: `--model`, `--api-base`, `--gguf`, `--local`, `--backend`. A chat on
     another place than `base` takes the window of a `[models.NAME]` naming its model
     and server, never `base`'s. A chat saved before servers were recorded keeps only
     its model (a named one brings its table)."""
-    if transcript is None or settings.sources.get("model") == "flag":
+    if transcript is None or sources.get("model") == "flag":
         return base
-    chat, given = transcript.chat, _given(settings)
+    chat = transcript.chat
+    given = {k for k, v in sources.items() if v in ("flag", "env")}
     if chat.backend is None:
         return base if chat.model == base.model else named(settings, chat.model, base)
     api_base, gguf = base.api_base, base.gguf
@@ -110,14 +119,8 @@ def continued(settings: Settings, base: Place, transcript: Transcript | None) ->
         ),
         None,
     )
-    max_tokens = (
-        None if settings.sources.get("max_tokens", "").startswith("models.") else base.max_tokens
-    )
+    max_tokens = None if sources.get("max_tokens", "").startswith("models.") else base.max_tokens
     return Place(chat.model, api_base, backend, gguf, window, max_tokens, base.vision)
-
-
-def _given(settings: Settings) -> set[str]:
-    return {k for k, v in settings.sources.items() if v in ("flag", "env")}
 
 
 def resolve(settings: Settings, place: Place, *, probe: bool = True) -> Target:
@@ -139,8 +142,7 @@ def resolve(settings: Settings, place: Place, *, probe: bool = True) -> Target:
     if not place.api_base:  # the provider's: the loop fits the map's window lazily
         return Target(
             place, place.model, None, place.backend, None, window, place.max_tokens,
-            place.vision, _own(settings, "context_max_chars"),
-            _own(settings, "catalog_max_chars"),
+            place.vision, settings.context_max_chars, settings.catalog_max_chars,
         )  # fmt: skip
     return _fitted(
         settings, place, window, model=place.model, api_base=place.api_base,
@@ -162,14 +164,14 @@ def _fitted(
     reply of at most `reply_tokens`, the transcript budget of `budget_for_window`,
     and a catalog of at most a quarter of that budget, so a full catalog leaves the
     chat three quarters."""
-    chars, catalog = _own(settings, "context_max_chars"), _own(settings, "catalog_max_chars")
+    chars, catalog = settings.context_max_chars, settings.catalog_max_chars
     max_tokens = place.max_tokens
     if window is not None:
-        budget = budget_for_window(window, chars)
-        if not user_set(settings, "context_max_chars"):
+        budget = budget_for_window(window, settings.budget)
+        if chars is None:
             chars = budget
-        if not user_set(settings, "catalog_max_chars"):
-            catalog = max(1, min(catalog, budget // 4))
+        if catalog is None:
+            catalog = max(1, min(settings.catalog_budget, budget // 4))
         if max_tokens is None:
             max_tokens = reply_tokens(window)
     return Target(

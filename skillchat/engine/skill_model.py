@@ -1,6 +1,6 @@
 """Which model a skill's turns go to: the config's `[skill_models]`, else its `model:`.
 
-    target, note = skill_target(chat_settings, skill, allow)   # None: the chat's own
+    target, note = skill_target(chat_settings, asked, skill, allow)  # None: the chat's
     SkillModels(...)   # a chat's listener: an inline skill's model becomes the chat's
 
 A `[skill_models]` entry is the user's choice: a `[models.NAME]` (its server and
@@ -23,7 +23,7 @@ it is, and `note` says how to allow it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from skillchat.config import Settings
 from skillchat.engine.emit import Event, ToolFinished
@@ -59,7 +59,7 @@ def wanted_model(settings: Settings, skill: Skill) -> str | None:
 
 
 def skill_target(
-    settings: Settings, skill: Skill, allow: MoveConsent
+    settings: Settings, asked_settings: Settings, skill: Skill, allow: MoveConsent
 ) -> tuple[Target | None, str | None]:
     """Where the skill's requests go (None: where the chat's do), and a line when its
     model could not be mapped or was not allowed. Resolved afresh (engine/resolve.py):
@@ -67,12 +67,14 @@ def skill_target(
     here (once per file and process) and is fitted to it, as `--gguf` would; if it
     cannot start (no xllamacpp, no such file), the chat's model it is, with the
     reason. A model on another server is fitted to its own window (its table's, or
-    its `/props`), never to the chat's server's or local file's."""
-    place, note = _mapped(settings, skill, allow)
+    its `/props`), never to the chat's server's or local file's: `settings` are the
+    chat's (its place), `asked_settings` what the user asked for, which every place
+    is resolved from."""
+    place, note = _mapped(settings, asked_settings, skill, allow)
     if place is None:
         return None, note
     try:
-        return resolve(settings, place), note
+        return resolve(asked_settings, place), note
     except SkillchatError as exc:
         return None, (
             f"skill '{skill.name}' asks for the local model {place.gguf}, which cannot "
@@ -81,15 +83,23 @@ def skill_target(
 
 
 def _mapped(
-    settings: Settings, skill: Skill, allow: MoveConsent
+    settings: Settings, asked_settings: Settings, skill: Skill, allow: MoveConsent
 ) -> tuple[Place | None, str | None]:
     wanted = wanted_model(settings, skill)
     if wanted is None or wanted == INHERIT or wanted == settings.model:
         return None, None
+    # The chat's place, with what the user stated (never what was fitted to it).
+    here = replace(
+        asked(asked_settings),
+        model=settings.model,
+        api_base=settings.api_base,
+        backend=settings.backend,
+        gguf=settings.gguf,
+    )
     if skill.name in settings.skill_models:  # the user's own choice: any model id
-        return named(settings, wanted, asked(settings)), None
+        return named(asked_settings, wanted, here), None
     if wanted in settings.named_models:
-        chosen = named(settings, wanted, asked(settings))
+        chosen = named(asked_settings, wanted, here)
         move = ModelMove(skill.name, wanted, chosen.model, _where(chosen), skill.forked)
         if _trusted(settings, skill) or allow(move):
             return chosen, None
@@ -146,12 +156,14 @@ class SkillModels:
     def __init__(
         self,
         settings: Callable[[], Settings],
+        asked: Callable[[], Settings],
         registry: Callable[[], Registry],
         use: Callable[[Target], None],
         notice: Callable[[str], None],
         allow: MoveConsent,
     ) -> None:
         self.settings = settings
+        self.asked = asked  # what the user asked for (the session's)
         self.registry = registry
         self.use = use
         self.notice = notice
@@ -164,7 +176,7 @@ class SkillModels:
         if skill is None or wanted_model(self.settings(), skill) is None:
             return
         now = self.settings()
-        target, note = skill_target(now, skill, self.allow)
+        target, note = skill_target(now, self.asked(), skill, self.allow)
         if note is not None:
             self.notice(note)
         elif target is not None and not same_server(target.over(now), now):

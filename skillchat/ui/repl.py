@@ -47,6 +47,7 @@ from skillchat.workspace.project import PROJECT_SOURCES
 if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
     from skillchat.chats.store import ChatStore
+    from skillchat.engine.resolve import Sources
     from skillchat.recorder import ChatRecorder
     from skillchat.skills.registry import Registry
     from skillchat.target import Target
@@ -75,8 +76,11 @@ class Repl:
         debug: bool = False,
         workspace: Workspace | None = None,
         target: Target | None = None,
+        sources: Sources | None = None,
     ) -> None:
         self.workspace = workspace
+        # Where the workspace came from: a project nobody named is said at start.
+        self._workspace_why = (sources or {}).get("workspace")
         self.store = store
         self.debug = debug
         # The REPL's output: its view, consent and run cards, the slash commands' lines.
@@ -101,6 +105,7 @@ class Repl:
             backend_for=BackgroundBackend,
             questions=questions,
             target=target,
+            sources=sources,
         )
         if self.session.runner is not None:
             # The console is read when a command runs: none is made before the prompt.
@@ -126,7 +131,7 @@ class Repl:
         if not self.debug:
             warnings.simplefilter("ignore")
         count = len(self.session.registry.skills)
-        why = self.session.settings.sources.get("workspace")
+        why = self._workspace_why
         why = f" ({why})" if why in PROJECT_SOURCES else ""
         where = f"workspace '{self.workspace.name}'{why} · " if self.workspace else ""
         print(
