@@ -24,6 +24,7 @@ def write(path: Path, text: str) -> Path:
 
 def test_defaults_without_any_file(isolated_env: Path) -> None:
     s = load_settings()
+    assert s == load_settings() and s != load_settings(model="other")  # compared by value
     assert s.config_path is None
     assert s.skills_enabled is True and s.max_tool_rounds == 20 and s.max_skills == 1000
     assert s.max_skill_md_bytes == 200_000 and s.max_resource_bytes == 2_000_000

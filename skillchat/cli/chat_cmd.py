@@ -104,6 +104,7 @@ def chat(
         workspace=folder,
         target=target,
         sources=sources,
+        workspace_why=sources["workspace"],
     )
     code = repl.run(first)
     store.close()

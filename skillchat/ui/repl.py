@@ -77,10 +77,11 @@ class Repl:
         workspace: Workspace | None = None,
         target: Target | None = None,
         sources: Sources | None = None,
+        workspace_why: str | None = None,
     ) -> None:
         self.workspace = workspace
-        # Where the workspace came from: a project nobody named is said at start.
-        self._workspace_why = (sources or {}).get("workspace")
+        # Why the workspace is on (a project nobody named is said at start).
+        self._workspace_why = workspace_why
         self.store = store
         self.debug = debug
         # The REPL's output: its view, consent and run cards, the slash commands' lines.
