@@ -57,14 +57,13 @@ def main() -> None:
     workspace_root = make_workspace(args.files)
 
     from skillchat.config import Settings
-    from skillchat.engine.loop import STEPS, Chat
+    from skillchat.engine.loop import Chat
     from skillchat.engine.steps.paths import PathsGate
     from skillchat.engine.turn import Turn, TurnResult
     from skillchat.skills.model import Skill
     from skillchat.skills.registry import Registry
     from skillchat.workspace.files import Workspace
 
-    gate = next(step for step in STEPS if isinstance(step, PathsGate))
     globs = {"py-lint": ["*.py"], "docs": ["docs/**"], "react": ["src/**/*.{ts,tsx}"]}
     skills = {
         name: Skill(name, f"{name} skill", ROOT, ROOT / "SKILL.md", ROOT, {"paths": paths})
@@ -76,6 +75,7 @@ def main() -> None:
         None,  # type: ignore[arg-type]
         workspace=Workspace.open(workspace_root),
     )
+    gate = next(step for step in chat.steps if isinstance(step, PathsGate))
 
     def turn() -> float:
         start = time.perf_counter()

@@ -349,18 +349,10 @@ class Session:
         """Make `transcript`'s chat (or a new one) the current chat, recorded by a
         recorder of its own."""
         from skillchat.engine.loop import Chat
-        from skillchat.engine.skill_model import SkillModels
+        from skillchat.engine.steps.skill_model import SkillModel
         from skillchat.tools.toolbox import chat_tools
 
-        models = SkillModels(
-            lambda: self.settings,
-            lambda: self._asked,
-            lambda: self.registry,
-            self._use,
-            self.emit.notice,
-            self._allow_model,
-        )
-        listeners: list[Listener] = [self.emit, models]
+        listeners: list[Listener] = [self.emit]
         if self.store is not None:
             from skillchat.recorder import ChatRecorder
 
@@ -381,6 +373,7 @@ class Session:
             workspace=self.workspace,
             tools=chat_tools(self.runner, self._fork()),
             source=self._mcp_tools(settings),
+            steps=[SkillModel(lambda: self._asked, self._use, self._allow_model)],
         )
         if transcript is not None:
             chat = transcript.chat

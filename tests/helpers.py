@@ -67,10 +67,12 @@ def closed_port() -> int:
 
 
 def skillchat(
-    *args: str, timeout: float = 60, subprocess: bool = False, **options: Any
+    *args: str, timeout: float = 180, subprocess: bool = False, **options: Any
 ) -> _subprocess.CompletedProcess[str]:
     """`skillchat ARGS` to the end, its output captured as text; `options` (cwd, env,
-    input, stdin) as `subprocess.run` takes them. Without `input` or `stdin`, stdin is
+    input, stdin) as `subprocess.run` takes them. `timeout` guards against a hang, and is
+    no verdict on speed: a run that imports litellm (4 s of CPU) took over 60 s at load
+    20, beside the other CI job. Without `input` or `stdin`, stdin is
     /dev/null: whatever the test runner's own stdin is (a pipe, in some CI), `ask` must
     not read it.
 

@@ -9,10 +9,11 @@ import os
 from pathlib import Path
 
 import pytest
-from chat_helpers import make_chat, registry, system_text, tool_messages
+from chat_helpers import make_chat, registry, settings_for, system_text, tool_messages
 from helpers import skill_folder, write_files
 from openai_server import ScriptedServer, call, reply
 
+from skillchat.session import Session
 from skillchat.skills.model import Skill
 from skillchat.skills.paths import skill_paths
 from skillchat.skills.registry import discover
@@ -113,6 +114,29 @@ def test_a_file_read_in_this_chat_keeps_its_skill_listed(
     (ws / "docs/guide.txt").unlink()
     chat.send("and now")
     assert listed(server) == {"always", "doc-writer"}
+
+
+def test_what_a_chat_read_lists_nothing_in_the_next_chat(
+    server: ScriptedServer, gated: dict[str, Skill], tmp_path: Path
+) -> None:
+    """The gate keeps what a chat read on that chat's own steps: `/new` starts from
+    the workspace alone."""
+    ws = write_files(tmp_path / "ws", {"docs/guide.txt": "the guide\n"})
+    reg = registry(*gated.values())
+    session = Session(settings_for(server), registry=reg, workspace=Workspace.open(ws))
+    server.script(
+        reply(calls=[call("read_file", {"path": "docs/guide.txt"})]),
+        reply("read"),
+        reply("same chat"),
+        reply("new chat"),
+    )
+    session.send("read the guide")
+    (ws / "docs/guide.txt").unlink()
+    session.send("and now")
+    assert listed(server) == {"always", "doc-writer"}
+    session.new_chat()
+    session.send("hello")
+    assert listed(server) == {"always"}
 
 
 def test_without_a_workspace_no_file_can_match(

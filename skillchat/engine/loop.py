@@ -5,15 +5,18 @@
 
 `Chat.send` is request → assemble → run tools → repeat:
 
-1. The registered `STEPS` see the message first (engine/turn.py): `/name`
-   activation (steps/activation.py) and attached files (steps/attach.py) shape it
-   and add what goes in with it; then the user message is added.
+1. The chat's steps (engine/turn.py; `chat_steps`, made afresh for each chat)
+   see the message first: `/name` activation (steps/activation.py) and attached
+   files (steps/attach.py) shape it and add what goes in with it; then the user
+   message is added, and the `paths` gate (steps/paths.py) settles the catalog.
 2. Before each request, fitting (steps/fitting.py) and automatic compaction
    (steps/compaction.py) make the transcript fit the context budget; then one reply
-   is streamed and assembled (engine/request.py).
-3. No tool calls: that is the answer. A reply cut at its output limit runs none of
-   its calls. Otherwise every call runs (engine/run_tools.py), the results go back
-   and the loop goes to 2, at most `max_tool_rounds` times.
+   is streamed and assembled (engine/request.py), and the steps see it: a reply cut
+   at its output limit runs none of its calls (steps/cut.py).
+3. No tool calls: that is the answer. Otherwise every call runs
+   (engine/run_tools.py) and the steps see each as it is added (a skill's own
+   model: steps/skill_model.py, given by the session); the results go back and the
+   loop goes to 2, at most `max_tool_rounds` times.
 
 The loop only emits events (engine/emit.py): the terminal views show them, the
 chat recorder saves every complete message as it is added (`keep`), so a crash
@@ -29,19 +32,29 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillchat.config import Settings
+from skillchat.engine.activated import with_activated_note
 from skillchat.engine.attachments import Attachments
 from skillchat.engine.backends.base import Backend
 from skillchat.engine.context_fit import ContextFit
 from skillchat.engine.context_window import context_budget
-from skillchat.engine.emit import Emitter, Listener, MessageAdded, TurnFailed, UsageReported
+from skillchat.engine.emit import (
+    Emitter,
+    Listener,
+    MessageAdded,
+    ToolFinished,
+    ToolRecord,
+    TurnFailed,
+    UsageReported,
+)
 from skillchat.engine.events import Usage
 from skillchat.engine.images import takes_images
-from skillchat.engine.messages import add_usage, assistant_message, clean_value, cut_notice
+from skillchat.engine.messages import add_usage, assistant_message, clean_value
 from skillchat.engine.request import stream_reply
 from skillchat.engine.run_tools import run_tools
 from skillchat.engine.steps.activation import Activation
 from skillchat.engine.steps.attach import AttachFiles
 from skillchat.engine.steps.compaction import AutoCompaction
+from skillchat.engine.steps.cut import CutReply
 from skillchat.engine.steps.fitting import Fitting
 from skillchat.engine.steps.paths import PathsGate
 from skillchat.engine.turn import Step, Turn, TurnResult
@@ -61,14 +74,11 @@ if TYPE_CHECKING:  # a summary is asked for rarely: its module loads when one is
     from skillchat.engine.compaction import Outcome
     from skillchat.safe_io.images import Image
 
-# The steps of a turn, in the order they are called at each moment.
-STEPS: tuple[Step, ...] = (
-    Activation(),
-    AttachFiles(),
-    PathsGate(),
-    Fitting(),
-    AutoCompaction(),
-)
+
+def chat_steps() -> list[Step]:
+    """The steps of every chat's turns, in the order they are called at each moment:
+    made for each chat, so a step keeps that chat's state (steps/paths.py)."""
+    return [Activation(), AttachFiles(), PathsGate(), Fitting(), AutoCompaction(), CutReply()]
 
 
 class Chat:
@@ -87,8 +97,10 @@ class Chat:
         workspace: Workspace | None = None,
         tools: Sequence[Tool] | None = None,
         source: ToolSource | None = None,
+        steps: Sequence[Step] = (),
     ) -> None:
         self.backend = backend
+        self.steps = [*chat_steps(), *steps]  # `steps`: a front end's own, called last
         self.emit = Emitter(listeners)
         self.messages: list[dict[str, Any]] = []
         self.context = ToolContext(settings, registry, workspace, takes_images=takes_images)
@@ -189,10 +201,10 @@ class Chat:
             for notice in self.toolbox.source.wait(self.context):  # the first turn waits for them
                 self.emit.notice(notice)
             self.offer_tools()
-        for step in STEPS:
+        for step in self.steps:
             step.before_message(self, turn)
         self.keep({"role": "user", "content": turn.content})
-        for step in STEPS:
+        for step in self.steps:
             step.after_message(self, turn)
         turn.system = self.system_prompt(turn.injected)
         limit = self.settings.max_tool_rounds
@@ -200,19 +212,26 @@ class Chat:
             if round_no and self.toolbox.source is not None:
                 self.offer_tools()  # a schema fetched last round: that tool is offered now
             tools = self.schemas if self.tools_enabled else None
-            for step in STEPS:
+            for step in self.steps:
                 step.before_request(self, turn)
+            outgoing = self.window.outgoing(turn.system, self.messages, self.budget())
             try:
-                reply = stream_reply(self, turn.system, tools)
+                reply = stream_reply(
+                    self.backend,
+                    with_activated_note(outgoing, self.activated),
+                    tools,
+                    emit=self.emit,
+                    keep=self.keep,
+                    max_retries=self.settings.max_retries,
+                )
             except ProviderError as exc:
                 raise self._catalog_said(exc, turn.system) from None
             result.requests += 1
             result.usage = add_usage(result.usage, reply.usage)
             if reply.usage is not None:
                 self.emit(UsageReported(reply.usage))
-            if reply.finish_reason == "length":
-                self.emit.notice(cut_notice(reply, self.settings.max_tokens))
-                reply.tool_calls = []  # possibly cut mid-JSON: never run as if complete
+            for step in self.steps:
+                step.after_reply(self, turn, reply)
             if not reply.tool_calls:
                 self.keep(assistant_message(reply.text, []), usage=reply.usage)
                 result.answer = reply.text
@@ -224,7 +243,7 @@ class Chat:
                     f"the model still wanted tools after {limit} tool rounds "
                     "(max_tool_rounds): raise it in the config, or ask a narrower question"
                 )
-            result.tool_calls += run_tools(self, reply)
+            result.tool_calls += run_tools(self, reply, self.settings.max_tool_calls)
         raise AssertionError("unreachable: the loop returns or raises")
 
     def _catalog_said(self, exc: ProviderError, system: str | None) -> ProviderError:
@@ -303,6 +322,12 @@ class Chat:
             self.context.served[skill.name] = skill.remote.digest
         if result.activated in self.reread:
             self.reread.remove(result.activated)
+
+    def tool_finished(self, record: ToolRecord) -> None:
+        """Show a call that was kept with its result, and let every step act on it."""
+        self.emit(ToolFinished(record))
+        for step in self.steps:
+            step.after_tool(self, record)
 
     def attach(self, path: str) -> FileText | Image:
         """Queue a workspace file for the next message (`/attach`, `--attach`).

@@ -1,5 +1,6 @@
 """Chat-completions messages as the loop builds them: assistant turns, call ids, and
-usage summed over a turn's requests. Pure functions, kept out of the loop itself."""
+usage summed over a turn's requests, and the shape of `keep` that adds one to a
+transcript. Pure functions, kept out of the loop itself."""
 
 from __future__ import annotations
 
@@ -7,10 +8,19 @@ import json
 import re
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from skillchat.engine.events import Reply, ToolCall, Usage
+from skillchat.engine.events import ToolCall, Usage
 from skillchat.engine.images import content_size
+
+
+class Keep(Protocol):
+    """How a complete message joins a chat's transcript (engine/loop.py `Chat.keep`):
+    a request and a tool round add theirs through it, never to the list itself."""
+
+    def __call__(
+        self, message: dict[str, Any], *, interrupted: bool = False, usage: Usage | None = None
+    ) -> None: ...
 
 
 def new_call_id() -> str:
@@ -122,23 +132,6 @@ def assistant_message(text: str, calls: list[ToolCall]) -> dict[str, Any]:
             for c in calls
         ]
     return message
-
-
-def cut_notice(reply: Reply, max_tokens: int | None) -> str:
-    """What cut a reply at `finish_reason: "length"`, as far as skillchat can tell:
-    its own max_tokens when the reply used them all, else the server's limit."""
-    dropped = len(reply.tool_calls)
-    calls = (
-        f"; its {dropped} tool call{'s were' if dropped != 1 else ' was'} not run"
-        if dropped
-        else ""
-    )
-    used = reply.usage.completion_tokens if reply.usage else None
-    if max_tokens is not None and (used is None or used >= max_tokens):
-        return f"the reply was cut at max_tokens ({max_tokens:,}){calls}: raise --max-tokens"
-    why = f"after {used:,} tokens " if used else ""
-    mine = f"under max_tokens ({max_tokens:,})" if max_tokens else "no max_tokens was sent"
-    return f"the reply was cut {why}by the server's output limit or context window ({mine}){calls}"
 
 
 def message_size(message: dict[str, Any]) -> int:

@@ -1,6 +1,6 @@
 """Several forked skills started in one reply run at once, at most `FORK_CONCURRENCY`.
 
-    ready = concurrent_forks(chat, reply.tool_calls)   # call id -> result, or {}
+    ready = concurrent_forks(calls, toolbox, registry, emit)   # call id -> result, or {}
 
 engine/run_tools.py asks this first: when two or more of a reply's calls start
 forked skills (engine/fork.py), they run in worker threads and their results are
@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from skillchat.engine.emit import Event, ToolStarted
+from skillchat.engine.emit import Emitter, Event, ToolStarted
 from skillchat.engine.events import ToolCall
 from skillchat.engine.messages import too_deep
 from skillchat.engine.questions import Question, Questions
@@ -34,7 +34,8 @@ from skillchat.tools.skill_tools import GET_SKILL, GetSkill
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from skillchat.engine.loop import Chat
+    from skillchat.skills.registry import Registry
+    from skillchat.tools.toolbox import Toolbox
 
 FORK_CONCURRENCY = 3  # forks of one reply running at once; the rest wait their turn
 
@@ -49,12 +50,15 @@ class Relayed(Protocol):
     questions: Questions
 
 
-def concurrent_forks(chat: Chat, calls: Sequence[ToolCall]) -> dict[str, ToolResult]:
-    """The results of the calls that start forked skills, run at once when there are
-    two or more of them; {} otherwise."""
-    tool = chat.toolbox.get(GET_SKILL)
+def concurrent_forks(
+    calls: Sequence[ToolCall], toolbox: Toolbox, registry: Registry, emit: Emitter
+) -> dict[str, ToolResult]:
+    """The results of the calls that start forked skills (of `registry`, run by
+    `toolbox`'s get_skill), run at once when there are two or more of them; {}
+    otherwise. Their events and questions are given to `emit` on this thread."""
+    tool = toolbox.get(GET_SKILL)
     fork: object = tool.fork if isinstance(tool, GetSkill) else None
-    chosen = [c for c in calls if c.name == GET_SKILL and _forked(chat, c)]
+    chosen = [c for c in calls if c.name == GET_SKILL and _forked(registry, c)]
     if not isinstance(fork, Relayed) or len(chosen) < 2:
         return {}
     from concurrent.futures import ThreadPoolExecutor  # only when forks run at once
@@ -62,19 +66,19 @@ def concurrent_forks(chat: Chat, calls: Sequence[ToolCall]) -> dict[str, ToolRes
     inbox: queue.Queue[Event | Question] = queue.Queue()
     fork.relay = inbox.put
     for call in chosen:
-        chat.emit(ToolStarted(call.name, call.arguments))
+        emit(ToolStarted(call.name, call.arguments))
     try:
         with fork.questions.relayed(inbox.put), ThreadPoolExecutor(FORK_CONCURRENCY) as pool:
-            futures = {c.id: pool.submit(chat.toolbox.run, c.name, c.arguments) for c in chosen}
-            _serve(chat, fork, inbox, list(futures.values()))
+            futures = {c.id: pool.submit(toolbox.run, c.name, c.arguments) for c in chosen}
+            _serve(emit, fork, inbox, list(futures.values()))
     finally:
         fork.relay = None
         fork.cancel.clear()
-    _deliver(chat, fork.questions, inbox)  # what the last fork said as it ended
+    _deliver(emit, fork.questions, inbox)  # what the last fork said as it ended
     return {call_id: future.result() for call_id, future in futures.items()}
 
 
-def _forked(chat: Chat, call: ToolCall) -> bool:
+def _forked(registry: Registry, call: ToolCall) -> bool:
     if too_deep(call.arguments):  # refused by run_tools, never parsed
         return False
     try:
@@ -82,12 +86,12 @@ def _forked(chat: Chat, call: ToolCall) -> bool:
     except ValueError:
         return False
     name = args.get("skill_name") if isinstance(args, dict) else None
-    skill = chat.registry.get(name) if isinstance(name, str) else None
+    skill = registry.get(name) if isinstance(name, str) else None
     return skill is not None and skill.forked
 
 
 def _serve(
-    chat: Chat,
+    emit: Emitter,
     fork: Relayed,
     inbox: queue.Queue[Event | Question],
     futures: list[Future[ToolResult]],
@@ -95,15 +99,15 @@ def _serve(
     """Emit the forks' events and ask their questions here until all have ended."""
     while not all(f.done() for f in futures):
         try:
-            _deliver(chat, fork.questions, inbox, wait=0.05)
+            _deliver(emit, fork.questions, inbox, wait=0.05)
         except KeyboardInterrupt:
             if not fork.cancel.is_set():
                 fork.cancel.set()
-                chat.emit.notice("stopping the skills running on their own (Ctrl-C)")
+                emit.notice("stopping the skills running on their own (Ctrl-C)")
 
 
 def _deliver(
-    chat: Chat, questions: Questions, inbox: queue.Queue[Event | Question], wait: float = 0
+    emit: Emitter, questions: Questions, inbox: queue.Queue[Event | Question], wait: float = 0
 ) -> None:
     """Emit (or ask) what is in the inbox; with `wait`, wait that long for the first."""
     try:
@@ -114,7 +118,7 @@ def _deliver(
         if isinstance(item, Question):
             questions.put(item)
         else:
-            chat.emit(item)
+            emit(item)
         try:
             item = inbox.get_nowait()
         except queue.Empty:

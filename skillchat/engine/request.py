@@ -9,18 +9,15 @@ the transcript, marked.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from skillchat.engine.activated import with_activated_note
 from skillchat.engine.assemble import Assembler
-from skillchat.engine.emit import TextDelta, TextEnd, TextEnded, Waiting
+from skillchat.engine.backends.base import Backend
+from skillchat.engine.emit import Emitter, TextDelta, TextEnd, TextEnded, Waiting
 from skillchat.engine.events import Reply
-from skillchat.engine.messages import assistant_message
+from skillchat.engine.messages import Keep, assistant_message
 from skillchat.engine.retry import stream_with_retries
 from skillchat.errors import ProviderError
-
-if TYPE_CHECKING:
-    from skillchat.engine.loop import Chat
 
 INTERRUPTED_MARK = "[interrupted]"
 CUT_MARK = "[cut off]"
@@ -29,28 +26,35 @@ CUT_MARK = "[cut off]"
 MAX_REPLY_CHARS = 1_000_000
 
 
-def stream_reply(chat: Chat, system: str | None, tools: list[dict[str, Any]] | None) -> Reply:
-    """One reply to what of the transcript fits, its text emitted as it streams."""
-    messages = chat.window.outgoing(system, chat.messages, chat.budget())
-    messages = with_activated_note(messages, chat.activated)
+def stream_reply(
+    backend: Backend,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    *,
+    emit: Emitter,
+    keep: Keep,
+    max_retries: int,
+) -> Reply:
+    """One reply to `messages` (what of the transcript fits), its text emitted as it
+    streams; what was shown of a reply that failed or was stopped is given to `keep`,
+    marked."""
     assembler = Assembler()
     how: TextEnd = "failed"
-    settings = chat.settings
 
     def on_retry(attempt: int, delay: float, error: ProviderError) -> None:
-        chat.emit.notice(f"{error}; retrying in {delay:.1f}s ({attempt}/{settings.max_retries})")
+        emit.notice(f"{error}; retrying in {delay:.1f}s ({attempt}/{max_retries})")
 
     try:
-        chat.emit(Waiting(tools is not None))
+        emit(Waiting(tools is not None))
         deltas = stream_with_retries(
-            lambda: chat.backend.stream(messages, tools),
-            max_retries=settings.max_retries,
+            lambda: backend.stream(messages, tools),
+            max_retries=max_retries,
             on_retry=on_retry,
         )
         for delta in deltas:
             piece = assembler.add(delta)
             if piece:
-                chat.emit(TextDelta(piece))
+                emit(TextDelta(piece))
             if assembler.size > MAX_REPLY_CHARS:
                 deltas.close()
                 raise ProviderError(
@@ -66,5 +70,5 @@ def stream_reply(chat: Chat, system: str | None, tools: list[dict[str, Any]] | N
     finally:
         if how in ("failed", "interrupted") and (shown := assembler.reply().text):
             mark = INTERRUPTED_MARK if how == "interrupted" else CUT_MARK
-            chat.keep(assistant_message(f"{shown}\n\n{mark}", []), interrupted=True)
-        chat.emit(TextEnded(how))
+            keep(assistant_message(f"{shown}\n\n{mark}", []), interrupted=True)
+        emit(TextEnded(how))

@@ -11,25 +11,56 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from skillchat.engine.emit import ToolFinished, ToolRecord, ToolStarted
+from skillchat.engine.emit import Emitter, ToolRecord, ToolStarted
 from skillchat.engine.events import Reply, ToolCall
 from skillchat.engine.images import images_message
-from skillchat.engine.messages import assistant_message, clean_arguments, clean_text, too_deep
+from skillchat.engine.messages import (
+    Keep,
+    assistant_message,
+    clean_arguments,
+    clean_text,
+    too_deep,
+)
 from skillchat.tools.base import ToolResult
 
 if TYPE_CHECKING:
-    from skillchat.engine.loop import Chat
+    from skillchat.skills.registry import Registry
+    from skillchat.tools.context import ContextLedger
+    from skillchat.tools.toolbox import Toolbox
 
 
-def run_tools(chat: Chat, reply: Reply) -> list[ToolRecord]:
-    """Every call of `reply` run, kept with its result, and emitted."""
+class ToolRound(Protocol):
+    """What a round of tool calls uses of its chat (engine/loop.py's `Chat` is one)."""
+
+    @property
+    def emit(self) -> Emitter: ...
+
+    @property
+    def toolbox(self) -> Toolbox: ...
+
+    @property
+    def registry(self) -> Registry: ...
+
+    @property
+    def ledger(self) -> ContextLedger: ...
+
+    @property
+    def keep(self) -> Keep: ...
+
+    def took(self, call_id: str, result: ToolResult) -> None: ...
+
+    def tool_finished(self, record: ToolRecord) -> None: ...
+
+
+def run_tools(chat: ToolRound, reply: Reply, limit: int) -> list[ToolRecord]:
+    """Every call of `reply` run (at most `limit`: `max_tool_calls`), kept with its
+    result, and shown."""
     records: list[ToolRecord] = []
     reply.tool_calls = [
         replace(c, arguments=clean_arguments(c.arguments)) for c in reply.tool_calls
     ]
-    limit = chat.settings.max_tool_calls
     if len(reply.tool_calls) > limit:
         chat.emit.notice(
             f"the model made {len(reply.tool_calls)} tool calls in one reply: the first "
@@ -39,12 +70,14 @@ def run_tools(chat: Chat, reply: Reply) -> list[ToolRecord]:
     from skillchat.engine.parallel_forks import concurrent_forks
 
     try:
-        ready = concurrent_forks(chat, reply.tool_calls[:limit])  # forked skills, at once
+        ready = concurrent_forks(  # forked skills, at once
+            reply.tool_calls[:limit], chat.toolbox, chat.registry, chat.emit
+        )
         for n, call in enumerate(reply.tool_calls):
             arguments = call.arguments
             if n >= limit:
                 result = _refused(
-                    chat,
+                    chat.toolbox,
                     call.name,
                     "TOO_MANY_CALLS",
                     f"not run: at most {limit} tool calls per reply; make this call "
@@ -53,7 +86,7 @@ def run_tools(chat: Chat, reply: Reply) -> list[ToolRecord]:
             elif too_deep(arguments):
                 arguments = "(arguments nested too deeply)"
                 result = _refused(
-                    chat, call.name, "INVALID_ARGUMENT", "arguments are nested too deeply"
+                    chat.toolbox, call.name, "INVALID_ARGUMENT", "arguments are nested too deeply"
                 )
             elif (done := ready.get(call.id)) is not None:
                 result = _cleaned(done)
@@ -69,12 +102,12 @@ def run_tools(chat: Chat, reply: Reply) -> list[ToolRecord]:
     chat.keep(assistant_message(reply.text, reply.tool_calls), usage=reply.usage)
     for call, record in zip(reply.tool_calls, records, strict=True):
         chat.keep({"role": "tool", "tool_call_id": call.id, "content": record.result.content})
-        chat.emit(ToolFinished(record))
-    keep_images(chat, reply.tool_calls, records)
+        chat.tool_finished(record)
+    keep_images(chat.keep, reply.tool_calls, records)
     return records
 
 
-def keep_images(chat: Chat, calls: list[ToolCall], records: list[ToolRecord]) -> None:
+def keep_images(keep: Keep, calls: list[ToolCall], records: list[ToolRecord]) -> None:
     """The images the round's results carry, in one user message after them (a tool
     message holds text only: engine/images.py)."""
     images = [
@@ -83,7 +116,7 @@ def keep_images(chat: Chat, calls: list[ToolCall], records: list[ToolRecord]) ->
         if record.result.image is not None
     ]
     if images:
-        chat.keep(images_message(images))
+        keep(images_message(images))
 
 
 def _cleaned(result: ToolResult) -> ToolResult:
@@ -91,10 +124,10 @@ def _cleaned(result: ToolResult) -> ToolResult:
     return replace(result, content=clean_text(result.content), preview=clean_text(result.preview))
 
 
-def _refused(chat: Chat, name: str, code: str, message: str) -> ToolResult:
+def _refused(toolbox: Toolbox, name: str, code: str, message: str) -> ToolResult:
     """The error result of a call skillchat would not run, in that tool's own shape
     (an unknown tool's the same way: it is answered as unknown when it runs)."""
-    tool = chat.toolbox.get(name)
+    tool = toolbox.get(name)
     if tool is None:
         content = json.dumps({"error": message, "error_code": code})
         return ToolResult(content, is_error=True, error_code=code, preview=message)

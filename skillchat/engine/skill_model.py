@@ -1,7 +1,7 @@
 """Which model a skill's turns go to: the config's `[skill_models]`, else its `model:`.
 
     target, note = skill_target(chat_settings, asked, skill, allow)  # None: the chat's
-    SkillModels(...)   # a chat's listener: an inline skill's model becomes the chat's
+    SkillModel(asked, use, allow)   # a chat's step: an inline skill's model becomes the chat's
 
 A `[skill_models]` entry is the user's choice: a `[models.NAME]` (its server and
 limits come with it, or its local `gguf` file, run on the embedded llama.cpp while
@@ -26,11 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from skillchat.config import Settings
-from skillchat.engine.emit import Event, ToolFinished
 from skillchat.engine.resolve import asked, named, resolve
 from skillchat.errors import SkillchatError
 from skillchat.skills.model import Skill
-from skillchat.skills.registry import Registry
 from skillchat.target import Place, Target
 
 INHERIT = "inherit"
@@ -145,43 +143,3 @@ def same_server(a: Settings, b: Settings) -> bool:
 
 def _server(s: Settings) -> tuple[object, ...]:
     return (s.model, s.api_base, s.backend, s.gguf, s.max_tokens, s.context_window)
-
-
-class SkillModels:
-    """A listener of the chat: a skill loaded inline whose model differs from the
-    chat's switches the chat to it from the next request on (as `/model` would: the
-    toolbar and the saved chat say so), with one line saying why. A forked skill's
-    model is its fork's alone (engine/fork.py)."""
-
-    def __init__(
-        self,
-        settings: Callable[[], Settings],
-        asked: Callable[[], Settings],
-        registry: Callable[[], Registry],
-        use: Callable[[Target], None],
-        notice: Callable[[str], None],
-        allow: MoveConsent,
-    ) -> None:
-        self.settings = settings
-        self.asked = asked  # what the user asked for (the session's)
-        self.registry = registry
-        self.use = use
-        self.notice = notice
-        self.allow = allow
-
-    def __call__(self, event: Event) -> None:
-        if not isinstance(event, ToolFinished) or event.record.result.activated is None:
-            return
-        skill = self.registry().get(event.record.result.activated)
-        if skill is None or wanted_model(self.settings(), skill) is None:
-            return
-        now = self.settings()
-        target, note = skill_target(now, self.asked(), skill, self.allow)
-        if note is not None:
-            self.notice(note)
-        elif target is not None and not same_server(target.over(now), now):
-            self.use(target)
-            self.notice(
-                f"skill '{skill.name}' is active: this chat's turns go to its model "
-                f"{target.model} (/model switches back)"
-            )

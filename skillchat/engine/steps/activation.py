@@ -9,23 +9,19 @@ use (`user-invocable: false`) is said so, and the message is sent as written.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
-from skillchat.engine.emit import ToolFinished, ToolRecord, ToolStarted
+from skillchat.engine.emit import ToolRecord, ToolStarted
 from skillchat.engine.events import ToolCall
 from skillchat.engine.invocation import Invocation, parse_invocation
 from skillchat.engine.messages import assistant_message, new_call_id
-from skillchat.engine.turn import Step, Turn
+from skillchat.engine.turn import Step, StepContext, Turn
 from skillchat.errors import FileAccessError
 from skillchat.prompt import InjectedSkill
 from skillchat.tools.skill_tools import GET_SKILL, GetSkill
 
-if TYPE_CHECKING:
-    from skillchat.engine.loop import Chat
-
 
 class Activation(Step):
-    def before_message(self, chat: Chat, turn: Turn) -> None:
+    def before_message(self, chat: StepContext, turn: Turn) -> None:
         if not chat.typed_by_user:  # a fork's task: the model's words (engine/fork.py)
             return
         invocation = parse_invocation(turn.text, chat.registry.skills)
@@ -39,7 +35,7 @@ class Activation(Step):
         if invocation is not None:
             turn.content = invocation.message
 
-    def after_message(self, chat: Chat, turn: Turn) -> None:
+    def after_message(self, chat: StepContext, turn: Turn) -> None:
         if turn.invocation is None:
             return
         if chat.tools_enabled:
@@ -48,7 +44,7 @@ class Activation(Step):
             turn.injected = _inject(chat, turn.invocation)
 
 
-def _activate(chat: Chat, invocation: Invocation) -> ToolRecord:
+def _activate(chat: StepContext, invocation: Invocation) -> ToolRecord:
     """A get_skill call and its result, as if the model had made it."""
     call = ToolCall(new_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
     chat.emit(ToolStarted(call.name, call.arguments))
@@ -59,11 +55,11 @@ def _activate(chat: Chat, invocation: Invocation) -> ToolRecord:
     chat.keep(assistant_message("", [call]))
     chat.keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
     record = ToolRecord(call.name, call.arguments, result, synthetic=True)
-    chat.emit(ToolFinished(record))
+    chat.tool_finished(record)
     return record
 
 
-def _inject(chat: Chat, invocation: Invocation) -> InjectedSkill | None:
+def _inject(chat: StepContext, invocation: Invocation) -> InjectedSkill | None:
     """Without tools: the body, for this request's system prompt."""
     try:
         body, inline = GetSkill.read(chat.context, invocation.skill, invocation.rest)

@@ -9,22 +9,21 @@ import json
 from typing import TYPE_CHECKING
 
 from skillchat.engine.attachments import inline
-from skillchat.engine.emit import FilesAttached, ToolFinished, ToolRecord, ToolStarted
+from skillchat.engine.emit import FilesAttached, ToolRecord, ToolStarted
 from skillchat.engine.events import ToolCall
 from skillchat.engine.messages import assistant_message, new_call_id
 from skillchat.engine.run_tools import keep_images
-from skillchat.engine.turn import Step, Turn
+from skillchat.engine.turn import Step, StepContext, Turn
 from skillchat.safe_io.read import FileText
 from skillchat.tools.workspace_tools import READ_WORKSPACE_FILE, ReadWorkspaceFile
 from skillchat.workspace.mentions import unmatched_paths
 
 if TYPE_CHECKING:
-    from skillchat.engine.loop import Chat
     from skillchat.safe_io.images import Image
 
 
 class AttachFiles(Step):
-    def before_message(self, chat: Chat, turn: Turn) -> None:
+    def before_message(self, chat: StepContext, turn: Turn) -> None:
         workspace = chat.context.workspace
         for path in unmatched_paths(turn.text, workspace.root if workspace else None):
             why = "nothing by that name in the workspace" if workspace else "no workspace"
@@ -38,12 +37,12 @@ class AttachFiles(Step):
             assert isinstance(content, str), "attachments come before any image part"
             turn.content = inline(turn.result.attached, content, chat.context.vision)
 
-    def after_message(self, chat: Chat, turn: Turn) -> None:
+    def after_message(self, chat: StepContext, turn: Turn) -> None:
         if turn.result.attached:
             turn.result.tool_calls += _attached(chat, turn.result.attached)
 
 
-def _attached(chat: Chat, files: list[FileText | Image]) -> list[ToolRecord]:
+def _attached(chat: StepContext, files: list[FileText | Image]) -> list[ToolRecord]:
     calls = [
         ToolCall(new_call_id(), READ_WORKSPACE_FILE, json.dumps({"path": f.path})) for f in files
     ]
@@ -57,9 +56,9 @@ def _attached(chat: Chat, files: list[FileText | Image]) -> list[ToolRecord]:
         if chat.tools_enabled:
             chat.keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
         records.append(ToolRecord(call.name, call.arguments, result, synthetic=True))
-        chat.emit(ToolFinished(records[-1]))
+        chat.tool_finished(records[-1])
     if chat.tools_enabled:
-        keep_images(chat, calls, records)
+        keep_images(chat.keep, calls, records)
     if chat.context.workspace is not None:
         chat.emit(FilesAttached(str(chat.context.workspace.root), files))
     return records

@@ -4,16 +4,11 @@ turn, so a failed summary is not asked for again before every request."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from skillchat.engine.turn import Step, Turn
-
-if TYPE_CHECKING:
-    from skillchat.engine.loop import Chat
+from skillchat.engine.turn import Step, StepContext, Turn
 
 
 class AutoCompaction(Step):
-    def before_request(self, chat: Chat, turn: Turn) -> None:
+    def before_request(self, chat: StepContext, turn: Turn) -> None:
         if not (turn.may_compact and chat.settings.auto_compact):
             return
         if not chat.window.fits(turn.system, chat.messages, chat.budget()):

@@ -4,14 +4,9 @@ compaction (steps/compaction.py), then the oldest turns are left out of the requ
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from skillchat.engine.turn import Step, Turn
-
-if TYPE_CHECKING:
-    from skillchat.engine.loop import Chat
+from skillchat.engine.turn import Step, StepContext, Turn
 
 
 class Fitting(Step):
-    def before_request(self, chat: Chat, turn: Turn) -> None:
+    def before_request(self, chat: StepContext, turn: Turn) -> None:
         chat.window.fit(turn.system, chat.messages, chat.budget())

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
 
-from skillchat.engine.turn import Step, Turn
+from skillchat.engine.emit import ToolRecord
+from skillchat.engine.turn import Step, StepContext, Turn
 from skillchat.tools.context import WORKSPACE_SOURCE
 
 if TYPE_CHECKING:
-    from skillchat.engine.loop import Chat
     from skillchat.workspace.index import FileIndex, PathGlobs
 
 
@@ -42,28 +41,39 @@ class _Globs:
 
 @dataclass
 class _State:
-    """What one chat's gate keeps between turns."""
+    """What the gate keeps between turns."""
 
     index: FileIndex | None
     globs: dict[tuple[str, ...], _Globs] = field(default_factory=dict)
     touched: set[str] = field(default_factory=set)  # workspace files read or attached
 
+    def note(self, record: ToolRecord) -> None:
+        key = record.result.context_key
+        if key is not None and key.source == WORKSPACE_SOURCE:
+            self.touched.add(key.path)
+
 
 class PathsGate(Step):
-    def __init__(self) -> None:
-        self._chats: WeakKeyDictionary[Chat, _State] = WeakKeyDictionary()
+    """One chat's gate: what it keeps between turns is that chat's."""
 
-    def after_message(self, chat: Chat, turn: Turn) -> None:
+    def __init__(self) -> None:
+        self._state: _State | None = None  # made at the first turn a skill has `paths`
+
+    def after_message(self, chat: StepContext, turn: Turn) -> None:
         if not chat.settings.paths_gate:
             return
         gated = {s.name: p for s in chat.registry.skills.values() if (p := s.paths) is not None}
         if not gated and not chat.unlisted:
             return
         # The index and its walkers (four modules) load only for a skill with `paths`.
-        from skillchat.workspace.index import PathGlobs
+        from skillchat.workspace.index import FileIndex, PathGlobs
 
-        state = self._state(chat)
-        self._note_reads(state, turn)
+        if self._state is None:
+            workspace = chat.context.workspace
+            self._state = _State(FileIndex(workspace) if workspace is not None else None)
+        state = self._state
+        for record in turn.result.tool_calls:  # files attached with this message
+            state.note(record)
         changed = state.index.refresh() if state.index is not None else set()
         for patterns in set(gated.values()) - state.globs.keys():  # new globs: all folders
             state.globs[patterns] = _Globs(PathGlobs(patterns))
@@ -78,24 +88,9 @@ class PathsGate(Step):
         if unlisted != chat.unlisted:
             chat.list_skills(unlisted)
 
-    def before_request(self, chat: Chat, turn: Turn) -> None:
-        if chat in self._chats:  # files the model read this turn count from the next
-            self._note_reads(self._chats[chat], turn)
-
-    def _state(self, chat: Chat) -> _State:
-        if chat not in self._chats:
-            from skillchat.workspace.index import FileIndex
-
-            workspace = chat.context.workspace
-            self._chats[chat] = _State(FileIndex(workspace) if workspace is not None else None)
-        return self._chats[chat]
-
-    @staticmethod
-    def _note_reads(state: _State, turn: Turn) -> None:
-        for record in turn.result.tool_calls:
-            key = record.result.context_key
-            if key is not None and key.source == WORKSPACE_SOURCE:
-                state.touched.add(key.path)
+    def after_tool(self, chat: StepContext, record: ToolRecord) -> None:
+        if self._state is not None:  # a file the model read counts from the next turn
+            self._state.note(record)
 
 
 def _matched(state: _State, patterns: tuple[str, ...]) -> bool:
