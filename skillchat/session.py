@@ -26,7 +26,7 @@ stderr, and a tool that says it saves chats must not.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
     from skillchat.engine.backends.base import Backend
-    from skillchat.engine.emit import Listener
+    from skillchat.engine.emit import Event, Listener
     from skillchat.engine.fork import SkillFork
     from skillchat.engine.loop import Chat
     from skillchat.engine.questions import OneAtATime, Questions
@@ -126,6 +126,7 @@ class Session:
                           consent=lambda: ReplConsent(settings, consoles, questions),
                           questions=questions)
         session.send("hello")           # a TurnResult; the listeners get its events
+        session.stream("hello")         # the same, its events pulled (a for loop)
         session.refresh_skills()        # what send does first: edited skills picked up
         session.reload_skills()         # /reload: catalog, tools, sandbox mounts
         session.disable_skills(names)   # /skills disable|enable: the same, fewer skills
@@ -233,6 +234,15 @@ class Session:
         skills edited, added or removed since the last message count for it."""
         self.refresh_skills()
         return self.chat.send(text)
+
+    def stream(self, text: str) -> Generator[Event, None, TurnResult]:
+        """`send` for a caller that pulls: the turn's events, as the listeners get
+        them, while it runs (`for event in session.stream("hi")`); the generator
+        returns the `TurnResult`. Stopping early stops the turn as Ctrl-C does
+        (engine/pull.py); the session is not used by anything else meanwhile."""
+        from skillchat.engine.pull import pulled
+
+        return pulled(self.emit, lambda: self.send(text))
 
     def refresh_skills(self) -> None:
         """Live reload: when a skill folder or SKILL.md changed since the registry
@@ -414,3 +424,9 @@ class Session:
         """Stop the MCP servers (also done at exit; a killed skillchat's die with it)."""
         if self.mcp is not None:
             self.mcp.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

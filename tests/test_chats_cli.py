@@ -24,7 +24,8 @@ PROBE = """
 import json, sys
 from skillchat.cli.app import run
 code = run(sys.argv[1:])
-heavy = sorted({m.split('.')[0] for m in sys.modules} & {'litellm', 'openai', 'httpx'})
+imported = {m.split('.')[0] for m, module in sys.modules.items() if module is not None}
+heavy = sorted(imported & {'litellm', 'openai', 'httpx'})
 print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
 """
 

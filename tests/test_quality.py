@@ -25,8 +25,8 @@ try:
     code = run(sys.argv[1:])
 except SystemExit as exc:
     code = exc.code
-heavy = sorted({m.split('.')[0] for m in sys.modules}
-               & {'litellm', 'openai', 'httpx', 'xllamacpp', 'huggingface_hub'})
+imported = {m.split('.')[0] for m, module in sys.modules.items() if module is not None}
+heavy = sorted(imported & {'litellm', 'openai', 'httpx', 'xllamacpp', 'huggingface_hub'})
 print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
 """
 

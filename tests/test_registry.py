@@ -11,6 +11,7 @@ from helpers import skill_folder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from skillchat.skills.model import Declared
 from skillchat.skills.registry import Registry, discover
 
 DESC = "Does one thing well."
@@ -46,6 +47,42 @@ def test_discovers_skills_with_their_facts(tmp_path: Path) -> None:
     assert all(w.severity != "error" for w in beta.warnings)
     assert registry.get("missing") is None
     assert registry.excluded == () and registry.problems == ()
+
+
+def test_what_a_skill_declares_is_read_once_typed(tmp_path: Path) -> None:
+    """The frontmatter keys skillchat acts on, read into one typed value (the whole
+    mapping kept for `get_skill`); a value of the wrong type reads as the key's absence."""
+    skills = tmp_path / "skills"
+    make_skill(
+        skills,
+        "full",
+        extra="allowed-tools: Bash(git:*)\ncontext: fork\nmodel: ' gpt-x '\n"
+        "disable-model-invocation: true\nuser-invocable: false\nargument-hint: [file]\n"
+        "paths: 'src/*.{ts,py}'\nwhen_to_use: |\n  after a\n  commit\n",
+    )
+    make_skill(
+        skills,
+        "odd",
+        extra="allowed-tools: 3\ncontext: 1\nmodel: [a]\ndisable-model-invocation: 'true'\n"
+        "user-invocable: 0\nargument-hint: {a: 1}\npaths: ['**']\nwhen_to_use: '  '\n",
+    )
+    registry = discover([skills])
+    full, odd = registry.get("full"), registry.get("odd")
+    assert full is not None and odd is not None
+    assert full.declared == Declared(
+        allowed_tools="Bash(git:*)",
+        forked=True,
+        model="gpt-x",
+        model_invocable=False,
+        user_invocable=False,
+        argument_hint="[file]",
+        paths=("src/*.py", "src/*.ts"),
+        when_to_use="after a commit",
+    )
+    assert full.declared is full.declared  # read once
+    assert full.model_description == f"{DESC} When to use: after a commit"
+    assert full.frontmatter["when_to_use"] == "after a\ncommit\n"  # the mapping, whole
+    assert odd.declared == Declared()
 
 
 def test_what_is_not_a_skill_is_ignored(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from functools import wraps
 from pathlib import Path
@@ -241,7 +241,6 @@ def project_workspace(
     `--workspace` nor the config names one, the project the cwd is in (a git work
     tree, or a folder in `projects`); and where the workspace came from, which says
     which."""
-    from dataclasses import replace
 
     from skillchat.workspace.project import project_folder
 
@@ -295,8 +294,9 @@ class SessionOptions:
     allow_mcp: AllowMcpOpt = False
 
     def said(self) -> bool:
-        """Whether any option was given (they belong after a subcommand's name)."""
-        return self != SessionOptions()
+        """Whether any option but `--config` was given (they belong after a
+        subcommand's name; `--config` is every command's, before it or after)."""
+        return replace(self, config=None) != SessionOptions()
 
     def overrides(self) -> dict[str, object]:
         """The settings these options set, as config.py's `load_settings` takes them
