@@ -241,7 +241,6 @@ def project_workspace(
     `--workspace` nor the config names one, the project the cwd is in (a git work
     tree, or a folder in `projects`); and where the workspace came from, which says
     which."""
-
     from skillchat.workspace.project import project_folder
 
     source = sources.get("workspace", "default")
