@@ -37,6 +37,7 @@ LAYERS = (
     "mcp_config",  # the [mcp.NAME] tables, read by config
     "config_file",  # the config file's keys and tables, read by config
     "config",
+    "target",  # where a chat's requests go (made by engine/resolve.py): read by chats too
     "hardlinks",  # which folders may hold hard-linked files (the bundled skills')
     "chats",  # plain persistence: handed the tools' keep policy, imports none of them
     "skills",  # reads SKILL.md and resources through safe_io
