@@ -10,6 +10,7 @@ tables is config_file.py; this module is the settings and how they are layered.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,9 @@ ALLOWED_TOOLS_MODES = ("approve", "restrict", "ignore")
 # would load, then fail every install with bubblewrap's own words).
 MAX_INSTALL_MB = 1 << 20
 ENV_CONFIG = "SKILLCHAT_CONFIG"
+# The budgets when nothing states or fits them (`Settings.budget`, `catalog_budget`).
+DEFAULT_CONTEXT_CHARS = 300_000
+DEFAULT_CATALOG_CHARS = 30_000
 # The skills that ship inside the package (calculator, commit-message,
 # skills-system-validation): package data, so they are there after `pipx install`
 # or `uv tool install`, whatever folder skillchat runs from.
@@ -72,11 +76,11 @@ def default_skill_dirs() -> list[str]:
     return ["./skills", "./.agents/skills", "./.claude/skills", *user_skill_dirs()]
 
 
-# Settings are never compared (`sources` says where each value came from): without
-# `__eq__` and `__hash__` over its 60 fields, two methods fewer compile at each start.
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Settings:
-    """Every setting skillchat reads; `sources` says where each value came from."""
+    """What the user asked for (defaults < file < environment < flags), compared by
+    value. Where each value came from is the command line's (`load_with_sources`);
+    where a chat's requests go, fitted to that place, is its `Target` (target.py)."""
 
     model: str = "gpt-4.1-mini"
     api_base: str | None = None
@@ -87,7 +91,8 @@ class Settings:
     # it off, since its queries come with no workspace and it measures descriptions.
     paths_gate: bool = True
     max_tool_rounds: int = 20
-    context_max_chars: int = 300_000
+    # None: 300,000 (DEFAULT_CONTEXT_CHARS), or fitted to a known window (resolve.py).
+    context_max_chars: int | None = None
     # Compaction (engine/compaction.py): automatically when the chat, old tool results
     # elided, still passes the context budget; the activated skills' instructions put
     # back after the summary take at most this many tokens (and a quarter of the budget).
@@ -123,7 +128,8 @@ class Settings:
     vision: bool | None = None
     max_image_bytes: int = 3_750_000
     max_image_side: int = 8000
-    catalog_max_chars: int = 30_000
+    # None: 30,000 (DEFAULT_CATALOG_CHARS), or a quarter of a fitted budget.
+    catalog_max_chars: int | None = None
     storage_path: str | None = None
     run_allowed_tools: str = "approve"
     workspace: str | None = None
@@ -166,16 +172,25 @@ class Settings:
     # a model id), over the skill's own `model:` (engine/skill_model.py).
     skill_models: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
-    sources: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+
+    @property
+    def budget(self) -> int:
+        """The transcript budget in characters (`context_max_chars`, else the default)."""
+        return self.context_max_chars or DEFAULT_CONTEXT_CHARS
+
+    @property
+    def catalog_budget(self) -> int:
+        """The skills catalog's budget in characters (`catalog_max_chars`, else the default)."""
+        return self.catalog_max_chars or DEFAULT_CATALOG_CHARS
 
     def resolved_skill_dirs(self, cwd: Path | None = None) -> list[Path]:
         """Skill directories as absolute paths: `~` expanded, relative to the cwd;
         the bundled skills last (lowest precedence) unless `[skills] bundled = false`
-        or `--skills-dir` named the directories of this one command."""
+        (or `--skills-dir`, naming the directories of this one command, turned them off)."""
         base = cwd or Path.cwd()
         dirs = [base / Path(d).expanduser() for d in self.skill_dirs]
-        if self.skills_bundled and self.sources.get("skill_dirs") != "flag":
+        if self.skills_bundled:
             dirs.append(BUNDLED_SKILLS)
         return dirs
 
@@ -235,9 +250,9 @@ def apply_named_model(values: dict[str, Any], sources: dict[str, str]) -> None:
         sources[field_name] = f"models.{name}"
 
 
-def with_model(settings: Settings, model: str, *, keep_given: bool = False) -> Settings:
-    """`settings` going on with `model` (`/model`): a named model brings its table;
-    with `keep_given`, not where a flag or the environment set a value (`eval -m
+def with_model(settings: Settings, model: str, given: Collection[str]) -> Settings:
+    """`settings` going on with `model` (`eval -m NAME`): a named model brings its
+    table, except where a flag or the environment set a value (`given`: `eval -m
     NAME --api-base X`: the command line wins, as with `--model NAME`)."""
     entry = settings.named_models.get(model)
     if entry is None:
@@ -245,14 +260,11 @@ def with_model(settings: Settings, model: str, *, keep_given: bool = False) -> S
     # A table says where its model runs: a local file (`gguf`) or a server, never
     # the local file the chat ran before it.
     entry = {"model": model, "gguf": None, **entry}
-    if keep_given:
-        given = {k for k, v in settings.sources.items() if v in ("flag", "env")}
-        entry = {k: v for k, v in entry.items() if k == "model" or k not in given}
-    sources = {**settings.sources, **{k: f"models.{model}" for k in entry}}
-    return replace(settings, **entry, sources=sources)
+    entry = {k: v for k, v in entry.items() if k == "model" or k not in given}
+    return replace(settings, **entry)
 
 
-def _check(settings: Settings) -> None:
+def _check(settings: Settings, sources: dict[str, str]) -> None:
     where = str(settings.config_path) if settings.config_path else "settings"
     if settings.backend not in BACKEND_NAMES:
         raise ConfigError(
@@ -276,7 +288,8 @@ def _check(settings: Settings) -> None:
         "max_image_bytes",
         "max_image_side",
     ):
-        if getattr(settings, name) < 1:
+        value = getattr(settings, name)
+        if value is not None and value < 1:
             raise ConfigError(f"{where}: {name} must be at least 1")
     if not 1 <= settings.run_install_max_mb <= MAX_INSTALL_MB:
         raise ConfigError(f"{where}: run_install_max_mb must be between 1 and {MAX_INSTALL_MB}")
@@ -289,7 +302,7 @@ def _check(settings: Settings) -> None:
     if settings.api_base is not None:
         url = urlsplit(settings.api_base)
         if url.scheme not in ("http", "https") or not url.hostname:
-            raise (UsageError if settings.sources.get("api_base") == "flag" else ConfigError)(
+            raise (UsageError if sources.get("api_base") == "flag" else ConfigError)(
                 f"api_base '{settings.api_base}' is not an http(s) URL: write it as "
                 "http://HOST:PORT/v1 (e.g. http://localhost:11434/v1)"
             )
@@ -303,6 +316,15 @@ def _check(settings: Settings) -> None:
 
 def load_settings(config: str | Path | None = None, **overrides: Any) -> Settings:
     """Build the effective settings. `overrides` are command-line flags; None means unset."""
+    return load_with_sources(config, **overrides)[0]
+
+
+def load_with_sources(
+    config: str | Path | None = None, **overrides: Any
+) -> tuple[Settings, dict[str, str]]:
+    """The settings and where each value came from ("default", "file", "env",
+    "flag", "models.NAME"): the command line's to keep (`config show`, which flags
+    win over a saved chat's server)."""
     path, required = find_config_file(config)
     values: dict[str, Any] = {}
     sources: dict[str, str] = {f.name: "default" for f in fields(Settings)}
@@ -324,8 +346,8 @@ def load_settings(config: str | Path | None = None, **overrides: Any) -> Setting
             values[name] = tuple(value) if name == "skill_dirs" else value
             sources[name] = "flag"
     apply_named_model(values, sources)
-    settings = replace(
-        Settings(), **values, config_path=config_path, sources=sources, warnings=tuple(warnings)
-    )
-    _check(settings)
-    return settings
+    if "skill_dirs" in overrides and overrides["skill_dirs"] is not None:
+        values["skills_bundled"] = False  # `--skills-dir`: these directories alone
+    settings = replace(Settings(), **values, config_path=config_path, warnings=tuple(warnings))
+    _check(settings, sources)
+    return settings, sources

@@ -27,6 +27,7 @@ from skillchat.safe_io.read import FileText
 
 if TYPE_CHECKING:
     from skillchat.safe_io.images import Image
+    from skillchat.target import Target
 
 
 @contextmanager
@@ -66,20 +67,16 @@ class ChatRecorder:
     def __init__(
         self,
         store: ChatStore,
-        model: str,
+        target: Target,
         chat_id: str | None = None,
         notify: Callable[[str], None] | None = None,
         *,
-        api_base: str | None = None,
-        backend: str | None = None,
         folder: str | None = None,
         workspace: str | None = None,
-        gguf: str | None = None,
     ) -> None:
         self.store = store
-        self.model = model
-        # The server, or the local model file, saved with the chat.
-        self.api_base, self.backend, self.gguf = api_base, backend, gguf
+        # The model and its server, or its local model file, saved with the chat.
+        self.model, self.api_base, self.backend, self.gguf = target.saved()
         self.folder, self.workspace = folder, workspace  # where it started, and its workspace
         self.chat_id = chat_id
         # (message, interrupted, usage), or (messages of a compaction, kept, info)
@@ -118,12 +115,11 @@ class ChatRecorder:
         self.unsaved.append((dict(message), interrupted, usage))
         self.flush()
 
-    def switched(
-        self, model: str, api_base: str | None, backend: str | None, gguf: str | None = None
-    ) -> None:
-        """`/model`: the chat goes on with `model` on `api_base` (or the local model
-        file `gguf`), and a resumed chat will too. Not saved yet (no message): it is
+    def switched(self, target: Target) -> None:
+        """`/model`: the chat goes on at `target` (a model on a server, or a local
+        model file), and a resumed chat will too. Not saved yet (no message): it is
         created with them."""
+        model, api_base, backend, gguf = target.saved()
         self.model, self.api_base, self.backend, self.gguf = model, api_base, backend, gguf
         if self.chat_id is not None:
             try:

@@ -10,10 +10,11 @@ the chat to resume, and the `Session` that owns one chat's live state.
 Settings themselves come from the command line (cli/common.py `open_session`), the
 workspace from `workspace_from_settings`; the UI picks the view (a listener of the
 chat's events, engine/emit.py) and how a backend is made.
-With a local model (`--gguf`, `--local`), `start_local_model` starts its server for
-the session: it loads while the rest starts up, stays warm between turns, and ends
-with the process, however it ends (engine/local/server.py). It and the settings a
-resumed chat goes on with are session_settings.py.
+Where the chat's requests go is its `Target` (target.py), made by engine/resolve.py's
+`resolve` from the settings; `/model`, `/resume`, `-c` and a skill's model each make
+a new one. With a local model (`--gguf`, `--local`) resolving starts its server: it
+loads while the rest starts up, stays warm between turns, and ends with the process,
+however it ends (engine/local/server.py).
 
 A database that cannot be opened (corrupt, another application's, a newer schema)
 stops the command with its one-line `StorageError` (exit 1) before any request is
@@ -30,12 +31,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
-from skillchat.session_settings import (
-    PLACE_FIELDS,
-    continued_settings,
-    fitted_elsewhere,
-    resumed_model,
-)
+from skillchat.session_settings import continued_target
 
 if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
@@ -46,6 +42,7 @@ if TYPE_CHECKING:
     from skillchat.engine.fork import SkillFork
     from skillchat.engine.loop import Chat
     from skillchat.engine.questions import OneAtATime, Questions
+    from skillchat.engine.resolve import Sources
     from skillchat.engine.skill_model import ModelMove
     from skillchat.engine.turn import TurnResult
     from skillchat.mcp.hub import McpHub
@@ -54,6 +51,7 @@ if TYPE_CHECKING:
     from skillchat.sandbox.command_tool import Consent, SandboxCommands
     from skillchat.skills.model import Skill
     from skillchat.skills.registry import Registry
+    from skillchat.target import Target
     from skillchat.tools.base import ToolContext, ToolResult
     from skillchat.tools.toolbox import ToolSource
     from skillchat.workspace.files import Workspace
@@ -158,21 +156,32 @@ class Session:
         backend_for: Callable[[Settings], Backend] | None = None,
         mcp_consent: Callable[[], McpConsent] | None = None,
         questions: Questions | None = None,
+        target: Target | None = None,
+        sources: Sources | None = None,
     ) -> None:
         from skillchat.engine.backends.select import make_backend
         from skillchat.engine.emit import Emitter
         from skillchat.engine.questions import OneAtATime, Questions
+        from skillchat.engine.resolve import asked, resolve
 
         self.store = store
         self.workspace = workspace
         self.emit = Emitter(listeners)
         self._consent = consent
         self._backend_for = backend_for or make_backend
-        settings = resumed_model(settings, transcript)
-        # The chat's own settings: a `/model NAME` table's server and limits last
-        # only until the next `/model`, which starts again from these (a `/resume`d
-        # chat's are its own).
-        self._own = settings
+        # What the user asked for; every target is resolved from these, never from
+        # the one it replaces. `target`: where the command line resolved the chat
+        # (`transcript`'s continued already), else resolved here.
+        self._asked = settings
+        # Which values the command line set (they win over a resumed chat's place).
+        self._sources = sources or {}
+        if target is None:
+            start = resolve(settings, asked(settings), probe=False)
+            target = continued_target(settings, start, transcript, self._sources)
+        # The chat's own target: a `/model NAME` table's place lasts only until the
+        # next `/model`, which starts again from this one (a `/resume`d chat's own).
+        self._own = self.target = target
+        settings = target.over(settings)
         self.questions = questions or Questions()
         self._asking: OneAtATime | None = None
         self.runner: SandboxCommands | None = None
@@ -283,16 +292,20 @@ class Session:
         fitted to its own window (`fitted_elsewhere`); the session's own model, by
         its name (a local file's is the name `/model` shows), gets back the
         session's server or file and its fitting."""
-        from skillchat.config import with_model
+        from skillchat.engine.resolve import named, resolve
 
-        self._use_settings(fitted_elsewhere(with_model(self._own_place(), model), self._own))
+        own = self._own
+        place = own.place if model == own.model else named(self._asked, model, own.place)
+        self._use(own if place == own.place else resolve(self._asked, place))
 
-    def _use_settings(self, settings: Settings) -> None:
-        """The current chat goes on under `settings` (another model: `/model`, a
-        skill's own model), saved with the chat."""
+    def _use(self, target: Target) -> None:
+        """The current chat goes on at `target` (another model: `/model`, a skill's
+        own model), saved with the chat."""
+        self.target = target
+        settings = target.over(self.settings)
         self.chat.use_settings(settings, self._backend_for(settings))
         if self.recorder is not None:
-            self.recorder.switched(*_where(self.settings))
+            self.recorder.switched(target)
 
     def new_chat(self) -> None:
         """`/new`: a fresh chat with the same settings, skills and model."""
@@ -302,23 +315,13 @@ class Session:
     def resume(self, transcript: Transcript) -> None:
         """`/resume`: go on with a saved chat, on its own model and server (or local
         model file), unless the command line chose them."""
-        settings = continued_settings(self._own_place(), transcript)
-        same = _where(settings) == _where(self.settings)
-        backend = self.backend if same else self._backend_for(settings)
+        target = continued_target(self._asked, self._own, transcript, self._sources)
+        settings = target.over(self.settings)
+        backend = self.backend if target == self.target else self._backend_for(settings)
         self._fresh_consent()
+        # This chat's own target: where a later `/model` comes back to.
+        self._own = self.target = target
         self._start(transcript, settings, self.registry, backend)
-        self._own = settings  # this chat's own place: where a later `/model` comes back to
-
-    def _own_place(self) -> Settings:
-        """The settings of the moment with the chat's own model, server (or local
-        file) and fitting: a named model's, a skill's model's, go with it."""
-        current, own = self.settings, self._own
-        restored = {k: own.sources.get(k, "default") for k in PLACE_FIELDS}
-        return replace(
-            current,
-            **{k: getattr(own, k) for k in PLACE_FIELDS},
-            sources={**current.sources, **restored},
-        )
 
     # ----------------------------------------------------------------- inside
 
@@ -343,6 +346,7 @@ class Session:
             lambda: chat_tools(self.runner),
             self.questions,
             self._allow_model,
+            lambda: self._asked,
         )
 
     def _start(
@@ -362,15 +366,11 @@ class Session:
         if self.store is not None:
             from skillchat.recorder import ChatRecorder
 
-            _, api_base, backend_name, gguf = _where(settings)
             self.recorder = ChatRecorder(
                 self.store,
-                settings.model,
+                self.target,
                 transcript.chat.id if transcript else None,
                 notify=self.emit.notice,
-                api_base=api_base,
-                backend=backend_name,
-                gguf=gguf,
                 folder=os.path.realpath(os.getcwd()),
                 workspace=str(self.workspace.root) if self.workspace else None,
             )
@@ -383,7 +383,7 @@ class Session:
             workspace=self.workspace,
             tools=chat_tools(self.runner, self._fork()),
             source=self._mcp_tools(settings),
-            steps=[SkillModel(self._use_settings, self._allow_model)],
+            steps=[SkillModel(lambda: self._asked, self._use, self._allow_model)],
         )
         if transcript is not None:
             chat = transcript.chat
@@ -430,11 +430,3 @@ class Session:
 
     def __exit__(self, *_: object) -> None:
         self.close()
-
-
-def _where(settings: Settings) -> tuple[str, str | None, str | None, str | None]:
-    """The model and where it runs, as a chat saves them: model, api_base, backend,
-    gguf (a local model's chat has no server URL: its server's port is this run's)."""
-    if settings.gguf:
-        return settings.model, None, settings.backend, settings.gguf
-    return settings.model, settings.api_base, settings.backend, None

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from openai_server import ScriptedServer
 
+    from skillchat.target import Target
+
 REPO = Path(__file__).resolve().parents[1]
 # Options whose run starts a local model server that only the interpreter's exit stops.
 LOCAL_MODEL_OPTIONS = {"--local", "--gguf"}
@@ -184,3 +186,13 @@ def wait_for(condition: Callable[[], bool], timeout: float = 30) -> bool:
             return True
         time.sleep(0.02)
     return condition()
+
+
+def provider_target(model: str) -> Target:
+    """Where `model` runs on its provider's own server, with the default limits: what a
+    recorder is handed in tests that save a chat without a session."""
+    from skillchat.config import Settings
+    from skillchat.engine.resolve import resolve
+    from skillchat.target import Place
+
+    return resolve(Settings(), Place(model))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import RecordingView, make_chat, registry, sent, write_skill
-from helpers import session_options, skillchat, wait_for
+from helpers import provider_target, session_options, skillchat, wait_for
 from openai_server import ScriptedServer, call, error, reply
 from pty_session import PtySession
 
@@ -267,7 +267,7 @@ def test_compact_in_the_repl_and_ctrl_c_during_the_summary(
 def test_two_compactions_and_a_resume_give_the_chat_the_loop_had(server, skills, store) -> None:
     """The store replays each compaction over what came before it (`kept` messages
     stay), so a chat compacted twice resumes exactly as the loop left it."""
-    recorder = ChatRecorder(store, "openai/test-model")
+    recorder = ChatRecorder(store, provider_target("openai/test-model"))
     chat = make_chat(server, skills, RecordingView())
     chat.emit.listeners.append(recorder)
     four_turns(server, chat)

@@ -10,7 +10,7 @@ import pytest
 from helpers import skillchat
 
 from skillchat.backend_table import BACKEND_NAMES
-from skillchat.config import Settings, load_settings
+from skillchat.config import Settings, load_settings, load_with_sources
 from skillchat.engine.context_window import user_set
 from skillchat.errors import ConfigError
 
@@ -25,6 +25,7 @@ def write(path: Path, text: str) -> Path:
 
 def test_defaults_without_any_file(isolated_env: Path) -> None:
     s = load_settings()
+    assert s == load_settings() and s != load_settings(model="other")  # compared by value
     assert s.config_path is None
     assert s.skills_enabled is True and s.max_tool_rounds == 20 and s.max_skills == 1000
     assert s.max_skill_md_bytes == 200_000 and s.max_resource_bytes == 2_000_000
@@ -35,8 +36,8 @@ def test_defaults_without_any_file(isolated_env: Path) -> None:
 
 def test_user_config_file_is_found_in_xdg_config_home(isolated_env: Path) -> None:
     write(isolated_env / ".config/skillchat/config.toml", 'model = "from-file"\n')
-    s = load_settings()
-    assert s.model == "from-file" and s.sources["model"] == "file"
+    s, sources = load_with_sources()
+    assert s.model == "from-file" and sources["model"] == "file"
 
 
 def test_precedence_flag_over_env_over_file(
@@ -47,8 +48,8 @@ def test_precedence_flag_over_env_over_file(
     assert load_settings().model == "file"
     monkeypatch.setenv("SKILLCHAT_MODEL", "env")
     assert load_settings().model == "env"
-    s = load_settings(model="flag")
-    assert (s.model, s.sources["model"], s.backend) == ("flag", "flag", "litellm")
+    s, sources = load_with_sources(model="flag")
+    assert (s.model, sources["model"], s.backend) == ("flag", "flag", "litellm")
 
 
 def test_explicit_config_must_exist(tmp_path: Path) -> None:
@@ -205,8 +206,8 @@ def test_example_config_documents_every_key_and_loads_cleanly() -> None:
 def test_run_allowed_tools_is_one_of_three_modes(tmp_path: Path) -> None:
     assert load_settings().run_allowed_tools == "approve"
     cfg = write(tmp_path / "r.toml", '[run]\nallowed_tools = "restrict"\n')
-    s = load_settings(cfg)
-    assert s.run_allowed_tools == "restrict" and s.sources["run_allowed_tools"] == "file"
+    s, sources = load_with_sources(cfg)
+    assert s.run_allowed_tools == "restrict" and sources["run_allowed_tools"] == "file"
     with pytest.raises(ConfigError, match="allowed_tools must be one of approve, restrict, ignore"):
         load_settings(write(tmp_path / "b.toml", '[run]\nallowed_tools = "yes"\n'))
     with pytest.raises(ConfigError, match=r"b2\.toml:2: 'run\.allowed_tools' must be a string"):

@@ -19,9 +19,9 @@ from skillchat.engine.context_fit import ELIDED
 from skillchat.engine.context_window import (
     budget_for_window,
     context_budget,
-    fit_settings,
     props_url,
 )
+from skillchat.engine.resolve import asked, resolve
 from skillchat.skills.registry import Registry
 
 LONG = [{"role": "user", "content": "x" * 5_000}]
@@ -42,12 +42,18 @@ def test_a_fitted_chat_has_the_budget_the_loop_derives_from_the_same_window() ->
     """Fitting at start-up (--gguf, an --api-base server's /props) and the loop's own
     lookup give one budget, so a fitted chat compacts where an unfitted one would;
     the catalog takes at most a quarter of it and the reply the reserved quarter."""
-    fitted = fit_settings(load_settings(), 4096, "server")
+    server = "http://127.0.0.1:9/v1"  # its window stated: nothing is asked
+    settings = load_settings()
+    fitted = resolve(settings, replace(asked(settings), api_base=server, window=4096)).over(
+        settings
+    )
     assert fitted.context_max_chars == context_budget(load_settings(), lambda: 4096, LONG) == 9216
     assert (fitted.catalog_max_chars, fitted.max_tokens) == (9216 // 4, 1024)
     assert context_budget(fitted, lambda: None, LONG) == 9216  # stated: not looked up again
-    mine = replace(load_settings(), max_tokens=77, sources={"max_tokens": "flag"})
-    assert fit_settings(mine, 4096, "local").max_tokens == 77  # what the user set wins
+    mine = load_settings(max_tokens=77)
+    assert (
+        resolve(mine, replace(asked(mine), api_base=server, window=4096)).max_tokens == 77
+    )  # what the user set wins
 
 
 def test_the_users_context_max_chars_wins_and_the_window_is_not_even_asked(tmp_path) -> None:
@@ -170,7 +176,7 @@ def test_a_budget_the_user_set_is_kept_whatever_the_server_says(server, skills) 
     server.props = {"default_generation_settings": {"n_ctx": 4096}}
     two_reads(server)
     chat = make_chat(server, skills, RecordingView())
-    chat.use_settings(replace(chat.settings, sources={"context_max_chars": "file"}))
+    chat.use_settings(replace(chat.settings, context_max_chars=300_000))  # the user's own
     for text in ("read a", "read b", "and now?"):
         chat.send(text)
     last = server.completions[-1].body["messages"]

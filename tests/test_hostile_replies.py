@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from chat_helpers import make_chat, registry, sent, tool_messages, write_skill
-from helpers import session_options, skillchat
+from helpers import provider_target, session_options, skillchat
 from openai_server import call, reply
 
 from skillchat.chats.store import ChatStore
@@ -183,9 +183,9 @@ def test_two_sessions_continuing_one_chat_both_save(tmp_path: Path) -> None:
         ChatStore.open(path, keep=stored_result) as one,
         ChatStore.open(path, keep=stored_result) as two,
     ):
-        first = ChatRecorder(one, "m")
+        first = ChatRecorder(one, provider_target("m"))
         first.message({"role": "user", "content": "start"})
-        second = ChatRecorder(two, "m", first.chat_id)
+        second = ChatRecorder(two, provider_target("m"), first.chat_id)
         calls = [
             {"id": "a1", "type": "function", "function": {"name": "list_skills", "arguments": "{}"}}
         ]

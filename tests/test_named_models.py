@@ -10,7 +10,7 @@ import pytest
 from helpers import one_line_error, skillchat
 from openai_server import ScriptedServer, reply
 
-from skillchat.config import load_settings
+from skillchat.config import load_settings, load_with_sources
 from skillchat.engine.context_window import budget_for_window, context_budget
 from skillchat.errors import ConfigError
 
@@ -37,16 +37,18 @@ def test_a_named_model_brings_its_server_and_limits(server: ScriptedServer, tmp_
     assert done.returncode == 0 and done.stdout.strip() == "from qwen", done.stderr
     body = server.completions[0].body
     assert body["model"] == "Qwen/Qwen2.5-7B-Instruct" and body["max_tokens"] == 321
-    settings = load_settings(path, model="qwen")
-    assert settings.context_window == 2048 and settings.sources["api_base"] == "models.qwen"
+    settings, sources = load_with_sources(path, model="qwen")
+    assert settings.context_window == 2048 and sources["api_base"] == "models.qwen"
 
 
 def test_the_command_line_wins_over_the_table(server: ScriptedServer, tmp_path: Path) -> None:
     path = config(tmp_path, TABLE.format(base="http://127.0.0.1:9/v1"))
-    settings = load_settings(path, model="qwen", api_base=server.base_url, max_tokens=50)
+    settings, sources = load_with_sources(
+        path, model="qwen", api_base=server.base_url, max_tokens=50
+    )
     assert settings.api_base == server.base_url and settings.max_tokens == 50
     assert settings.model == "openai/Qwen/Qwen2.5-7B-Instruct"
-    assert settings.sources["api_base"] == "flag" and settings.sources["model"] == "models.qwen"
+    assert sources["api_base"] == "flag" and sources["model"] == "models.qwen"
     assert load_settings(path).model != "openai/Qwen/Qwen2.5-7B-Instruct"  # only when named
 
 
@@ -88,9 +90,7 @@ def test_context_window_is_the_first_source_of_the_budget(tmp_path: Path) -> Non
         asked.append(True)
         return 1_000_000
 
-    assert context_budget(settings, window, messages) == budget_for_window(
-        2048, settings.context_max_chars
-    )
+    assert context_budget(settings, window, messages) == budget_for_window(2048, settings.budget)
     assert asked == []  # the user's word: the server and the map are not asked
 
 

@@ -26,9 +26,9 @@ from openai_server import call, reply
 from skillchat.chats import store as store_mod
 from skillchat.chats.store import ChatStore
 from skillchat.engine.request import INTERRUPTED_MARK
+from skillchat.engine.resolve import asked, continued
 from skillchat.recorder import sigint_deferred
 from skillchat.session import Session, chosen_transcript
-from skillchat.session_settings import resumed_settings
 from skillchat.skills.registry import Registry
 from skillchat.tools.skill_tools import SKILL_FILE_STUB_NOTE, STUB_NOTE
 
@@ -44,7 +44,7 @@ def skills(tmp_path: Path) -> Registry:
 
 
 def start(server, skills, store, view=None, transcript=None, **overrides):
-    settings = resumed_settings(settings_for(server, **overrides), transcript)
+    settings = settings_for(server, **overrides)
     listeners = [view or RecordingView()]
     session = Session(
         settings, registry=skills, store=store, transcript=transcript, listeners=listeners
@@ -186,9 +186,9 @@ def test_resume_keeps_the_chat_model_unless_model_is_a_flag(server, skills, stor
     chat.send("hi")
     transcript = store.load_transcript(recorder.chat_id or "")
     fresh = settings_for(server, model="openai/new-model")
-    assert resumed_settings(fresh, transcript).model == "openai/old-model"
-    flagged = settings_for(server, model="openai/new-model", sources={"model": "flag"})
-    assert resumed_settings(flagged, transcript).model == "openai/new-model"
+    assert continued(fresh, asked(fresh), transcript, {}).model == "openai/old-model"
+    given = {"model": "flag"}  # --model on the command line
+    assert continued(fresh, asked(fresh), transcript, given).model == "openai/new-model"
 
 
 def test_a_failed_write_is_told_once_queued_and_saved_with_the_next_message(

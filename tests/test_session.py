@@ -65,7 +65,10 @@ def session(
         skill_dirs=(str(skills_dir),),
         skills_bundled=False,
         storage_path=str(db),
-        named_models={"other": {"model": "openai/other-model", "max_tokens": 77}},
+        # A table says where its model runs (no api_base: the provider's own server).
+        named_models={
+            "other": {"model": "openai/other-model", "api_base": server.base_url, "max_tokens": 77}
+        },
     )
     return Session(settings, store=store, listeners=[RecordingView()], consent=answers)
 

@@ -14,7 +14,8 @@ from chat_helpers import RecordingView, make_chat
 from helpers import session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
 
-from skillchat.config import load_settings, with_model
+from skillchat.config import load_settings
+from skillchat.engine import resolve
 from skillchat.skills.registry import discover
 
 FORK = '<skill name="digest">'
@@ -194,6 +195,6 @@ def test_a_named_server_model_does_not_keep_the_chats_local_file(tmp_path: Path)
         'api_base = "http://127.0.0.1:9/v1"\n[models.tiny]\ngguf = "/models/tiny.gguf"\n'
     )
     settings = load_settings(config)
-    assert with_model(settings, "fast").gguf is None
-    tiny = with_model(settings, "tiny")
+    assert resolve.named(settings, "fast", resolve.asked(settings)).gguf is None
+    tiny = resolve.named(settings, "tiny", resolve.asked(settings))
     assert tiny.gguf == "/models/tiny.gguf" and tiny.model == "tiny"

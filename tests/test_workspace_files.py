@@ -49,7 +49,7 @@ def test_from_settings_off_flag_and_config(tmp_path: Path, monkeypatch) -> None:
     ws = workspace_from_settings(load_settings(workspace="proj"))  # relative to the cwd
     assert ws is not None and ws.root == (tmp_path / "proj").resolve()
     with pytest.raises(UsageError, match=r"^--workspace: workspace '.*nope' does not exist$"):
-        workspace_from_settings(load_settings(workspace="nope"))
+        workspace_from_settings(load_settings(workspace="nope"), "flag")
     config = tmp_path / "config.toml"
     config.write_text('workspace = "~/nope"\n')
     with pytest.raises(ConfigError, match=r"config.toml: workspace '.*nope' does not exist"):

@@ -20,29 +20,7 @@ from typer._click.formatting import HelpFormatter
 from typer._click.utils import make_default_short_help
 
 from skillchat import __version__
-from skillchat.cli.common import (
-    AllowMcpOpt,
-    AllowNetworkOpt,
-    AllowRunOpt,
-    AllowWriteOpt,
-    ApiBaseOpt,
-    BackendOpt,
-    ChatIdOpt,
-    ChatTemplateOpt,
-    ConfigOpt,
-    ContinueOpt,
-    GgufOpt,
-    LocalOpt,
-    MaxTokensOpt,
-    McpOpt,
-    ModelOpt,
-    NoMcpOpt,
-    NoToolsOpt,
-    NoWorkspaceOpt,
-    ReplyTimeoutOpt,
-    SkillsDirOpt,
-    WorkspaceOpt,
-)
+from skillchat.cli.common import SessionOptions, session_command
 from skillchat.cli.lazy import LazyGroup
 from skillchat.cli.question import question_argv
 from skillchat.errors import SkillchatError, UsageError
@@ -187,29 +165,11 @@ def _version(value: bool) -> None:
 
 
 @app.callback(invoke_without_command=True)
+@session_command
 def root(
     ctx: typer.Context,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    backend: BackendOpt = None,
-    no_tools: NoToolsOpt = False,
-    last: ContinueOpt = False,
-    chat_id: ChatIdOpt = None,
-    skills_dir: SkillsDirOpt = None,
-    workspace: WorkspaceOpt = None,
-    no_workspace: NoWorkspaceOpt = False,
-    reply_timeout: ReplyTimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    gguf: GgufOpt = None,
-    local: LocalOpt = False,
-    chat_template: ChatTemplateOpt = None,
-    config: ConfigOpt = None,
-    allow_run: AllowRunOpt = False,
-    allow_network: AllowNetworkOpt = False,
-    allow_write: AllowWriteOpt = False,
-    mcp: McpOpt = None,
-    no_mcp: NoMcpOpt = False,
-    allow_mcp: AllowMcpOpt = False,
+    *,
+    options: SessionOptions,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -224,56 +184,12 @@ def root(
 ) -> None:
     """Chat with any LLM, with your Agent Skills: with no command, an interactive session."""
     debug = debug or (ctx.obj or {}).get("debug", False)
-    ctx.obj = {"config": config, "debug": debug}
-    session = (
-        model,
-        api_base,
-        backend,
-        no_tools or None,
-        last or None,
-        chat_id,
-        skills_dir,
-        workspace,
-        no_workspace or None,
-        reply_timeout,
-        max_tokens,
-        allow_run or None,
-        allow_network or None,
-        allow_write or None,
-        gguf,
-        local or None,
-        chat_template,
-        print_answer or None,
-        first,
-        mcp,
-        no_mcp or None,
-        allow_mcp or None,
-    )
+    ctx.obj = {"config": options.config, "debug": debug}
     if ctx.invoked_subcommand is None:
         from skillchat.cli import chat_cmd
 
-        chat_cmd.chat(
-            ctx,
-            model=model,
-            api_base=api_base,
-            backend=backend,
-            no_tools=no_tools,
-            last=last,
-            chat_id=chat_id,
-            skills_dir=skills_dir,
-            workspace=workspace,
-            no_workspace=no_workspace,
-            limits={"reply_timeout": reply_timeout, "max_tokens": max_tokens},
-            config=config,
-            debug=debug,
-            allow=(allow_run, allow_network, allow_write),
-            gguf=gguf,
-            local=local,
-            chat_template=chat_template,
-            first=first,
-            mcp=(mcp, no_mcp, allow_mcp),
-        )
-    elif any(option is not None for option in session):
+        chat_cmd.chat(ctx, options, debug=debug, first=first)
+    elif options.said() or print_answer or first is not None:
         raise UsageError(
             f"session options go after the command: skillchat {ctx.invoked_subcommand} [OPTIONS]"
         )

@@ -23,30 +23,11 @@ import typer
 
 from skillchat.cli.common import (
     AllowInstallOpt,
-    AllowMcpOpt,
-    AllowNetworkOpt,
-    AllowRunOpt,
-    AllowWriteOpt,
-    ApiBaseOpt,
-    BackendOpt,
-    ChatIdOpt,
-    ChatTemplateOpt,
-    ConfigOpt,
-    ContinueOpt,
-    GgufOpt,
     JsonOpt,
-    LocalOpt,
-    MaxTokensOpt,
-    McpOpt,
-    ModelOpt,
-    NoMcpOpt,
-    NoToolsOpt,
-    NoWorkspaceOpt,
-    ReplyTimeoutOpt,
-    SkillsDirOpt,
-    WorkspaceOpt,
+    SessionOptions,
     consoles_of,
-    open_session,
+    open_chat,
+    session_command,
     workspace_note,
 )
 from skillchat.errors import UsageError
@@ -167,33 +148,15 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@session_command
 def ask(
     ctx: typer.Context,
     prompt: PromptArg = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    backend: BackendOpt = None,
-    no_tools: NoToolsOpt = False,
-    last: ContinueOpt = False,
-    chat_id: ChatIdOpt = None,
-    skills_dir: SkillsDirOpt = None,
-    workspace: WorkspaceOpt = None,
-    no_workspace: NoWorkspaceOpt = False,
     attach: AttachOpt = None,
-    reply_timeout: ReplyTimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    gguf: GgufOpt = None,
-    local: LocalOpt = False,
-    chat_template: ChatTemplateOpt = None,
-    config: ConfigOpt = None,
     json_out: JsonOpt = False,
-    allow_run: AllowRunOpt = False,
-    allow_network: AllowNetworkOpt = False,
-    allow_write: AllowWriteOpt = False,
     allow_install: AllowInstallOpt = False,
-    mcp: McpOpt = None,
-    no_mcp: NoMcpOpt = False,
-    allow_mcp: AllowMcpOpt = False,
+    *,
+    options: SessionOptions,
 ) -> None:
     """Ask one question; the answer goes to stdout, tool cards and usage to stderr.
 
@@ -201,52 +164,29 @@ def ask(
     -c or --chat ID go on with a saved one.
     """
     text = read_prompt(prompt)
-    settings, folder = open_session(
+    opened = open_chat(
         ctx,
-        config,
-        model=model,
-        api_base=api_base,
-        backend=backend,
-        no_tools=no_tools,
-        skills_dir=skills_dir,
-        workspace=workspace,
-        reply_timeout=reply_timeout,
-        max_tokens=max_tokens,
-        allow_run=allow_run,
-        allow_network=allow_network,
-        allow_write=allow_write,
+        options,
         allow_install=allow_install,
-        gguf=gguf,
-        local=local,
-        chat_template=chat_template,
-        no_workspace=no_workspace,
-        mcp=(mcp, no_mcp, allow_mcp),
-    )
-    if attach and folder is None:
-        raise UsageError(
+        needs_workspace=(
             "--attach needs a workspace: --workspace DIR, or `workspace` in the config"
-        )
+            if attach
+            else None
+        ),
+    )
+    settings, folder, store, transcript = (
+        opened.settings, opened.workspace, opened.store, opened.transcript,
+    )  # fmt: skip
     from skillchat.errors import StorageError
     from skillchat.sandbox.setup import flag_consent
-    from skillchat.session import (
-        Session,
-        chosen_transcript,
-        load_registry,
-        open_store,
-    )
-    from skillchat.session_settings import continued_settings, resumed_workspace
+    from skillchat.session import Session, load_registry
     from skillchat.ui import views
     from skillchat.ui.console import keys_unechoed, stdout_is_terminal
-    from skillchat.workspace.files import workspace_from_settings
 
     consoles = consoles_of(ctx)  # this command's output: the views and its own lines
     warn = consoles.warn
-    store = open_store(settings)
-    transcript = chosen_transcript(store, last=last, chat_id=chat_id, notify=warn)
-    settings = continued_settings(settings, transcript)
-    if (kept := resumed_workspace(settings, transcript, warn)) is not settings:
-        settings, folder = kept, workspace_from_settings(kept)
-    if note := workspace_note(settings):  # a workspace the user did not name: said
+    # A workspace the user did not name is said.
+    if note := workspace_note(settings, opened.sources["workspace"]):
         consoles.err.print(note, style="muted", markup=False, highlight=False, soft_wrap=True)
     registry = load_registry(settings)
     for problem in registry.problems:  # e.g. an installed skill changed since installed
@@ -289,6 +229,8 @@ def ask(
         listeners=[view, *listeners],
         workspace=folder,
         consent=lambda: flag_consent(settings, install_progress),
+        target=opened.target,
+        sources=opened.sources,
     )
     attach_all(session.chat, attach or [])
     try:
@@ -303,7 +245,7 @@ def ask(
     if json_out:
         from skillchat.ui.safe import json_text
 
-        sys.stdout.write(json_text(report.report(settings.model, session.chat_id)) + "\n")
+        sys.stdout.write(json_text(report.report(session.target.model, session.chat_id)) + "\n")
     else:
         from skillchat.ui.fork_view import fork_tokens
 

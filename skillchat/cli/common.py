@@ -1,9 +1,21 @@
-"""Options shared by several commands, declared once."""
+"""Options shared by several commands, declared once; the options every chat
+session takes (the REPL's, the root command's in cli/app.py, and `ask`'s) gathered
+in `SessionOptions`, and `open_chat`, the one way those commands open a session.
+
+A new session option is a field of `SessionOptions` (its `typer.Option` in the
+annotation) and, where it is a setting, its line in `overrides`: `session_command`
+gives each command that takes `options: SessionOptions` the fields as options of
+its own, in that parameter's place, and calls it with them gathered.
+"""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 
 import typer
 from typer._types import TyperChoice
@@ -12,7 +24,10 @@ from skillchat.backend_table import BACKEND_NAMES
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
+    from skillchat.chats.records import Transcript
+    from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
+    from skillchat.target import Target
     from skillchat.ui.console import Consoles
     from skillchat.workspace.files import Workspace
 
@@ -202,104 +217,197 @@ def load(ctx: typer.Context, config: Path | None, **overrides: object) -> Settin
 
     Config-file warnings (unknown keys) are shown once, on stderr.
     """
-    from skillchat.config import load_settings
+    return load_sourced(ctx, config, **overrides)[0]
+
+
+def load_sourced(
+    ctx: typer.Context, config: Path | None, **overrides: object
+) -> tuple[Settings, dict[str, str]]:
+    """`load`, and where each value came from (config.py's `load_with_sources`):
+    kept here, by the command line, for `config show` and for which flags win over
+    a saved chat's server."""
+    from skillchat.config import load_with_sources
 
     root = ctx.find_root().obj or {}
-    settings = load_settings(config or root.get("config"), **overrides)
+    settings, sources = load_with_sources(config or root.get("config"), **overrides)
     for message in settings.warnings:
         consoles_of(ctx).warn(message)
-    return settings
+    return settings, sources
 
 
-def open_session(
-    ctx: typer.Context,
-    config: Path | None,
-    *,
-    model: str | None,
-    api_base: str | None,
-    backend: str | None,
-    no_tools: bool,
-    skills_dir: list[Path] | None,
-    workspace: Path | None,
-    reply_timeout: float | None = None,
-    max_tokens: int | None = None,
-    allow_run: bool = False,
-    allow_network: bool = False,
-    allow_write: bool = False,
-    allow_install: bool = False,
-    gguf: Path | None = None,
-    local: bool = False,
-    chat_template: Path | None = None,
-    no_workspace: bool = False,
-    mcp: tuple[list[str] | None, bool, bool] = (None, False, False),
-) -> tuple[Settings, Workspace | None]:
-    """Settings and the open workspace (None when off) for a chat, the REPL or `ask`,
-    from the session options they share. A bad workspace stops the command here,
-    before any request or prompt. With a local model (`--gguf`, `--local`, or `gguf`
-    in the config) its server starts here, loading while the rest starts up."""
-    from skillchat.workspace.files import workspace_from_settings
-
-    if gguf and local:
-        raise UsageError("--gguf and --local exclude each other: pick one")
-    mcp_names, no_mcp, allow_mcp = mcp
-    if mcp_names and no_mcp:
-        raise UsageError("--mcp and --no-mcp exclude each other: pick one")
-
-    settings = load(
-        ctx,
-        config,
-        model=model,
-        api_base=api_base,
-        backend=backend,
-        tools=False if no_tools else None,
-        skill_dirs=skill_dirs_override(skills_dir),
-        workspace=str(workspace) if workspace else None,
-        reply_timeout=reply_timeout,
-        max_tokens=max_tokens,
-        run_allow=True if allow_run else None,
-        run_allow_network=True if allow_network else None,
-        run_allow_write=True if allow_write else None,
-        run_allow_install=True if allow_install else None,
-        gguf=str(gguf) if gguf else None,
-        chat_template=str(chat_template) if chat_template else None,
-        mcp_use=() if no_mcp else (tuple(mcp_names) if mcp_names else None),
-        mcp_allow=True if allow_mcp else None,
-    )
-    if local or settings.gguf:
-        from skillchat.session_settings import start_local_model
-
-        settings = start_local_model(settings, default=local)
-    else:
-        from skillchat.engine.context_window import fit_to_server
-
-        settings = fit_to_server(settings)
-    settings = project_workspace(settings, off=no_workspace)
-    return settings, workspace_from_settings(settings)
-
-
-def project_workspace(settings: Settings, *, off: bool) -> Settings:
+def project_workspace(
+    settings: Settings, sources: dict[str, str], *, off: bool
+) -> tuple[Settings, str]:
     """The settings with the workspace off (`--no-workspace`), or, when neither
     `--workspace` nor the config names one, the project the cwd is in (a git work
-    tree, or a folder in `projects`); its source says which."""
-    from dataclasses import replace
-
+    tree, or a folder in `projects`); and where the workspace came from, which says
+    which."""
     from skillchat.workspace.project import project_folder
 
+    source = sources.get("workspace", "default")
     if off:
-        if settings.sources.get("workspace") == "flag":
+        if source == "flag":
             raise UsageError("--workspace and --no-workspace exclude each other: pick one")
-        return replace(settings, workspace=None, sources={**settings.sources, "workspace": "flag"})
+        return replace(settings, workspace=None), "flag"
     if settings.workspace or (found := project_folder(Path.cwd(), settings.projects)) is None:
-        return settings
+        return settings, source
     folder, why = found
-    return replace(settings, workspace=str(folder), sources={**settings.sources, "workspace": why})
+    return replace(settings, workspace=str(folder)), why
 
 
-def workspace_note(settings: Settings) -> str | None:
+def workspace_note(settings: Settings, why: str) -> str | None:
     """The line that says a workspace nobody named is on, and how to turn it off."""
     from skillchat.workspace.project import PROJECT_SOURCES
 
-    why = settings.sources.get("workspace")
     if why not in PROJECT_SOURCES or not settings.workspace:
         return None
     return f"workspace: {settings.workspace} ({why}; --no-workspace to turn it off)"
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """What the command line says about the session it opens (None/False: unsaid)."""
+
+    model: ModelOpt = None
+    api_base: ApiBaseOpt = None
+    backend: BackendOpt = None
+    no_tools: NoToolsOpt = False
+    last: ContinueOpt = False
+    chat_id: ChatIdOpt = None
+    skills_dir: SkillsDirOpt = None
+    workspace: WorkspaceOpt = None
+    no_workspace: NoWorkspaceOpt = False
+    reply_timeout: ReplyTimeoutOpt = None
+    max_tokens: MaxTokensOpt = None
+    gguf: GgufOpt = None
+    local: LocalOpt = False
+    chat_template: ChatTemplateOpt = None
+    config: ConfigOpt = None
+    allow_run: AllowRunOpt = False
+    allow_network: AllowNetworkOpt = False
+    allow_write: AllowWriteOpt = False
+    mcp: McpOpt = None
+    no_mcp: NoMcpOpt = False
+    allow_mcp: AllowMcpOpt = False
+
+    def said(self) -> bool:
+        """Whether any option but `--config` was given (they belong after a
+        subcommand's name; `--config` is every command's, before it or after)."""
+        return replace(self, config=None) != SessionOptions()
+
+    def overrides(self) -> dict[str, object]:
+        """The settings these options set, as config.py's `load_settings` takes them
+        (None: unset)."""
+        return {
+            "model": self.model,
+            "api_base": self.api_base,
+            "backend": self.backend,
+            "tools": False if self.no_tools else None,
+            "skill_dirs": skill_dirs_override(self.skills_dir),
+            "workspace": str(self.workspace) if self.workspace else None,
+            "reply_timeout": self.reply_timeout,
+            "max_tokens": self.max_tokens,
+            "run_allow": True if self.allow_run else None,
+            "run_allow_network": True if self.allow_network else None,
+            "run_allow_write": True if self.allow_write else None,
+            "gguf": str(self.gguf) if self.gguf else None,
+            "chat_template": str(self.chat_template) if self.chat_template else None,
+            "mcp_use": () if self.no_mcp else (tuple(self.mcp) if self.mcp else None),
+            "mcp_allow": True if self.allow_mcp else None,
+        }
+
+
+# The fields as Typer reads parameters: annotations evaluated (this module's are
+# strings), each a keyword with its default.
+_HINTS = get_type_hints(SessionOptions, include_extras=True)
+_FIELDS = tuple(
+    inspect.Parameter(
+        f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_HINTS[f.name]
+    )
+    for f in fields(SessionOptions)
+)
+
+
+def session_command(command: F) -> F:
+    """`command` as Typer sees it: its `options: SessionOptions` parameter replaced
+    by one option per field; called, it gets them back as one `SessionOptions`."""
+    own = inspect.signature(command)
+    params = [p for p in own.parameters.values() if p.name != "options"]
+    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
+    at = list(own.parameters).index("options")
+    params = [*params[:at], *_FIELDS, *keyword[at:]]
+
+    @wraps(command)
+    def gathered(*args: Any, **kwargs: Any) -> Any:
+        options = SessionOptions(**{p.name: kwargs.pop(p.name) for p in _FIELDS})
+        return command(*args, options=options, **kwargs)
+
+    gathered.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
+    gathered.__annotations__ = {p.name: p.annotation for p in params}
+    return gathered  # type: ignore[return-value]
+
+
+@dataclass
+class OpenChat:
+    """A session opened from the command line, before its `Session` is made: the
+    settings, the workspace (None when off), where requests go, where each setting
+    came from (the workspace's: "flag", "chat", or the project's reason), the chat
+    database and the saved chat it goes on with (None: a new one)."""
+
+    settings: Settings
+    workspace: Workspace | None
+    target: Target
+    sources: dict[str, str]
+    store: ChatStore
+    transcript: Transcript | None
+
+
+def open_chat(
+    ctx: typer.Context,
+    options: SessionOptions,
+    *,
+    allow_install: bool = False,
+    needs_workspace: str | None = None,
+) -> OpenChat:
+    """The one way `ask` and the REPL open a session from their options. A bad
+    workspace stops the command here, before any request or prompt, and so does an
+    option that needs one (`needs_workspace`: its message) when there is none. With
+    a local model (`--gguf`, `--local`, or `gguf` in the config) its server starts
+    here, loading while the rest starts up; a server's `/props` is asked for its
+    window here. The saved chat (`-c`, `--chat ID`) goes on with its own model,
+    server or local file, and workspace, unless the command line chose them."""
+    from skillchat.engine.resolve import asked, resolve
+    from skillchat.session import chosen_transcript, open_store
+    from skillchat.session_settings import continued_target, resumed_workspace
+    from skillchat.workspace.files import workspace_from_settings
+
+    if options.gguf and options.local:
+        raise UsageError("--gguf and --local exclude each other: pick one")
+    if options.mcp and options.no_mcp:
+        raise UsageError("--mcp and --no-mcp exclude each other: pick one")
+    overrides = options.overrides()
+    overrides["run_allow_install"] = True if allow_install else None
+    settings, sources = load_sourced(ctx, options.config, **overrides)
+    if options.local:
+        from skillchat.session_settings import with_local_model
+
+        settings = with_local_model(settings)
+        sources["gguf"] = "flag"  # chosen as `--gguf` would: a continued chat goes on with it
+    target = resolve(settings, asked(settings))
+    settings, why = project_workspace(settings, sources, off=options.no_workspace)
+    folder = workspace_from_settings(settings, why)
+    if needs_workspace and folder is None:
+        raise UsageError(needs_workspace)
+    warn = consoles_of(ctx).warn
+    store = open_store(settings)
+    transcript = chosen_transcript(store, last=options.last, chat_id=options.chat_id, notify=warn)
+    # The chat's own server or local model file (its server started now), unless
+    # the command line chose one.
+    target = continued_target(settings, target, transcript, sources)
+    if (kept := resumed_workspace(settings, transcript, warn, why == "flag")) is not settings:
+        settings, folder, why = kept, workspace_from_settings(kept, "chat"), "chat"
+    sources["workspace"] = why
+    return OpenChat(settings, folder, target, sources, store, transcript)

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from skillchat.backend_table import PROVIDER_KEY_ENV
-from skillchat.cli.common import ConfigOpt, JsonOpt, load
+from skillchat.cli.common import ConfigOpt, JsonOpt, load_sourced
 from skillchat.config import Settings, find_config_file
 from skillchat.config_file import _FILE_KEYS
 from skillchat.errors import ConfigError
@@ -20,7 +20,7 @@ app = typer.Typer(no_args_is_help=True)  # its help: cli/app.py
 
 # Provider keys come only from the environment; `show` says which are set, never their value.
 PROVIDER_KEYS = (*PROVIDER_KEY_ENV.values(), "AZURE_API_KEY")
-_HIDDEN = {"config_path", "sources", "warnings", "paths_gate"}  # paths_gate: eval only
+_HIDDEN = {"config_path", "warnings", "paths_gate"}  # paths_gate: eval only
 
 
 def mask(value: str) -> str:
@@ -56,7 +56,7 @@ def starter_document() -> dict[str, Any]:
             "fixtures": d.skills_fixtures,
             "max_skill_md_bytes": d.max_skill_md_bytes,
             "max_resource_bytes": d.max_resource_bytes,
-            "catalog_max_chars": d.catalog_max_chars,
+            "catalog_max_chars": d.catalog_budget,
         },
         "storage": {},
         "run": {
@@ -160,6 +160,8 @@ def effective(settings: Settings) -> dict[str, Any]:
 
     values = {f.name: getattr(settings, f.name) for f in fields(Settings) if f.name not in _HIDDEN}
     values["skill_dirs"] = list(values["skill_dirs"])
+    values["context_max_chars"] = settings.budget
+    values["catalog_max_chars"] = settings.catalog_budget
     if values.get("api_base"):
         values["api_base"] = redact(values["api_base"])
     # MCP servers by what they run or reach; of `env` and `headers` only the names
@@ -180,7 +182,7 @@ def effective(settings: Settings) -> dict[str, Any]:
 @app.command("show", short_help="Show the settings, their sources, the keys set.")
 def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Show the effective settings, where each came from, and which API keys are set."""
-    settings = load(ctx, config)
+    settings, sources = load_sourced(ctx, config)
     values = effective(settings)
     keys = {k: mask(os.environ[k]) for k in PROVIDER_KEYS if os.environ.get(k)}
     from skillchat.cli.doctor_cmd import sandbox_line
@@ -195,7 +197,7 @@ def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
             "chats_database": database,
             "openai_base_url": _redacted(env_base) if env_base else None,
             "settings": values,
-            "sources": {k: settings.sources.get(k, "default") for k in values},
+            "sources": {k: sources.get(k, "default") for k in values},
             "api_keys": keys,
             "sandbox": {"available": works, "detail": sandbox.split(": ", 2)[-1]},
         }
@@ -209,7 +211,7 @@ def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
     for name, value in values.items():
         section, key = spelt.get(name, (None, name))
         shown = json_text(value) if not isinstance(value, str) else one_line(value)
-        line = f"{key} = {shown}  [{settings.sources.get(name, 'default')}]"
+        line = f"{key} = {shown}  [{sources.get(name, 'default')}]"
         sections.setdefault(section, []).append(line)
     for section, lines in sorted(sections.items(), key=lambda s: s[0] is not None):
         if section is not None:

@@ -31,7 +31,7 @@ from skillchat.cli.common import (
     ReplyTimeoutOpt,
     SkillsDirOpt,
     consoles_of,
-    load,
+    load_sourced,
     skill_dirs_override,
 )
 from skillchat.errors import UsageError
@@ -101,7 +101,7 @@ def eval_cmd(
     from skillchat.evals.queries import load_queries
     from skillchat.evals.runner import Evaluation, plan_runs, run_once
 
-    settings = load(
+    settings, sources = load_sourced(
         ctx,
         config,
         api_base=api_base,
@@ -124,10 +124,15 @@ def eval_cmd(
     registry = load_registry(settings)
     _check_skills(queries, registry, queries_file.name)
     models = list(dict.fromkeys(model or [settings.model]))
-    _check_backends(settings, models)
+    from skillchat.config import with_model
+
+    # Each model's settings (a [models.NAME] brings its table, the command line wins).
+    given = {k for k, v in sources.items() if v in ("flag", "env")}
+    by_model = {name: with_model(settings, name, given) for name in models}
+    _check_backends(by_model)
     plan = plan_runs(queries, models, runs)
     evaluation = Evaluation(
-        plan, jobs, lambda job: _redacted(run_once(job, settings, registry, allow_run))
+        plan, jobs, lambda job: _redacted(run_once(job, by_model[job.model], registry, allow_run))
     )
     _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out)
 
@@ -143,14 +148,13 @@ def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> N
             )
 
 
-def _check_backends(settings: Settings, models: list[str]) -> None:
+def _check_backends(by_model: dict[str, Settings]) -> None:
     """Build each model's backend once now: a missing key stops eval before any run,
     not as the same error in every run."""
-    from skillchat.config import with_model
     from skillchat.engine.backends.select import make_backend
 
-    for name in models:
-        make_backend(with_model(settings, name, keep_given=True))
+    for settings in by_model.values():
+        make_backend(settings)
 
 
 def _evaluate(

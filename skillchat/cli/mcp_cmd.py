@@ -76,7 +76,7 @@ def tools_cmd(
     if state.state != "ready":
         raise McpError(f"MCP server '{name}' did not start: {state.error}")
     listed = [(name, tool) for tool in state.tools]
-    offer = build_offer(listed, share_of(settings.context_max_chars))
+    offer = build_offer(listed, share_of(settings.budget))
     left = dict(offer.left_out)
     rows = []
     for entry in [*offer.full, *offer.names_only]:

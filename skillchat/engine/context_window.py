@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import fields, replace
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from skillchat.config import Settings
@@ -48,8 +48,6 @@ RESERVED_SHARE = 4  # one quarter
 # Characters under which no lookup is made: the budget of a 1,778-token window. A
 # smaller window could not hold skillchat's system prompt and tools anyway.
 LOOKUP_FLOOR = 4_000
-# The sources `fit_settings` marks: a fitted value, not the user's.
-FITTED = ("server", "local")
 
 
 def budget_for_window(window: int, default: int) -> int:
@@ -60,7 +58,7 @@ def budget_for_window(window: int, default: int) -> int:
 
     The one place the budget comes from a window: the loop's trimming and compaction
     (`context_budget`) and the fitting of a local model or a server at start-up
-    (`fit_settings`) both use it, so a fitted chat compacts where an unfitted one
+    (engine/resolve.py) both use it, so a fitted chat compacts where an unfitted one
     with the same window would."""
     usable = window - window // RESERVED_SHARE
     return max(1, min(default, usable * CHARS_PER_TOKEN))
@@ -72,17 +70,11 @@ def reply_tokens(window: int) -> int:
     return max(1, window // RESERVED_SHARE)
 
 
-def _default(name: str) -> Any:
-    return next(f.default for f in fields(Settings) if f.name == name)
-
-
 def user_set(settings: Settings, name: str) -> bool:
-    """True when `name` came from the config file, the environment or a flag (or,
-    for settings built in code without sources, differs from its default)."""
-    source = settings.sources.get(name)
-    if source is not None:
-        return source != "default"
-    return bool(getattr(settings, name) != _default(name))
+    """True when the user stated `name` (it is not its default: the limits a window
+    decides are None until stated or fitted)."""
+    default = next(f.default for f in fields(Settings) if f.name == name)
+    return bool(getattr(settings, name) != default)
 
 
 def _at_most(
@@ -112,12 +104,12 @@ def context_budget(
     lookup (a GET, or parsing litellm's map, ~30 ms) before its first request. `size`
     measures a message (the chat's cache: the loop asks for the budget several times
     a request)."""
-    if user_set(settings, "context_max_chars") or _at_most(messages, LOOKUP_FLOOR, size):
-        return settings.context_max_chars
+    if settings.context_max_chars is not None or _at_most(messages, LOOKUP_FLOOR, size):
+        return settings.budget
     tokens = settings.context_window or window()
     if tokens is None:
-        return settings.context_max_chars
-    return budget_for_window(tokens, settings.context_max_chars)
+        return settings.budget
+    return budget_for_window(tokens, settings.budget)
 
 
 def props_url(api_base: str) -> str:
@@ -200,70 +192,3 @@ def find_window(
     backend's, when given), else (or when it does not say) the model map's."""
     window = server_window(api_base, api_key, client) if api_base else None
     return window or map_window(model)
-
-
-def fit_settings(settings: Settings, window: int, source: str) -> Settings:
-    """Settings that fit a context of `window` tokens, for whatever the user left at
-    its default: a reply of at most `reply_tokens` (sent as `max_tokens`), the
-    transcript budget of `budget_for_window`, and a skills catalog of at most a
-    quarter of that budget, so a full catalog leaves the chat three quarters. What
-    was fitted is marked with `source` in `settings.sources` (it then counts as
-    stated: `context_budget` does not look the window up again); a value fitted
-    before (a server's, then a continued chat's local model) is fitted again."""
-    budget = budget_for_window(window, settings.context_max_chars)
-    fitted = {
-        "context_max_chars": budget,
-        "catalog_max_chars": max(1, min(settings.catalog_max_chars, budget // 4)),
-        "max_tokens": reply_tokens(window),
-    }
-    sources = dict(settings.sources)
-    changes: dict[str, object] = {}
-    for name, value in fitted.items():
-        if sources.get(name, "default") in ("default", *FITTED):
-            changes[name] = value
-            sources[name] = source
-    return replace(settings, **changes, sources=sources)  # type: ignore[arg-type]
-
-
-def fit_to_server(settings: Settings) -> Settings:
-    """With `--api-base` (or `api_base`) and nothing the user set about the window:
-    ask the server's `/props` once and fit to the window it reports, as a local
-    model is fitted (a reply of at most a quarter of it). Unchanged when the server
-    does not say, or the user stated `context_window` (fitted to that instead)."""
-    if not settings.api_base or settings.gguf:
-        return settings
-    import os
-
-    window = settings.context_window or server_window(
-        settings.api_base, os.environ.get("OPENAI_API_KEY")
-    )
-    if window is None:
-        return settings
-    fitted = fit_settings(settings, window, "server")
-    if settings.context_window is not None:
-        return fitted
-    # Known now: the loop need not ask again; marked as fitted, so a chat that goes
-    # on with another server (`unfitted`) does not take this one's window along.
-    sources = {**fitted.sources, "context_window": "server"}
-    return replace(fitted, context_window=window, sources=sources)
-
-
-# What a window decides (`fit_settings`, `fit_to_server`, a local model's backend).
-WINDOW_FIELDS = ("context_max_chars", "catalog_max_chars", "max_tokens", "context_window")
-
-
-def unfitted(settings: Settings) -> Settings:
-    """`settings` with what was fitted to one model's window (a server's, a local
-    model's: `FITTED` sources) back at its default, and a window the user stated for
-    the configured model (the config's, `--model`'s) dropped, for a chat that goes
-    on with another server or file (`/model NAME`, a continued chat): fitted again
-    to that one, never to the window it leaves. A named model's own
-    `context_window` (`models.NAME`) stays: it is that model's."""
-    sources = dict(settings.sources)
-    changes: dict[str, object] = {}
-    for name in (*WINDOW_FIELDS, "backend"):
-        source = sources.get(name, "default")
-        stated = name == "context_window" and not source.startswith("models.")
-        if source in FITTED or (stated and settings.context_window is not None):
-            changes[name], sources[name] = _default(name), "default"
-    return replace(settings, **changes, sources=sources)  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 coming back to the chat that started it.
 
     fork = SkillFork(lambda: session.chat, make_backend, lambda: chat_tools(runner),
-                     questions, allow_model)
+                     questions, allow_model, lambda: asked_settings)
     chat_tools(runner, fork)     # get_skill runs forked skills through it
 
 When the model's `get_skill(skill_name, task)` or the user's `/name text` starts a
@@ -50,7 +50,7 @@ from skillchat.engine.events import Usage
 from skillchat.engine.loop import Chat
 from skillchat.engine.messages import add_usage
 from skillchat.engine.questions import Questions, current
-from skillchat.engine.skill_model import MoveConsent, same_server, skill_settings
+from skillchat.engine.skill_model import MoveConsent, same_server, skill_target
 from skillchat.errors import SkillchatError, ToolRoundLimit
 from skillchat.prompt import InjectedSkill
 from skillchat.skills.model import Skill
@@ -119,8 +119,10 @@ class SkillFork:
         tools: Callable[[], Sequence[Tool]],
         questions: Questions,
         allow_model: MoveConsent,
+        asked: Callable[[], Settings],
     ) -> None:
         self.parent = parent
+        self.asked = asked  # what the user asked for: a skill's model is resolved from it
         self.backend_for = backend_for
         self.tools = tools
         self.questions = questions  # the chat's one consent owner
@@ -144,7 +146,8 @@ class SkillFork:
 
     def _run(self, number: int, skill: Skill, body: str, task: str | None) -> ToolResult:
         parent = self.parent()
-        settings, note = skill_settings(parent.settings, skill, self.allow_model)
+        target, note = skill_target(parent.settings, self.asked(), skill, self.allow_model)
+        settings = parent.settings if target is None else target.over(parent.settings)
         if note is not None:
             self.emit(Notice(note))
         same = same_server(settings, parent.settings)

@@ -151,7 +151,7 @@ class Chat:
         """The catalog of the registry's skills but `unlisted` (those whose `paths`
         match no file now: steps/paths.py), and the tools offered with it."""
         self.unlisted = self.context.unlisted = unlisted
-        self.catalog = build_catalog(self.registry, self.settings.catalog_max_chars, unlisted)
+        self.catalog = build_catalog(self.registry, self.settings.catalog_budget, unlisted)
         self.context.catalog_incomplete = self.catalog is not None and self.catalog.incomplete
         self.offer_tools()
 

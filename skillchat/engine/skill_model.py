@@ -1,7 +1,7 @@
 """Which model a skill's turns go to: the config's `[skill_models]`, else its `model:`.
 
-    settings, note = skill_settings(chat_settings, skill, allow)
-    SkillModel(use, allow)   # a chat's step: an inline skill's model becomes the chat's
+    target, note = skill_target(chat_settings, asked, skill, allow)  # None: the chat's
+    SkillModel(asked, use, allow)   # a chat's step: an inline skill's model becomes the chat's
 
 A `[skill_models]` entry is the user's choice: a `[models.NAME]` (its server and
 limits come with it, or its local `gguf` file, run on the embedded llama.cpp while
@@ -23,11 +23,13 @@ it is, and `note` says how to allow it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from skillchat.config import Settings, with_model
+from skillchat.config import Settings
+from skillchat.engine.resolve import asked, named, resolve
 from skillchat.errors import SkillchatError
 from skillchat.skills.model import Skill
+from skillchat.target import Place, Target
 
 INHERIT = "inherit"
 CLAUDE_ALIASES = frozenset(
@@ -54,59 +56,63 @@ def wanted_model(settings: Settings, skill: Skill) -> str | None:
     return settings.skill_models.get(skill.name) or skill.model
 
 
-def skill_settings(
-    settings: Settings, skill: Skill, allow: MoveConsent
-) -> tuple[Settings, str | None]:
-    """The settings the skill's requests go with, and a line when its model
-    could not be mapped or was not allowed (then they are the chat's). A named model that is a local
-    file (`gguf`) has its llama.cpp server started here (once per file and process),
-    and the settings fitted to it, as `--gguf` would; if it cannot start (no
-    xllamacpp, no such file), the chat's model it is, with the reason. A model on
-    another server is fitted to its own window (its table's, or its `/props`), never
-    to the chat's server's or local file's."""
-    chosen, note = _mapped(settings, skill, allow)
-    if chosen.gguf is None:
-        if chosen.api_base == settings.api_base and settings.gguf is None:
-            return chosen, note
-        from skillchat.engine.context_window import fit_to_server, unfitted
-
-        return fit_to_server(unfitted(chosen)), note
-    if chosen.gguf == settings.gguf:
-        return chosen, note
-    from skillchat.engine.local.server import start_local
-
+def skill_target(
+    settings: Settings, asked_settings: Settings, skill: Skill, allow: MoveConsent
+) -> tuple[Target | None, str | None]:
+    """Where the skill's requests go (None: where the chat's do), and a line when its
+    model could not be mapped or was not allowed. Resolved afresh (engine/resolve.py):
+    a named model that is a local file (`gguf`) has its llama.cpp server started
+    here (once per file and process) and is fitted to it, as `--gguf` would; if it
+    cannot start (no xllamacpp, no such file), the chat's model it is, with the
+    reason. A model on another server is fitted to its own window (its table's, or
+    its `/props`), never to the chat's server's or local file's: `settings` are the
+    chat's (its place), `asked_settings` what the user asked for, which every place
+    is resolved from."""
+    place, note = _mapped(settings, asked_settings, skill, allow)
+    if place is None:
+        return None, note
     try:
-        return start_local(chosen), note
+        return resolve(asked_settings, place), note
     except SkillchatError as exc:
-        return settings, (
-            f"skill '{skill.name}' asks for the local model {chosen.gguf}, which cannot "
+        return None, (
+            f"skill '{skill.name}' asks for the local model {place.gguf}, which cannot "
             f"start ({exc}): it runs on the chat's model {settings.model}"
         )
 
 
-def _mapped(settings: Settings, skill: Skill, allow: MoveConsent) -> tuple[Settings, str | None]:
+def _mapped(
+    settings: Settings, asked_settings: Settings, skill: Skill, allow: MoveConsent
+) -> tuple[Place | None, str | None]:
     wanted = wanted_model(settings, skill)
     if wanted is None or wanted == INHERIT or wanted == settings.model:
-        return settings, None
+        return None, None
+    # The chat's place, with what the user stated (never what was fitted to it).
+    here = replace(
+        asked(asked_settings),
+        model=settings.model,
+        api_base=settings.api_base,
+        backend=settings.backend,
+        gguf=settings.gguf,
+    )
     if skill.name in settings.skill_models:  # the user's own choice: any model id
-        return with_model(settings, wanted), None
+        return named(asked_settings, wanted, here), None
     if wanted in settings.named_models:
-        chosen = with_model(settings, wanted)
+        chosen = named(asked_settings, wanted, here)
         move = ModelMove(skill.name, wanted, chosen.model, _where(chosen), skill.forked)
         if _trusted(settings, skill) or allow(move):
             return chosen, None
-        return settings, (
+        return None, (
             f"skill '{skill.name}' is not trusted to choose its model '{wanted}' "
             f"({move.model} on {move.server}): it runs on the chat's model {settings.model} "
             f'(skillchat skills trust {skill.name}, or [skill_models] {skill.name} = "{wanted}", '
             "allows it)"
         )
     if wanted.lower() in CLAUDE_ALIASES:
-        return settings, (
+        return None, (
             f"skill '{skill.name}' asks for model '{wanted}', a Claude Code alias with no "
             f"[models.{wanted}] in the config: it runs on the chat's model {settings.model}"
         )
-    return settings, (
+    return None, (
         f"skill '{skill.name}' asks for model '{wanted}', which the config does not name: "
         f"it runs on the chat's model {settings.model} ([skill_models] {skill.name} = "
         f'"{wanted}" allows it)'
@@ -119,14 +125,14 @@ def _trusted(settings: Settings, skill: Skill) -> bool:
     return TrustStore.load(packages=settings.skill_packages).is_trusted(skill)
 
 
-def _where(settings: Settings) -> str:
+def _where(place: Place) -> str:
     """Where the model runs, for the question and the line (a URL's `user:password@`
     left out: the line may be saved or printed as JSON, where nothing masks it)."""
-    if settings.gguf is not None:
-        return f"the local model file {settings.gguf}"
+    if place.gguf is not None:
+        return f"the local model file {place.gguf}"
     from skillchat.chats.store import without_credentials
 
-    return without_credentials(settings.api_base) or "its provider's own server"
+    return without_credentials(place.api_base) or "its provider's own server"
 
 
 def same_server(a: Settings, b: Settings) -> bool:

@@ -185,7 +185,7 @@ def _activation(context: ToolContext, name: str, count: Callable[[str], int]) ->
 def skill_costs(settings: Settings, registry: Registry, counter: Counter) -> CostReport:
     """The whole report for the skills of `registry` under `settings`."""
     count = counter.count
-    catalog = build_catalog(registry, settings.catalog_max_chars)
+    catalog = build_catalog(registry, settings.catalog_budget)
     context = ToolContext(settings, registry)
     context.catalog_incomplete = catalog is not None and catalog.incomplete
     box = Toolbox(context)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from skillchat.config import Settings, with_model
+from skillchat.config import Settings
 from skillchat.engine.emit import Event, ForkStarted, ForkStep, ToolFinished, UsageReported
 from skillchat.engine.events import Usage
 from skillchat.engine.messages import add_usage
@@ -133,10 +133,10 @@ def eval_consent(allow_run: bool) -> Consent:
 
 
 def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) -> RunOutcome:
-    """Run `job` in a fresh chat on its own backend (`settings` with the job's
-    model), with `run_command` offered as `ask` offers it but answering NOT_ALLOWED
-    unless `allow_run`; a SkillchatError becomes the outcome's `error`, never raised."""
-    settings = with_model(settings, job.model, keep_given=True)  # a [models.NAME] table
+    """Run `job` in a fresh chat on its own backend (`settings`: the job's model's,
+    config.py's `with_model`), with `run_command` offered as `ask` offers it but
+    answering NOT_ALLOWED unless `allow_run`; a SkillchatError becomes the outcome's
+    `error`, never raised."""
     tally = _Tally()
     session: Session | None = None
     error: str | None = None
@@ -153,7 +153,7 @@ def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) 
         activated = (*session.chat.activated, *tally.forked)
         catalog = session.chat.catalog
     else:
-        activated, catalog = (), build_catalog(registry, settings.catalog_max_chars)
+        activated, catalog = (), build_catalog(registry, settings.catalog_budget)
     state = catalog_state(catalog, registry, job.query.skill)
     return RunOutcome(job, activated, tuple(tally.files), tally.usage, state, error)
 

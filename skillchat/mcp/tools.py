@@ -115,7 +115,7 @@ class McpTools:
             self.hub.changed,
         )
         if self._offer is None or key != self._key:
-            share = share_of(context.settings.context_max_chars)
+            share = share_of(context.settings.budget)
             self._offer = build_offer(self.hub.listed(), share, self.fetched)
             self._key = key
         return self._offer

@@ -176,7 +176,7 @@ def result_cap(settings: Settings) -> int:
     reads in one turn still fit the request, and a bigger file is read in pieces
     with `offset`, each cut result saying where the next piece starts.
     """
-    return max(1, min(settings.max_resource_bytes, settings.context_max_chars // 4))
+    return max(1, min(settings.max_resource_bytes, settings.budget // 4))
 
 
 def image_limits(settings: Settings) -> ImageLimits:

@@ -165,12 +165,12 @@ def _model(repl: Repl, arg: str) -> None:
         session.switch_model(arg)
     from skillchat.redact import redact
 
-    base, gguf = session.settings.api_base, session.settings.gguf
+    base, gguf = session.target.api_base, session.target.gguf
     server = f"local model {gguf}" if gguf else redact(base) if base else "the provider's own"
     _print(
         repl,
         "model: ",
-        (session.settings.model, "strong"),
+        (session.target.model, "strong"),
         f" (backend: {session.backend.name}, server: {server})",
     )
 

@@ -47,8 +47,10 @@ from skillchat.workspace.project import PROJECT_SOURCES
 if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
     from skillchat.chats.store import ChatStore
+    from skillchat.engine.resolve import Sources
     from skillchat.recorder import ChatRecorder
     from skillchat.skills.registry import Registry
+    from skillchat.target import Target
     from skillchat.workspace.files import Workspace
 
 RESUME_PREVIEW_LINES = 12
@@ -73,8 +75,13 @@ class Repl:
         consoles: Consoles,
         debug: bool = False,
         workspace: Workspace | None = None,
+        target: Target | None = None,
+        sources: Sources | None = None,
+        workspace_why: str | None = None,
     ) -> None:
         self.workspace = workspace
+        # Why the workspace is on (a project nobody named is said at start).
+        self._workspace_why = workspace_why
         self.store = store
         self.debug = debug
         # The REPL's output: its view, consent and run cards, the slash commands' lines.
@@ -98,6 +105,8 @@ class Repl:
             mcp_consent=lambda: McpAsk(settings, self.consoles, questions),
             backend_for=BackgroundBackend,
             questions=questions,
+            target=target,
+            sources=sources,
         )
         if self.session.runner is not None:
             # The console is read when a command runs: none is made before the prompt.
@@ -123,12 +132,12 @@ class Repl:
         if not self.debug:
             warnings.simplefilter("ignore")
         count = len(self.session.registry.skills)
-        why = self.session.settings.sources.get("workspace")
+        why = self._workspace_why
         why = f" ({why})" if why in PROJECT_SOURCES else ""
         where = f"workspace '{self.workspace.name}'{why} · " if self.workspace else ""
         print(
             one_line(
-                f"skillchat {__version__} · {self.session.settings.model} · "
+                f"skillchat {__version__} · {self.session.target.model} · "
                 f"{counted(count, 'skill')} · {where}"
                 "/help for commands, Ctrl-D to quit"
             )
@@ -281,7 +290,7 @@ class Repl:
         forks' per model: `forks: 1,234 tokens on local-qwen`); one
         line, control characters visible (names come from skills and the config)."""
         chat = self.session.chat
-        parts = [self.session.settings.model, f"chat {self.recorder.chat_id or 'new'}"]
+        parts = [self.session.target.model, f"chat {self.recorder.chat_id or 'new'}"]
         if chat.activated:
             parts.append("skills: " + ", ".join(chat.activated))
         if chat.attachments and chat.attachments.pending:

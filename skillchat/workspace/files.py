@@ -179,11 +179,12 @@ class Workspace:
         return os.path.relpath(real, self.root).replace(os.sep, "/")
 
 
-def workspace_from_settings(settings: Settings) -> Workspace | None:
+def workspace_from_settings(settings: Settings, named_by: str = "file") -> Workspace | None:
     """The settings' workspace, or None when it is off.
 
-    A bad one stops the command before any request: named by `--workspace`, it is a
-    usage error (exit 2); named in the config file, a config error (exit 1).
+    A bad one stops the command before any request: named by `--workspace`
+    (`named_by` "flag") or a resumed chat's ("chat"), it is a usage error (exit 2);
+    named in the config file, a config error (exit 1).
     """
     path = settings.resolved_workspace()
     if path is None:
@@ -191,9 +192,9 @@ def workspace_from_settings(settings: Settings) -> Workspace | None:
     try:
         return Workspace.open(path)
     except WorkspaceError as exc:
-        if settings.sources.get("workspace") == "flag":
+        if named_by == "flag":
             raise UsageError(f"--workspace: {exc}") from None
-        if settings.sources.get("workspace") == "chat":  # a resumed chat's own (-c)
+        if named_by == "chat":  # a resumed chat's own (-c)
             raise UsageError(
                 f"this chat's workspace: {exc}; -w DIR or --no-workspace to go on without it"
             ) from None

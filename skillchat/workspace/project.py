@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-# Where a workspace nobody named came from (its Settings.sources["workspace"]).
+# Where a workspace nobody named came from (the command line's sources["workspace"]).
 PROJECT_SOURCES = ("git work tree", "projects in the config")
 
 

@@ -30,7 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -142,19 +142,6 @@ def plan(settings: Settings, model: Path) -> LocalPlan:
     )
 
 
-def honest_settings(settings: Settings, local: LocalPlan) -> Settings:
-    """Settings that fit the local context (engine/context_window.py's `fit_settings`:
-    `max_tokens`, the transcript and catalog budgets, unless the user set them): the
-    model is the file, the backend openai."""
-    from skillchat.engine.context_window import fit_settings
-
-    fitted = fit_settings(settings, local.ctx, "local")
-    sources = dict(fitted.sources)
-    if sources.get("backend") not in ("flag", "env"):  # as fitted: a server's chat drops it
-        sources["backend"] = "local"
-    return replace(fitted, model=local.alias, backend="openai", sources=sources)
-
-
 class LocalServer:
     """The child process serving one model; `address` waits until it listens."""
 
@@ -239,15 +226,15 @@ class LocalServer:
 _servers: dict[Path, LocalServer] = {}
 
 
-def start_local(settings: Settings) -> Settings:
-    """Start the server for `settings.gguf` (once per process) and return the settings
-    the session uses with it. LocalModelError when the file or xllamacpp is missing."""
-    assert settings.gguf is not None
-    model = Path(settings.gguf).expanduser().resolve()
+def start_local(settings: Settings, gguf: str) -> LocalPlan:
+    """Start the server for the file `gguf` (once per process) and return its plan
+    (its context, its model name: engine/resolve.py fits the chat to them).
+    LocalModelError when the file or xllamacpp is missing."""
+    model = Path(gguf).expanduser().resolve()
     local = plan(settings, model)
     if model not in _servers:
         _servers[model] = LocalServer(local)
-    return honest_settings(replace(settings, gguf=str(model)), local)
+    return local
 
 
 def local_api_base(settings: Settings) -> str:

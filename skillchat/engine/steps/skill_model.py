@@ -10,15 +10,23 @@ from collections.abc import Callable
 
 from skillchat.config import Settings
 from skillchat.engine.emit import ToolRecord
-from skillchat.engine.skill_model import MoveConsent, same_server, skill_settings, wanted_model
+from skillchat.engine.skill_model import MoveConsent, same_server, skill_target, wanted_model
 from skillchat.engine.turn import Step, StepContext
+from skillchat.target import Target
 
 
 class SkillModel(Step):
-    """Made by the session (session.py) for each of its chats: `use` moves the chat
-    to other settings and tells its recorder, `allow` asks the user."""
+    """Made by the session (session.py) for each of its chats: `asked` is what the
+    user asked for (a skill's model is resolved from it), `use` moves the chat to
+    another target and tells its recorder, `allow` asks the user."""
 
-    def __init__(self, use: Callable[[Settings], None], allow: MoveConsent) -> None:
+    def __init__(
+        self,
+        asked: Callable[[], Settings],
+        use: Callable[[Target], None],
+        allow: MoveConsent,
+    ) -> None:
+        self.asked = asked
         self.use = use
         self.allow = allow
 
@@ -29,12 +37,12 @@ class SkillModel(Step):
         now = chat.settings
         if skill is None or wanted_model(now, skill) is None:
             return
-        settings, note = skill_settings(now, skill, self.allow)
+        target, note = skill_target(now, self.asked(), skill, self.allow)
         if note is not None:
             chat.emit.notice(note)
-        elif not same_server(settings, now):
-            self.use(settings)
+        elif target is not None and not same_server(target.over(now), now):
+            self.use(target)
             chat.emit.notice(
                 f"skill '{skill.name}' is active: this chat's turns go to its model "
-                f"{settings.model} (/model switches back)"
+                f"{target.model} (/model switches back)"
             )
