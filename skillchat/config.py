@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from skillchat.backend_table import BACKEND_NAMES
 from skillchat.config_file import read_config_file
 from skillchat.errors import ConfigError, UsageError
 
@@ -23,7 +24,6 @@ if TYPE_CHECKING:  # parsed only from a config file's [mcp.NAME] tables (config_
     from skillchat.mcp_config import McpServerConfig
 
 APP_NAME = "skillchat"
-BACKENDS = ("auto", "openai", "litellm")
 # What a skill's `allowed-tools` may do (skillchat/skills/allowed_tools.py says how).
 ALLOWED_TOOLS_MODES = ("approve", "restrict", "ignore")
 
@@ -35,18 +35,6 @@ ENV_CONFIG = "SKILLCHAT_CONFIG"
 # The budgets when nothing states or fits them (`Settings.budget`, `catalog_budget`).
 DEFAULT_CONTEXT_CHARS = 300_000
 DEFAULT_CATALOG_CHARS = 30_000
-# The key variable of each provider whose key skillchat can check before loading a
-# model library (litellm takes seconds to import only to say the key is missing).
-# Providers with other credentials (bedrock, vertex_ai, ollama, ...) are not here.
-PROVIDER_KEY_ENV = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "mistral": "MISTRAL_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-}
 # The skills that ship inside the package (calculator, commit-message,
 # skills-system-validation): package data, so they are there after `pipx install`
 # or `uv tool install`, whatever folder skillchat runs from.
@@ -278,9 +266,9 @@ def with_model(settings: Settings, model: str, given: Collection[str]) -> Settin
 
 def _check(settings: Settings, sources: dict[str, str]) -> None:
     where = str(settings.config_path) if settings.config_path else "settings"
-    if settings.backend not in BACKENDS:
+    if settings.backend not in BACKEND_NAMES:
         raise ConfigError(
-            f"{where}: backend must be one of {', '.join(BACKENDS)}, not '{settings.backend}'"
+            f"{where}: backend must be one of {', '.join(BACKEND_NAMES)}, not '{settings.backend}'"
         )
     if settings.run_allowed_tools not in ALLOWED_TOOLS_MODES:
         raise ConfigError(

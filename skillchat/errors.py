@@ -57,7 +57,7 @@ StorageError and UnknownChatError in chats/; McpError in mcp/; ProviderError in 
 engine/retry; LocalModelError in engine/local/; ToolRoundLimit in engine/loop.py;
 ToolArgumentError in tools/, sandbox/command_tool.py and skills/shell_words.py (a `/name`
 word that cannot be quoted into an inline command); MalformedChunk in the
-openai backend's chunk checks; SearchFileTooLarge and RegexTimeout in
+chunk reader (engine/backends/sse.py); SearchFileTooLarge and RegexTimeout in
 workspace/search.py; IgnoreFileError in workspace/ignore.py; SandboxFailure in
 sandbox/.
 

@@ -19,11 +19,12 @@ import pytest
 from helpers import closed_port
 from openai_server import ScriptedServer, call, error, reply
 
+from skillchat.backend_table import backend_row
 from skillchat.config import Settings
 from skillchat.engine.assemble import assemble
 from skillchat.engine.backends.base import Backend
 from skillchat.engine.backends.openai_backend import describe_base
-from skillchat.engine.backends.select import choose_backend, make_backend
+from skillchat.engine.backends.select import make_backend
 from skillchat.engine.events import Delta, Reply, ToolCall, Usage
 from skillchat.engine.retry import backoff_delay, parse_retry_after, stream_with_retries
 from skillchat.errors import ProviderError
@@ -316,8 +317,8 @@ def test_stream_cut_before_any_text_is_retried(server: ScriptedServer, kind: str
         ("anthropic/claude", "openai", None, "openai"),
     ],
 )
-def test_choose_backend(model: str, backend: str, api_base: str | None, expected: str) -> None:
-    assert choose_backend(model, backend, api_base) == expected
+def test_backend_row_chosen(model: str, backend: str, api_base: str | None, expected: str) -> None:
+    assert backend_row(model, backend, api_base).name == expected
 
 
 def _imports(code: str) -> dict[str, bool]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import skillchat
 
+from skillchat.backend_table import BACKEND_NAMES
 from skillchat.config import Settings, load_settings, load_with_sources
 from skillchat.engine.context_window import user_set
 from skillchat.errors import ConfigError
@@ -80,6 +81,17 @@ def test_bad_values_are_refused(tmp_path: Path) -> None:
         load_settings(write(tmp_path / "a.toml", 'backend = "magic"\n'))
     with pytest.raises(ConfigError, match="max_tool_rounds must be at least 1"):
         load_settings(write(tmp_path / "b.toml", "max_tool_rounds = 0\n"))
+
+
+def test_the_backend_names_are_the_tables(tmp_path: Path) -> None:
+    """The config file and `--backend` accept the backend table's names, no list of
+    their own: a new backend is its module and its row."""
+    for name in BACKEND_NAMES:
+        loaded = load_settings(write(tmp_path / f"{name}.toml", f'backend = "{name}"\n'))
+        assert loaded.backend == name
+    done = skillchat("ask", "--backend", "nope", "hi")
+    assert done.returncode == 2
+    assert ", ".join(f"'{name}'" for name in BACKEND_NAMES) in done.stderr
 
 
 def test_unknown_keys_are_warnings(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ LAYERS = (
     "mounts",  # where the sandbox shows folders: allowed-tools rules name them
     "mcp_config",  # the [mcp.NAME] tables, read by config
     "config_file",  # the config file's keys and tables, read by config
+    "backend_table",  # one row per model backend, without its SDK: config checks names
     "config",
     "target",  # where a chat's requests go (made by engine/resolve.py): read by chats too
     "hardlinks",  # which folders may hold hard-linked files (the bundled skills')

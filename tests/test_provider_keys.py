@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from skillchat.engine.backends.select import missing_key
+from skillchat.backend_table import missing_key
 
 
 @pytest.mark.parametrize(

@@ -13,13 +13,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
-from enum import StrEnum
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 
 import typer
+from typer._types import TyperChoice
 
+from skillchat.backend_table import BACKEND_NAMES
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
@@ -70,16 +71,16 @@ ApiBaseOpt = Annotated[
 ]
 
 
-class Backend(StrEnum):
-    """`--backend` choices: Typer refuses anything else as a usage error (exit 2)."""
-
-    auto = "auto"
-    openai = "openai"
-    litellm = "litellm"
-
-
+# `--backend` takes the backend table's names; Typer refuses anything else as a
+# usage error (exit 2). TyperChoice is what Typer makes of an Enum, here of a tuple.
 BackendOpt = Annotated[
-    Backend | None, typer.Option("--backend", help="Model library to use.", show_default=False)
+    str | None,
+    typer.Option(
+        "--backend",
+        help="Model library to use.",
+        show_default=False,
+        click_type=TyperChoice(BACKEND_NAMES),
+    ),
 ]
 NoToolsOpt = Annotated[
     bool,
@@ -303,7 +304,7 @@ class SessionOptions:
         return {
             "model": self.model,
             "api_base": self.api_base,
-            "backend": self.backend.value if self.backend else None,
+            "backend": self.backend,
             "tools": False if self.no_tools else None,
             "skill_dirs": skill_dirs_override(self.skills_dir),
             "workspace": str(self.workspace) if self.workspace else None,

@@ -9,8 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
+from skillchat.backend_table import PROVIDER_KEY_ENV
 from skillchat.cli.common import ConfigOpt, JsonOpt, load_sourced
-from skillchat.config import PROVIDER_KEY_ENV, Settings, find_config_file
+from skillchat.config import Settings, find_config_file
 from skillchat.config_file import _FILE_KEYS
 from skillchat.errors import ConfigError
 from skillchat.ui.safe import json_text, one_line

@@ -52,7 +52,8 @@ class _Report:
 
 def _model_lines(report: _Report, settings: Settings, local: bool) -> None:
     """The key, or the local model's file and llama.cpp; then the server, once."""
-    from skillchat.engine.backends.select import choose_backend, key_problem
+    from skillchat.backend_table import backend_row
+    from skillchat.engine.backends.select import key_problem
 
     if local or settings.gguf:
         from skillchat.engine.local.hub import DEFAULT_FILE, DEFAULT_REPO, cache_dir, hub_endpoint
@@ -78,8 +79,9 @@ def _model_lines(report: _Report, settings: Settings, local: bool) -> None:
         report.line(f"key: {problem}", blocks=True)
         return
     api_base = settings.api_base or os.environ.get("OPENAI_BASE_URL")
-    if choose_backend(settings.model, settings.backend, settings.api_base) != "openai":
-        report.line(f"model: {settings.model} through litellm (its server is not probed)")
+    row = backend_row(settings.model, settings.backend, settings.api_base)
+    if not row.probed:
+        report.line(f"model: {settings.model} through {row.name} (its server is not probed)")
         return
     key = os.environ.get("OPENAI_API_KEY")
     report.line("key: " + ("OPENAI_API_KEY is set" if key else f"none needed for {api_base}"))

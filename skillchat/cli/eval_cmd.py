@@ -105,7 +105,7 @@ def eval_cmd(
         ctx,
         config,
         api_base=api_base,
-        backend=backend.value if backend else None,
+        backend=backend,
         skill_dirs=skill_dirs_override(skills_dir),
         run_allow_install=True if allow_install else None,
         max_tokens=max_tokens,

@@ -17,7 +17,7 @@ from typing import Any
 
 from skillchat.config import Settings
 from skillchat.engine.backends.base import Backend
-from skillchat.engine.backends.select import choose_backend, make_backend
+from skillchat.engine.backends.select import backend_name, make_backend
 from skillchat.engine.events import Delta
 
 
@@ -25,7 +25,7 @@ class BackgroundBackend:
     """`make_backend(settings)`, run in a daemon thread started by `start()`."""
 
     def __init__(self, settings: Settings) -> None:
-        self.name = choose_backend(settings.model, settings.backend, settings.api_base)
+        self.name = backend_name(settings)
         self._settings = settings
         self._backend: Backend | None = None
         self._error: BaseException | None = None

@@ -26,17 +26,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch at imp
 import litellm  # after the environment set-up above
 from litellm.exceptions import MidStreamFallbackError
 
+from skillchat.backend_table import NO_KEY
 from skillchat.config import Settings
 from skillchat.engine.backends.base import ReplyDeadline
-from skillchat.engine.backends.openai_backend import (
-    PLACEHOLDER_KEY,
-    chunk_to_delta,
-    describe_base,
-    is_empty,
-)
+from skillchat.engine.backends.openai_backend import PLACEHOLDER_KEY, describe_base
 from skillchat.engine.backends.origin import guarded_client
 from skillchat.engine.backends.provider_errors import malformed, provider_error
-from skillchat.engine.backends.select import NO_KEY
+from skillchat.engine.backends.sse import chunk_delta, is_empty
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, Usage
 from skillchat.errors import MalformedChunk, ProviderError
@@ -181,7 +177,7 @@ class LiteLLMBackend:
         deadline.arm(lambda: _close(chunks))
         try:
             for chunk in chunks:
-                delta = chunk_to_delta(chunk)
+                delta = chunk_delta(chunk)
                 if delta.finish_reason and self._detect_cuts and _made_up_finish(chunks):
                     raise ProviderError(
                         f"the stream was cut off mid-reply by {self.where} (no finish_reason)",

@@ -1,9 +1,9 @@
 """The `openai` backend: the official SDK, for OpenAI and any OpenAI-compatible server.
 
 Importing this module imports `openai` (~0.5 s), so only `select.make_backend`
-imports it, when a model is about to be called. The helper `chunk_to_delta` is
-shared with the litellm backend, whose chunks are shaped like the SDK's (so are its
-exceptions: both map them through provider_errors.py).
+imports it, when a model is about to be called. Its chunks are read by sse.py, as
+the litellm backend's are; litellm's exceptions subclass the SDK's, so both map
+them through provider_errors.py.
 
 The SDK's own retries are off (`max_retries=0`): skillchat retries in
 engine/retry.py, where it knows whether any of the reply was already shown. A
@@ -28,11 +28,9 @@ from skillchat.config import Settings
 from skillchat.engine.backends.base import reply_timeout_error
 from skillchat.engine.backends.origin import guarded_client
 from skillchat.engine.backends.provider_errors import CUT, malformed, provider_error
-from skillchat.engine.backends.select import NO_KEY
-from skillchat.engine.backends.sse import arguments_text, iter_data, payload_delta, text_field
+from skillchat.engine.backends.sse import chunk_delta, is_empty, iter_data
 from skillchat.engine.context_window import find_window
-from skillchat.engine.events import Delta, ToolCallFragment, Usage
-from skillchat.engine.messages import clean_text
+from skillchat.engine.events import Delta
 from skillchat.engine.pricing import price
 from skillchat.errors import MalformedChunk, ProviderError
 
@@ -51,60 +49,6 @@ def describe_base(url: str) -> str:
     return url
 
 
-def _fragment(tc: Any) -> ToolCallFragment:
-    function = getattr(tc, "function", None)
-    index = getattr(tc, "index", None)
-    call_id = getattr(tc, "id", None)
-    name = getattr(function, "name", None)
-    return ToolCallFragment(
-        index=index if isinstance(index, int) and not isinstance(index, bool) else None,
-        id=clean_text(str(call_id)) if call_id not in (None, "") else None,
-        name=clean_text(str(name)) if name not in (None, "") else None,
-        arguments=arguments_text(getattr(function, "arguments", None)),
-    )
-
-
-def chunk_to_delta(chunk: Any) -> Delta:
-    """Reduce one chat.completion.chunk (SDK or litellm object) to a Delta.
-
-    The SDKs build chunks without validating them, so every field is checked here:
-    a wrong type raises MalformedChunk (one provider error, never a TypeError deep in
-    the loop), and text is cleaned of lone surrogates before anything keeps it.
-    """
-    text, finish = None, None
-    fragments: tuple[ToolCallFragment, ...] = ()
-    choices = getattr(chunk, "choices", None)
-    if choices is not None and not isinstance(choices, list | tuple):
-        raise MalformedChunk(f"'choices' is {type(choices).__name__}, not a list")
-    if choices:
-        choice = choices[0]
-        delta = getattr(choice, "delta", None)
-        if delta is not None:
-            text = text_field(getattr(delta, "content", None), "content")
-            calls = getattr(delta, "tool_calls", None) or ()
-            if not isinstance(calls, list | tuple):
-                raise MalformedChunk(f"'tool_calls' is {type(calls).__name__}, not a list")
-            fragments = tuple(_fragment(tc) for tc in calls)
-        finish = text_field(getattr(choice, "finish_reason", None), "finish_reason")
-    usage = None
-    if (u := getattr(chunk, "usage", None)) is not None:
-        usage = Usage(
-            prompt_tokens=_count(getattr(u, "prompt_tokens", 0)),
-            completion_tokens=_count(getattr(u, "completion_tokens", 0)),
-            total_tokens=_count(getattr(u, "total_tokens", 0)),
-        )
-    return Delta(text=text, tool_calls=fragments, finish_reason=finish, usage=usage)
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def is_empty(delta: Delta) -> bool:
-    """True for chunks that carry nothing (the role-only first chunk, keep-alives)."""
-    return not (delta.text or delta.tool_calls or delta.finish_reason or delta.usage)
-
-
 class OpenAIBackend:
     """Streams chat completions through `openai.OpenAI`."""
 
@@ -116,8 +60,7 @@ class OpenAIBackend:
             # The SDK would send there anyway: say so, and price it as the unknown
             # server it is, not at OpenAI's prices.
             settings = replace(settings, api_base=env_base)
-        if not key and not settings.api_base:
-            raise ProviderError(NO_KEY)
+        # No key and no server of one's own was refused by the row's key check.
         self._key = key or PLACEHOLDER_KEY
         self.model = settings.model.removeprefix("openai/")
         self._user_model = settings.model
@@ -214,7 +157,7 @@ class OpenAIBackend:
                 payload = json.loads(data)
                 if isinstance(payload, dict) and payload.get("error"):
                     raise _stream_error(payload["error"], response.request)
-                delta = payload_delta(payload)
+                delta = chunk_delta(payload)
                 finished = finished or bool(delta.finish_reason)
                 if delta.usage is not None and self._priced:
                     usage = replace(delta.usage, cost=price(self.model, delta.usage))

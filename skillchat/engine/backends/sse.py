@@ -1,4 +1,4 @@
-"""The openai backend's stream, read from the raw response: SSE events to `Delta`s.
+"""The one chunk reader: SSE events, and the chunks in them, to `Delta`s.
 
 The SDK's own `Stream` builds a Pydantic `ChatCompletionChunk` for every event
 (about 90 µs each, most of the CPU of a streamed reply, against a few µs for
@@ -11,10 +11,13 @@ and status errors stay the SDK's) and reads the events here:
   and other fields are skipped; an event is dispatched at a blank line, and one the
   body ends in the middle of is dropped). A line that is not UTF-8 raises
   `UnicodeDecodeError`, a `ValueError` like a payload that is not JSON.
-- `payload_delta` turns one decoded chunk into a `Delta` with the checks
-  `chunk_to_delta` makes on SDK objects: a field of the wrong type raises
-  `MalformedChunk`; a value that is not an object where one is expected is read
-  as empty, as the SDK's lenient construction leaves it.
+- `chunk_delta` turns one chunk into a `Delta`: decoded JSON (the openai
+  backend's) or an SDK object (litellm's chunks, shaped like the SDK's), read the
+  same way. The SDKs build chunks without validating them, so every field is
+  checked here: a field of the wrong type raises `MalformedChunk` (one provider
+  error, never a TypeError deep in the loop); a value that is not an object where
+  one is expected is read as empty, as the SDK's lenient construction leaves it;
+  text is cleaned of lone surrogates before anything keeps it.
 """
 
 from __future__ import annotations
@@ -56,15 +59,26 @@ def iter_data(chunks: Iterable[bytes]) -> Iterator[str]:
                 data.append("")
 
 
-def text_field(value: Any, field: str) -> str | None:
-    """A text field of a chunk (shared with `chunk_to_delta`): None, or the string
-    with lone surrogates replaced; anything else is a malformed chunk."""
+def _field(value: Any, name: str) -> Any:
+    """`value[name]` of a decoded JSON object, `value.name` of an SDK (or litellm)
+    object; None for anything else (a list, text or a number where an object belongs:
+    read as empty, as the SDK's lenient construction leaves it)."""
+    if isinstance(value, dict):
+        return value.get(name)
+    if value is None or isinstance(value, str | int | float | list | tuple):
+        return None
+    return getattr(value, name, None)
+
+
+def _text(value: Any, name: str) -> str | None:
+    """A text field: None, or the string with lone surrogates replaced; anything
+    else is a malformed chunk."""
     if value is None or isinstance(value, str):
         return clean_text(value) if value else None
-    raise MalformedChunk(f"'{field}' is {type(value).__name__}, not text")
+    raise MalformedChunk(f"'{name}' is {type(value).__name__}, not text")
 
 
-def arguments_text(value: Any) -> str | None:
+def _arguments(value: Any) -> str | None:
     """Arguments as JSON text; an object (or 5, or a list) is re-encoded, so the tool
     answers with an error the model can read."""
     if value is None or isinstance(value, str):
@@ -72,48 +86,52 @@ def arguments_text(value: Any) -> str | None:
     return clean_text(json.dumps(value, ensure_ascii=False, default=str))
 
 
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _fragment(call: Any) -> ToolCallFragment:
-    if not isinstance(call, dict):
-        return ToolCallFragment(index=None, id=None, name=None, arguments=None)
-    function = call.get("function")
-    function = function if isinstance(function, dict) else {}
-    index, call_id, name = call.get("index"), call.get("id"), function.get("name")
+    function = _field(call, "function")
+    call_id, name = _field(call, "id"), _field(function, "name")
     return ToolCallFragment(
-        index=index if isinstance(index, int) and not isinstance(index, bool) else None,
+        index=_whole(_field(call, "index")),
         id=clean_text(str(call_id)) if call_id not in (None, "") else None,
         name=clean_text(str(name)) if name not in (None, "") else None,
-        arguments=arguments_text(function.get("arguments")),
+        arguments=_arguments(_field(function, "arguments")),
     )
 
 
-def _count(usage: Any, field: str) -> int:
-    value = usage.get(field, 0) if isinstance(usage, dict) else 0
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _list(value: Any, name: str) -> list[Any] | tuple[Any, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple):
+        raise MalformedChunk(f"'{name}' is {type(value).__name__}, not a list")
+    return value
 
 
-def payload_delta(payload: Any) -> Delta:
-    """One decoded `chat.completion.chunk` as a Delta (see the module's docstring)."""
-    if not isinstance(payload, dict):
-        return Delta()
+def chunk_delta(chunk: Any) -> Delta:
+    """One `chat.completion.chunk`, decoded JSON or an SDK object, as a Delta (see the
+    module's docstring)."""
     text, finish = None, None
     fragments: tuple[ToolCallFragment, ...] = ()
-    choices = payload.get("choices")
-    if choices is not None and not isinstance(choices, list):
-        raise MalformedChunk(f"'choices' is {type(choices).__name__}, not a list")
-    if choices and isinstance(choice := choices[0], dict):
-        delta = choice.get("delta")
-        if isinstance(delta, dict):
-            text = text_field(delta.get("content"), "content")
-            calls = delta.get("tool_calls") or ()
-            if not isinstance(calls, list | tuple):
-                raise MalformedChunk(f"'tool_calls' is {type(calls).__name__}, not a list")
-            fragments = tuple(_fragment(call) for call in calls)
-        finish = text_field(choice.get("finish_reason"), "finish_reason")
+    choices = _list(_field(chunk, "choices"), "choices")
+    if choices:
+        choice = choices[0]
+        delta = _field(choice, "delta")
+        text = _text(_field(delta, "content"), "content")
+        calls = _list(_field(delta, "tool_calls") or None, "tool_calls")
+        fragments = tuple(_fragment(call) for call in calls)
+        finish = _text(_field(choice, "finish_reason"), "finish_reason")
     usage = None
-    if (u := payload.get("usage")) is not None:
+    if (u := _field(chunk, "usage")) is not None:
         usage = Usage(
-            prompt_tokens=_count(u, "prompt_tokens"),
-            completion_tokens=_count(u, "completion_tokens"),
-            total_tokens=_count(u, "total_tokens"),
+            prompt_tokens=_whole(_field(u, "prompt_tokens")) or 0,
+            completion_tokens=_whole(_field(u, "completion_tokens")) or 0,
+            total_tokens=_whole(_field(u, "total_tokens")) or 0,
         )
     return Delta(text=text, tool_calls=fragments, finish_reason=finish, usage=usage)
+
+
+def is_empty(delta: Delta) -> bool:
+    """True for chunks that carry nothing (the role-only first chunk, keep-alives)."""
+    return not (delta.text or delta.tool_calls or delta.finish_reason or delta.usage)

@@ -1,0 +1,147 @@
+"""The model backends, one row each: a new native backend is its module and its row.
+
+A row says what must be known *without* importing the backend's SDK (`openai`
+~0.5 s, `litellm` seconds): its name (the config's `backend` and `--backend`
+accept the table's names and `auto`), whether it serves a model under `auto`,
+the one-line error for a missing key, whether `doctor` probes its server, and
+where its class is (`make`, "module:Class", imported only when a model is about
+to be called, by engine/backends/select.py). The class, built from the settings,
+streams replies, maps its SDK's failures to one `ProviderError` line
+(engine/backends/provider_errors.py) and looks up the model's window
+(engine/context_window.py): that needs the SDK, so it is the module's part.
+
+The table sits below `config`, which checks the `backend` names against it, and
+imports nothing of skillchat.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import NamedTuple
+
+# The keyless ways are named too: a new user without a key can still chat.
+KEYLESS = "or run a model on this machine with no key: --local (or --gguf FILE)"
+NO_KEY = f"OPENAI_API_KEY is not set: export it, or pass --api-base for a local server, {KEYLESS}"
+
+# The key variable of each provider whose key skillchat can check before loading a
+# model library (litellm takes seconds to import only to say the key is missing).
+# Providers with other credentials (bedrock, vertex_ai, ollama, ...) are not here.
+PROVIDER_KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+}
+
+# Bare model names OpenAI serves (gpt-4.1, o3-mini, chatgpt-4o-latest, ...).
+OPENAI_NAME_PREFIXES = (
+    "gpt-",
+    "chatgpt-",
+    "o1",
+    "o3",
+    "o4",
+    "codex-",
+    "computer-use-",
+    "davinci-",
+    "babbage-",
+)
+
+# LiteLLM's provider prefixes most used with an api_base (a proxy, a gateway, a local
+# server by its LiteLLM name): with an api_base, a model whose first segment is none
+# of these is the server's own id (`Qwen/Qwen2.5-7B-Instruct`), not a provider's.
+LITELLM_PROVIDERS = frozenset(
+    {"anthropic", "azure", "azure_ai", "bedrock", "cohere", "deepseek", "fireworks_ai"}
+    | {"gemini", "groq", "hosted_vllm", "huggingface", "litellm_proxy", "lm_studio"}
+    | {"mistral", "ollama", "ollama_chat", "openrouter", "perplexity", "together_ai"}
+    | {"vertex_ai", "xai", "llamafile", "nvidia_nim", "cerebras", "deepinfra", "watsonx"}
+)
+
+
+class BackendRow(NamedTuple):
+    """One backend. `serves(model, api_base)`: chosen under `auto` (rows are asked
+    in order; the last serves anything). `key_problem(model, api_base)`: the one-line
+    error for a missing key, or None, checked before its SDK is imported. `probed`:
+    `doctor` asks its server's `/models`. `make`: "module:Class", the class built
+    from the settings (engine/backends/base.py's `Backend`). A NamedTuple: the table
+    is built at every start (config imports it), and a tuple class is one small
+    `eval` where a frozen dataclass compiles four methods."""
+
+    name: str
+    serves: Callable[[str, str | None], bool]
+    key_problem: Callable[[str, str | None], str | None]
+    probed: bool
+    make: str
+
+
+def _openai_serves(model: str, api_base: str | None) -> bool:
+    """`openai/...` and OpenAI's own model names, and any name sent to an `api_base`
+    that does not start with a LiteLLM provider: that is a local OpenAI-compatible
+    server (`--model llama3` or `--model Qwen/Qwen2.5-7B-Instruct` with `--api-base
+    http://localhost:8000/v1`), which litellm would refuse, or send elsewhere, by
+    guessing a provider from the name."""
+    name = model.lower()
+    if name.startswith("openai/") or name.startswith(OPENAI_NAME_PREFIXES):
+        return True
+    return bool(api_base) and name.split("/", 1)[0] not in LITELLM_PROVIDERS
+
+
+def _openai_key_problem(model: str, api_base: str | None) -> str | None:
+    """A key, or a server of one's own (`OPENAI_BASE_URL` too), which may need none."""
+    if os.environ.get("OPENAI_API_KEY") or api_base or os.environ.get("OPENAI_BASE_URL"):
+        return None
+    return NO_KEY
+
+
+def missing_key(model: str, api_base: str | None) -> str | None:
+    """The key variable a `provider/model` needs and the environment lacks, if any.
+
+    Only for providers whose key is their only credential, and not with an
+    `api_base` (a proxy or gateway may hold the key).
+    """
+    provider = model.split("/", 1)[0].lower() if "/" in model else None
+    env = PROVIDER_KEY_ENV.get(provider or "")
+    if env is None or provider == "openai" or api_base or os.environ.get(env):
+        return None
+    return env
+
+
+def _litellm_key_problem(model: str, api_base: str | None) -> str | None:
+    missing = missing_key(model, api_base)
+    if missing:
+        return (
+            f"{missing} is not set: export it (or pass --api-base for a proxy that holds it), "
+            f"{KEYLESS}"
+        )
+    return None
+
+
+BACKENDS = (
+    BackendRow(
+        name="openai",  # the official SDK: OpenAI and any OpenAI-compatible server
+        serves=_openai_serves,
+        key_problem=_openai_key_problem,
+        probed=True,
+        make="skillchat.engine.backends.openai_backend:OpenAIBackend",
+    ),
+    BackendRow(
+        name="litellm",  # every other provider, through litellm
+        serves=lambda model, api_base: True,
+        key_problem=_litellm_key_problem,
+        probed=False,
+        make="skillchat.engine.backends.litellm_backend:LiteLLMBackend",
+    ),
+)
+# What the config's `backend` and `--backend` accept.
+BACKEND_NAMES = ("auto", *(row.name for row in BACKENDS))
+
+
+def backend_row(model: str, backend: str = "auto", api_base: str | None = None) -> BackendRow:
+    """The row named `backend`, or for `auto` the first that serves `model`.
+    `backend` is one of BACKEND_NAMES (config.py checks it when the settings load)."""
+    if backend == "auto":
+        return next(row for row in BACKENDS if row.serves(model, api_base))
+    return next(row for row in BACKENDS if row.name == backend)
