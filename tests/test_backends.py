@@ -8,9 +8,11 @@ Nothing is mocked: retries wait for real, just with a shorter `sleep`.
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +26,7 @@ from skillchat.config import Settings
 from skillchat.engine.assemble import assemble
 from skillchat.engine.backends.base import Backend
 from skillchat.engine.backends.openai_backend import describe_base
-from skillchat.engine.backends.select import make_backend
+from skillchat.engine.backends.select import import_on_fresh_stack, make_backend
 from skillchat.engine.events import Delta, Reply, ToolCall, Usage
 from skillchat.engine.retry import backoff_delay, parse_retry_after, stream_with_retries
 from skillchat.errors import ProviderError
@@ -416,3 +418,39 @@ def test_retries_only_before_the_first_delta() -> None:
     with pytest.raises(ProviderError, match=r"^bad key$"):
         list(stream_with_retries(fatal, max_retries=5, sleep=time.sleep))
     assert len(attempts) == 1
+
+
+def test_a_backend_module_another_thread_is_importing_is_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The REPL imports the SDK's module on a thread while a `/model` or a fork may
+    make its backend: the maker must wait for that import to end, not take the
+    half-run module from sys.modules (it had no class yet: "partially initialized
+    module 'openai_backend' has no attribute 'OpenAIBackend'", an internal error)."""
+    (tmp_path / "import_gate.py").write_text(
+        "import threading\nstarted = threading.Event()\ngo = threading.Event()\n"
+    )
+    (tmp_path / "slow_backend.py").write_text(
+        "import import_gate\nimport_gate.started.set()\nimport_gate.go.wait(60)\n"
+        "class Backend:\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    gate = importlib.import_module("import_gate")
+    preload = threading.Thread(target=importlib.import_module, args=("slow_backend",))
+    preload.start()
+    assert gate.started.wait(30)
+    seen: list[bool] = []
+    maker = threading.Thread(
+        target=lambda: (
+            import_on_fresh_stack("slow_backend"),
+            seen.append(hasattr(sys.modules["slow_backend"], "Backend")),
+        )
+    )
+    maker.start()
+    maker.join(2)  # a maker that does not wait is done by now, with no class to see
+    gate.go.set()
+    maker.join(30)
+    preload.join(30)
+    assert seen == [True]
+    monkeypatch.delitem(sys.modules, "slow_backend")
+    monkeypatch.delitem(sys.modules, "import_gate")

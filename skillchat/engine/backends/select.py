@@ -52,8 +52,14 @@ def import_on_fresh_stack(module: str) -> None:
     a munmap each time, ~3,700 of them for `openai`, ~30 ms of system time at every
     start (the SDK floor, importing at the top, makes two). A new thread's stack
     starts empty. A failed import raises here as it would have; a Ctrl-C while
-    waiting leaves the import to finish on its own (a daemon thread)."""
+    waiting leaves the import to finish on its own (a daemon thread).
+
+    A module already in `sys.modules` may still be running on another thread (the
+    REPL preloads the SDK while a `/model` or a fork makes its backend): the import
+    statement waits for it to finish, where reading `sys.modules` alone would find a
+    module without its classes yet."""
     if module in sys.modules:
+        __import__(module)
         return
     failed: list[BaseException] = []
 
