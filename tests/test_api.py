@@ -5,6 +5,7 @@ pulling; `import skillchat` costs nothing until a name is read."""
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import signal
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import wait_for
 from openai_server import ScriptedServer, call, error, reply
 
 import skillchat
@@ -139,6 +141,29 @@ def test_stopping_early_stops_the_turn(server: ScriptedServer, listened: Listene
     server.script(reply("Fine."))
     texts = [e.text for e in listened.session.stream("stop") if isinstance(e, TextDelta)]
     assert "".join(texts) == "Fine."
+
+
+def _connections_to(port: int) -> int:
+    """Established TCP connections to 127.0.0.1:`port` on this machine (/proc/net/tcp)."""
+    rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for r in rows if r.split()[2].endswith(f":{port:04X}") and r.split()[3] == "01")
+
+
+def test_a_stopped_stream_lets_go_of_its_connection_at_once(
+    server: ScriptedServer, listened: Listened
+) -> None:
+    """Leaving the loop closes the reply's HTTP stream then and there, not when the
+    garbage collector finds it: a collection that struck inside httpcore's pool lock
+    on the next request closed the old stream there, and the turn hung for ever."""
+    server.script({"endless": "text", "chunk_delay": 0.01, "piece": "la "})
+    gc.disable()
+    try:
+        for event in listened.session.stream("sing"):
+            if isinstance(event, TextDelta):
+                break
+        assert wait_for(lambda: _connections_to(server.port) == 0, timeout=10)
+    finally:
+        gc.enable()
 
 
 CTRL_C = """

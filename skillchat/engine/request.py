@@ -9,12 +9,13 @@ the transcript, marked.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 from skillchat.engine.assemble import Assembler
 from skillchat.engine.backends.base import Backend
 from skillchat.engine.emit import Emitter, TextDelta, TextEnd, TextEnded, Waiting
-from skillchat.engine.events import Reply
+from skillchat.engine.events import Delta, Reply
 from skillchat.engine.messages import Keep, assistant_message
 from skillchat.engine.retry import stream_with_retries
 from skillchat.errors import ProviderError
@@ -44,6 +45,7 @@ def stream_reply(
     def on_retry(attempt: int, delay: float, error: ProviderError) -> None:
         emit.notice(f"{error}; retrying in {delay:.1f}s ({attempt}/{max_retries})")
 
+    deltas: Generator[Delta, None, None] | None = None
     try:
         emit(Waiting(tools is not None))
         deltas = stream_with_retries(
@@ -68,6 +70,11 @@ def stream_reply(
         how = "interrupted"
         raise
     finally:
+        # Closed here, on this thread, whatever stopped the reply: a stream left to the
+        # garbage collector closes its HTTP response wherever a collection strikes,
+        # once inside httpcore's pool lock on the next request's way out (a deadlock).
+        if deltas is not None:
+            deltas.close()
         if how in ("failed", "interrupted") and (shown := assembler.reply().text):
             mark = INTERRUPTED_MARK if how == "interrupted" else CUT_MARK
             keep(assistant_message(f"{shown}\n\n{mark}", []), interrupted=True)
