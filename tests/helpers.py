@@ -8,7 +8,8 @@ import socket
 import subprocess as _subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,24 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def listening(*argv: str, port: int) -> Iterator[int]:
+    """`argv` (a local server; its output discarded) started, once it listens on
+    127.0.0.1:`port`: the port. Killed at the end."""
+    process = _subprocess.Popen(argv, stdout=_subprocess.DEVNULL, stderr=_subprocess.DEVNULL)
+
+    def up() -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    try:
+        assert wait_for(up, 60)
+        yield port
+    finally:
+        process.kill()
+        process.wait()
 
 
 def skillchat(
