@@ -11,7 +11,8 @@ handshake), and each tool call as its tool's name says:
 - `gigabyte_json`: a JSON body of a gigabyte (one text content), streamed;
 - `gigabyte_sse`: an SSE answer whose one event is a gigabyte long;
 - `endless_sse`: an SSE answer of progress notifications, one every few ms, and
-  never the response.
+  never the response;
+- `endless_json`: a JSON body that never ends, a byte every few ms.
 
 What it could send before the client hung up is written to FOLDER/sent-NAME.txt (the
 bytes, then "closed" once the client closed the connection), so a test sees that the
@@ -31,7 +32,7 @@ GIGABYTE = 1024**3
 BLOCK = b"x" * (1024 * 1024)
 TOOLS = [
     {"name": name, "description": f"The {name} tool.", "inputSchema": {"type": "object"}}
-    for name in ("echo", "gigabyte_json", "gigabyte_sse", "endless_sse")
+    for name in ("echo", "gigabyte_json", "gigabyte_sse", "endless_sse", "endless_json")
 ]
 
 
@@ -110,6 +111,10 @@ class Handler(BaseHTTPRequestHandler):
                     record.write_text(str(sent))
                     time.sleep(0.005)
             sent += self.send((b"event: message\ndata: " if sse else b"") + head)
+            while name == "endless_json":
+                sent += self.send(b"x")
+                record.write_text(str(sent))
+                time.sleep(0.005)
             while sent < GIGABYTE:
                 sent += self.send(BLOCK)
                 record.write_text(str(sent))

@@ -318,18 +318,21 @@ def test_a_gigabyte_http_answer_is_one_error_and_nothing_is_kept(
     assert sum(f.stat().st_size for f in stored) < 10**6
 
 
-def test_an_endless_sse_answer_stops_being_read_when_its_call_times_out(
-    server: ScriptedServer, tmp_path: Path
+@pytest.mark.parametrize("answers", ["sse", "json"])
+def test_an_endless_answer_stops_being_read_when_its_call_times_out(
+    server: ScriptedServer, tmp_path: Path, answers: str
 ) -> None:
     """A server that answers a call with an SSE stream that never ends (progress
-    notifications, never the response), at the 2025-11-25 revision: the call times
-    out (`timeout_s`), and its stream is closed then, not read for the rest of the
-    session (the SDK only sends `notifications/cancelled` before 2026-07-28 and read
-    on). The server's next call works."""
+    notifications, never the response), or a JSON body that never ends (a byte at a
+    time), at the 2025-11-25 revision: the call times out (`timeout_s`), and its
+    answer is closed then, not read for the rest of the session (the SDK only sends
+    `notifications/cancelled` before 2026-07-28 and reads on). The server's next
+    call works."""
+    tool = f"endless_{answers}"
     skills = tmp_path / "skills"
     skills.mkdir()
     server.script(
-        reply(calls=[call("mcp__raw__endless_sse")]),
+        reply(calls=[call(f"mcp__raw__{tool}")]),
         reply(calls=[call("mcp__raw__echo", {"text": "still here"})], hold="closed"),
         reply("the chat goes on"),
     )
@@ -344,7 +347,7 @@ def test_an_endless_sse_answer_stops_being_read_when_its_call_times_out(
             # skillchat is still running (its next request waits for this): the stream
             # must be closed by now, not when skillchat ends.
             assert wait_for(lambda: len(server.completions) == 2, 120)
-            assert wait_for(lambda: sent_by(tmp_path, "endless_sse")[1] == "closed", 30)
+            assert wait_for(lambda: sent_by(tmp_path, tool)[1] == "closed", 30)
         finally:
             server.release("closed")
             out, err = chat.communicate(timeout=120)
