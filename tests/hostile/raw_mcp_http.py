@@ -12,11 +12,13 @@ handshake), and each tool call as its tool's name says:
 - `gigabyte_sse`: an SSE answer whose one event is a gigabyte long;
 - `endless_sse`: an SSE answer of progress notifications, one every few ms, and
   never the response;
-- `endless_json`: a JSON body that never ends, a byte every few ms.
+- `endless_json`: a JSON body that never ends, a byte every few ms;
+- `malformed`: a result that is not MCP's (its `content` is not a list).
 
 What it could send before the client hung up is written to FOLDER/sent-NAME.txt (the
 bytes, then "closed" once the client closed the connection), so a test sees that the
-answer stopped being read, not only that the call failed.
+answer stopped being read, not only that the call failed. Each `initialize` adds a
+line to FOLDER/initialized.txt (a client that reconnects is seen).
 """
 
 from __future__ import annotations
@@ -32,7 +34,14 @@ GIGABYTE = 1024**3
 BLOCK = b"x" * (1024 * 1024)
 TOOLS = [
     {"name": name, "description": f"The {name} tool.", "inputSchema": {"type": "object"}}
-    for name in ("echo", "gigabyte_json", "gigabyte_sse", "endless_sse", "endless_json")
+    for name in (
+        "echo",
+        "gigabyte_json",
+        "gigabyte_sse",
+        "endless_sse",
+        "endless_json",
+        "malformed",
+    )
 ]
 
 
@@ -64,6 +73,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
         elif method == "initialize":
+            with (FOLDER / "initialized.txt").open("a") as log:
+                log.write("initialize\n")
             self.json(result(request_id, {
                 "protocolVersion": "2025-11-25",
                 "capabilities": {"tools": {}},
@@ -76,6 +87,8 @@ class Handler(BaseHTTPRequestHandler):
             if name == "echo":
                 text = message["params"].get("arguments", {}).get("text", "")
                 self.json(result(request_id, {"content": [{"type": "text", "text": text}]}))
+            elif name == "malformed":
+                self.json(result(request_id, {"content": "not\na list", "isError": "maybe"}))
             else:
                 self.hostile(name, request_id)
         else:

@@ -355,3 +355,32 @@ def test_an_endless_answer_stops_being_read_when_its_call_times_out(
     timed_out, echoed = (json.loads(m["content"]) for m in tool_messages(server))
     assert "no answer from 'raw' in 2 s (timeout_s)" in timed_out["error"], timed_out
     assert echoed["content"] == "still here"
+
+
+def test_a_result_that_is_not_mcps_is_one_line_and_the_server_goes_on(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """A server that answers a call with a result the SDK cannot read (its `content`
+    not a list): that call is one error line (not the validator's many), and the
+    server is not taken for dead: its next call is answered on the same connection,
+    no new `initialize`."""
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    server.script(
+        reply(calls=[call("mcp__raw__malformed")]),
+        reply(calls=[call("mcp__raw__echo", {"text": "still here"})]),
+        reply("the chat goes on"),
+    )
+    with raw_http_server(tmp_path) as table:
+        (tmp_path / "config.toml").write_text(table)
+        done = skillchat(
+            "ask", *session_options(server, skills), "--config", str(tmp_path / "config.toml"),
+            "--allow-mcp", "malformed", subprocess=True,
+        )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.endswith("the chat goes on\n"), done.stderr
+    refused, echoed = (json.loads(m["content"]) for m in tool_messages(server))
+    assert refused["error_code"] == "MCP_ERROR", refused
+    assert "'raw' answered with a result that is not valid MCP" in refused["error"], refused
+    assert "\n" not in refused["error"] and len(refused["error"]) < 400, refused
+    assert echoed["content"] == "still here"
+    assert (tmp_path / "initialized.txt").read_text().count("initialize") == 1
