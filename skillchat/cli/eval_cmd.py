@@ -14,6 +14,7 @@ Exit codes: 0 when every run finished and every skill meets `--min-trigger-rate`
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -39,7 +40,7 @@ from skillchat.errors import UsageError
 if TYPE_CHECKING:
     from skillchat.config import Settings
     from skillchat.evals.queries import EvalQuery
-    from skillchat.evals.runner import Evaluation, RunOutcome
+    from skillchat.evals.runner import Evaluation, Job, RunOutcome
     from skillchat.skills.registry import Registry
     from skillchat.ui.console import Consoles
 
@@ -73,6 +74,41 @@ MinRateOpt = Annotated[
         help="Exit 1 when a skill's trigger rate is under R (0 to 1).",
     ),
 ]
+OutcomeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--outcome",
+        help="Grade the tasks of a skill's evals.json with and without the skill (docs/eval.md).",
+    ),
+]
+TrialsOpt = Annotated[
+    int, typer.Option("--trials", min=1, help="--outcome: trials per task, arm and model.")
+]
+KOpt = Annotated[
+    int | None,
+    typer.Option("--k", min=1, help="--outcome: the k of pass@k and pass^k (default 3)."),
+]
+MinDeltaOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-delta",
+        min=-1.0,
+        max=1.0,
+        metavar="D",
+        help="--outcome: exit 1 when the mean paired delta's 95% lower bound is under D.",
+    ),
+]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="--outcome: run without asking.")]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", metavar="DIR", help="--outcome: the workspace (default ./SKILL-workspace)."
+    ),
+]
+VerifierTimeoutOpt = Annotated[
+    float,
+    typer.Option("--verifier-timeout", min=1.0, help="--outcome: seconds a verifier may run."),
+]
 
 
 def eval_cmd(
@@ -93,6 +129,13 @@ def eval_cmd(
     max_tokens: MaxTokensOpt = None,
     reply_timeout: ReplyTimeoutOpt = None,
     allow_mcp: AllowMcpOpt = False,
+    outcome: OutcomeOpt = False,
+    trials: TrialsOpt = 5,
+    k: KOpt = None,
+    min_delta: MinDeltaOpt = None,
+    yes: YesOpt = False,
+    out: OutOpt = None,
+    verifier_timeout: VerifierTimeoutOpt = 60.0,
 ) -> None:
     """Replay trigger queries through the real catalog and loop, and report per skill
     and model how often each skill was activated when it should and should not be."""
@@ -115,6 +158,16 @@ def eval_cmd(
         mcp_use=None if allow_mcp else (),
         mcp_allow=True if allow_mcp else None,
     )
+    if outcome:
+        from skillchat.cli.eval_outcome import OutcomeOptions, outcome_eval
+
+        chosen = list(dict.fromkeys(model or [settings.model]))
+        options = OutcomeOptions(
+            chosen, trials, k, jobs, min_delta, yes, out, allow_run, json_out, verifier_timeout
+        )
+        by_model = _model_settings(replace(settings, tools=True), sources, chosen)
+        outcome_eval(consoles_of(ctx), queries_file, settings, by_model, options)
+        return
     # Triggering is a get_skill call. A query comes with no workspace, and eval
     # measures whether a description triggers: a skill with `paths` is listed.
     settings = replace(settings, tools=True, paths_gate=False)
@@ -124,12 +177,7 @@ def eval_cmd(
     registry = load_registry(settings)
     _check_skills(queries, registry, queries_file.name)
     models = list(dict.fromkeys(model or [settings.model]))
-    from skillchat.config import with_model
-
-    # Each model's settings (a [models.NAME] brings its table, the command line wins).
-    given = {k for k, v in sources.items() if v in ("flag", "env")}
-    by_model = {name: with_model(settings, name, given) for name in models}
-    _check_backends(by_model)
+    by_model = _model_settings(settings, sources, models)
     plan = plan_runs(queries, models, runs)
     evaluation = Evaluation(
         plan, jobs, lambda job: _redacted(run_once(job, by_model[job.model], registry, allow_run))
@@ -148,18 +196,25 @@ def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> N
             )
 
 
-def _check_backends(by_model: dict[str, Settings]) -> None:
-    """Build each model's backend once now: a missing key stops eval before any run,
-    not as the same error in every run."""
+def _model_settings(
+    settings: Settings, sources: Mapping[str, str], models: list[str]
+) -> dict[str, Settings]:
+    """Each model's settings (a [models.NAME] brings its table, the command line
+    wins), its backend built once now: a missing key stops eval before any run, not
+    as the same error in every run."""
+    from skillchat.config import with_model
     from skillchat.engine.backends.select import make_backend
 
-    for settings in by_model.values():
-        make_backend(settings)
+    given = {name for name, source in sources.items() if source in ("flag", "env")}
+    by_model = {name: with_model(settings, name, given) for name in models}
+    for one in by_model.values():
+        make_backend(one)
+    return by_model
 
 
 def _evaluate(
     consoles: Consoles,
-    evaluation: Evaluation,
+    evaluation: Evaluation[Job, RunOutcome],
     runs: int,
     min_trigger_rate: float | None,
     json_out: bool,
@@ -208,7 +263,7 @@ def _redacted(outcome: RunOutcome) -> RunOutcome:
     return replace(outcome, error=redact(outcome.error)) if outcome.error else outcome
 
 
-def _run_with_progress(consoles: Consoles, evaluation: Evaluation) -> None:
+def _run_with_progress(consoles: Consoles, evaluation: Evaluation[Job, RunOutcome]) -> None:
     """`evaluation.run()` with a progress bar on stderr (a terminal only)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 

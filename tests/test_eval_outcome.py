@@ -1,0 +1,205 @@
+"""`skillchat eval --outcome` as a user runs it: the scripted server plays an agent
+that does better with the skill on some tasks and worse on one, the real sandbox
+runs its commands and the verifier, and the report is read as CI and a user would."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import wait_for
+from openai_server import ScriptedServer, call, reply
+from outcome_fixture import (
+    SECRET,
+    SKILL,
+    WITH,
+    demo_skill,
+    outcome_argv,
+    run_outcome,
+    script_agent,
+)
+
+from skillchat.evals.outcome_stats import bootstrap_mean, pass_at_k, pass_hat_k
+
+
+def test_per_task_deltas_negative_first_and_not_measured(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    script_agent(server)
+    skills = demo_skill(tmp_path)
+    out = tmp_path / "ws"
+    done = run_outcome(server, skills, out, "--trials", "2", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    [model] = json.loads(done.stdout)["models"]
+    tasks = [t["task"] for t in model["tasks"]]
+    assert tasks == ["worse", "noload", "answer", "report"]  # negative first
+    by = {t["task"]: t for t in model["tasks"]}
+    assert by["worse"]["delta"] == -1.0
+    assert by["answer"]["delta"] == 1.0 and by["report"]["delta"] == 1.0
+    noload = by["noload"]
+    assert noload["delta"] is None  # never a tie
+    assert noload["with_skill"]["not_measured"] == 2 and noload["with_skill"]["graded"] == 0
+    assert noload["without_skill"]["pass_rate"] == 1.0
+    assert by["report"]["with_skill"] == {
+        "trials": 2,
+        "graded": 2,
+        "passed": 2,
+        "not_measured": 0,
+        "errors": 0,
+        "pass_rate": 1.0,
+        "k": 2,
+        "pass_at_k": 1.0,
+        "pass_hat_k": 1.0,
+    }
+    interval = bootstrap_mean([-1.0, 1.0, 1.0])
+    assert interval is not None
+    assert model["mean_delta"] == {"mean": pytest.approx(1 / 3), "low": -1.0, "high": 1.0}
+    assert (interval.low, interval.high) == (-1.0, 1.0)
+    assert any("too few trials to conclude" in n for n in model["notes"])
+    # The guide's workspace: per run its outputs (answer.md beside the agent's files)
+    # and grading.json; benchmark.json with run_summary and delta.
+    iteration = out / "iteration-1"
+    run = iteration / "eval-report" / "with_skill" / "run-1"
+    assert (run / "outputs" / "report.txt").read_text() == "ok from input\n"
+    assert (run / "outputs" / "answer.md").read_text() == "done"
+    grading = json.loads((run / "grading.json").read_text())
+    assert [e["passed"] for e in grading["expectations"]] == [True, True]
+    assert not (
+        iteration / "eval-report" / "without_skill" / "run-1" / "outputs" / "report.txt"
+    ).exists()
+    bench = json.loads((iteration / "benchmark.json").read_text())
+    assert bench["run_summary"]["with_skill"]["pass_rate"]["mean"] == pytest.approx(4 / 6)
+    assert bench["run_summary"]["without_skill"]["pass_rate"]["mean"] == pytest.approx(4 / 8)
+    # Unpaired, and the not-measured trials left out: not the paired mean above.
+    assert bench["run_summary"]["delta"]["pass_rate"] == "+0.17"
+    assert len(bench["runs"]) == 16
+
+
+def test_terminal_table_bars_and_min_delta_gate(server: ScriptedServer, tmp_path: Path) -> None:
+    script_agent(server)
+    skills = demo_skill(tmp_path)
+    out = tmp_path / "ws"
+    under = run_outcome(server, skills, out, "--trials", "1", "--yes", "--min-delta", "0.1")
+    assert under.returncode == 1, under.stderr
+    assert "under --min-delta +0.10" in under.stdout
+    assert "-100 pts" in under.stdout and "not measured" in under.stdout
+    assert "█" * 20 + "│" in under.stdout  # the worse task's bar, left of the axis
+    # The same trials again: from the store, no request sent.
+    sent = len(server.completions)
+    met = run_outcome(server, skills, out, "--trials", "1", "--yes", "--min-delta", "-1", "--json")
+    assert met.returncode == 0, met.stderr
+    assert json.loads(met.stdout)["models"][0]["meets_min_delta"] is True
+    assert len(server.completions) == sent
+
+
+def test_without_arm_cannot_load_or_read_the_skill_and_no_arm_reads_evals(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Every probe an agent could make, in both arms: the skill's evals/ (answers,
+    verifier) never reaches the model, and without the skill it is not loadable,
+    not in the catalog, not at /skills."""
+    probes = [
+        call("get_skill", {"skill_name": SKILL}),
+        call("read_file_in_skill", {"skill_name": SKILL, "file_path": "evals/evals.json"}),
+        call("read_file_in_skill", {"skill_name": SKILL, "file_path": "evals/check_report.py"}),
+        call(
+            "run_command",
+            {
+                "command": f"ls -R /skills ~/.agents/skills; cat /skills/{SKILL}/evals/* "
+                f"~/.agents/skills/{SKILL}/evals/*; "
+                f'grep -rls "{SECRET[:8]}""{SECRET[8:]}" /skills /home /opt /tmp .'  # not whole
+            },
+        ),
+    ]
+    server.when("PROBE", reply(calls=probes), reply("probed"))
+    skills = demo_skill(
+        tmp_path, [{"id": "p", "prompt": "PROBE everything", "output_contains": "x"}]
+    )
+    done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    assert len(server.completions) == 4  # two requests per arm
+    assert not any(SECRET in json.dumps(r.body) for r in server.completions)
+    answers = {
+        "with" if WITH in r.body["messages"][0]["content"] else "without": tool_results(r.body)
+        for r in server.completions
+        if tool_results(r.body)
+    }
+    got, evals_json, verifier, ran = answers["with"]
+    assert "Say CODE-42" in got and "evals" not in got  # loaded; evals/ not listed
+    assert "not found in skill" in evals_json and "not found in skill" in verifier
+    assert f"/skills/{SKILL}:" in ran and "evals" not in ran.replace(f"/{SKILL}/evals/", "")
+    got, evals_json, verifier, ran = answers["without"]
+    assert "error" in got.lower() and "Say CODE-42" not in got  # not even offered
+    assert "error" in evals_json.lower() and "error" in verifier.lower()
+    assert f"/skills/{SKILL}:" not in ran and "Say CODE-42" not in ran
+
+
+def tool_results(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m.get("role") == "tool"]
+
+
+def test_pass_at_k_and_pass_hat_k_against_hand_computed_values() -> None:
+    # n=5, c=2, k=2: 1 - C(3,2)/C(5,2) = 1 - 3/10; C(2,2)/C(5,2) = 1/10
+    assert pass_at_k(5, 2, 2) == pytest.approx(0.7)
+    assert pass_hat_k(5, 2, 2) == pytest.approx(0.1)
+    # n=5, c=3, k=3: 1 - C(2,3)/C(5,3) = 1; C(3,3)/C(5,3) = 1/10
+    assert pass_at_k(5, 3, 3) == 1.0 and pass_hat_k(5, 3, 3) == pytest.approx(0.1)
+    # n=4, c=1, k=1: the pass rate both ways
+    assert pass_at_k(4, 1, 1) == pass_hat_k(4, 1, 1) == 0.25
+    assert pass_at_k(2, 1, 3) is None and pass_hat_k(2, 1, 3) is None
+    assert bootstrap_mean([0.5, 0.5]) == bootstrap_mean([0.5, 0.5])
+    again = bootstrap_mean([1.0, -1.0, 0.0, 0.5])
+    assert again == bootstrap_mean([1.0, -1.0, 0.0, 0.5])  # deterministic
+
+
+def test_ctrl_c_keeps_finished_trials_and_a_rerun_runs_only_the_rest(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    script_agent(server)
+    server.rules.insert(0, {"when": "TASK-NOLOAD", "then": [reply("never", delay=120)]})
+    skills = demo_skill(tmp_path)
+    out = tmp_path / "ws"
+    argv = outcome_argv(server, skills, out, "--trials", "1", "--jobs", "1", "--yes")
+    # A real process: the subject is its SIGINT.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillchat", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        held = lambda: any("TASK-NOLOAD" in json.dumps(r.body) for r in server.completions)  # noqa: E731
+        assert wait_for(held), "timed out waiting"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    assert len(list((out / ".results").glob("*.json"))) == 6  # three tasks, both arms
+    del server.rules[0]
+    before = len(server.completions)
+    done = run_outcome(server, skills, out, "--trials", "1", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    rerun = [json.dumps(r.body) for r in server.completions[before:]]
+    assert rerun and all("TASK-NOLOAD" in body for body in rerun)
+    assert "6 already done, kept" in done.stderr
+    [model] = json.loads(done.stdout)["models"]
+    assert [t["task"] for t in model["tasks"]] == ["worse", "noload", "answer", "report"]
+
+
+def test_without_yes_and_no_terminal_it_refuses_in_one_line(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    skills = demo_skill(tmp_path)
+    done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1")
+    assert done.returncode == 2, done.stderr
+    assert "8 trial(s) to run" in done.stderr
+    assert "not confirmed: add --yes" in done.stderr and "Traceback" not in done.stderr
+    assert server.completions == []
