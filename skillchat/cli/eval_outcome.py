@@ -69,7 +69,9 @@ def outcome_eval(
     skill = registry.skills.get(name) if name else None
     tasks = load_tasks(tasks_file, skill.root if skill is not None else None)
     for problem in tasks.problems:
-        consoles.err.print(f"warning: {problem}", style="warning", markup=False, highlight=False)
+        consoles.err.print(
+            f"warning: {problem}", style="warning", markup=False, highlight=False, soft_wrap=True
+        )
     out = options.out or Path(f"{tasks.skill}-workspace")
     with tempfile.TemporaryDirectory(prefix="skillchat-outcome-") as stage:
         registries, digest = arm_registries(registry, tasks.skill, Path(stage))
@@ -151,6 +153,7 @@ def _say_error(consoles: Consoles, result: TrialResult) -> None:
             style="warning",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
 
 
