@@ -23,6 +23,7 @@ from outcome_fixture import (
     run_outcome,
     script_agent,
 )
+from sandbox_helpers import require_sandbox
 
 from skillchat.evals.outcome_stats import bootstrap_mean, pass_at_k, pass_hat_k
 
@@ -30,6 +31,7 @@ from skillchat.evals.outcome_stats import bootstrap_mean, pass_at_k, pass_hat_k
 def test_per_task_deltas_negative_first_and_not_measured(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
+    require_sandbox()  # its commands and verifier
     script_agent(server)
     skills = demo_skill(tmp_path)
     out = tmp_path / "ws"
@@ -81,6 +83,7 @@ def test_per_task_deltas_negative_first_and_not_measured(
 
 
 def test_terminal_table_bars_and_min_delta_gate(server: ScriptedServer, tmp_path: Path) -> None:
+    require_sandbox()  # its commands and verifier
     script_agent(server)
     skills = demo_skill(tmp_path)
     out = tmp_path / "ws"
@@ -103,6 +106,7 @@ def test_without_arm_cannot_load_or_read_the_skill_and_no_arm_reads_evals(
     """Every probe an agent could make, in both arms: the skill's evals/ (answers,
     verifier) never reaches the model, and without the skill it is not loadable,
     not in the catalog, not at /skills."""
+    require_sandbox()  # its commands and verifier
     probes = [
         call("get_skill", {"skill_name": SKILL}),
         call("read_file_in_skill", {"skill_name": SKILL, "file_path": "evals/evals.json"}),
@@ -160,6 +164,7 @@ def test_pass_at_k_and_pass_hat_k_against_hand_computed_values() -> None:
 def test_ctrl_c_keeps_finished_trials_and_a_rerun_runs_only_the_rest(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
+    require_sandbox()  # its commands and verifier
     script_agent(server)
     server.rules.insert(0, {"when": "TASK-NOLOAD", "then": [reply("never", delay=120)]})
     skills = demo_skill(tmp_path)

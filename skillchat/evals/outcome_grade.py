@@ -7,7 +7,8 @@ The verifier sees the trial's outputs folder read-only at /workspace (its only
 argument) and the skill's folder read-only at VERIFIER_MOUNT; it writes only to
 RAM folders of `VERIFIER_MB` each and prints at most `stop_after_bytes`, no
 network, for at most `timeout_s`. A verifier that breaks those bounds (hangs, floods,
-cannot start) is a `VerifierError`: the trial is ungraded, with one line.
+cannot start) is a `SkillError` (the
+skill's verifier gave no verdict): the trial is ungraded, with one line.
 """
 
 from __future__ import annotations
@@ -19,17 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillchat.errors import SandboxFailure, SkillchatError
+from skillchat.errors import SandboxFailure, SkillError
 from skillchat.evals.outcome_tasks import Task
 from skillchat.sandbox.detect import Tools
 
 VERIFIER_MOUNT = "/opt/skillchat/verifier"
 VERIFIER_MB = 64
 _INTERPRETERS = {".py": "python", ".sh": "sh", ".js": "node"}
-
-
-class VerifierError(SkillchatError):
-    """The verifier could not give a verdict (timed out, printed too much, did not start)."""
 
 
 @dataclass(frozen=True)
@@ -79,12 +76,12 @@ def _quote(text: str, at: int, length: int) -> str:
 def run_verifier(
     verifier: str, outputs: Path, skill_root: Path, tools: Tools | None, timeout_s: float
 ) -> Check:
-    """The verifier's verdict on `outputs`; VerifierError when it gives none."""
+    """The verifier's verdict on `outputs`; SkillError when it gives none."""
     from skillchat.sandbox.layout import Limits, SandboxSpec
     from skillchat.sandbox.runner import run_in_sandbox
 
     if tools is None:
-        raise VerifierError(f"verifier {verifier}: needs the sandbox, which is not available")
+        raise SkillError(f"verifier {verifier}: needs the sandbox, which is not available")
     script = f"{VERIFIER_MOUNT}/{verifier}"
     interpreter = _INTERPRETERS.get(Path(verifier).suffix)
     command = shlex.join([*([interpreter] if interpreter else []), script, "/workspace"])
@@ -109,11 +106,11 @@ def run_verifier(
         try:
             outcome = run_in_sandbox(tools, spec, command, timeout_s=timeout_s)
         except SandboxFailure as exc:
-            raise VerifierError(f"verifier {verifier}: the sandbox did not start ({exc})") from None
+            raise SkillError(f"verifier {verifier}: the sandbox did not start ({exc})") from None
     if outcome.stopped == "timeout":
-        raise VerifierError(f"verifier {verifier}: timed out after {timeout_s:g} s")
+        raise SkillError(f"verifier {verifier}: timed out after {timeout_s:g} s")
     if outcome.stopped is not None:
-        raise VerifierError(f"verifier {verifier}: stopped ({outcome.stopped.replace('_', ' ')})")
+        raise SkillError(f"verifier {verifier}: stopped ({outcome.stopped.replace('_', ' ')})")
     tail = (outcome.stderr.strip() or outcome.stdout.strip()).splitlines()
     evidence = f"exit {outcome.exit_code}" + (f": {tail[-1][:200]}" if tail else "")
     return Check(f"verifier {verifier}", outcome.exit_code == 0, evidence)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from helpers import one_line_error, write_files
-from openai_server import ScriptedServer, reply
+from openai_server import ScriptedServer
 from outcome_fixture import SKILL, demo_skill, evals_json, run_outcome, script_agent
 from sandbox_helpers import require_sandbox
 
