@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import wait_for
+from helpers import one_line_error, skillchat, wait_for
 from openai_server import ScriptedServer, call, reply
 from outcome_fixture import (
     SECRET,
@@ -207,4 +207,14 @@ def test_without_yes_and_no_terminal_it_refuses_in_one_line(
     assert done.returncode == 2, done.stderr
     assert "8 trial(s) to run" in done.stderr
     assert "not confirmed: add --yes" in done.stderr and "Traceback" not in done.stderr
+    assert server.completions == []
+
+
+def test_a_flag_of_the_other_eval_is_one_line(server: ScriptedServer, tmp_path: Path) -> None:
+    skills = demo_skill(tmp_path)
+    gate = run_outcome(server, skills, tmp_path / "ws", "--min-trigger-rate", "0.5")
+    assert "--min-trigger-rate are for trigger evals" in one_line_error(gate, 2)
+    argv = outcome_argv(server, skills, tmp_path / "ws", "--min-delta", "0.1")
+    argv.remove("--outcome")
+    assert "are for --outcome evals" in one_line_error(skillchat(*argv), 2)
     assert server.completions == []

@@ -158,6 +158,7 @@ def eval_cmd(
         mcp_use=None if allow_mcp else (),
         mcp_allow=True if allow_mcp else None,
     )
+    _check_mode(outcome, skill, min_trigger_rate, min_delta, yes, out)
     if outcome:
         from skillchat.cli.eval_outcome import OutcomeOptions, outcome_eval
 
@@ -183,6 +184,22 @@ def eval_cmd(
         plan, jobs, lambda job: _redacted(run_once(job, by_model[job.model], registry, allow_run))
     )
     _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out)
+
+
+def _check_mode(
+    outcome: bool,
+    skill: str | None,
+    min_trigger_rate: float | None,
+    min_delta: float | None,
+    yes: bool,
+    out: Path | None,
+) -> None:
+    """A flag of the other kind of eval is a mistake, not something to ignore: a
+    CI gate on --min-delta without --outcome would never gate."""
+    if outcome and (skill is not None or min_trigger_rate is not None):
+        raise UsageError("--skill and --min-trigger-rate are for trigger evals, not --outcome")
+    if not outcome and (min_delta is not None or yes or out is not None):
+        raise UsageError("--min-delta, --yes and --out are for --outcome evals")
 
 
 def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> None:
