@@ -5,6 +5,7 @@ runs its commands and the verifier, and the report is read as CI and a user woul
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import one_line_error, skillchat, wait_for
+from helpers import REAL_SKILLS_SCRIPTS, one_line_error, skillchat, wait_for, write_files
 from openai_server import ScriptedServer, call, reply
 from outcome_fixture import (
     SECRET,
     SKILL,
     WITH,
     demo_skill,
+    evals_json,
     outcome_argv,
     run_outcome,
     script_agent,
@@ -218,3 +220,50 @@ def test_a_flag_of_the_other_eval_is_one_line(server: ScriptedServer, tmp_path: 
     argv.remove("--outcome")
     assert "are for --outcome evals" in one_line_error(skillchat(*argv), 2)
     assert server.completions == []
+
+
+def test_a_real_skill_with_a_real_script_runs_end_to_end_in_the_sandbox(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """openai's skill-creator from the shared corpus: with it, the agent runs its
+    stdlib script `init_skill.py` in the sandbox and a verifier checks the skill it
+    made; without it, the agent has no script to run."""
+    require_sandbox()
+    source = REAL_SKILLS_SCRIPTS / "openai-skills" / "skills" / ".system" / "skill-creator"
+    if not source.is_dir():
+        pytest.skip(f"no shared corpus at {source}")
+    skills = tmp_path / "skills"
+    shutil.copytree(source, skills / "skill-creator")
+    task = {
+        "id": "init",
+        "prompt": "TASK-INIT: start a skill named hello-world here",
+        "verifier": "evals/made_skill.py",
+        "files_exist": ["hello-world/SKILL.md"],
+    }
+    write_files(
+        skills / "skill-creator" / "evals",
+        {
+            "evals.json": json.dumps({"skill_name": "skill-creator", "evals": [task]}),
+            "made_skill.py": "import pathlib, sys\n"
+            "text = (pathlib.Path(sys.argv[1]) / 'hello-world' / 'SKILL.md').read_text()\n"
+            "sys.exit(0 if text.startswith('---\\nname: hello-world\\n') else 1)\n",
+        },
+    )
+    script = "python /skills/skill-creator/scripts/init_skill.py hello-world --path ."
+    with_skill = '"name": "skill-creator"'
+    server.when(
+        "TASK-INIT",
+        reply(calls=[call("get_skill", {"skill_name": "skill-creator"})]),
+        reply(calls=[call("run_command", {"command": script})]),
+        reply("made hello-world"),
+        system=with_skill,
+    )
+    server.when("TASK-INIT", reply(calls=[call("run_command", {"command": script})]), reply("?"))
+    argv = outcome_argv(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
+    argv[argv.index(str(evals_json(skills)))] = str(skills / "skill-creator/evals/evals.json")
+    done = skillchat(*argv)
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)["models"][0]["tasks"]
+    assert row["delta"] == 1.0, row
+    made = tmp_path / "ws/iteration-1/eval-init/with_skill/run-1/outputs/hello-world/SKILL.md"
+    assert made.read_text().startswith("---\nname: hello-world\n")
