@@ -91,7 +91,7 @@ def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
         source = setup.skill_root / name
         target = outputs / Path(name).name
         if source.is_dir():
-            shutil.copytree(source, target, symlinks=False)
+            shutil.copytree(source, target, ignore=_links)
         else:
             shutil.copyfile(source, target)
     _writable_in_sandbox(outputs)
@@ -149,6 +149,12 @@ def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
             result.passed = all(c.passed for c in checks)
     _write_grading(job.folder, result)
     return result
+
+
+def _links(folder: str, names: list[str]) -> list[str]:
+    """The links in a copied folder of `files`, left out: followed, one could copy
+    any file of the host (a key, a `.env`) into what the agent reads."""
+    return [n for n in names if os.path.islink(os.path.join(folder, n))]
 
 
 def _writable_in_sandbox(outputs: Path) -> None:

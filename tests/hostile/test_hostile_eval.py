@@ -65,13 +65,24 @@ def test_an_entry_reaching_outside_the_skill_is_left_out_and_the_rest_runs(
         {"id": "r", "prompt": "x", "output_matches": "(unclosed"},
         {"id": "e", "prompt": "x", "files_exist": ["../../outside"]},
     ]
-    skills = demo_skill(tmp_path, [*outside, GOOD])
+    linked = {
+        "id": "answer",
+        "prompt": GOOD["prompt"],
+        "output_contains": "CODE-42",
+        "files": ["evals/files"],
+    }
+    skills = demo_skill(tmp_path, [*outside, linked])
+    secret = write_files(tmp_path / "home", {".env": "KEY=host-secret\n"}) / ".env"
+    (skills / SKILL / "evals" / "files" / "env").symlink_to(secret)
     done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 4 and all(line.endswith("left out") for line in warnings)
     assert "must be a path inside the skill folder" in warnings[0]
     assert list(trials(done)) == ["answer"] and trials(done)["answer"]["delta"] == 1.0
+    copies = list((tmp_path / "ws").rglob("outputs/files"))
+    assert len(copies) == 2 and all((c / "input.txt").is_file() for c in copies)
+    assert not any((c / "env").exists() or (c / "env").is_symlink() for c in copies)
 
 
 def test_a_hanging_verifier_is_stopped_at_its_timeout_and_the_rest_is_graded(
