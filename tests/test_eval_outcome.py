@@ -27,7 +27,13 @@ from outcome_fixture import (
 )
 from sandbox_helpers import require_sandbox
 
-from skillchat.evals.outcome_stats import bootstrap_mean, pass_at_k, pass_hat_k
+from skillchat.evals.outcome_stats import (
+    Interval,
+    bootstrap_difference,
+    bootstrap_mean,
+    pass_at_k,
+    pass_hat_k,
+)
 
 
 def test_per_task_deltas_negative_first_and_not_measured(
@@ -43,7 +49,7 @@ def test_per_task_deltas_negative_first_and_not_measured(
     tasks = [t["task"] for t in model["tasks"]]
     assert tasks == ["worse", "noload", "answer", "report"]  # negative first
     by = {t["task"]: t for t in model["tasks"]}
-    assert by["worse"]["delta"] == -1.0
+    assert by["worse"]["delta"] == -1.0 and by["worse"]["delta_ci95"] == [-1.0, -1.0]
     assert by["answer"]["delta"] == 1.0 and by["report"]["delta"] == 1.0
     noload = by["noload"]
     assert noload["delta"] is None  # never a tie
@@ -93,7 +99,7 @@ def test_terminal_table_bars_and_min_delta_gate(server: ScriptedServer, tmp_path
     assert under.returncode == 1, under.stderr
     assert "under --min-delta +0.10" in under.stdout
     assert "-100 pts" in under.stdout and "not measured" in under.stdout
-    assert "█" * 20 + "│" in under.stdout  # the worse task's bar, left of the axis
+    assert "█" * 20 + "│ [-100, -100]" in under.stdout  # the worse task's bar, left of 0
     # The same trials again: from the store, no request sent.
     sent = len(server.completions)
     met = run_outcome(server, skills, out, "--trials", "1", "--yes", "--min-delta", "-1", "--json")
@@ -158,6 +164,10 @@ def test_pass_at_k_and_pass_hat_k_against_hand_computed_values() -> None:
     # n=4, c=1, k=1: the pass rate both ways
     assert pass_at_k(4, 1, 1) == pass_hat_k(4, 1, 1) == 0.25
     assert pass_at_k(2, 1, 3) is None and pass_hat_k(2, 1, 3) is None
+    # One task, 1 of 2 with against 0 of 2 without: a resample's difference is 0, 0.5
+    # or 1 (a quarter of draws each end), so the 95% interval is [0, 1] whatever the draws.
+    assert bootstrap_difference((1, 2), (0, 2)) == Interval(0.5, 0.0, 1.0)
+    assert bootstrap_difference((1, 2), (0, 0)) is None
     assert bootstrap_mean([0.5, 0.5]) == bootstrap_mean([0.5, 0.5])
     again = bootstrap_mean([1.0, -1.0, 0.0, 0.5])
     assert again == bootstrap_mean([1.0, -1.0, 0.0, 0.5])  # deterministic

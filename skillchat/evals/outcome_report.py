@@ -16,6 +16,7 @@ from skillchat.evals.outcome_stats import (
     MIN_TASKS_TO_CONCLUDE,
     MIN_TRIALS_TO_CONCLUDE,
     Interval,
+    bootstrap_difference,
     bootstrap_mean,
     mean_stddev,
     pass_at_k,
@@ -64,6 +65,12 @@ class TaskRow:
         """with - without, when both arms have a graded trial."""
         w, wo = self.arms["with"].rate, self.arms["without"].rate
         return None if w is None or wo is None else w - wo
+
+    @property
+    def interval(self) -> Interval | None:
+        """The delta's bootstrap 95% interval over the task's trials."""
+        w, wo = self.arms["with"], self.arms["without"]
+        return bootstrap_difference((w.passed, w.graded), (wo.passed, wo.graded))
 
 
 @dataclass
@@ -173,6 +180,7 @@ def summary_json(summaries: Sequence[ModelSummary], min_delta: float | None) -> 
                     {
                         "task": row.task,
                         "delta": row.delta,
+                        "delta_ci95": _bounds(row.interval),
                         **{arm_folder(arm): row.arms[arm].as_json() for arm in ARMS},
                     }
                     for row in s.rows
@@ -187,6 +195,10 @@ def summary_json(summaries: Sequence[ModelSummary], min_delta: float | None) -> 
             }
         )
     return {"models": models, "min_delta": min_delta}
+
+
+def _bounds(interval: Interval | None) -> list[float] | None:
+    return None if interval is None else [interval.low, interval.high]
 
 
 def meets(summary: ModelSummary, min_delta: float | None) -> bool | None:

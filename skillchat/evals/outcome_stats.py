@@ -11,7 +11,8 @@ Per task and arm, over the n graded trials of which c passed:
 
 The **paired difference** of a task is its with-skill pass rate minus its
 without-skill one (same task, same model): pairing takes the task's own difficulty
-out of the comparison. Its mean over tasks gets a percentile bootstrap 95% interval
+out of the comparison; it gets a bootstrap 95% interval from its trials (each arm
+resampled on its own). Its mean over tasks gets a percentile bootstrap 95% interval
 (tasks resampled with replacement, 10,000 times, from a fixed random state so the same
 results always print the same interval).
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import comb
 
@@ -60,15 +61,34 @@ def bootstrap_mean(values: Sequence[float]) -> Interval | None:
     One value gives a zero-width interval: nothing to resample, nothing concluded."""
     if not values:
         return None
-    mean = statistics.fmean(values)
-    if len(values) == 1:
-        return Interval(mean, mean, mean)
     rng = random.Random(BOOTSTRAP_STATE)
-    n = len(values)
-    means = sorted(statistics.fmean(rng.choices(values, k=n)) for _ in range(BOOTSTRAP_SAMPLES))
-    low = means[int(0.025 * BOOTSTRAP_SAMPLES)]
-    high = means[int(0.975 * BOOTSTRAP_SAMPLES) - 1]
-    return Interval(mean, low, high)
+    return _interval(
+        statistics.fmean(values), lambda: statistics.fmean(rng.choices(values, k=len(values)))
+    )
+
+
+def bootstrap_difference(passes: tuple[int, int], other: tuple[int, int]) -> Interval | None:
+    """One task's difference of pass rates, (c, n) against (c, n), with a bootstrap
+    95% interval: each arm's trials resampled on its own. None when an arm has none."""
+    (c1, n1), (c2, n2) = passes, other
+    if not n1 or not n2:
+        return None
+    a = [1.0] * c1 + [0.0] * (n1 - c1)
+    b = [1.0] * c2 + [0.0] * (n2 - c2)
+    rng = random.Random(BOOTSTRAP_STATE)
+
+    def draw() -> float:
+        return statistics.fmean(rng.choices(a, k=n1)) - statistics.fmean(rng.choices(b, k=n2))
+
+    return _interval(c1 / n1 - c2 / n2, draw)
+
+
+def _interval(estimate: float, draw: Callable[[], float]) -> Interval:
+    """`estimate` with the 2.5th and 97.5th percentiles of BOOTSTRAP_SAMPLES draws."""
+    drawn = sorted(draw() for _ in range(BOOTSTRAP_SAMPLES))
+    low = drawn[int(0.025 * BOOTSTRAP_SAMPLES)]
+    high = drawn[int(0.975 * BOOTSTRAP_SAMPLES) - 1]
+    return Interval(estimate, low, high)
 
 
 def mean_stddev(values: Sequence[float]) -> dict[str, float | None]:

@@ -76,10 +76,14 @@ def print_outcome(
             )
         console.print(table)
         for row in summary.rows:
-            if row.delta is not None:
-                style = "error" if row.delta < 0 else "success"
+            interval = row.interval
+            if interval is not None:
+                style = "error" if interval.mean < 0 else "success"
+                span = f" [{interval.low * 100:+.0f}, {interval.high * 100:+.0f}]"
                 console.print(
-                    safe.line(f"  {safe.one_line(row.task, 24):>24} ", (bar(row.delta), style)),
+                    safe.line(
+                        f"  {safe.one_line(row.task, 24):>24} ", (bar(interval.mean), style), span
+                    ),
                     soft_wrap=True,
                 )
         interval = summary.mean_delta
