@@ -25,6 +25,7 @@ from outcome_fixture import (
     run_outcome,
     script_agent,
 )
+from pty_session import PtySession
 from sandbox_helpers import require_sandbox
 
 from skillchat.evals.outcome_stats import (
@@ -277,3 +278,31 @@ def test_a_real_skill_with_a_real_script_runs_end_to_end_in_the_sandbox(
     assert row["delta"] == 1.0, row
     made = tmp_path / "ws/iteration-1/eval-init/with_skill/run-1/outputs/hello-world/SKILL.md"
     assert made.read_text().startswith("---\nname: hello-world\n")
+
+
+def test_on_a_terminal_it_asks_before_any_request(server: ScriptedServer, tmp_path: Path) -> None:
+    """The estimate and the question come first; no says no request went out, yes
+    runs the trials and draws the table."""
+    require_sandbox()  # its commands and verifier
+    script_agent(server)
+    skills = demo_skill(tmp_path)
+    argv = outcome_argv(server, skills, tmp_path / "ws", "--trials", "1")
+    refused = PtySession(*argv)
+    try:
+        refused.expect("8 trial(s) to run")
+        refused.expect("Run them? [y/N]:")
+        refused.line("n")
+        refused.expect("not run")
+        assert refused.wait() == 2
+    finally:
+        refused.close()
+    assert server.completions == []
+    agreed = PtySession(*argv)
+    try:
+        agreed.expect("Run them? [y/N]:")
+        agreed.line("y")
+        agreed.expect("mean paired delta")
+        assert agreed.wait() == 0
+    finally:
+        agreed.close()
+    assert len(server.completions) > 0

@@ -139,7 +139,20 @@ def _run(
 
     evaluation = Evaluation(todo, options.jobs, one)
     try:
-        evaluation.run(on_outcome=lambda r: _say_error(consoles, r))
+        if sys.stderr.isatty() and not options.json_out:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            columns = (TextColumn("trials"), BarColumn(), MofNCompleteColumn())
+            with Progress(*columns, console=consoles.err, transient=True) as progress:
+                bar = progress.add_task("trials", total=len(todo))
+
+                def finished(result: TrialResult) -> None:
+                    _say_error(consoles, result)
+                    progress.advance(bar)
+
+                evaluation.run(on_outcome=finished)
+        else:
+            evaluation.run(on_outcome=lambda r: _say_error(consoles, r))
     except KeyboardInterrupt:
         return list(evaluation.outcomes), True
     return list(evaluation.outcomes), False

@@ -26,7 +26,7 @@ ARMS: tuple[Arm, ...] = ("with", "without")
 HIDDEN = "evals"  # the skill's folder of answers: never in the copy the agent sees
 
 
-def arm_folder(arm: Arm) -> str:
+def arm_folder(arm: str) -> str:
     """The guide's folder name of an arm."""
     return f"{arm}_skill"
 

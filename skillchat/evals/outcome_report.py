@@ -215,7 +215,7 @@ def benchmark_json(
     runs = [
         {
             "eval_id": r.task,
-            "configuration": arm_folder(r.arm),  # type: ignore[arg-type]
+            "configuration": arm_folder(r.arm),
             "run_number": r.trial,
             "result": {
                 "pass_rate": None if r.passed is None else float(r.passed),

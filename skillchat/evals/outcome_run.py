@@ -31,6 +31,7 @@ from skillchat.skills.registry import Registry
 DIGEST_FILE = ".skill-digest"
 # A trial's requests: the task, often a get_skill or a command, then the answer.
 ASSUMED_REQUESTS = 3
+PRICED_TOKENS = 1_000_000  # prices are linear: asked once per model for this many
 
 
 def model_slug(model: str) -> str:
@@ -100,6 +101,7 @@ def estimate(
 
     counter = load_counter()
     fixed: dict[tuple[str, Arm], int] = {}
+    prices: dict[str, float | None] = {}  # of PRICED_TOKENS prompt tokens, per model
     tokens = 0
     cost: float | None = 0.0
     for job in jobs:
@@ -111,8 +113,10 @@ def estimate(
             fixed[key] = report.total + loaded
         trial = ASSUMED_REQUESTS * (fixed[key] + counter.count(job.task.prompt))
         tokens += trial
-        price = _price(settings[job.model], trial)
-        cost = None if cost is None or price is None else cost + price
+        if job.model not in prices:
+            prices[job.model] = _price(settings[job.model], PRICED_TOKENS)
+        price = prices[job.model]
+        cost = None if cost is None or price is None else cost + price * trial / PRICED_TOKENS
     return Estimate(len(jobs), tokens, cost)
 
 
