@@ -306,3 +306,43 @@ def test_on_a_terminal_it_asks_before_any_request(server: ScriptedServer, tmp_pa
     finally:
         agreed.close()
     assert len(server.completions) > 0
+
+
+def test_models_are_a_second_axis_and_a_slash_prompt_counts_as_loaded(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Two models, each its own summary and guide workspace; a task that starts with
+    `/demo-skill` loads it by injection (measured, though no get_skill is called),
+    and the without arm is asked the rest of the message."""
+    inject = {"id": "inject", "prompt": f"/{SKILL} TASK-INJECT go", "output_contains": "CODE-42"}
+    unjudged = {"id": "judged", "prompt": "TASK-JUDGE", "expectations": ["is kind"]}
+    server.when("TASK-INJECT", reply("CODE-42"), system=WITH)
+    server.when("TASK-INJECT", reply("no code"))
+    server.when("TASK-JUDGE", reply("kind words"))
+    skills = demo_skill(tmp_path, [inject, unjudged])
+    out = tmp_path / "ws"
+    argv = outcome_argv(server, skills, out, "--trials", "2", "--yes", "--json")
+    done = skillchat(*argv, "-m", "openai/second-model")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "task judged: nothing deterministic grades it (its expectations need the LLM judge"
+        in done.stderr
+    )
+    models = json.loads(done.stdout)["models"]
+    assert [m["model"] for m in models] == ["openai/test-model", "openai/second-model"]
+    for m in models:
+        by = {t["task"]: t for t in m["tasks"]}
+        assert by["inject"]["delta"] == 1.0 and by["inject"]["with_skill"]["not_measured"] == 0
+        assert by["judged"]["delta"] is None and by["judged"]["with_skill"]["graded"] == 0
+    sent = {r.body["model"] for r in server.completions}
+    assert sent == {"test-model", "second-model"}
+    without = [
+        r.body["messages"][1]["content"]
+        for r in server.completions
+        if WITH not in r.body["messages"][0]["content"] and "INJECT" in json.dumps(r.body)
+    ]
+    assert without and all(text == "TASK-INJECT go" for text in without)
+    for slug in ("openai_test-model", "openai_second-model"):
+        bench = json.loads((out / slug / "iteration-1" / "benchmark.json").read_text())
+        assert bench["metadata"]["executor_model"] == slug.replace("_", "/", 1)
+        assert len(bench["runs"]) == 8

@@ -68,7 +68,14 @@ def outcome_eval(
     name = _skill_name(tasks_file)
     skill = registry.skills.get(name) if name else None
     tasks = load_tasks(tasks_file, skill.root if skill is not None else None)
-    for problem in tasks.problems:
+    ungraded = [
+        f"evals.json: task {t.id}: nothing deterministic grades it"
+        + (" (its expectations need the LLM judge, not built yet)" if t.expectations else "")
+        + "; run, not graded"
+        for t in tasks.tasks
+        if not t.graded
+    ]
+    for problem in [*tasks.problems, *ungraded]:
         consoles.err.print(
             f"warning: {problem}", style="warning", markup=False, highlight=False, soft_wrap=True
         )

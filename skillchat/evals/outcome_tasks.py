@@ -11,8 +11,9 @@ guide's format, read as it is, plus the fields skillchat grades by.
                 "files_exist": ["filled.pdf"]}]}     # skillchat: in the outputs
 
 Paths in `files` and `verifier` are relative to the skill's folder and must stay
-in it. `expected_output` and `expectations`/`assertions` are kept in the results
-(an LLM judge will grade them; it is not built yet) and never shown to the agent.
+in it. `expected_output` and `expectations`/`assertions` are for an LLM judge,
+which is not built yet: a task they alone would grade is run, not graded, and the
+report says so. None of them is ever shown to the agent.
 
 A file that cannot be read or is not this shape is a UsageError (one line, before
 any request). One bad entry is left out with a line of its own (`Tasks.problems`)
@@ -43,8 +44,7 @@ class Task:
     output_contains: tuple[str, ...] = ()
     output_matches: tuple[str, ...] = ()
     files_exist: tuple[str, ...] = ()
-    expected_output: str | None = None
-    expectations: tuple[str, ...] = ()
+    expectations: tuple[str, ...] = ()  # for the LLM judge (not built): said, not graded
     digest: str = ""  # of the entry as written: a changed task is a new one
 
     @property
@@ -131,7 +131,6 @@ def _task(entry: Any, n: int, at: str, root: Path) -> Task:
     for name in exists:
         if PurePosixPath(name).is_absolute() or ".." in PurePosixPath(name).parts:
             raise UsageError(f'{at}: "files_exist" {name} must be a path inside the outputs')
-    expected = entry.get("expected_output")
     key = "assertions" if "assertions" in entry else "expectations"
     return Task(
         id=str(ident),
@@ -141,7 +140,6 @@ def _task(entry: Any, n: int, at: str, root: Path) -> Task:
         output_contains=_strings(entry, "output_contains", at),
         output_matches=patterns,
         files_exist=exists,
-        expected_output=expected if isinstance(expected, str) else None,
         expectations=_strings(entry, key, at),
         digest=hashlib.sha256(json.dumps(entry, sort_keys=True).encode()).hexdigest(),
     )

@@ -115,7 +115,7 @@ def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
                 workspace=Workspace.open(outputs),
                 consent=lambda: consent,
             )
-            turn = session.send(job.task.prompt)
+            turn = session.send(_prompt(job, setup.skill))
             answer = turn.answer
             result.tool_calls = len(turn.tool_calls)
         except SkillchatError as exc:
@@ -149,6 +149,17 @@ def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
             result.passed = all(c.passed for c in checks)
     _write_grading(job.folder, result)
     return result
+
+
+def _prompt(job: TrialJob, skill: str) -> str:
+    """The task as the arm sends it: a prompt that starts with `/<skill>` loads the
+    skill with the message; without the skill there is no such command, so that arm
+    gets the rest of the message, the same request asked of an agent without it."""
+    prompt = job.task.prompt
+    head, _, rest = prompt.partition(" ")
+    if job.arm == "without" and head == f"/{skill}":
+        return rest.strip() or prompt
+    return prompt
 
 
 def _links(folder: str, names: list[str]) -> list[str]:
