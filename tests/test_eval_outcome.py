@@ -107,6 +107,13 @@ def test_terminal_table_bars_and_min_delta_gate(server: ScriptedServer, tmp_path
     assert met.returncode == 0, met.stderr
     assert json.loads(met.stdout)["models"][0]["meets_min_delta"] is True
     assert len(server.completions) == sent
+    # An edited verifier (in evals/, outside the skill's digest) grades its task again.
+    verifier = skills / SKILL / "evals" / "check_report.py"
+    verifier.write_text(verifier.read_text() + "# edited\n")
+    again = run_outcome(server, skills, out, "--trials", "1", "--yes", "--json")
+    assert again.returncode == 0, again.stderr
+    rerun = [json.dumps(r.body) for r in server.completions[sent:]]
+    assert rerun and all("TASK-REPORT" in body for body in rerun)
 
 
 def test_without_arm_cannot_load_or_read_the_skill_and_no_arm_reads_evals(

@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from skillchat.errors import UsageError
+from skillchat.errors import NotRegularFile, UsageError
 from skillchat.evals.queries import read_json_file
+from skillchat.localfile import read_regular
+
+MAX_TASK_FILE_BYTES = 100_000_000  # a task's file, copied into every trial
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ class Task:
     output_matches: tuple[str, ...] = ()
     files_exist: tuple[str, ...] = ()
     expectations: tuple[str, ...] = ()  # for the LLM judge (not built): said, not graded
-    digest: str = ""  # of the entry as written: a changed task is a new one
+    digest: str = ""  # of the entry, its files and verifier: a changed task is a new one
 
     @property
     def graded(self) -> bool:
@@ -141,8 +145,35 @@ def _task(entry: Any, n: int, at: str, root: Path) -> Task:
         output_matches=patterns,
         files_exist=exists,
         expectations=_strings(entry, key, at),
-        digest=hashlib.sha256(json.dumps(entry, sort_keys=True).encode()).hexdigest(),
+        digest=_digest(entry, root, [*files, *([verifier] if verifier else [])], at),
     )
+
+
+def _digest(entry: dict[str, Any], root: Path, paths: list[str], at: str) -> str:
+    """The task's identity in the results store: its entry and the content of its
+    files and verifier, which live in evals/ and so are not in the skill's digest:
+    editing the verifier must grade again. A file that is no regular file (a FIFO
+    would hang the copy) or is over MAX_TASK_FILE_BYTES leaves the task out."""
+    digest = hashlib.sha256(json.dumps(entry, sort_keys=True).encode())
+    for name in paths:
+        path = root / name
+        files = [path]
+        if path.is_dir():  # its files as the trial's copy takes them: links left out
+            files = sorted(
+                Path(folder) / f
+                for folder, _dirs, names in os.walk(path)
+                for f in names
+                if not os.path.islink(os.path.join(folder, f))
+            )
+        for file in files:
+            try:
+                data = read_regular(file, MAX_TASK_FILE_BYTES)
+            except (NotRegularFile, OSError) as exc:
+                raise UsageError(f"{at}: {name} cannot be used ({exc})") from None
+            if len(data) > MAX_TASK_FILE_BYTES:
+                raise UsageError(f"{at}: {name} is larger than {MAX_TASK_FILE_BYTES:,} bytes")
+            digest.update(str(file.relative_to(root)).encode() + b"\0" + data)
+    return digest.hexdigest()
 
 
 def _strings(entry: dict[str, Any], key: str, at: str) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ by the sandbox's limits, and the other tasks are graded (docs/security.md,
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,7 @@ def test_an_entry_reaching_outside_the_skill_is_left_out_and_the_rest_runs(
         {"id": "f", "prompt": "x", "files": ["/etc/passwd"], "output_contains": "x"},
         {"id": "r", "prompt": "x", "output_matches": "(unclosed"},
         {"id": "e", "prompt": "x", "files_exist": ["../../outside"]},
+        {"id": "q", "prompt": "x", "files": ["evals/queue"], "output_contains": "x"},
     ]
     linked = {
         "id": "answer",
@@ -74,11 +76,13 @@ def test_an_entry_reaching_outside_the_skill_is_left_out_and_the_rest_runs(
     skills = demo_skill(tmp_path, [*outside, linked])
     secret = write_files(tmp_path / "home", {".env": "KEY=host-secret\n"}) / ".env"
     (skills / SKILL / "evals" / "files" / "env").symlink_to(secret)
+    os.mkfifo(skills / SKILL / "evals" / "queue")  # copied, it would hang every trial
     done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
-    assert len(warnings) == 4 and all(line.endswith("left out") for line in warnings)
+    assert len(warnings) == 5 and all(line.endswith("left out") for line in warnings)
     assert "must be a path inside the skill folder" in warnings[0]
+    assert "evals/queue cannot be used" in warnings[4]
     assert list(trials(done)) == ["answer"] and trials(done)["answer"]["delta"] == 1.0
     copies = list((tmp_path / "ws").rglob("outputs/files"))
     assert len(copies) == 2 and all((c / "input.txt").is_file() for c in copies)
