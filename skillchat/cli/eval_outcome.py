@@ -65,9 +65,7 @@ def outcome_eval(
     if k > options.trials:
         raise UsageError(f"--k {k} is more than --trials {options.trials}")
     registry = load_registry(settings)
-    name = _skill_name(tasks_file)
-    skill = registry.skills.get(name) if name else None
-    tasks = load_tasks(tasks_file, skill.root if skill is not None else None)
+    tasks = load_tasks(tasks_file, {name: s.root for name, s in registry.skills.items()})
     ungraded = [
         f"evals.json: task {t.id}: nothing deterministic grades it"
         + (" (its expectations need the LLM judge, not built yet)" if t.expectations else "")
@@ -86,8 +84,8 @@ def outcome_eval(
         folders = {m: iteration_folder(base[m], digest) for m in options.models}
         store = ResultStore(out, digest)
         plan = plan_trials(tasks.tasks, options.models, options.trials, folders)
-        done = {id(job): r for job in plan if (r := store.get(job)) is not None}
-        todo = [job for job in plan if id(job) not in done]
+        done = {job: r for job in plan if (r := store.get(job)) is not None}
+        todo = [job for job in plan if job not in done]
         status = probe()
         setup = TrialSetup(
             tasks.skill,
@@ -103,15 +101,6 @@ def outcome_eval(
             _confirm(consoles, line, options.yes)
         results, interrupted = _run(consoles, todo, setup, store, options)
     _report(consoles, [*done.values(), *results], tasks, folders, options, k, interrupted)
-
-
-def _skill_name(tasks_file: Path) -> str | None:
-    """The file's `skill_name`, read leniently: load_tasks says what is wrong."""
-    from skillchat.evals.queries import read_json_file
-
-    document = read_json_file(tasks_file)
-    name = document.get("skill_name") if isinstance(document, dict) else None
-    return name if isinstance(name, str) else None
 
 
 def _confirm(consoles: Consoles, line: str, yes: bool) -> None:

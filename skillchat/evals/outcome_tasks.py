@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -66,9 +67,9 @@ class Tasks:
     problems: list[str] = field(default_factory=list)
 
 
-def load_tasks(path: Path, skill_root: Path | None) -> Tasks:
-    """The tasks of `path`; `skill_root` is the folder of the skill it names (None:
-    not found, a UsageError naming it)."""
+def load_tasks(path: Path, roots: Mapping[str, Path]) -> Tasks:
+    """The tasks of `path`; `roots` are the usable skills' folders by name (the one
+    the file names must be among them)."""
     where = path.name
     document = read_json_file(path)
     if not isinstance(document, dict) or not isinstance(document.get("evals"), list):
@@ -76,6 +77,7 @@ def load_tasks(path: Path, skill_root: Path | None) -> Tasks:
     skill = document.get("skill_name")
     if not isinstance(skill, str) or not skill.strip():
         raise UsageError(f'{where}: "skill_name" is missing or not a string')
+    skill_root = roots.get(skill)
     if skill_root is None:
         raise UsageError(
             f"{where}: no usable skill named '{skill}' in the skills directories "
