@@ -4,6 +4,7 @@ a user runs it (in process or as a subprocess, pointed at the scripted server)."
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess as _subprocess
 import sys
@@ -175,6 +176,22 @@ def session_options(server: ScriptedServer, skills_dir: Path | str) -> list[str]
         "--skills-dir",
         str(skills_dir),
     ]
+
+
+def alive(tag: Path) -> list[int]:
+    """The pids of live processes whose command line names `tag`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(tag).encode() in cmdline and state != "Z" and int(entry.name) != os.getpid():
+            found.append(int(entry.name))
+    return found
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 30) -> bool:

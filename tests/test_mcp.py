@@ -10,7 +10,6 @@ share one `basic` server over streamable HTTP, started once for the module."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -21,7 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from chat_helpers import tool_messages
-from helpers import closed_port, one_line_error, session_options, skill_folder, skillchat, wait_for
+from helpers import (
+    alive,
+    closed_port,
+    one_line_error,
+    session_options,
+    skill_folder,
+    skillchat,
+    wait_for,
+)
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.config import load_settings
@@ -59,22 +66,6 @@ def refusing(name: str, tag: Path) -> str:
 def http(name: str, url: str, extra: str = "") -> str:
     """A `[mcp.NAME]` table for the server at `url` (streamable HTTP)."""
     return f'[mcp.{name}]\nurl = "{url}"\n{STARTUP}{extra}\n'
-
-
-def alive(tag: Path) -> list[int]:
-    """The pids of live processes whose command line names `tag`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if str(tag).encode() in cmdline and state != "Z" and int(entry.name) != os.getpid():
-            found.append(int(entry.name))
-    return found
 
 
 @pytest.fixture

@@ -17,6 +17,10 @@ The tools of every server together take at most a share of the context budget
 lists them and returns one's schema, after which that tool is offered in full.
 Which tools get their schema is fair between servers: one tool of each server in
 turn, in the servers' order, as the skill catalog shares its room between folders.
+
+A server's tool comes here as a `Listed`, plain data read from the SDK's `Tool` as
+the server listed it (`listed_of`) or from the list kept of its last start
+(mcp/listing.py): an offer is built without the SDK, and without the server running.
 """
 
 from __future__ import annotations
@@ -35,6 +39,46 @@ _BAD_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _CONTROL = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 )
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One tool as its server listed it: its name, description (or title), input
+    schema and annotations, untouched (cleaned by `build_offer`)."""
+
+    name: str
+    description: str
+    input_schema: Any
+    annotations: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "annotations": self.annotations,
+        }
+
+
+def listed_of(tool: Any) -> Listed:
+    """The `Listed` of an SDK `Tool`."""
+    annotations = (
+        tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+    )
+    return Listed(tool.name, tool.description or tool.title or "", tool.input_schema, annotations)
+
+
+def listed_from_json(value: Any) -> Listed | None:
+    """A `Listed` kept as `as_json` wrote it; None when it is not one."""
+    if not isinstance(value, dict):
+        return None
+    name, description = value.get("name"), value.get("description")
+    annotations = value.get("annotations")
+    if not isinstance(name, str) or not isinstance(description, str):
+        return None
+    if not isinstance(annotations, dict):
+        return None
+    return Listed(name, description, value.get("input_schema"), annotations)
 
 
 @dataclass(frozen=True)
@@ -147,9 +191,9 @@ def _raise(message: str) -> Any:
 
 
 def build_offer(
-    listed: list[tuple[str, Any]], share: int, fetched: set[str] | frozenset[str] = frozenset()
+    listed: list[tuple[str, Listed]], share: int, fetched: set[str] | frozenset[str] = frozenset()
 ) -> Offer:
-    """The offer for the `(server, mcp Tool)` pairs listed, within `share` characters;
+    """The offer for the `(server, tool)` pairs listed, within `share` characters;
     `fetched` names tools whose schema the model asked for (offered in full)."""
     offer = Offer()
     taken: set[str] = set()
@@ -161,13 +205,8 @@ def build_offer(
         if schema is None:
             offer.left_out.append((name, why))
             continue
-        annotations = (
-            tool.annotations.model_dump(by_alias=True, exclude_none=True)
-            if tool.annotations
-            else {}
-        )
-        description = neutral(tool.description or tool.title or "")
-        entry = Entry(name, server, tool.name, description, schema, annotations)
+        description = neutral(tool.description)
+        entry = Entry(name, server, tool.name, description, schema, dict(tool.annotations))
         per_server.setdefault(server, []).append(entry)
     room = share
     queues = list(per_server.values())
