@@ -8,10 +8,10 @@ KIND: `basic` (every content type, a slow tool, a crashing tool, hostile names),
 `many` (500 tools), `recursive` (a schema with a recursive $ref), `skills`
 (publishes skills with the skills extension: `demo` with a reference file, `lying`
 whose manifest digest is wrong, `shared` named like a local test skill; its `bump`
-tool changes `demo`), `counted FOLDER` (adds its pid to FOLDER/starts as it starts,
-then does what FOLDER/mode says: nothing there, `basic`; `hang`, never answers;
-`die`, exits with last words; `v2`, `basic` with `add` taking other parameters and
-`echo` gone).
+tool changes `demo`), `counted FOLDER` (does what FOLDER/mode says: nothing there,
+`basic`; `hang`, never answers; `die`, exits with last words; `v2`, `basic` with
+`add` taking other parameters and `echo` gone; tests/helpers.py `counted_table`
+starts it and counts its starts).
 """
 
 from __future__ import annotations
@@ -204,11 +204,8 @@ def skills() -> MCPServer:
 
 
 def counted() -> MCPServer:
-    folder = sys.argv[2]
-    with open(os.path.join(folder, "starts"), "a") as starts:
-        starts.write(f"{os.getpid()}\n")
     try:
-        with open(os.path.join(folder, "mode")) as given:
+        with open(os.path.join(sys.argv[2], "mode")) as given:
             mode = given.read().strip()
     except FileNotFoundError:
         mode = ""

@@ -23,10 +23,12 @@ from chat_helpers import tool_messages
 from helpers import (
     alive,
     closed_port,
+    counted_table,
     one_line_error,
     session_options,
     skill_folder,
     skillchat,
+    starts,
     wait_for,
 )
 from openai_server import ScriptedServer, call, reply
@@ -273,6 +275,41 @@ def test_a_killed_skillchat_takes_its_servers_along(server: ScriptedServer, tag:
     finally:
         child.kill()
     assert wait_for(lambda: not alive(tag), 20), alive(tag)
+
+
+def test_a_server_starts_only_when_its_tools_are_needed(server: ScriptedServer, tag: Path) -> None:
+    """Commands that call no tool start no server; `ask` waits for a server only in
+    its first session (no list of it kept yet); after that its tools are offered from
+    the kept list and it starts at the first call of one; `--no-mcp` offers none."""
+    config = tag / "config.toml"
+    config.write_text(counted_table("srv", tag))
+    skills = tag / "skills"
+    skill_folder(skills, "local", "name: local\ndescription: A local skill.\n")
+    options = ["--config", str(config), "--skills-dir", str(skills)]
+    for argv in (
+        ["skills", "list"], ["skills", "list", "--json"], ["skills", "stats"],
+        ["skills", "cost"], ["skills", "show", "local"], ["skills", "trust"],
+        ["skills", "deps"],
+    ):  # fmt: skip
+        done = skillchat(*argv, *options)
+        assert done.returncode == 0, (argv, done.stderr)
+    assert skillchat("chats", "list", "--config", str(config)).returncode == 0
+    assert skillchat("skills", "validate", str(skills)).returncode == 0
+    assert starts(tag) == 0
+    server.script(
+        reply("first"), reply("kept"), reply(calls=[call("mcp__srv__add", {"a": 1, "b": 2})])
+    )
+    server.script(reply("called"), reply("none"))
+    for _ in range(2):
+        assert ask(server, tag, config.read_text(), "hi").returncode == 0
+    assert starts(tag) == 1  # the first session waited for it; the second did not start it
+    assert "mcp__srv__add" in offered(server, 1)
+    called = ask(server, tag, config.read_text(), "--allow-mcp", "add")
+    assert called.returncode == 0 and starts(tag) == 2, called.stderr
+    assert result(server, 3)["content"] == "3"
+    bare = ask(server, tag, config.read_text(), "--no-mcp", "hi")
+    assert bare.returncode == 0 and "mcp__srv__add" not in offered(server, 4)
+    assert starts(tag) == 2
 
 
 def test_mcp_list_and_tools_json(tag: Path, basic_url: str) -> None:

@@ -100,7 +100,11 @@ class McpHub:
     def start(self, names: list[str] | None = None) -> None:
         """Connect the servers named (all by default) that are not started yet,
         without waiting; the event loop starts with the first."""
-        idle = [s for n, s in self.servers.items() if s.state == "idle" and n in (names or n)]
+        idle = [
+            s
+            for n, s in self.servers.items()
+            if s.state == "idle" and (names is None or n in names)
+        ]
         if not idle:
             return
         self._start_loop()

@@ -13,7 +13,16 @@ from typing import Any
 
 from chat_helpers import tool_messages
 from fork_helpers import FORK, digest_skills
-from helpers import alive, session_options, skill_folder, skillchat, skillchat_peak, wait_for
+from helpers import (
+    alive,
+    counted_table,
+    session_options,
+    skill_folder,
+    skillchat,
+    skillchat_peak,
+    starts,
+    wait_for,
+)
 from openai_server import ScriptedServer, call, error, reply
 
 SERVERS = Path(__file__).resolve().parents[1] / "mcp_servers.py"
@@ -249,35 +258,25 @@ def test_a_resumed_chat_trusts_a_served_skill_only_as_it_read_it(
 
 
 # ---------------------------------------------------------------- started when needed
-# tests/mcp_servers.py's `counted` server: each start adds its pid to <folder>/starts,
-# and <folder>/mode turns it (`hang`, `die`, `v2`); its table's key, and so its kept
-# list, stays the same whatever the mode.
+# tests/mcp_servers.py's `counted` server (tests/helpers.py `counted_table`): each
+# start adds its pid to <folder>/starts, and <folder>/mode turns it (`hang`, `die`,
+# `v2`); its table's key, and so its kept list, stays the same whatever the mode.
 
 
-def counted_options(tmp_path: Path, extra: str = "") -> list[str]:
-    """The options of a session with the `counted` server `srv` (its table's last
-    lines then `extra`, which may set its startup timeout anew), after one `ask` that
-    started it and kept its list."""
+def counted_options(tmp_path: Path, extra: str = "", startup: float = 300) -> list[str]:
+    """The options of a session with the `counted` server `srv` (its table then
+    `extra`, its startup timeout `startup`), after one `ask` that started it and
+    kept its list."""
     config = tmp_path / "config.toml"
-    config.write_text(stdio_table("srv", SERVERS, "counted", tmp_path))
+    config.write_text(counted_table("srv", tmp_path))
     skills = tmp_path / "skills"
     skills.mkdir(exist_ok=True)
     options = ["--config", str(config), "--skills-dir", str(skills)]
     with ScriptedServer([reply("listed")]) as first:
         done = skillchat("ask", *session_options(first, skills), *options, "hi", timeout=180)
     assert done.returncode == 0 and starts(tmp_path) == 1, done.stderr
-    table = stdio_table("srv", SERVERS, "counted", tmp_path)
-    if "startup_timeout_s" in extra:
-        table = table.replace("startup_timeout_s = 300\n", "")
-    config.write_text(table + extra)
+    config.write_text(counted_table("srv", tmp_path, extra, startup))
     return options
-
-
-def starts(tmp_path: Path) -> int:
-    try:
-        return len((tmp_path / "starts").read_text().split())
-    except FileNotFoundError:
-        return 0
 
 
 def no_server_left(tmp_path: Path) -> bool:
@@ -336,7 +335,7 @@ def test_a_server_that_hangs_at_start_holds_back_no_request_and_is_stopped(
     hangs; at the end the hung server is stopped, no process left. In `ask`, only a
     call of its tools waits for it, at most its `startup_timeout_s`: that call fails
     in one line, the next request no longer offers its tools, and the chat goes on."""
-    options = counted_options(tmp_path, "startup_timeout_s = 3\n")
+    options = counted_options(tmp_path, startup=3)
     (tmp_path / "mode").write_text("hang")
     skills = tmp_path / "skills"
     server.script(reply("answered"))
