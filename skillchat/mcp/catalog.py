@@ -18,9 +18,9 @@ lists them and returns one's schema, after which that tool is offered in full.
 Which tools get their schema is fair between servers: one tool of each server in
 turn, in the servers' order, as the skill catalog shares its room between folders.
 
-A server's tool comes here as a `Listed`, plain data read from the SDK's `Tool` as
-the server listed it (`listed_of`) or from the list kept of its last start
-(mcp/listing.py): an offer is built without the SDK, and without the server running.
+A server's tool comes here as a `Listed` (mcp/listing.py), plain data read from
+the SDK's `Tool` as the server listed it or from the list kept of its last start:
+an offer is built without the SDK, and without the server running.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillchat.mcp.listing import Listed
+
 MAX_NAME = 64
 MAX_DESCRIPTION = 1_024
 MAX_SCHEMA_CHARS = 16_000
@@ -39,46 +41,6 @@ _BAD_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _CONTROL = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 )
-
-
-@dataclass(frozen=True)
-class Listed:
-    """One tool as its server listed it: its name, description (or title), input
-    schema and annotations, untouched (cleaned by `build_offer`)."""
-
-    name: str
-    description: str
-    input_schema: Any
-    annotations: dict[str, Any] = field(default_factory=dict)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": self.input_schema,
-            "annotations": self.annotations,
-        }
-
-
-def listed_of(tool: Any) -> Listed:
-    """The `Listed` of an SDK `Tool`."""
-    annotations = (
-        tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
-    )
-    return Listed(tool.name, tool.description or tool.title or "", tool.input_schema, annotations)
-
-
-def listed_from_json(value: Any) -> Listed | None:
-    """A `Listed` kept as `as_json` wrote it; None when it is not one."""
-    if not isinstance(value, dict):
-        return None
-    name, description = value.get("name"), value.get("description")
-    annotations = value.get("annotations")
-    if not isinstance(name, str) or not isinstance(description, str):
-        return None
-    if not isinstance(annotations, dict):
-        return None
-    return Listed(name, description, value.get("input_schema"), annotations)
 
 
 @dataclass(frozen=True)

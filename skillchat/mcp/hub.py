@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from skillchat.errors import ConfigError, McpError
-from skillchat.mcp.catalog import Listed, listed_of, neutral
-from skillchat.mcp.listing import Kept, keep, kept
+from skillchat.mcp.catalog import neutral
+from skillchat.mcp.listing import Kept, Listed, keep, kept, listed_of
 from skillchat.mcp.spawn import StderrTail, guarded_command, keep_tail, server_env, start_stdio
 from skillchat.mcp.stdio import too_long
 from skillchat.mcp_config import McpServerConfig, expand

@@ -14,6 +14,11 @@ arguments, folder, environment, URL and headers, with `${VAR}` unexpanded (no
 secret is hashed). Changing the table starts from no list. Whether the server
 serves skills is kept too: such a server is started before the first request,
 since its skills join the catalog that request carries (mcp/tools.py).
+
+A server's tool is a `Listed`: plain data, read from the SDK's `Tool` as the server
+lists it (`listed_of`) or from the kept list, so that an offer (mcp/catalog.py) is
+built without the SDK. This module loads nothing more than the user cache: `skills
+list` reads the kept lists to say which servers serve skills.
 """
 
 from __future__ import annotations
@@ -21,16 +26,57 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from skillchat.mcp.catalog import Listed, listed_from_json
-from skillchat.mcp_config import McpServerConfig
 from skillchat.safe_io import user_cache
+
+if TYPE_CHECKING:
+    from skillchat.mcp_config import McpServerConfig
 
 CACHE = "mcp-tools.json"
 MAX_SERVERS = 64  # lists kept, the most recently listed first
 MAX_CHARS = 2_000_000  # a larger list is not kept: that server is waited for each time
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One tool as its server listed it: its name, description (or title), input
+    schema and annotations, untouched (cleaned by `build_offer`)."""
+
+    name: str
+    description: str
+    input_schema: Any
+    annotations: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "annotations": self.annotations,
+        }
+
+
+def listed_of(tool: Any) -> Listed:
+    """The `Listed` of an SDK `Tool`."""
+    annotations = (
+        tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+    )
+    return Listed(tool.name, tool.description or tool.title or "", tool.input_schema, annotations)
+
+
+def listed_from_json(value: Any) -> Listed | None:
+    """A `Listed` kept as `as_json` wrote it; None when it is not one."""
+    if not isinstance(value, dict):
+        return None
+    name, description = value.get("name"), value.get("description")
+    annotations = value.get("annotations")
+    if not isinstance(name, str) or not isinstance(description, str):
+        return None
+    if not isinstance(annotations, dict):
+        return None
+    return Listed(name, description, value.get("input_schema"), annotations)
 
 
 @dataclass(frozen=True)
