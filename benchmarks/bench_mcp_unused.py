@@ -9,7 +9,10 @@ all alike, and the medians compared:
 
 - `skillchat ask "hi"` to the scripted model server: the whole command (start to
   exit) and its first request (bench_first_request.py's clock);
-- `skillchat skills list`, start to exit.
+- `skillchat skills list`, start to exit;
+
+and for each, the CPU time of the whole process (its servers' too, when it starts
+them): on a shared machine the steadier figure.
 
 The warm-up runs keep each server's tool list (mcp/listing.py), as any earlier
 session would have: from then on neither command starts a server. `--before DIR`
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -65,17 +69,23 @@ def commands(base_url: str, home: Path, before: str | None) -> dict[str, list[st
     return found
 
 
-def run_one(server, argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float | None]:  # type: ignore[no-untyped-def]
-    """Seconds from spawning `argv` to its exit, and to its first chat request (None
-    for a command that sends none)."""
+def run_one(
+    server, argv: list[str], env: dict[str, str], cwd: Path
+) -> tuple[float, float, float | None]:  # type: ignore[no-untyped-def]
+    """Seconds from spawning `argv` to its exit, the CPU seconds it took (its servers'
+    included: skillchat waits for them), and seconds to its first chat request
+    (None for a command that sends none)."""
     before = len(server.completions)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, timeout=300)
     wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - usage.ru_utime) + (after.ru_stime - usage.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"{argv} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
     first = server.completions[before].at - start if len(server.completions) > before else None
-    return wall, first
+    return wall, cpu, first
 
 
 def main() -> None:
@@ -89,21 +99,25 @@ def main() -> None:
         for argv in cmds.values():  # warm the page cache and .pyc files; keep the lists
             run_one(server, argv, env, home)
         walls: dict[str, list[float]] = {name: [] for name in cmds}
+        cpus: dict[str, list[float]] = {name: [] for name in cmds}
         firsts: dict[str, list[float]] = {name: [] for name in cmds}
         for _ in range(args.runs):
             for name, argv in cmds.items():
-                wall, first = run_one(server, argv, env, home)
+                wall, cpu, first = run_one(server, argv, env, home)
                 walls[name].append(wall)
+                cpus[name].append(cpu)
                 if first is not None:
                     firsts[name].append(first)
     load = os.getloadavg()[0]
     print(f"medians of {args.runs} interleaved runs (python {sys.version.split()[0]}, "
           f"load {load:.1f})")  # fmt: skip
     wall_of = {name: statistics.median(values) for name, values in walls.items()}
+    cpu_of = {name: statistics.median(values) for name, values in cpus.items()}
     first_of = {name: statistics.median(v) for name, v in firsts.items() if v}
     for name in cmds:
         first = f", first request {first_of[name] * 1000:5.0f} ms" if name in first_of else ""
-        print(f"  {name:34} {wall_of[name] * 1000:6.0f} ms to exit{first}")
+        cpu = f", CPU {cpu_of[name] * 1000:5.0f} ms"
+        print(f"  {name:34} {wall_of[name] * 1000:6.0f} ms to exit{cpu}{first}")
     prefixes = ["", "before, "] if args.before else [""]
     for prefix in prefixes:
         for command in ("ask", "skills list"):
@@ -111,6 +125,7 @@ def main() -> None:
             ratio = wall_of[two] / wall_of[base]
             verdict = "met" if ratio <= 1.1 else "MISSED"
             line = f"{prefix}{command}: two unused servers / none = {ratio:.2f}x to exit"
+            line += f", {cpu_of[two] / cpu_of[base]:.2f}x CPU"
             if base in first_of:
                 line += f", {first_of[two] / first_of[base]:.2f}x to the first request"
             print(line + ("" if prefix else f" (target <= 1.10x: {verdict})"))
