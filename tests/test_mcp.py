@@ -37,6 +37,7 @@ from openai_server import ScriptedServer, call, reply
 from skillchat.config import load_settings
 from skillchat.errors import ConfigError
 from skillchat.mcp.policy import decide
+from skillchat.safe_io.user_cache import folder
 from skillchat.skills.registry import discover
 
 if TYPE_CHECKING:
@@ -266,7 +267,8 @@ def test_a_killed_skillchat_takes_its_servers_along(server: ScriptedServer, tag:
 def test_a_server_starts_only_when_its_tools_are_needed(server: ScriptedServer, tag: Path) -> None:
     """Commands that call no tool start no server; `ask` waits for a server only in
     its first session (no list of it kept yet); after that its tools are offered from
-    the kept list and it starts at the first call of one; `--no-mcp` offers none."""
+    the kept list and it starts at the first call of one; `--no-mcp` offers none; a
+    kept list that cannot be read is waited for as no list."""
     config = tag / "config.toml"
     config.write_text(counted_table("srv", tag))
     skills = tag / "skills"
@@ -296,6 +298,12 @@ def test_a_server_starts_only_when_its_tools_are_needed(server: ScriptedServer, 
     bare = ask(server, tag, config.read_text(), "--no-mcp", "hi")
     assert bare.returncode == 0 and "mcp__srv__add" not in offered(server, 4)
     assert starts(tag) == 2
+    # A kept list that cannot be read is no list: the server is waited for again.
+    (folder() / "mcp-tools.json").write_text('{"broken": ')
+    server.script(reply("waited"))
+    assert ask(server, tag, config.read_text(), "hi").returncode == 0
+    assert starts(tag) == 3 and "mcp__srv__add" in offered(server, 5)
+    assert json.loads((folder() / "mcp-tools.json").read_text())  # kept anew
 
 
 def test_mcp_list_and_tools_json(tag: Path, basic_url: str) -> None:
