@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
-from helpers import closed_port
+from helpers import closed_port, wait_for
 from openai_server import ScriptedServer, reply
 
 from skillchat.engine.backends.wire import Wire
@@ -240,3 +240,23 @@ def test_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed_port()}")
         monkeypatch.setenv("NO_PROXY", "127.0.0.1")
         assert streamed(wire(server.base_url))[-1] == "[DONE]"
+
+
+def test_closing_an_answer_from_another_thread_ends_the_read_blocked_on_it() -> None:
+    """What a reply deadline's timer does (base.py's ReplyDeadline): the read waiting
+    on a silent stream returns at once, long before the read timeout."""
+    with ScriptedServer([reply("one two", stall_after=1)]) as server:
+        client = wire(server.base_url, read_timeout=600)
+        response = client.post("/chat/completions", BODY, {})
+        ended = threading.Event()
+
+        def read() -> None:
+            with contextlib.suppress(WireError):
+                for _ in response.iter_bytes():
+                    pass
+            ended.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        assert wait_for(lambda: bool(server.stalled))
+        response.close()
+        assert ended.wait(60)
