@@ -85,7 +85,8 @@ def saved_send(settings: Settings, registry: Registry, text: str) -> tuple[TurnR
     """`text` sent as `ask` sends it (see the module's docstring); (result, seconds)."""
     from rich.console import Console
 
-    from skillchat.session import Session, open_store
+    from skillchat.session import Session
+    from skillchat.session_settings import open_store
     from skillchat.ui.console import Consoles
     from skillchat.ui.theme import theme
     from skillchat.ui.views import PipeView

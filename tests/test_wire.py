@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
-from helpers import closed_port, wait_for
+from helpers import closed_port
 from openai_server import ScriptedServer, reply
 
 from skillchat.engine.backends.wire import Wire
@@ -248,15 +248,15 @@ def test_closing_an_answer_from_another_thread_ends_the_read_blocked_on_it() -> 
     with ScriptedServer([reply("one two", stall_after=1)]) as server:
         client = wire(server.base_url, read_timeout=600)
         response = client.post("/chat/completions", BODY, {})
-        ended = threading.Event()
+        first, ended = threading.Event(), threading.Event()
 
         def read() -> None:
             with contextlib.suppress(WireError):
                 for _ in response.iter_bytes():
-                    pass
+                    first.set()  # the one event before the server goes silent
             ended.set()
 
         threading.Thread(target=read, daemon=True).start()
-        assert wait_for(lambda: bool(server.stalled))
+        assert first.wait(60)
         response.close()
         assert ended.wait(60)
