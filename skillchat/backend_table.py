@@ -24,6 +24,11 @@ from typing import NamedTuple
 KEYLESS = "or run a model on this machine with no key: --local (or --gguf FILE)"
 NO_KEY = f"OPENAI_API_KEY is not set: export it, or pass --api-base for a local server, {KEYLESS}"
 
+# Extended thinking's budget in tokens: `--thinking` alone, and the least the
+# Messages API takes (the anthropic backend sends it).
+DEFAULT_THINKING = 8_000
+MIN_THINKING = 1_024
+
 # The key variable of each provider whose key skillchat can check before loading a
 # model library (litellm takes seconds to import only to say the key is missing).
 # Providers with other credentials (bedrock, vertex_ai, ollama, ...) are not here.
@@ -96,6 +101,22 @@ def _openai_key_problem(model: str, api_base: str | None) -> str | None:
     return NO_KEY
 
 
+def _anthropic_serves(model: str, api_base: str | None) -> bool:
+    """`anthropic/...` models, on Anthropic's API or on a server given as `api_base`
+    that speaks the Messages API (a gateway, a proxy, the test server)."""
+    return model.lower().startswith("anthropic/")
+
+
+def _anthropic_key_problem(model: str, api_base: str | None) -> str | None:
+    """Anthropic's API needs ANTHROPIC_API_KEY; a server of one's own may not."""
+    if os.environ.get("ANTHROPIC_API_KEY") or api_base:
+        return None
+    return (
+        "ANTHROPIC_API_KEY is not set: export it (or pass --api-base for a server that "
+        f"speaks Anthropic's Messages API), {KEYLESS}"
+    )
+
+
 def missing_key(model: str, api_base: str | None) -> str | None:
     """The key variable a `provider/model` needs and the environment lacks, if any.
 
@@ -126,6 +147,13 @@ BACKENDS = (
         key_problem=_openai_key_problem,
         probed=True,
         make="skillchat.engine.backends.openai_backend:OpenAIBackend",
+    ),
+    BackendRow(
+        name="anthropic",  # Anthropic's Messages API, natively (no SDK): prompt caching, thinking
+        serves=_anthropic_serves,
+        key_problem=_anthropic_key_problem,
+        probed=False,
+        make="skillchat.engine.backends.anthropic_backend:AnthropicBackend",
     ),
     BackendRow(
         name="litellm",  # every other provider, through litellm

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from skillchat.backend_table import BACKEND_NAMES
+from skillchat.backend_table import BACKEND_NAMES, MIN_THINKING
 from skillchat.config_file import read_config_file
 from skillchat.errors import ConfigError, UsageError
 
@@ -103,6 +103,9 @@ class Settings:
     # token, and a local model on a CPU at ~5 tokens/s needs ~15 min for 4,000 tokens.
     reply_timeout: float = 1200.0
     max_tokens: int | None = None
+    # Extended thinking (Anthropic's backend): the tokens the model may think for
+    # before it answers, None for none (`--thinking`, `--thinking-budget N`).
+    thinking_budget: int | None = None
     max_tool_calls: int = 16
     max_retries: int = 3
     skills_enabled: bool = True
@@ -299,6 +302,8 @@ def _check(settings: Settings, sources: dict[str, str]) -> None:
         raise ConfigError(f"{where}: max_retries must be >= 0, timeout and reply_timeout > 0")
     if settings.max_tokens is not None and settings.max_tokens < 1:
         raise ConfigError(f"{where}: max_tokens must be at least 1")
+    if settings.thinking_budget is not None and settings.thinking_budget < MIN_THINKING:
+        raise ConfigError(f"{where}: thinking_budget must be at least {MIN_THINKING:,}")
     if settings.api_base is not None:
         url = urlsplit(settings.api_base)
         if url.scheme not in ("http", "https") or not url.hostname:

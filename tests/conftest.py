@@ -155,6 +155,23 @@ def server() -> Iterator[ScriptedServer]:
         yield s
 
 
+@pytest.fixture(params=["openai", "anthropic"])
+def either_server(request: pytest.FixtureRequest) -> Iterator[ScriptedServer]:
+    """The scripted server of each protocol in turn: OpenAI's chat completions, then
+    Anthropic's Messages API (tests/anthropic_server.py, the same moves). A module
+    of loop scenarios runs every test on both by naming it its `server`:
+
+        @pytest.fixture
+        def server(either_server): return either_server
+
+    `helpers.model_for(server)` is the model that reaches it, and the readers of
+    chat_helpers.py read either's requests as chat-completions messages."""
+    from anthropic_server import AnthropicServer
+
+    with AnthropicServer() if request.param == "anthropic" else ScriptedServer() as s:
+        yield s
+
+
 @pytest.fixture(scope="session")
 def real_model_dir(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where the real model's packages are installed (one folder for the run, shared by

@@ -98,6 +98,8 @@ def test_json_output_shape(server: ScriptedServer) -> None:
         "completion_tokens": 10,
         "total_tokens": 30,
         "cost": None,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
     }
     assert sent(server, 0)[1] == {"role": "user", "content": "2+2"}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from skillchat.engine.events import Delta
 from skillchat.errors import ProviderError
@@ -84,3 +85,13 @@ def reply_timeout_error(seconds: float) -> ProviderError:
         f"the reply took longer than reply_timeout ({seconds:g}s): stopped, "
         "keeping what arrived (raise it with --reply-timeout)"
     )
+
+
+def describe_base(url: str) -> str:
+    """A URL fit for an error message: any `user:password@` removed."""
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url

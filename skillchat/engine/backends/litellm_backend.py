@@ -28,8 +28,8 @@ from litellm.exceptions import MidStreamFallbackError
 
 from skillchat.backend_table import NO_KEY
 from skillchat.config import Settings
-from skillchat.engine.backends.base import ReplyDeadline
-from skillchat.engine.backends.openai_backend import PLACEHOLDER_KEY, describe_base
+from skillchat.engine.backends.base import ReplyDeadline, describe_base
+from skillchat.engine.backends.openai_backend import PLACEHOLDER_KEY
 from skillchat.engine.backends.origin import guarded_client
 from skillchat.engine.backends.provider_errors import malformed, provider_error
 from skillchat.engine.backends.sse import chunk_delta, is_empty

@@ -19,13 +19,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import openai
 
 from skillchat.config import Settings
-from skillchat.engine.backends.base import reply_timeout_error
+from skillchat.engine.backends.base import describe_base, reply_timeout_error
 from skillchat.engine.backends.origin import guarded_client
 from skillchat.engine.backends.provider_errors import CUT, malformed, provider_error
 from skillchat.engine.backends.sse import chunk_delta, is_empty, iter_data
@@ -37,16 +36,6 @@ from skillchat.errors import MalformedChunk, ProviderError
 OPENAI_URL = "https://api.openai.com/v1"
 # Local servers ignore the key, but the SDK refuses to start without one.
 PLACEHOLDER_KEY = "sk-no-key"
-
-
-def describe_base(url: str) -> str:
-    """A URL fit for an error message: any `user:password@` removed."""
-    parts = urlsplit(url)
-    if parts.username or parts.password:
-        host = parts.hostname or ""
-        netloc = f"{host}:{parts.port}" if parts.port else host
-        return urlunsplit(parts._replace(netloc=netloc))
-    return url
 
 
 class OpenAIBackend:
