@@ -18,7 +18,9 @@ are that module's; `server.when(...)`, `release`, `requests`, `completions`,
         `error` event (Anthropic's way of failing mid-stream)
     {"events": [(event, data) | "raw line", ...]}   exactly these, then nothing
 
-`keepalives=N` sends `ping` events first (Anthropic's keep-alive).
+`keepalives=N` sends `ping` events first (Anthropic's keep-alive). `cut_after` and
+`stall_after` count events as openai_server.py does: `message_start`, the `ping`
+and the first block's start are its one role-only first event.
 
 It checks what the real API refuses (400): no `anthropic-version` header, no
 `max_tokens`, more than 4 `cache_control` breakpoints, a `tool_use` not answered by
@@ -214,7 +216,11 @@ class _AnthropicHandler(_Handler):
             self._chunk(b'event: ping\ndata: {"type": "ping"}\n\n')
         if "endless" in move:
             self._endless(move)
-        elif self._send(move, [_sse(event) for event in events]):
+            return
+        # Counted as openai_server.py counts them: message_start, the ping and the
+        # first block's start are its one role-only first event.
+        counts = {k: move[k] + 2 for k in ("cut_after", "stall_after") if move.get(k) is not None}
+        if self._send({**move, **counts}, [_sse(event) for event in events]):
             self._chunk(b"")
 
     def _endless(self, move: Move) -> None:

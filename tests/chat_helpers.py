@@ -132,6 +132,12 @@ def sent(server: ScriptedServer, n: int = -1) -> list[dict[str, Any]]:
     return server.completions[n].body["messages"]
 
 
+def tool_names(server: ScriptedServer, n: int = -1) -> list[str]:
+    """The names of the tools the n-th request offered (either protocol's shape)."""
+    tools = server.completions[n].body.get("tools") or []
+    return [t["function"]["name"] if "function" in t else t["name"] for t in tools]
+
+
 def tool_messages(server: ScriptedServer, n: int = -1) -> list[dict[str, Any]]:
     return [m for m in sent(server, n) if m["role"] == "tool"]
 

@@ -150,25 +150,20 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 
 
 @pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as s:
-        yield s
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def either_server(request: pytest.FixtureRequest) -> Iterator[ScriptedServer]:
-    """The scripted server of each protocol in turn: OpenAI's chat completions, then
-    Anthropic's Messages API (tests/anthropic_server.py, the same moves). A module
-    of loop scenarios runs every test on both by naming it its `server`:
-
-        @pytest.fixture
-        def server(either_server): return either_server
-
-    `helpers.model_for(server)` is the model that reaches it, and the readers of
-    chat_helpers.py read either's requests as chat-completions messages."""
+def server(request: pytest.FixtureRequest) -> Iterator[ScriptedServer]:
+    """The scripted model server: OpenAI's chat completions (tests/openai_server.py),
+    or, for a test parametrized with helpers.py's `BOTH_PROTOCOLS`, each protocol in
+    turn: then Anthropic's Messages API too (tests/anthropic_server.py, the same
+    moves). `helpers.model_for(server)` is the model that reaches it natively, and
+    chat_helpers.py's readers read either's requests as chat-completions messages.
+    litellm's own cases (a `backend` of "litellm") run on OpenAI's protocol only."""
     from anthropic_server import AnthropicServer
 
-    with AnthropicServer() if request.param == "anthropic" else ScriptedServer() as s:
+    kind = getattr(request, "param", "openai")
+    callspec = getattr(request.node, "callspec", None)
+    if kind == "anthropic" and callspec and callspec.params.get("backend") == "litellm":
+        pytest.skip("litellm's cases run on OpenAI's protocol")
+    with AnthropicServer() if kind == "anthropic" else ScriptedServer() as s:
         yield s
 
 

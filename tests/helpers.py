@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 if TYPE_CHECKING:
     from openai_server import ScriptedServer
 
@@ -163,6 +165,11 @@ def one_line_error(done: _subprocess.CompletedProcess[str], code: int = 1) -> st
     lines = [line for line in done.stderr.splitlines() if line.startswith("skillchat: error:")]
     assert len(lines) == 1, done.stderr
     return lines[0]
+
+
+# A test (or, as `pytestmark`, a module) of the loop run on both model protocols: the
+# `server` fixture (tests/conftest.py) is OpenAI's server, then Anthropic's.
+BOTH_PROTOCOLS = pytest.mark.parametrize("server", ["openai", "anthropic"], indirect=True)
 
 
 def model_for(server: ScriptedServer | None) -> str:

@@ -17,7 +17,7 @@ from chat_helpers import (
     tool_messages,
     write_skill,
 )
-from helpers import model_for
+from helpers import BOTH_PROTOCOLS, model_for
 from openai_server import ScriptedServer, call, error, reply
 
 from skillchat.engine.emit import Event, ForkStep, TextDelta, TextEnded
@@ -25,21 +25,10 @@ from skillchat.engine.request import INTERRUPTED_MARK
 from skillchat.errors import ProviderError, ToolRoundLimit
 from skillchat.skills.registry import Registry
 
+# Every scenario here runs on OpenAI's protocol and on Anthropic's (tests/conftest.py).
+pytestmark = BOTH_PROTOCOLS
+
 CALC_BODY = "# Calculator\n\nWork it out step by step.\n\nQuestion: $ARGUMENTS\n"
-
-
-@pytest.fixture
-def server(either_server: ScriptedServer, request: pytest.FixtureRequest) -> ScriptedServer:
-    """Every scenario here runs on both protocols (tests/conftest.py); through
-    litellm only on OpenAI's (the native backend is what Anthropic's tests)."""
-    params = getattr(request.node, "callspec", None)
-    if (
-        params
-        and params.params.get("backend") == "litellm"
-        and model_for(either_server) != ("openai/test-model")
-    ):
-        pytest.skip("litellm is tested on OpenAI's protocol")
-    return either_server
 
 
 @pytest.fixture
