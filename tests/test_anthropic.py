@@ -288,3 +288,26 @@ def test_thinking_is_asked_for_kept_for_the_tool_round_and_shown_collapsed(
     assert block["signature"].startswith("sig-1-")
     assert "thinking… 110 characters (not shown)" in done.stderr
     assert "The user wants a sum" not in done.stderr
+
+
+def test_skills_stats_and_cost_know_cached_tokens(tmp_path: Path) -> None:
+    write_skill(tmp_path / "skills", "calc", "# Calc\n")
+    with AnthropicServer(prompt_cache=True) as server:
+        server.script(reply(calls=[get("calc")]), reply("done"))
+        asked = skillchat("ask", *session_options(server, tmp_path / "skills"), "hi")
+    assert asked.returncode == 0, asked.stderr
+    cached = server.usages[1]["cache_read_input_tokens"]
+    total = sum(sum(u.values()) for u in server.usages)
+    stats = skillchat("skills", "stats", "--skills-dir", str(tmp_path / "skills"), "--json")
+    tokens = json.loads(stats.stdout)["tokens"]
+    assert (tokens["prompt_tokens"], tokens["cached_tokens"]) == (total, cached)
+    stats = skillchat("skills", "stats", "--skills-dir", str(tmp_path / "skills"))
+    assert f"tokens: {total:,} in ({cached:,} cached) + 10 out" in stats.stderr
+    config = tmp_path / "config.toml"
+    config.write_text('model = "anthropic/claude-sonnet-4-5"\n')
+    cost = skillchat("skills", "cost", "--config", str(config), "--skills-dir",
+                     str(tmp_path / "skills"))  # fmt: skip
+    assert cost.returncode == 0, cost.stderr
+    said = " ".join(cost.stderr.split())  # lines wrapped at the console's width
+    assert "anthropic/claude-sonnet-4-5: prompt caching reads these " in said
+    assert "tokens from the cache on every request after the first ($0.0" in said
