@@ -117,6 +117,24 @@ def _anthropic_key_problem(model: str, api_base: str | None) -> str | None:
     )
 
 
+def required_max_tokens(backend: str, model: str, thinking: int | None) -> int | None:
+    """The reply's `max_tokens` on a backend whose API requires one when nothing
+    states one (Anthropic's: `claude_reply_tokens`); None on the other backends."""
+    return claude_reply_tokens(model, thinking) if backend == "anthropic" else None
+
+
+def claude_reply_tokens(model: str, thinking: int | None) -> int:
+    """A Claude reply's default `max_tokens`: what every model of the family can
+    produce (Claude 3 Haiku and Opus: 4,096; 3.5: 8,192; 3.7 and 4.x: 64,000 or more,
+    of which 16,000 is a long answer's room), plus the thinking budget."""
+    name = model.lower().removeprefix("anthropic/")
+    if name.startswith("claude-3-") and not name.startswith(("claude-3-5", "claude-3-7")):
+        reply = 4096
+    else:
+        reply = 8192 if name.startswith("claude-3-5") else 16_000
+    return reply + (thinking or 0)
+
+
 def missing_key(model: str, api_base: str | None) -> str | None:
     """The key variable a `provider/model` needs and the environment lacks, if any.
 

@@ -296,14 +296,13 @@ def test_a_reply_cut_at_the_output_limit_is_flagged(server, skills) -> None:
     server.script(reply("half an answ", finish_reason="length"))
     view = RecordingView()
     assert make_chat(server, skills, view).send("x").answer == "half an answ"
+    # Anthropic's API requires max_tokens: the default for the model is sent, and said.
+    anthropic = model_for(server) == "anthropic/test-model"
     assert view.of("notice") == [
         "the reply was cut after 5 tokens by the server's output limit or context window "
-        "(no max_tokens was sent)"
+        + ("(under max_tokens (16,000))" if anthropic else "(no max_tokens was sent)")
     ]
-    # Anthropic's API requires max_tokens: the backend's default for the model is sent.
-    assert server.completions[-1].body.get("max_tokens") == (
-        16_000 if model_for(server) == "anthropic/test-model" else None
-    )
+    assert server.completions[-1].body.get("max_tokens") == (16_000 if anthropic else None)
 
 
 def test_events_of_two_kinds_never_compare_equal(server: ScriptedServer, skills: Registry) -> None:

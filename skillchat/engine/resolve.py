@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
+from skillchat.backend_table import backend_row, required_max_tokens
 from skillchat.engine.context_window import (
     budget_for_window,
     reply_tokens,
@@ -140,14 +141,28 @@ def resolve(settings: Settings, place: Place, *, probe: bool = True) -> Target:
     if place.api_base and window is None and probe:
         window = server_window(place.api_base, os.environ.get("OPENAI_API_KEY"))
     if not place.api_base:  # the provider's: the loop fits the map's window lazily
-        return Target(
+        return _required_reply(settings, Target(
             place, place.model, None, place.backend, None, window, place.max_tokens,
             place.vision, settings.context_max_chars, settings.catalog_max_chars,
-        )  # fmt: skip
-    return _fitted(
+        ))  # fmt: skip
+    return _required_reply(settings, _fitted(
         settings, place, window, model=place.model, api_base=place.api_base,
         backend=place.backend, gguf=None,
-    )  # fmt: skip
+    ))  # fmt: skip
+
+
+def _required_reply(settings: Settings, target: Target) -> Target:
+    """`target` with the `max_tokens` its backend must send when nothing set one
+    (Anthropic's API requires it: backend_table.py's `required_max_tokens`), so the
+    notice of a reply cut there names it."""
+    if target.max_tokens is not None:
+        return target
+    needed = required_max_tokens(
+        backend_row(target.model, target.backend, target.api_base).name,
+        target.model,
+        settings.thinking_budget,
+    )
+    return target if needed is None else replace(target, max_tokens=needed)
 
 
 def _fitted(

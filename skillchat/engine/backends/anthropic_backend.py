@@ -13,7 +13,8 @@ translation below.
   requires back with their signatures while a tool round goes on), consecutive
   tool results and the images message after them one user turn of `tool_result`
   blocks, data-URL images `image` blocks, tools `{name, description,
-  input_schema}`. `max_tokens` is required: the target's, else a default per model.
+  input_schema}`. `max_tokens` is required: the target's (engine/resolve.py puts
+  the default per model there when nothing states one).
 - **Prompt caching.** `cache_control` breakpoints (the API takes 4) on the last
   tool, the system prompt (the skills catalog), the previous request's last block
   and this request's: each round reads everything the round before sent from the
@@ -35,6 +36,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from skillchat.backend_table import claude_reply_tokens
 from skillchat.config import Settings
 from skillchat.engine.backends.base import describe_base, reply_timeout_error
 from skillchat.engine.backends.provider_errors import (
@@ -78,17 +80,6 @@ ERROR_STATUS = {
 }
 
 
-def default_max_tokens(model: str) -> int:
-    """The reply's `max_tokens` when nothing states one (the API requires it): what
-    every model of the family can produce (Claude 3 Haiku/Opus: 4,096; 3.5: 8,192;
-    3.7 and 4.x: 64,000 or more, of which 16,000 is a long answer's room and keeps
-    the prompt's share of the window as it was)."""
-    name = model.lower()
-    if name.startswith("claude-3-") and not name.startswith(("claude-3-5", "claude-3-7")):
-        return 4096
-    return 8192 if name.startswith("claude-3-5") else 16_000
-
-
 class AnthropicBackend:
     """Streams Messages API replies over one kept-alive connection (wire.py)."""
 
@@ -111,7 +102,8 @@ class AnthropicBackend:
         if self._key:
             self._headers["x-api-key"] = self._key
         budget = settings.thinking_budget
-        self._max_tokens = settings.max_tokens or default_max_tokens(self.model) + (budget or 0)
+        # The target's (engine/resolve.py puts the required default there).
+        self._max_tokens = settings.max_tokens or claude_reply_tokens(self.model, budget)
         # Extended thinking: the budget must be under max_tokens (and at least 1,024,
         # which the API checks and says).
         self._thinking = None
