@@ -1,14 +1,14 @@
 """The model backends, one row each: a new native backend is its module and its row.
 
-A row says what must be known *without* importing the backend's SDK (`openai`
-~0.5 s, `litellm` seconds): its name (the config's `backend` and `--backend`
-accept the table's names and `auto`), whether it serves a model under `auto`,
-the one-line error for a missing key, whether `doctor` probes its server, and
-where its class is (`make`, "module:Class", imported only when a model is about
-to be called, by engine/backends/select.py). The class, built from the settings,
-streams replies, maps its SDK's failures to one `ProviderError` line
-(engine/backends/provider_errors.py) and looks up the model's window
-(engine/context_window.py): that needs the SDK, so it is the module's part.
+A row says what must be known *without* importing the backend's module (a native
+one's, tens of milliseconds; `litellm`, seconds): its name (the config's `backend`
+and `--backend` accept the table's names and `auto`), whether it serves a model
+under `auto`, the one-line error for a missing key, whether `doctor` probes its
+server, and where its class is (`make`, "module:Class", imported only when a model
+is about to be called, by engine/backends/select.py). The class, built from a
+`Target` and its `Timeouts`, streams replies, maps its failures to one
+`ProviderError` line (engine/backends/provider_errors.py) and looks up the model's
+window (engine/context_window.py): that is the module's part.
 
 The table sits below `config`, which checks the `backend` names against it, and
 imports nothing of skillchat.
@@ -107,16 +107,6 @@ def _anthropic_serves(model: str, api_base: str | None) -> bool:
     return model.lower().startswith("anthropic/")
 
 
-def _anthropic_key_problem(model: str, api_base: str | None) -> str | None:
-    """Anthropic's API needs ANTHROPIC_API_KEY; a server of one's own may not."""
-    if os.environ.get("ANTHROPIC_API_KEY") or api_base:
-        return None
-    return (
-        "ANTHROPIC_API_KEY is not set: export it (or pass --api-base for a server that "
-        f"speaks Anthropic's Messages API), {KEYLESS}"
-    )
-
-
 def required_max_tokens(backend: str, model: str, thinking: int | None) -> int | None:
     """The reply's `max_tokens` on a backend whose API requires one when nothing
     states one (Anthropic's: `claude_reply_tokens`); None on the other backends."""
@@ -148,7 +138,7 @@ def missing_key(model: str, api_base: str | None) -> str | None:
     return env
 
 
-def _litellm_key_problem(model: str, api_base: str | None) -> str | None:
+def _provider_key_problem(model: str, api_base: str | None) -> str | None:
     missing = missing_key(model, api_base)
     if missing:
         return (
@@ -160,7 +150,7 @@ def _litellm_key_problem(model: str, api_base: str | None) -> str | None:
 
 BACKENDS = (
     BackendRow(
-        name="openai",  # the official SDK: OpenAI and any OpenAI-compatible server
+        name="openai",  # chat completions over wire.py: OpenAI, any compatible server
         serves=_openai_serves,
         key_problem=_openai_key_problem,
         probed=True,
@@ -169,14 +159,21 @@ BACKENDS = (
     BackendRow(
         name="anthropic",  # Anthropic's Messages API, natively (no SDK): prompt caching, thinking
         serves=_anthropic_serves,
-        key_problem=_anthropic_key_problem,
+        key_problem=_provider_key_problem,
         probed=False,
         make="skillchat.engine.backends.anthropic_backend:AnthropicBackend",
     ),
     BackendRow(
+        name="gemini",  # Google's OpenAI-compatible endpoint, the same code
+        serves=lambda model, api_base: model.lower().startswith("gemini/"),
+        key_problem=_provider_key_problem,
+        probed=False,
+        make="skillchat.engine.backends.gemini_backend:GeminiBackend",
+    ),
+    BackendRow(
         name="litellm",  # every other provider, through litellm
         serves=lambda model, api_base: True,
-        key_problem=_litellm_key_problem,
+        key_problem=_provider_key_problem,
         probed=False,
         make="skillchat.engine.backends.litellm_backend:LiteLLMBackend",
     ),

@@ -105,16 +105,19 @@ def test_a_chats_requests_share_one_connection() -> None:
     assert server.connections == 1
 
 
-def test_an_answer_not_read_to_its_end_is_not_reused() -> None:
-    with ScriptedServer([reply("one two three")] * 4) as server:
+def test_an_answer_left_unfinished_keeps_its_connection_only_when_drained() -> None:
+    moves = [reply("one two"), reply("one two", stall_after=1), reply("3"), reply("4")]
+    with ScriptedServer(moves) as server:
         client = wire(server.base_url)
         response = client.post("/chat/completions", BODY, {})
         next(response.iter_bytes())
-        response.close()  # its connection cannot carry another request: closed
-        assert streamed(client)[-1] == "[DONE]"
+        response.close()  # the rest was arriving: read, and the connection kept
+        response = client.post("/chat/completions", BODY, {})
+        next(response.iter_bytes())
+        response.close()  # the rest never comes: the connection is closed
         client.post("/chat/completions", BODY, {})  # forgotten: the next one abandons it
         assert streamed(client)[-1] == "[DONE]"
-    assert server.connections == 3
+    assert server.connections == 2
 
 
 def test_a_connection_closed_while_idle_is_reopened_once() -> None:

@@ -152,17 +152,16 @@ def resolve(settings: Settings, place: Place, *, probe: bool = True) -> Target:
 
 
 def _required_reply(settings: Settings, target: Target) -> Target:
-    """`target` with the `max_tokens` its backend must send when nothing set one
-    (Anthropic's API requires it: backend_table.py's `required_max_tokens`), so the
-    notice of a reply cut there names it."""
-    if target.max_tokens is not None:
-        return target
+    """`target` with the settings' thinking budget, and the `max_tokens` its backend
+    must send when nothing set one (Anthropic's API requires it: backend_table.py's
+    `required_max_tokens`), so the notice of a reply cut there names it."""
     needed = required_max_tokens(
         backend_row(target.model, target.backend, target.api_base).name,
         target.model,
         settings.thinking_budget,
     )
-    return target if needed is None else replace(target, max_tokens=needed)
+    max_tokens = target.max_tokens if target.max_tokens is not None else needed
+    return replace(target, max_tokens=max_tokens, thinking=settings.thinking_budget)
 
 
 def _fitted(

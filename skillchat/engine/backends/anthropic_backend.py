@@ -37,8 +37,8 @@ from dataclasses import replace
 from typing import Any
 
 from skillchat.backend_table import claude_reply_tokens
-from skillchat.config import Settings
-from skillchat.engine.backends.base import describe_base, reply_timeout_error
+from skillchat.engine.backends.base import Timeouts, reply_timeout_error
+from skillchat.engine.backends.openai_backend import describe_base
 from skillchat.engine.backends.provider_errors import (
     CUT,
     ERROR_BODY_LIMIT,
@@ -51,6 +51,7 @@ from skillchat.engine.events import Delta, ToolCallFragment, Usage
 from skillchat.engine.messages import clean_text
 from skillchat.engine.pricing import price
 from skillchat.errors import MalformedChunk, ProviderError, WireError
+from skillchat.target import Target
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1"
 API_VERSION = "2023-06-01"
@@ -85,33 +86,32 @@ class AnthropicBackend:
 
     name = "anthropic"
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, target: Target, timeouts: Timeouts) -> None:
         self._key = os.environ.get(KEY_ENV, "")
-        self.model = settings.model.removeprefix("anthropic/")
-        self._user_model = settings.model
-        self._timeout = settings.timeout
-        self._reply_timeout = settings.reply_timeout
-        base = settings.api_base or ANTHROPIC_URL
+        self.model = target.model.removeprefix("anthropic/")
+        self._user_model = target.model
+        self._timeout = timeouts.timeout
+        self._reply_timeout = timeouts.reply_timeout
+        base = target.api_base or ANTHROPIC_URL
         self.where = describe_base(base)
         self._wire = Wire(
             base,
-            timeout=settings.timeout,
-            read_timeout=min(settings.timeout, settings.reply_timeout),
+            timeout=timeouts.timeout,
+            read_timeout=min(timeouts.timeout, timeouts.reply_timeout),
         )
         self._headers = {"anthropic-version": API_VERSION, "accept": "application/json"}
         if self._key:
             self._headers["x-api-key"] = self._key
-        budget = settings.thinking_budget
+        budget = target.thinking
         # The target's (engine/resolve.py puts the required default there).
-        self._max_tokens = settings.max_tokens or claude_reply_tokens(self.model, budget)
+        self._max_tokens = target.max_tokens or claude_reply_tokens(self.model, budget)
         # Extended thinking: the budget must be under max_tokens (and at least 1,024,
         # which the API checks and says).
         self._thinking = None
         if budget:
             self._thinking = {"type": "enabled", "budget_tokens": min(budget, self._max_tokens - 1)}
         # Prices are Anthropic's: a server of one's own reusing a name costs nothing known.
-        self._priced = not settings.api_base
-        self._api_base = settings.api_base
+        self._priced = not target.api_base
         self._window: tuple[int | None] | None = None
 
     def context_window(self) -> int | None:
