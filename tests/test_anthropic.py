@@ -15,6 +15,7 @@ import pytest
 from anthropic_server import AnthropicServer, call, error, reply
 from chat_helpers import make_chat, registry, write_skill
 from helpers import one_line_error, session_options, skillchat
+from openai_server import ScriptedServer
 
 from skillchat.config import Settings
 from skillchat.engine.backends.anthropic_backend import request_body
@@ -22,6 +23,7 @@ from skillchat.engine.backends.select import backend_name
 from skillchat.engine.events import Usage
 from skillchat.engine.pricing import model_entry, price
 from skillchat.errors import ProviderError
+from skillchat.session import Session
 from skillchat.skills.registry import Registry
 
 KEY = "sk-ant-test-0123456789abcdef"
@@ -311,3 +313,26 @@ def test_skills_stats_and_cost_know_cached_tokens(tmp_path: Path) -> None:
     said = " ".join(cost.stderr.split())  # lines wrapped at the console's width
     assert "anthropic/claude-sonnet-4-5: prompt caching reads these " in said
     assert "tokens from the cache on every request after the first ($0.0" in said
+
+
+def test_a_chat_moved_to_an_openai_server_sends_no_thinking_blocks(
+    server: AnthropicServer, skills: Registry
+) -> None:
+    """The thinking blocks kept for Anthropic's API are its alone: a chat that moves
+    (`/model`) to an OpenAI-compatible server sends its messages without them."""
+    with ScriptedServer() as other:
+        server.script(reply("Loading.", calls=[get("calc")], thinking="hmm"), reply("done"))
+        other.script(reply("moved"))
+        named = {"oai": {"model": "openai/test-model", "api_base": other.base_url}}
+        settings = Settings(
+            model="anthropic/test-model", api_base=server.base_url, thinking_budget=1024,
+            named_models=named, max_retries=0,
+        )  # fmt: skip
+        session = Session(settings, registry=skills)
+        assert session.send("go").answer == "done"
+        assert "thinking_blocks" in json.dumps(session.chat.messages)
+        session.switch_model("oai")
+        assert session.send("and now?").answer == "moved"
+    sent = other.completions[0].body["messages"]
+    assert any(m.get("tool_calls") for m in sent)  # the tool round went along
+    assert "thinking" not in json.dumps(sent)
