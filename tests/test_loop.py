@@ -305,6 +305,15 @@ def test_a_reply_cut_at_the_output_limit_is_flagged(server, skills) -> None:
     assert server.completions[-1].body.get("max_tokens") == (16_000 if anthropic else None)
 
 
+def test_a_refused_reply_is_said_and_runs_no_calls(server, skills) -> None:
+    """OpenAI's `content_filter`, Anthropic's `refusal` stop reason."""
+    server.script(reply("I can't help", calls=[get("calc")], finish_reason="content_filter"))
+    view = RecordingView()
+    result = make_chat(server, skills, view).send("x")
+    assert result.answer == "I can't help" and result.requests == 1 and not result.tool_calls
+    assert view.of("notice") == ["the provider stopped the reply as a refusal (its content filter)"]
+
+
 def test_events_of_two_kinds_never_compare_equal(server: ScriptedServer, skills: Registry) -> None:
     """A reply whose text is "answer" emits TextDelta("answer") then TextEnded("answer"):
     a listener keeping the distinct events keeps both (as tuples of equal fields they
