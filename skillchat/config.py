@@ -32,6 +32,8 @@ ALLOWED_TOOLS_MODES = ("approve", "restrict", "ignore")
 # would load, then fail every install with bubblewrap's own words).
 MAX_INSTALL_MB = 1 << 20
 ENV_CONFIG = "SKILLCHAT_CONFIG"
+# The default model for a user whose only key is ANTHROPIC_API_KEY (`_keyed_default`).
+ANTHROPIC_DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
 # The budgets when nothing states or fits them (`Settings.budget`, `catalog_budget`).
 DEFAULT_CONTEXT_CHARS = 300_000
 DEFAULT_CATALOG_CHARS = 30_000
@@ -267,6 +269,19 @@ def with_model(settings: Settings, model: str, given: Collection[str]) -> Settin
     return replace(settings, **entry)
 
 
+def _keyed_default(values: dict[str, Any], sources: dict[str, str]) -> None:
+    """No model named anywhere, no OpenAI key or server, but ANTHROPIC_API_KEY set:
+    the default model is Anthropic's, so a user with that key alone starts as an
+    OpenAI user does (`config show` says why: `[ANTHROPIC_API_KEY]`)."""
+    if sources.get("model") != "default" or values.get("api_base") or values.get("gguf"):
+        return
+    if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
+        return
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        values["model"] = ANTHROPIC_DEFAULT_MODEL
+        sources["model"] = "ANTHROPIC_API_KEY"
+
+
 def _check(settings: Settings, sources: dict[str, str]) -> None:
     where = str(settings.config_path) if settings.config_path else "settings"
     if settings.backend not in BACKEND_NAMES:
@@ -351,6 +366,7 @@ def load_with_sources(
             values[name] = tuple(value) if name == "skill_dirs" else value
             sources[name] = "flag"
     apply_named_model(values, sources)
+    _keyed_default(values, sources)
     if "skill_dirs" in overrides and overrides["skill_dirs"] is not None:
         values["skills_bundled"] = False  # `--skills-dir`: these directories alone
     settings = replace(Settings(), **values, config_path=config_path, warnings=tuple(warnings))

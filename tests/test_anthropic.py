@@ -336,3 +336,16 @@ def test_a_chat_moved_to_an_openai_server_sends_no_thinking_blocks(
     sent = other.completions[0].body["messages"]
     assert any(m.get("tool_calls") for m in sent)  # the tool round went along
     assert "thinking" not in json.dumps(sent)
+
+
+def test_with_only_an_anthropic_key_the_default_model_is_anthropics(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    shown = json.loads(skillchat("config", "show", "--json").stdout)
+    assert shown["settings"]["model"] == "anthropic/claude-sonnet-4-5"
+    assert shown["sources"]["model"] == "ANTHROPIC_API_KEY"
+    assert KEY not in json.dumps(shown)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test-0123456789")  # both: as before
+    shown = json.loads(skillchat("config", "show", "--json").stdout)
+    assert (shown["settings"]["model"], shown["sources"]["model"]) == ("gpt-4.1-mini", "default")
