@@ -349,3 +349,15 @@ def test_with_only_an_anthropic_key_the_default_model_is_anthropics(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test-0123456789")  # both: as before
     shown = json.loads(skillchat("config", "show", "--json").stdout)
     assert (shown["settings"]["model"], shown["sources"]["model"]) == ("gpt-4.1-mini", "default")
+
+
+def test_the_repl_toolbar_says_what_was_cached(tmp_path: Path, pty_sessions) -> None:
+    write_skill(tmp_path / "skills", "calc", "# Calc\n")
+    with AnthropicServer(prompt_cache=True) as server:
+        server.script(reply(calls=[get("calc")]), reply("two"))
+        session = pty_sessions(*session_options(server, tmp_path / "skills"))
+        session.prompt()
+        assert "two" in session.run("1+1?")
+        cached = server.usages[1]["cache_read_input_tokens"]
+        session.expect(f" tokens ({cached:,} cached)")  # the bottom toolbar
+        assert session.quit() == 0
