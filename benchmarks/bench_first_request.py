@@ -13,12 +13,16 @@ and the process start are read from one monotonic clock):
   against tests/anthropic_server.py (its time, CPU and peak RSS within 1.1x the
   openai row's);
 - the raw SDK floor: a script that imports `openai` and sends the same streamed
-  request with the client's generic `post` (what any openai-based CLI must do).
+  request with the client's generic `post` (what any openai-based CLI must do);
+- the standard-library floor: the same request with `http.client` and `json` (what
+  skillchat's own client, engine/backends/wire.py, is built on), read to its end.
 
 Runs are interleaved (one of each, then again) so drift in machine load hits all
 alike; medians and ratios are printed, with each whole process's CPU (user +
 system). Targets: skillchat at most 1.03x the SDK floor's time to its request, its
-CPU at least 10% below llm's, and at least 4x faster than the litellm backend.
+CPU at least 10% below llm's, and at least 4x faster than the litellm backend; its
+ratio to the standard-library floor is printed (what skillchat's own start costs
+beyond a bare request: discovery, the catalog, the CLI).
 `--before PATH` adds `skillchat ask` run from another checkout (PYTHONPATH=PATH); the
 first row is the `skillchat` the venv imports (an editable install's checkout), so
 run the script with `PYTHONPATH=` this checkout to time a worktree. `llm`
@@ -58,6 +62,19 @@ for line in client.post("/chat/completions", body=body, cast_to=httpx.Response,
     pass
 """
 
+STDLIB_FLOOR = """import http.client, json, sys
+from urllib.parse import urlsplit
+url = urlsplit(sys.argv[1])
+body = {"model": "test-model", "messages": [{"role": "user", "content": "hi"}],
+        "stream": True, "stream_options": {"include_usage": True}}
+conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+conn.request("POST", url.path + "/chat/completions", json.dumps(body).encode(),
+             {"Content-Type": "application/json", "Authorization": "Bearer sk-no-key"})
+response = conn.getresponse()
+while response.read1(65536):
+    pass
+"""
+
 
 def commands(
     base_url: str, llm: str | None, before: str | None = None, anthropic_url: str | None = None
@@ -81,6 +98,7 @@ def commands(
             if anthropic_url
             else []
         ),
+        "stdlib floor": [sys.executable, "-c", STDLIB_FLOOR, base_url],
         "skillchat (before)": (
             ["env", f"PYTHONPATH={before}", *ask, "--model", "openai/test-model", "hi"]
             if before
@@ -199,6 +217,8 @@ def main() -> None:
           f"rss {rss_share:.2f}x: {verdict}")  # fmt: skip
     floor = ours / medians["SDK floor"]
     print(f"target: <= 1.03x the SDK floor -> {floor:.2f}x: {'met' if floor <= 1.03 else 'MISSED'}")
+    stdlib = ours / medians["stdlib floor"]
+    print(f"skillchat / the stdlib floor: {stdlib:.2f}x the time")
     if "llm" in medians:
         share = cpu["skillchat (openai)"] / cpu["llm"]
         verdict = "met" if share <= 0.9 else "MISSED"

@@ -290,8 +290,9 @@ class Repl:
 
     def toolbar(self) -> str:
         """The bottom line: model, chat, activated skills, attachments, tokens (those
-        read from the prompt cache said; the forks' per model: `forks: 1,234 tokens on local-qwen`); one
-        line, control characters visible (names come from skills and the config)."""
+        read from the prompt cache said; the forks' per model: `forks: 1,234 tokens
+        on local-qwen`); one line, control characters visible (names come from skills
+        and the config)."""
         chat = self.session.chat
         parts = [self.session.target.model, f"chat {self.recorder.chat_id or 'new'}"]
         if chat.activated:
