@@ -361,3 +361,14 @@ def test_the_repl_toolbar_says_what_was_cached(tmp_path: Path, pty_sessions) -> 
         cached = server.usages[1]["cache_read_input_tokens"]
         session.expect(f" tokens ({cached:,} cached)")  # the bottom toolbar
         assert session.quit() == 0
+
+
+def test_a_messages_api_server_is_not_asked_for_props(
+    server: AnthropicServer, tmp_path: Path
+) -> None:
+    """llama.cpp's /props is a chat-completions server's: the first request to a
+    Messages API server does not wait for its 404."""
+    server.script(reply("ok"))
+    done = skillchat("ask", *session_options(server, tmp_path), "hi")
+    assert done.returncode == 0, done.stderr
+    assert [r.path for r in server.requests] == ["/v1/messages"]

@@ -138,7 +138,10 @@ def resolve(settings: Settings, place: Place, *, probe: bool = True) -> Target:
             gguf=str(local.model),
         )  # fmt: skip
     window = place.window
-    if place.api_base and window is None and probe:
+    # llama.cpp's /props, asked of a chat-completions server: a Messages API server
+    # (the anthropic backend's) is none, and its first request would wait for a 404.
+    messages_api = backend_row(place.model, place.backend, place.api_base).name == "anthropic"
+    if place.api_base and window is None and probe and not messages_api:
         window = server_window(place.api_base, os.environ.get("OPENAI_API_KEY"))
     if not place.api_base:  # the provider's: the loop fits the map's window lazily
         return _required_reply(settings, Target(
