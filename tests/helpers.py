@@ -3,12 +3,15 @@ a user runs it (in process or as a subprocess, pointed at the scripted server)."
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import socket
 import subprocess as _subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +71,45 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def installing(config: Any, name: str) -> Iterator[Path]:
+    """The folder `name` that keeps what a test installed from a real registry between
+    runs: under `$REAL_INDEX_DIR` (CI keeps it per user), else pytest's cache; held
+    for one install at a time (xdist workers share it) until the block ends."""
+    index = os.environ.get("REAL_INDEX_DIR")
+    folder = Path(index) / name if index else config.cache.mkdir(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield folder
+
+
+def unavailable(reason: str) -> None:
+    """A test that cannot run here (what it installs cannot be had): skipped, with the
+    reason; under CI (`CI=true`) it fails instead."""
+    if os.environ.get("CI"):
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
+@contextmanager
+def listening(*argv: str, port: int) -> Iterator[int]:
+    """`argv` (a local server; its output discarded) started, once it listens on
+    127.0.0.1:`port`: the port. Killed at the end."""
+    process = _subprocess.Popen(argv, stdout=_subprocess.DEVNULL, stderr=_subprocess.DEVNULL)
+
+    def up() -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    try:
+        assert wait_for(up, 60)
+        yield port
+    finally:
+        process.kill()
+        process.wait()
 
 
 def skillchat(

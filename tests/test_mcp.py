@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from chat_helpers import tool_messages
-from helpers import closed_port, one_line_error, session_options, skill_folder, skillchat, wait_for
+from helpers import (
+    closed_port,
+    listening,
+    one_line_error,
+    session_options,
+    skill_folder,
+    skillchat,
+    wait_for,
+)
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.config import load_settings
@@ -88,24 +96,9 @@ def tag(tmp_path: Path):  # type: ignore[no-untyped-def]
 def http_server(kind: str, tag: Path, *options: str) -> Iterator[int]:
     """tests/mcp_servers.py KIND over streamable HTTP (`options`: `--json`); its port
     once it listens."""
-    import socket
-
-    port = closed_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVERS), kind, str(tag), "--http", str(port), *options],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-
-    def listening() -> bool:
-        with socket.socket() as s:
-            return s.connect_ex(("127.0.0.1", port)) == 0
-
-    try:
-        assert wait_for(listening, 60)
+    argv = [sys.executable, str(SERVERS), kind, str(tag), "--http", str(port := closed_port())]
+    with listening(*argv, *options, port=port):
         yield port
-    finally:
-        process.kill()
-        process.wait()
 
 
 def shared_server(kind: str, factory: pytest.TempPathFactory) -> Iterator[str]:

@@ -28,7 +28,8 @@ from skillchat.chats.store import ChatStore
 from skillchat.engine.request import INTERRUPTED_MARK
 from skillchat.engine.resolve import asked, continued
 from skillchat.recorder import sigint_deferred
-from skillchat.session import Session, chosen_transcript
+from skillchat.session import Session
+from skillchat.session_settings import chosen_transcript
 from skillchat.skills.registry import Registry
 from skillchat.tools.skill_tools import SKILL_FILE_STUB_NOTE, STUB_NOTE
 

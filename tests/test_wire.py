@@ -240,3 +240,23 @@ def test_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed_port()}")
         monkeypatch.setenv("NO_PROXY", "127.0.0.1")
         assert streamed(wire(server.base_url))[-1] == "[DONE]"
+
+
+def test_closing_an_answer_from_another_thread_ends_the_read_blocked_on_it() -> None:
+    """What a reply deadline's timer does (base.py's ReplyDeadline): the read waiting
+    on a silent stream returns at once, long before the read timeout."""
+    with ScriptedServer([reply("one two", stall_after=1)]) as server:
+        client = wire(server.base_url, read_timeout=600)
+        response = client.post("/chat/completions", BODY, {})
+        first, ended = threading.Event(), threading.Event()
+
+        def read() -> None:
+            with contextlib.suppress(WireError):
+                for _ in response.iter_bytes():
+                    first.set()  # the one event before the server goes silent
+            ended.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        assert first.wait(60)
+        response.close()
+        assert ended.wait(60)

@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from skillchat.cli.common import (
+from skillchat.cli.common import JsonOpt, consoles_of
+from skillchat.cli.session_options import (
     AllowInstallOpt,
-    JsonOpt,
     SessionOptions,
-    consoles_of,
     open_chat,
     session_command,
     workspace_note,
@@ -151,7 +150,7 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-@session_command
+@session_command()
 def ask(
     ctx: typer.Context,
     prompt: PromptArg = None,

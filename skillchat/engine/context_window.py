@@ -117,9 +117,9 @@ def context_budget(
     asks for the budget several times a request)."""
     if settings.context_max_chars is not None or _at_most(messages, LOOKUP_FLOOR, size):
         return settings.budget
-    if not any(message.get("role") == "assistant" for message in messages):
-        return settings.budget
-    tokens = settings.context_window or window()
+    tokens = settings.context_window
+    if tokens is None and any(message.get("role") == "assistant" for message in messages):
+        tokens = window()
     if tokens is None:
         return settings.budget
     return budget_for_window(tokens, settings.budget)

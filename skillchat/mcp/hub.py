@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from skillchat.errors import ConfigError, McpError
 from skillchat.mcp.catalog import neutral
+from skillchat.mcp.results import not_a_result
 from skillchat.mcp.skills import ServedSkills, list_entries, read_resource, skill_entries
 from skillchat.mcp.spawn import StderrTail, guarded_command, keep_tail, server_env, start_stdio
 from skillchat.mcp.stdio import too_long
@@ -188,8 +189,10 @@ class McpHub:
             raise McpError(f"no answer from '{server}' in {state.config.timeout_s:g} s") from None
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
-        """One `tools/call`; McpError for a timeout, a JSON-RPC error, a dead server."""
+        """One `tools/call`; McpError for a timeout, a JSON-RPC error, a dead server, a
+        result that is not MCP's (that call only: the server goes on)."""
         from mcp.shared.exceptions import MCPError
+        from pydantic import ValidationError
 
         state = self.servers[server]
         if state.client is None or state.state != "ready":
@@ -216,6 +219,10 @@ class McpHub:
             if "timed out" in exc.error.message.lower():
                 raise McpError(f"no answer from '{server}' in {timeout:g} s (timeout_s)") from None
             raise McpError(f"'{server}' answered with an error: {exc.error.message}") from None
+        except ValidationError as exc:  # read whole, but not a result: the connection is fine
+            raise McpError(
+                f"'{server}' answered with a result that is not valid MCP: {not_a_result(exc)}"
+            ) from None
         except (OSError, RuntimeError, ValueError) as exc:  # the transport broke under the call
             state.state, state.error = "failed", self._died(state, f"{type(exc).__name__}: {exc}")
             raise McpError(f"MCP server '{server}' {state.error}") from None

@@ -7,13 +7,25 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from chat_helpers import tool_messages
 from fork_helpers import FORK, digest_skills
-from helpers import session_options, skill_folder, skillchat, skillchat_peak
+from helpers import (
+    closed_port,
+    listening,
+    session_options,
+    skill_folder,
+    skillchat,
+    skillchat_peak,
+    wait_for,
+)
 from openai_server import ScriptedServer, call, reply
 
 SERVERS = Path(__file__).resolve().parents[1] / "mcp_servers.py"
@@ -246,3 +258,129 @@ def test_a_resumed_chat_trusts_a_served_skill_only_as_it_read_it(
     (tmp_path / "v2").touch()
     trust_demo(options)
     bank_call_is_asked_in_resumed_chat(server, skills, options, pty_sessions)
+
+
+RAW_HTTP = Path(__file__).resolve().parent / "raw_mcp_http.py"
+
+
+@contextmanager
+def raw_http_server(folder: Path) -> Iterator[str]:
+    """tests/hostile/raw_mcp_http.py on a free port: its `[mcp.raw]` table."""
+    port = closed_port()
+    with listening(sys.executable, str(RAW_HTTP), str(folder), str(port), port=port):
+        yield f'[mcp.raw]\nurl = "http://127.0.0.1:{port}/mcp"\nstartup_timeout_s = 300\n'
+
+
+def sent_by(folder: Path, tool: str) -> tuple[int, str]:
+    """What the raw server could send of `tool`'s answer: bytes, and how it ended
+    ("closed" by the client, "all sent", or "" while it still sends)."""
+    record = folder / f"sent-{tool}.txt"
+    lines = record.read_text().splitlines() if record.is_file() else []
+    return (int(lines[0]) if lines and lines[0] else 0), (lines[1] if len(lines) > 1 else "")
+
+
+@pytest.mark.parametrize("answers", ["json", "sse"])
+def test_a_gigabyte_http_answer_is_one_error_and_nothing_is_kept(
+    server: ScriptedServer, tmp_path: Path, answers: str
+) -> None:
+    """A server that answers a call with a gigabyte, as one JSON body or as one
+    SSE event: skillchat reads up to the server's `max_answer_mb` (the default,
+    256 MB) and hangs up; that call is one error line, nothing of the answer is
+    stored, the server's next call works and the chat goes on. Its peak memory is
+    the bound's, not the gigabyte's."""
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    tool = f"gigabyte_{answers}"
+    server.script(
+        reply(calls=[call(f"mcp__raw__{tool}")]),
+        reply(calls=[call("mcp__raw__echo", {"text": "still here"})]),
+        reply("the chat goes on"),
+    )
+    with raw_http_server(tmp_path) as table:
+        (tmp_path / "config.toml").write_text(table)
+        done, peak = skillchat_peak(
+            "ask", *session_options(server, skills), "--config", str(tmp_path / "config.toml"),
+            "--allow-mcp", "--json", "big",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["answer"] == "the chat goes on"
+    refused, echoed = (json.loads(m["content"]) for m in tool_messages(server))
+    assert refused["error_code"] == "MCP_ERROR", refused
+    assert "over 256 MB and was not read ([mcp.raw] max_answer_mb)" in refused["error"]
+    assert len(json.dumps(refused)) < 1000 and echoed["content"] == "still here"
+    sent, ended = sent_by(tmp_path, tool)
+    assert ended == "closed" and sent < 512 * 1024 * 1024, (sent, ended)
+    # The bound's 256 MB over a chat's ~110 MB (370 MB seen), not the gigabyte.
+    assert peak < 600 * 1024, f"peak memory {peak} KiB for a gigabyte answer"
+    stored = [f for f in Path(os.environ["XDG_DATA_HOME"]).rglob("*") if f.is_file()]
+    assert any(f.name == "chats.db" for f in stored), stored  # the chat, saved
+    assert sum(f.stat().st_size for f in stored) < 10**6
+
+
+@pytest.mark.parametrize("answers", ["sse", "json"])
+def test_an_endless_answer_stops_being_read_when_its_call_times_out(
+    server: ScriptedServer, tmp_path: Path, answers: str
+) -> None:
+    """A server that answers a call with an SSE stream that never ends (progress
+    notifications, never the response), or a JSON body that never ends (a byte at a
+    time), at the 2025-11-25 revision: the call times out (`timeout_s`), and its
+    answer is closed then, not read for the rest of the session (the SDK only sends
+    `notifications/cancelled` before 2026-07-28 and reads on). The server's next
+    call works."""
+    tool = f"endless_{answers}"
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    server.script(
+        reply(calls=[call(f"mcp__raw__{tool}")]),
+        reply(calls=[call("mcp__raw__echo", {"text": "still here"})], hold="closed"),
+        reply("the chat goes on"),
+    )
+    with raw_http_server(tmp_path) as table:
+        (tmp_path / "config.toml").write_text(table + "timeout_s = 2\n")
+        chat = subprocess.Popen(
+            [sys.executable, "-m", "skillchat", "ask", *session_options(server, skills),
+             "--config", str(tmp_path / "config.toml"), "--allow-mcp", "endless"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            # skillchat is still running (its next request waits for this): the stream
+            # must be closed by now, not when skillchat ends.
+            assert wait_for(lambda: len(server.completions) == 2, 120)
+            assert wait_for(lambda: sent_by(tmp_path, tool)[1] == "closed", 30)
+        finally:
+            server.release("closed")
+            out, err = chat.communicate(timeout=120)
+    assert chat.returncode == 0 and out.endswith("the chat goes on\n"), err[-2000:]
+    timed_out, echoed = (json.loads(m["content"]) for m in tool_messages(server))
+    assert "no answer from 'raw' in 2 s (timeout_s)" in timed_out["error"], timed_out
+    assert echoed["content"] == "still here"
+
+
+def test_a_result_that_is_not_mcps_is_one_line_and_the_server_goes_on(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """A server that answers a call with a result the SDK cannot read (its `content`
+    not a list): that call is one error line (not the validator's many), and the
+    server is not taken for dead: its next call is answered on the same connection,
+    no new `initialize`."""
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    server.script(
+        reply(calls=[call("mcp__raw__malformed")]),
+        reply(calls=[call("mcp__raw__echo", {"text": "still here"})]),
+        reply("the chat goes on"),
+    )
+    with raw_http_server(tmp_path) as table:
+        (tmp_path / "config.toml").write_text(table)
+        done = skillchat(
+            "ask", *session_options(server, skills), "--config", str(tmp_path / "config.toml"),
+            "--allow-mcp", "malformed", subprocess=True,
+        )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.endswith("the chat goes on\n"), done.stderr
+    refused, echoed = (json.loads(m["content"]) for m in tool_messages(server))
+    assert refused["error_code"] == "MCP_ERROR", refused
+    assert "'raw' answered with a result that is not valid MCP" in refused["error"], refused
+    assert "\n" not in refused["error"] and len(refused["error"]) < 400, refused
+    assert echoed["content"] == "still here"
+    assert (tmp_path / "initialized.txt").read_text().count("initialize") == 1

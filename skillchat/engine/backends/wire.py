@@ -86,7 +86,8 @@ class WireResponse:
         self._sock = sock
         self.status: int = response.status
         self.headers: http.client.HTTPMessage = response.headers
-        self._closed = False
+        self._closed = threading.Event()  # set by close(), maybe on another thread
+        self._finished = False
         self._reading = threading.Lock()  # held by the reader; close() may be another thread
 
     def iter_bytes(self) -> Iterator[bytes]:
@@ -106,15 +107,18 @@ class WireResponse:
         return self._read(lambda: self._response.read(limit))
 
     def _read(self, read: Callable[[], bytes]) -> bytes:
-        if self._closed:
+        if self._closed.is_set():
             return b""
-        try:
-            with self._reading:
+        with self._reading:
+            try:
                 return read()
-        except TimeoutError as exc:
-            raise WireError("no data within the read timeout", timed_out=True) from exc
-        except (OSError, http.client.HTTPException, ValueError) as exc:
-            raise WireError(_describe(exc)) from exc
+            except TimeoutError as exc:
+                raise WireError("no data within the read timeout", timed_out=True) from exc
+            except (OSError, http.client.HTTPException, ValueError) as exc:
+                raise WireError(_describe(exc)) from exc
+            finally:
+                if self._closed.is_set():  # by another thread, during the read: ended here
+                    self._finish()
 
     @property
     def complete(self) -> bool:
@@ -127,17 +131,28 @@ class WireResponse:
 
         A reader that stops at the protocol's own end (`[DONE]`, `message_stop`)
         leaves the body's last bytes (the closing empty chunk) unread: what of them
-        arrives within `_DRAIN_WAIT` is read here, so the connection is kept. Not
-        while another thread reads (a deadline closing the answer): that read is
-        ended instead."""
-        if self._closed:
+        arrives within `_DRAIN_WAIT` is read here, so the connection is kept. Called
+        while another thread reads (a deadline's timer), it shuts the socket down,
+        which ends that read, and the reading thread finishes the close (http.client
+        lets a body be closed by one thread at a time)."""
+        if self._closed.is_set():
             return
-        self._closed = True
-        if not self.complete and self._reading.acquire(blocking=False):
-            try:
-                self._drain()
-            finally:
-                self._reading.release()
+        self._closed.set()
+        if not self._reading.acquire(blocking=False):
+            _shut(self._sock)
+            return
+        try:
+            self._finish()
+        finally:
+            self._reading.release()
+
+    def _finish(self) -> None:
+        """Keep or close the connection (once; `_reading` held)."""
+        if self._finished:
+            return
+        self._finished = True
+        if not self.complete:
+            self._drain()
         reusable = self.complete and not self._response.will_close
         if not reusable:
             _shut(self._sock)
