@@ -157,8 +157,8 @@ class Session:
         if settings.active_mcp_servers():  # the SDK is imported only with a server
             from skillchat.mcp.hub import McpHub
 
+            # Started when first needed (mcp/hub.py): nothing here starts or waits.
             self.mcp = McpHub(settings.active_mcp_servers())
-            self.mcp.start()  # in the background: nothing here waits for a server
         registry = load_registry(settings) if registry is None else registry
         self._start(transcript, settings, registry, self._backend(target))
 
@@ -222,6 +222,13 @@ class Session:
         """Run one of the chat's tools as the model would (`/files`, `/grep`), its
         result shown to the user only: nothing joins the transcript."""
         return self.chat.toolbox.run(name, raw_arguments)
+
+    def start_servers(self) -> None:
+        """Start every MCP server now, in the background, instead of when first
+        needed (the REPL: the user types meanwhile, and served skills reach
+        `/skills` and the first call finds its server up)."""
+        if self.mcp is not None:
+            self.mcp.start()
 
     def refresh_served(self) -> None:
         """The skills of MCP servers that came up since the last look join the chat

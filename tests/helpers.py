@@ -235,6 +235,39 @@ def session_options(server: ScriptedServer, skills_dir: Path | str) -> list[str]
     ]
 
 
+def alive(tag: Path) -> list[int]:
+    """The pids of live processes whose command line names `tag`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(tag).encode() in cmdline and state != "Z" and int(entry.name) != os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+def counted_table(name: str, tag: Path, extra: str = "", startup: float = 300) -> str:
+    """A `[mcp.NAME]` table running tests/mcp_servers.py `counted TAG` through a
+    shell that first adds its pid to TAG/starts: a start is counted even when the
+    server is stopped while it loads (its SDK's imports take a second)."""
+    servers = Path(__file__).resolve().parent / "mcp_servers.py"
+    count = 'echo $$ >> "$0/starts"; exec "$@"'
+    argv = ["-c", count, str(tag), sys.executable, str(servers), "counted", str(tag)]
+    table = f'[mcp.{name}]\ncommand = "/bin/sh"\nargs = {json.dumps(argv)}\n'
+    return table + f"startup_timeout_s = {startup:g}\n{extra}"
+
+
+def starts(tag: Path) -> int:
+    """How many times `counted_table`'s server in `tag` was started."""
+    path = tag / "starts"
+    return len(path.read_text().split()) if path.exists() else 0
+
+
 def wait_for(condition: Callable[[], bool], timeout: float = 30) -> bool:
     """Poll `condition` until it holds or `timeout` seconds pass; its last answer.
     The tests wait on a state this way, never with a fixed sleep."""

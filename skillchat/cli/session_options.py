@@ -24,6 +24,7 @@ from typer._types import TyperChoice
 from skillchat.backend_table import BACKEND_NAMES, DEFAULT_THINKING
 from skillchat.cli.common import (
     ConfigOpt,
+    NoMcpOpt,
     SkillsDirOpt,
     consoles_of,
     load_sourced,
@@ -164,7 +165,6 @@ McpOpt = Annotated[
     list[str] | None,
     typer.Option("--mcp", metavar="NAME", help="Use only this [mcp.NAME] server (repeatable)."),
 ]
-NoMcpOpt = Annotated[bool, typer.Option("--no-mcp", help="Start no MCP server.")]
 AllowMcpOpt = Annotated[
     bool,
     typer.Option(

@@ -109,6 +109,7 @@ class Repl:
             target=target,
             sources=sources,
         )
+        self.session.start_servers()  # in the background: the prompt never waits
         if self.session.runner is not None:
             # The console is read when a command runs: none is made before the prompt.
             # A fork running beside others draws no card of its own (Questions.elsewhere).
