@@ -211,11 +211,23 @@ def one_line_error(done: _subprocess.CompletedProcess[str], code: int = 1) -> st
     return lines[0]
 
 
+# A test (or, as `pytestmark`, a module) of the loop run on both model protocols: the
+# `server` fixture (tests/conftest.py) is OpenAI's server, then Anthropic's.
+BOTH_PROTOCOLS = pytest.mark.parametrize("server", ["openai", "anthropic"], indirect=True)
+
+
+def model_for(server: ScriptedServer | None) -> str:
+    """The model id that goes to `server` natively: `anthropic/test-model` for the
+    Messages API server (tests/anthropic_server.py), else `openai/test-model`."""
+    anthropic = type(server).__name__ == "AnthropicServer"
+    return "anthropic/test-model" if anthropic else "openai/test-model"
+
+
 def session_options(server: ScriptedServer, skills_dir: Path | str) -> list[str]:
     """The options that point a skillchat session at the scripted server and a skills folder."""
     return [
         "--model",
-        "openai/test-model",
+        model_for(server),
         "--api-base",
         server.base_url,
         "--skills-dir",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 import typer
 from typer._types import TyperChoice
 
-from skillchat.backend_table import BACKEND_NAMES
+from skillchat.backend_table import BACKEND_NAMES, DEFAULT_THINKING
 from skillchat.cli.common import (
     ConfigOpt,
     NoMcpOpt,
@@ -96,6 +96,22 @@ MaxTokensOpt = Annotated[
     int | None,
     typer.Option(
         "--max-tokens", metavar="N", min=1, help="Most tokens a reply may have (sent to the model)."
+    ),
+]
+ThinkingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--thinking",
+        help="Let the model think first (Anthropic's extended thinking, 8,000 tokens).",
+    ),
+]
+ThinkingBudgetOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--thinking-budget",
+        metavar="TOKENS",
+        min=1024,
+        help="Extended thinking with this many tokens to think (at least 1,024).",
     ),
 ]
 WorkspaceOpt = Annotated[
@@ -218,6 +234,8 @@ class SessionOptions:
     no_workspace: NoWorkspaceOpt = False
     reply_timeout: ReplyTimeoutOpt = None
     max_tokens: MaxTokensOpt = None
+    thinking: ThinkingOpt = False
+    thinking_budget: ThinkingBudgetOpt = None
     gguf: GgufOpt = None
     local: LocalOpt = False
     chat_template: ChatTemplateOpt = None
@@ -246,6 +264,8 @@ class SessionOptions:
             "workspace": str(self.workspace) if self.workspace else None,
             "reply_timeout": self.reply_timeout,
             "max_tokens": self.max_tokens,
+            "thinking_budget": self.thinking_budget
+            or (DEFAULT_THINKING if self.thinking else None),
             "run_allow": True if self.allow_run else None,
             "run_allow_network": True if self.allow_network else None,
             "run_allow_write": True if self.allow_write else None,
