@@ -12,7 +12,8 @@ import sys
 
 import typer
 
-from skillchat.cli.common import SessionOptions, consoles_of, open_chat
+from skillchat.cli.common import consoles_of
+from skillchat.cli.session_options import SessionOptions, open_chat
 from skillchat.errors import UsageError
 
 
@@ -38,7 +39,7 @@ def chat(
     settings, store = opened.settings, opened.store
     # A missing key is said now, not after the first message (which would leave a
     # chat with no answer in the store).
-    if problem := key_problem(opened.target.over(settings)):
+    if problem := key_problem(opened.target):
         store.close()
         raise ProviderError(problem)
     registry = load_registry(settings)

@@ -20,20 +20,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from skillchat.cli.common import (
+from skillchat.cli.common import JsonOpt, consoles_of
+from skillchat.cli.session_options import (
     AllowInstallOpt,
-    AllowMcpOpt,
-    AllowRunOpt,
-    ApiBaseOpt,
-    BackendOpt,
-    ConfigOpt,
-    JsonOpt,
-    MaxTokensOpt,
-    ReplyTimeoutOpt,
-    SkillsDirOpt,
-    consoles_of,
-    load_sourced,
-    skill_dirs_override,
+    SessionOptions,
+    chosen_settings,
+    session_command,
 )
 from skillchat.errors import UsageError
 
@@ -111,6 +103,19 @@ VerifierTimeoutOpt = Annotated[
 ]
 
 
+# The session options an eval run has no use for: `--model` (eval's own, repeatable),
+# a saved chat to go on with (its runs are fresh and unsaved), a workspace and
+# writing to it (a query comes with none), `--no-tools` (triggering is a get_skill
+# call), a local model file (one is a [models.NAME] table with `gguf`, compared by
+# its name), and a choice of MCP servers (the config's all with `--allow-mcp`, else
+# none). The rest are a session's as `ask` takes them.
+LEFT_OUT = (
+    "model", "last", "chat_id", "workspace", "no_workspace", "allow_write", "no_tools",
+    "gguf", "local", "chat_template", "mcp", "no_mcp",
+)  # fmt: skip
+
+
+@session_command(leave_out=LEFT_OUT)
 def eval_cmd(
     ctx: typer.Context,
     queries_file: QueriesArg,
@@ -119,16 +124,8 @@ def eval_cmd(
     jobs: JobsOpt = 4,
     skill: SkillOpt = None,
     min_trigger_rate: MinRateOpt = None,
-    api_base: ApiBaseOpt = None,
-    backend: BackendOpt = None,
-    skills_dir: SkillsDirOpt = None,
-    config: ConfigOpt = None,
     json_out: JsonOpt = False,
-    allow_run: AllowRunOpt = False,
     allow_install: AllowInstallOpt = False,
-    max_tokens: MaxTokensOpt = None,
-    reply_timeout: ReplyTimeoutOpt = None,
-    allow_mcp: AllowMcpOpt = False,
     outcome: OutcomeOpt = False,
     trials: TrialsOpt = 5,
     k: KOpt = None,
@@ -136,6 +133,8 @@ def eval_cmd(
     yes: YesOpt = False,
     out: OutOpt = None,
     verifier_timeout: VerifierTimeoutOpt = 60.0,
+    *,
+    options: SessionOptions,
 ) -> None:
     """Replay trigger queries through the real catalog and loop, and report per skill
     and model how often each skill was activated when it should and should not be."""
@@ -144,30 +143,21 @@ def eval_cmd(
     from skillchat.evals.queries import load_queries
     from skillchat.evals.runner import Evaluation, plan_runs, run_once
 
-    settings, sources = load_sourced(
-        ctx,
-        config,
-        api_base=api_base,
-        backend=backend,
-        skill_dirs=skill_dirs_override(skills_dir),
-        run_allow_install=True if allow_install else None,
-        max_tokens=max_tokens,
-        reply_timeout=reply_timeout,
-        # MCP servers only with --allow-mcp: each run is a session of its own, and
-        # starting every server for every run to refuse its tools would be waste.
-        mcp_use=None if allow_mcp else (),
-        mcp_allow=True if allow_mcp else None,
-    )
+    # MCP servers only with --allow-mcp: each run is a session of its own, and
+    # starting every server for every run to refuse its tools would be waste.
+    options = replace(options, no_mcp=not options.allow_mcp)
+    settings, sources = chosen_settings(ctx, options, allow_install=allow_install)
     _check_mode(outcome, skill, min_trigger_rate, min_delta, yes, out)
     if outcome:
         from skillchat.cli.eval_outcome import OutcomeOptions, outcome_eval
 
         chosen = list(dict.fromkeys(model or [settings.model]))
-        options = OutcomeOptions(
-            chosen, trials, k, jobs, min_delta, yes, out, allow_run, json_out, verifier_timeout
-        )
+        wanted = OutcomeOptions(
+            chosen, trials, k, jobs, min_delta, yes, out, options.allow_run, json_out,
+            verifier_timeout,
+        )  # fmt: skip
         by_model = _model_settings(replace(settings, tools=True), sources, chosen)
-        outcome_eval(consoles_of(ctx), queries_file, settings, by_model, options)
+        outcome_eval(consoles_of(ctx), queries_file, settings, by_model, wanted)
         return
     # Triggering is a get_skill call. A query comes with no workspace, and eval
     # measures whether a description triggers: a skill with `paths` is listed.
@@ -181,7 +171,9 @@ def eval_cmd(
     by_model = _model_settings(settings, sources, models)
     plan = plan_runs(queries, models, runs)
     evaluation = Evaluation(
-        plan, jobs, lambda job: _redacted(run_once(job, by_model[job.model], registry, allow_run))
+        plan,
+        jobs,
+        lambda job: _redacted(run_once(job, by_model[job.model], registry, options.allow_run)),
     )
     _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out)
 
@@ -202,6 +194,19 @@ def _check_mode(
         raise UsageError("--min-delta, --yes and --out are for --outcome evals")
 
 
+def _model_settings(
+    settings: Settings, sources: Mapping[str, str], models: list[str]
+) -> dict[str, Settings]:
+    """Each model's settings (a [models.NAME] brings its table, the command line
+    wins), its backend checked now."""
+    from skillchat.config import with_model
+
+    given = {name for name, source in sources.items() if source in ("flag", "env")}
+    by_model = {name: with_model(settings, name, given) for name in models}
+    _check_backends(by_model)
+    return by_model
+
+
 def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> None:
     """Every skill the file names is one skillchat found: a query about a skill the
     model cannot see would only measure the typo."""
@@ -213,20 +218,15 @@ def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> N
             )
 
 
-def _model_settings(
-    settings: Settings, sources: Mapping[str, str], models: list[str]
-) -> dict[str, Settings]:
-    """Each model's settings (a [models.NAME] brings its table, the command line
-    wins), its backend built once now: a missing key stops eval before any run, not
-    as the same error in every run."""
-    from skillchat.config import with_model
+def _check_backends(by_model: dict[str, Settings]) -> None:
+    """Build each model's backend once now: a missing key stops eval before any run,
+    not as the same error in every run."""
+    from skillchat.engine.backends.base import Timeouts
     from skillchat.engine.backends.select import make_backend
+    from skillchat.engine.resolve import asked, resolve
 
-    given = {name for name, source in sources.items() if source in ("flag", "env")}
-    by_model = {name: with_model(settings, name, given) for name in models}
-    for one in by_model.values():
-        make_backend(one)
-    return by_model
+    for settings in by_model.values():
+        make_backend(resolve(settings, asked(settings), probe=False), Timeouts.of(settings))
 
 
 def _evaluate(

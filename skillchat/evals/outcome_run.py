@@ -123,9 +123,9 @@ def estimate(
 def _price(settings: Settings, tokens: int) -> float | None:
     """What `tokens` prompt tokens cost on the model, when its backend knows prices
     (litellm's local map; the OpenAI-wire backend reports none)."""
-    from skillchat.engine.backends.select import make_backend
+    from skillchat.backend_table import backend_row
 
-    if make_backend(settings).name != "litellm":
+    if backend_row(settings.model, settings.backend, settings.api_base).name != "litellm":
         return None
     from skillchat.engine.backends.litellm_backend import cost
     from skillchat.engine.events import Usage
