@@ -25,7 +25,7 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from skillchat.config import Settings
 from skillchat.engine.emit import Event, ForkStarted, ForkStep, ToolFinished, UsageReported
@@ -40,6 +40,8 @@ from skillchat.skills.registry import Registry
 from skillchat.tools.skill_tools import GET_SKILL
 
 CatalogState = Literal["full", "shortened", "cut"]
+J = TypeVar("J")  # a planned run: a Job here, a trial of an outcome eval
+R = TypeVar("R")  # what it gave
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def catalog_state(catalog: Catalog | None, registry: Registry, skill: str) -> Ca
     return "full" if shown[skill] == full else "shortened"
 
 
-class _Tally:
+class Tally:
     """The run's listener: keeps the files read and the usage of every request,
     shows nothing, saves nothing."""
 
@@ -137,7 +139,7 @@ def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) 
     config.py's `with_model`), with `run_command` offered as `ask` offers it but
     answering NOT_ALLOWED unless `allow_run`; a SkillchatError becomes the outcome's
     `error`, never raised."""
-    tally = _Tally()
+    tally = Tally()
     session: Session | None = None
     error: str | None = None
     try:
@@ -158,20 +160,20 @@ def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) 
     return RunOutcome(job, activated, tuple(tally.files), tally.usage, state, error)
 
 
-class Evaluation:
+class Evaluation(Generic[J, R]):
     """Runs `plan` on up to `jobs` daemon threads; `outcomes` holds the finished
     runs in the order they finished (read it after a Ctrl-C for a partial report)."""
 
-    def __init__(self, plan: Sequence[Job], jobs: int, run: Callable[[Job], RunOutcome]) -> None:
+    def __init__(self, plan: Sequence[J], jobs: int, run: Callable[[J], R]) -> None:
         self.plan = list(plan)
         self.jobs = max(1, min(jobs, len(self.plan) or 1))
         self._run = run
-        self.outcomes: list[RunOutcome] = []
-        self._todo: queue.SimpleQueue[Job] = queue.SimpleQueue()
-        self._done: queue.SimpleQueue[RunOutcome | BaseException] = queue.SimpleQueue()
+        self.outcomes: list[R] = []
+        self._todo: queue.SimpleQueue[J] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[tuple[R] | BaseException] = queue.SimpleQueue()
         self._stop = threading.Event()
 
-    def run(self, on_outcome: Callable[[RunOutcome], None] | None = None) -> list[RunOutcome]:
+    def run(self, on_outcome: Callable[[R], None] | None = None) -> list[R]:
         """Every planned run's outcome. A KeyboardInterrupt stops handing out runs
         and propagates; `outcomes` keeps what had finished."""
         for job in self.plan:
@@ -186,9 +188,9 @@ class Evaluation:
                     continue
                 if isinstance(done, BaseException):
                     raise done
-                self.outcomes.append(done)
+                self.outcomes.append(done[0])
                 if on_outcome is not None:
-                    on_outcome(done)
+                    on_outcome(done[0])
         finally:
             self._stop.set()
             self._keep_finished()
@@ -202,8 +204,8 @@ class Evaluation:
                 done = self._done.get_nowait()
             except queue.Empty:
                 return
-            if isinstance(done, RunOutcome):
-                self.outcomes.append(done)
+            if not isinstance(done, BaseException):
+                self.outcomes.append(done[0])
 
     def _work(self) -> None:
         while not self._stop.is_set():
@@ -212,7 +214,7 @@ class Evaluation:
             except queue.Empty:
                 return
             try:
-                self._done.put(self._run(job))
+                self._done.put((self._run(job),))  # boxed: isinstance cannot tell R from an error
             except BaseException as exc:  # a bug: the main thread raises it
                 self._done.put(exc)
                 return
