@@ -59,6 +59,13 @@ class Consoles:
             self._err = _console(stderr=True)
         return self._err
 
+    def err_may_be_terminal(self) -> bool:
+        """False only where `err_is_terminal` is: known without making the console
+        (so without importing Rich) unless it is made already."""
+        if self._err is not None:
+            return self._err.is_terminal
+        return _may_be_terminal(sys.stderr)
+
     def err_is_terminal(self) -> bool:
         """Whether the stderr console writes to a terminal, as Rich decides it; for a
         pipe or a file (`ask ... 2> log`) known without making the console, so a
