@@ -1,14 +1,14 @@
 """The model backends, one row each: a new native backend is its module and its row.
 
-A row says what must be known *without* importing the backend's SDK (`openai`
-~0.5 s, `litellm` seconds): its name (the config's `backend` and `--backend`
-accept the table's names and `auto`), whether it serves a model under `auto`,
-the one-line error for a missing key, whether `doctor` probes its server, and
-where its class is (`make`, "module:Class", imported only when a model is about
-to be called, by engine/backends/select.py). The class, built from the settings,
-streams replies, maps its SDK's failures to one `ProviderError` line
-(engine/backends/provider_errors.py) and looks up the model's window
-(engine/context_window.py): that needs the SDK, so it is the module's part.
+A row says what must be known *without* importing the backend's module (a native
+one's, tens of milliseconds; `litellm`, seconds): its name (the config's `backend`
+and `--backend` accept the table's names and `auto`), whether it serves a model
+under `auto`, the one-line error for a missing key, whether `doctor` probes its
+server, and where its class is (`make`, "module:Class", imported only when a model
+is about to be called, by engine/backends/select.py). The class, built from a
+`Target` and its `Timeouts`, streams replies, maps its failures to one
+`ProviderError` line (engine/backends/provider_errors.py) and looks up the model's
+window (engine/context_window.py): that is the module's part.
 
 The table sits below `config`, which checks the `backend` names against it, and
 imports nothing of skillchat.
@@ -109,7 +109,7 @@ def missing_key(model: str, api_base: str | None) -> str | None:
     return env
 
 
-def _litellm_key_problem(model: str, api_base: str | None) -> str | None:
+def _provider_key_problem(model: str, api_base: str | None) -> str | None:
     missing = missing_key(model, api_base)
     if missing:
         return (
@@ -121,16 +121,23 @@ def _litellm_key_problem(model: str, api_base: str | None) -> str | None:
 
 BACKENDS = (
     BackendRow(
-        name="openai",  # the official SDK: OpenAI and any OpenAI-compatible server
+        name="openai",  # chat completions over wire.py: OpenAI, any compatible server
         serves=_openai_serves,
         key_problem=_openai_key_problem,
         probed=True,
         make="skillchat.engine.backends.openai_backend:OpenAIBackend",
     ),
     BackendRow(
+        name="gemini",  # Google's OpenAI-compatible endpoint, the same code
+        serves=lambda model, api_base: model.lower().startswith("gemini/"),
+        key_problem=_provider_key_problem,
+        probed=False,
+        make="skillchat.engine.backends.gemini_backend:GeminiBackend",
+    ),
+    BackendRow(
         name="litellm",  # every other provider, through litellm
         serves=lambda model, api_base: True,
-        key_problem=_litellm_key_problem,
+        key_problem=_provider_key_problem,
         probed=False,
         make="skillchat.engine.backends.litellm_backend:LiteLLMBackend",
     ),

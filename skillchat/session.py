@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
     from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
-    from skillchat.engine.backends.base import Backend
+    from skillchat.engine.backends.base import Backend, BackendFor
     from skillchat.engine.emit import Event, Listener
     from skillchat.engine.fork import SkillFork
     from skillchat.engine.loop import Chat
@@ -153,7 +153,7 @@ class Session:
         listeners: Sequence[Listener] = (),
         workspace: Workspace | None = None,
         consent: Callable[[], Consent] | None = None,
-        backend_for: Callable[[Settings], Backend] | None = None,
+        backend_for: BackendFor | None = None,
         mcp_consent: Callable[[], McpConsent] | None = None,
         questions: Questions | None = None,
         target: Target | None = None,
@@ -200,7 +200,7 @@ class Session:
             self.mcp = McpHub(settings.active_mcp_servers())
             self.mcp.start()  # in the background: nothing here waits for a server
         registry = load_registry(settings) if registry is None else registry
-        self._start(transcript, settings, registry, self._backend_for(settings))
+        self._start(transcript, settings, registry, self._backend(target))
 
     @property
     def settings(self) -> Settings:
@@ -303,7 +303,7 @@ class Session:
         own model), saved with the chat."""
         self.target = target
         settings = target.over(self.settings)
-        self.chat.use_settings(settings, self._backend_for(settings))
+        self.chat.use_settings(settings, self._backend(target))
         if self.recorder is not None:
             self.recorder.switched(target)
 
@@ -317,13 +317,19 @@ class Session:
         model file), unless the command line chose them."""
         target = continued_target(self._asked, self._own, transcript, self._sources)
         settings = target.over(self.settings)
-        backend = self.backend if target == self.target else self._backend_for(settings)
+        backend = self.backend if target == self.target else self._backend(target)
         self._fresh_consent()
         # This chat's own target: where a later `/model` comes back to.
         self._own = self.target = target
         self._start(transcript, settings, self.registry, backend)
 
     # ----------------------------------------------------------------- inside
+
+    def _backend(self, target: Target) -> Backend:
+        """The backend for `target`, with the timeouts the user asked for."""
+        from skillchat.engine.backends.base import Timeouts
+
+        return self._backend_for(target, Timeouts.of(self._asked))
 
     def _fresh_consent(self) -> None:
         """The chat being left takes its "always" answers with it."""

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from openai_server import ScriptedServer
 
+    from skillchat.config import Settings
+    from skillchat.engine.backends.base import Backend
     from skillchat.target import Target
 
 REPO = Path(__file__).resolve().parents[1]
@@ -196,3 +198,13 @@ def provider_target(model: str) -> Target:
     from skillchat.target import Place
 
     return resolve(Settings(), Place(model))
+
+
+def backend_of(settings: Settings) -> Backend:
+    """The backend a session makes for `settings`: for their target (resolved as a
+    `Session` made in code resolves it, without a probe) and their timeouts."""
+    from skillchat.engine.backends.base import Timeouts
+    from skillchat.engine.backends.select import make_backend
+    from skillchat.engine.resolve import asked, resolve
+
+    return make_backend(resolve(settings, asked(settings), probe=False), Timeouts.of(settings))

@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
 import threading
 import time
@@ -412,7 +413,15 @@ class ScriptedServer(ThreadingHTTPServer):
         self._gates: dict[str, threading.Event] = {}
         self._completions = 0
         self.stalled: list[int] = []  # client ports of the streams that went silent
+        self.connections = 0  # TCP connections accepted (one per chat with keep-alive)
         self.script(*(moves or []))
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """Accept a connection, counting it."""
+        accepted = super().get_request()
+        with self._lock:
+            self.connections += 1
+        return accepted
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hanging up (timeouts, dropped keep-alives) are normal here, not noise."""

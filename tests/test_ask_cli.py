@@ -242,14 +242,16 @@ import sys
 from skillchat.cli.app import run
 code = run(sys.argv[1:])
 lazy = ('litellm', 'mcp', 'mcp_types')
-heavy = sorted(m for m in sys.modules if m.split('.')[0] in lazy or m in {NOT_ON_ASK_PATH})
+sdk = ('openai', 'httpx', 'httpcore')  # httpx._main: cli/app.py's stand-in, not httpx
+heavy = sorted(m for m in sys.modules if m.split('.')[0] in lazy or m in {NOT_ON_ASK_PATH} + sdk)
 print(code, heavy, file=sys.stderr)
 """
 
 
 def test_openai_path_imports_no_litellm_mcp_or_markdown_on_a_pipe(server: ScriptedServer) -> None:
-    """Nor the MCP SDK with no server configured, nor httpx's own command line (click,
-    pygments), kept out by cli/app.py."""
+    """Nor the MCP SDK with no server configured, nor any model SDK or its HTTP
+    client (`openai`, `httpx`: the request goes over engine/backends/wire.py), nor
+    httpx's own command line (click, pygments), kept out by cli/app.py."""
     server.script(reply("ok"), reply("ok"))
     argv = ["ask", *session_options(server, SKILLS), "hi"]
     loaded = []

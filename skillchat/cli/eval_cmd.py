@@ -151,10 +151,12 @@ def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> N
 def _check_backends(by_model: dict[str, Settings]) -> None:
     """Build each model's backend once now: a missing key stops eval before any run,
     not as the same error in every run."""
+    from skillchat.engine.backends.base import Timeouts
     from skillchat.engine.backends.select import make_backend
+    from skillchat.engine.resolve import asked, resolve
 
     for settings in by_model.values():
-        make_backend(settings)
+        make_backend(resolve(settings, asked(settings), probe=False), Timeouts.of(settings))
 
 
 def _evaluate(
