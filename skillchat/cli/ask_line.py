@@ -1,16 +1,15 @@
 """`skillchat ask ...` read without Typer, when the line is plain.
 
 Importing Typer (and the click it vendors), building the root and `ask` commands
-and parsing took about 40 ms of CPU at each start of `ask` (278 M of the ~800 M
-instructions it runs to its first request once the model's HTTP client is the
-standard library's): the largest cost on the request's way out. So a line made
-only of `ask`'s own options, each well formed, is read here into the values Typer
-would give; for anything else (`--help`, an unknown or misspelt option,
-`--opt=value`, bundled short options, a value Typer would refuse, a second
-argument) `read` returns None and Typer reads the line as before, with its help,
-its errors and its exit codes. tests/test_ask_line.py checks `OPTIONS` against
-the options Typer declares for `ask`, and the values read here against Typer's
-for a corpus of lines.
+and parsing the line cost `ask` 18 ms of CPU before its first request (158 vs 176
+ms, medians of 12 runs at load 3-7; 92 M of 792 M instructions): the largest
+single cost of the command line on the request's way out. So a line made only of
+`ask`'s own options, each well formed, is read here into the values Typer would
+give; for anything else (`--help`, an unknown or misspelt option, `--opt=value`,
+bundled short options, a value Typer would refuse, a second argument) `read`
+returns None and Typer reads the line as before, with its help, its errors and
+its exit codes. tests/test_ask_line.py checks `OPTIONS` against the options Typer
+declares for `ask`, and the values read here against Typer's for a corpus of lines.
 """
 
 from __future__ import annotations
