@@ -58,7 +58,7 @@ def run(argv: list[str]) -> int:
         argv = [a for a in argv if a != "--debug"]
     try:
         return _run_ask(argv, debug) if argv[:1] == ["ask"] else _run_typer(argv, debug)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, EOFError):  # as click has them: Abort, said so
         sys.stderr.write("\ninterrupted\n")
         return 130
     except SkillchatError as exc:
