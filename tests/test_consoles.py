@@ -33,11 +33,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "skillchat"
 MAKERS = {"Console", "Consoles", "_console"}  # what builds a console
 CACHES = {"cache", "lru_cache", "cached_property"}
 # The one place each is built: Rich consoles inside `Consoles`, a `Consoles` per run.
-BUILT_IN = {
-    "Console": "ui/console.py",
-    "_console": "ui/console.py",
-    "Consoles": "cli/session_open.py",
-}
+BUILT_IN = {"Console": "ui/console.py", "_console": "ui/console.py", "Consoles": "cli/common.py"}
 
 
 def _called(node: ast.AST) -> set[str]:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from skillchat.chats.records import ChatSummary
     from skillchat.chats.store import ChatStore
 
-app = typer.Typer(no_args_is_help=True)  # its help: cli/root_cmd.py
+app = typer.Typer(no_args_is_help=True)  # its help: cli/app.py
 
 IdArg = Annotated[str, typer.Argument(help="Chat id, or a unique prefix of it.")]
 MODEL_WIDTH = 24

@@ -1,39 +1,35 @@
-"""Options shared by several commands, declared once for Typer; the options every
-chat session takes (the REPL's, the root command's in cli/root_cmd.py, and `ask`'s),
-each the option of a field of `SessionOptions` (cli/session_open.py), and the
-functions of cli/session_open.py for a command Typer runs (they take its context).
+"""Options shared by several commands, declared once; the options every chat
+session takes (the REPL's, the root command's in cli/app.py, and `ask`'s) gathered
+in `SessionOptions`, and `open_chat`, the one way those commands open a session.
 
-A new session option is a field of `SessionOptions`, its option here (in
-`_OPTIONS`) and, where it is a setting, its line in `overrides`; if `ask` is to
-read it without Typer, its entry in cli/ask_line.py too (tests/test_ask_line.py
-fails until it is there). `session_command` gives each command that takes
-`options: SessionOptions` the fields as options of its own, in that parameter's
-place, and calls it with them gathered.
+A new session option is a field of `SessionOptions` (its `typer.Option` in the
+annotation) and, where it is a setting, its line in `overrides`: `session_command`
+gives each command that takes `options: SessionOptions` the fields as options of
+its own, in that parameter's place, and calls it with them gathered.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import dataclass, fields, replace
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 
 import typer
 from typer._types import TyperChoice
 
 from skillchat.backend_table import BACKEND_NAMES
-
-# Named here too (`as`: re-exported) for the commands that import them with the
-# options: their home is cli/session_open.py, which imports no Typer.
-from skillchat.cli.session_open import OpenChat, Root, consoles_in, load_sourced_in, open_chat_in
-from skillchat.cli.session_open import SessionOptions as SessionOptions
-from skillchat.cli.session_open import skill_dirs_override as skill_dirs_override
+from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
+    from skillchat.chats.records import Transcript
+    from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
+    from skillchat.target import Target
     from skillchat.ui.console import Consoles
+    from skillchat.workspace.files import Workspace
 
 ConfigOpt = Annotated[
     Path | None,
@@ -188,36 +184,148 @@ AllowWriteOpt = Annotated[
 ]
 
 
+def skill_dirs_override(dirs: list[Path] | None) -> tuple[str, ...] | None:
+    """`--skills-dir` values as the settings override (None when not given). A
+    directory that does not exist is a usage error: named on the command line, it
+    is a typo, not an optional place like the configured ones."""
+    if not dirs:
+        return None
+    for d in dirs:
+        if not d.expanduser().exists():  # one that exists but cannot be listed is reported
+            raise UsageError(f"--skills-dir {d}: no such directory")
+    return tuple(str(d) for d in dirs)
+
+
+def consoles_of(ctx: typer.Context) -> Consoles:
+    """This run's output: one `Consoles` per invocation, made when a command first
+    asks and kept on the root context, so the config's warnings, the command's own
+    lines and its views share it. Each command passes it on to what prints (nothing
+    below cli/ finds a console by itself)."""
+    from skillchat.ui.console import Consoles
+
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = {}
+    if "consoles" not in root.obj:
+        root.obj["consoles"] = Consoles()
+    consoles: Consoles = root.obj["consoles"]
+    return consoles
+
+
+def load(ctx: typer.Context, config: Path | None, **overrides: object) -> Settings:
+    """Effective settings for a command: its own `--config`, else the root one.
+
+    Config-file warnings (unknown keys) are shown once, on stderr.
+    """
+    return load_sourced(ctx, config, **overrides)[0]
+
+
+def load_sourced(
+    ctx: typer.Context, config: Path | None, **overrides: object
+) -> tuple[Settings, dict[str, str]]:
+    """`load`, and where each value came from (config.py's `load_with_sources`):
+    kept here, by the command line, for `config show` and for which flags win over
+    a saved chat's server."""
+    from skillchat.config import load_with_sources
+
+    root = ctx.find_root().obj or {}
+    settings, sources = load_with_sources(config or root.get("config"), **overrides)
+    for message in settings.warnings:
+        consoles_of(ctx).warn(message)
+    return settings, sources
+
+
+def project_workspace(
+    settings: Settings, sources: dict[str, str], *, off: bool
+) -> tuple[Settings, str]:
+    """The settings with the workspace off (`--no-workspace`), or, when neither
+    `--workspace` nor the config names one, the project the cwd is in (a git work
+    tree, or a folder in `projects`); and where the workspace came from, which says
+    which."""
+    from skillchat.workspace.project import project_folder
+
+    source = sources.get("workspace", "default")
+    if off:
+        if source == "flag":
+            raise UsageError("--workspace and --no-workspace exclude each other: pick one")
+        return replace(settings, workspace=None), "flag"
+    if settings.workspace or (found := project_folder(Path.cwd(), settings.projects)) is None:
+        return settings, source
+    folder, why = found
+    return replace(settings, workspace=str(folder)), why
+
+
+def workspace_note(settings: Settings, why: str) -> str | None:
+    """The line that says a workspace nobody named is on, and how to turn it off."""
+    from skillchat.workspace.project import PROJECT_SOURCES
+
+    if why not in PROJECT_SOURCES or not settings.workspace:
+        return None
+    return f"workspace: {settings.workspace} ({why}; --no-workspace to turn it off)"
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-# Each field of SessionOptions (cli/session_open.py) as Typer reads it: its option.
-_OPTIONS: dict[str, Any] = {
-    "model": ModelOpt,
-    "api_base": ApiBaseOpt,
-    "backend": BackendOpt,
-    "no_tools": NoToolsOpt,
-    "last": ContinueOpt,
-    "chat_id": ChatIdOpt,
-    "skills_dir": SkillsDirOpt,
-    "workspace": WorkspaceOpt,
-    "no_workspace": NoWorkspaceOpt,
-    "reply_timeout": ReplyTimeoutOpt,
-    "max_tokens": MaxTokensOpt,
-    "gguf": GgufOpt,
-    "local": LocalOpt,
-    "chat_template": ChatTemplateOpt,
-    "config": ConfigOpt,
-    "allow_run": AllowRunOpt,
-    "allow_network": AllowNetworkOpt,
-    "allow_write": AllowWriteOpt,
-    "mcp": McpOpt,
-    "no_mcp": NoMcpOpt,
-    "allow_mcp": AllowMcpOpt,
-}
+@dataclass(frozen=True)
+class SessionOptions:
+    """What the command line says about the session it opens (None/False: unsaid)."""
+
+    model: ModelOpt = None
+    api_base: ApiBaseOpt = None
+    backend: BackendOpt = None
+    no_tools: NoToolsOpt = False
+    last: ContinueOpt = False
+    chat_id: ChatIdOpt = None
+    skills_dir: SkillsDirOpt = None
+    workspace: WorkspaceOpt = None
+    no_workspace: NoWorkspaceOpt = False
+    reply_timeout: ReplyTimeoutOpt = None
+    max_tokens: MaxTokensOpt = None
+    gguf: GgufOpt = None
+    local: LocalOpt = False
+    chat_template: ChatTemplateOpt = None
+    config: ConfigOpt = None
+    allow_run: AllowRunOpt = False
+    allow_network: AllowNetworkOpt = False
+    allow_write: AllowWriteOpt = False
+    mcp: McpOpt = None
+    no_mcp: NoMcpOpt = False
+    allow_mcp: AllowMcpOpt = False
+
+    def said(self) -> bool:
+        """Whether any option but `--config` was given (they belong after a
+        subcommand's name; `--config` is every command's, before it or after)."""
+        return replace(self, config=None) != SessionOptions()
+
+    def overrides(self) -> dict[str, object]:
+        """The settings these options set, as config.py's `load_settings` takes them
+        (None: unset)."""
+        return {
+            "model": self.model,
+            "api_base": self.api_base,
+            "backend": self.backend,
+            "tools": False if self.no_tools else None,
+            "skill_dirs": skill_dirs_override(self.skills_dir),
+            "workspace": str(self.workspace) if self.workspace else None,
+            "reply_timeout": self.reply_timeout,
+            "max_tokens": self.max_tokens,
+            "run_allow": True if self.allow_run else None,
+            "run_allow_network": True if self.allow_network else None,
+            "run_allow_write": True if self.allow_write else None,
+            "gguf": str(self.gguf) if self.gguf else None,
+            "chat_template": str(self.chat_template) if self.chat_template else None,
+            "mcp_use": () if self.no_mcp else (tuple(self.mcp) if self.mcp else None),
+            "mcp_allow": True if self.allow_mcp else None,
+        }
+
+
+# The fields as Typer reads parameters: annotations evaluated (this module's are
+# strings), each a keyword with its default.
+_HINTS = get_type_hints(SessionOptions, include_extras=True)
 _FIELDS = tuple(
     inspect.Parameter(
-        f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_OPTIONS[f.name]
+        f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_HINTS[f.name]
     )
     for f in fields(SessionOptions)
 )
@@ -242,33 +350,19 @@ def session_command(command: F) -> F:
     return gathered  # type: ignore[return-value]
 
 
-def root_of(ctx: typer.Context) -> Root:
-    """The root's `obj` (cli/session_open.py), made when missing."""
-    root = ctx.find_root()
-    if root.obj is None:
-        root.obj = {}
-    obj: Root = root.obj
-    return obj
+@dataclass
+class OpenChat:
+    """A session opened from the command line, before its `Session` is made: the
+    settings, the workspace (None when off), where requests go, where each setting
+    came from (the workspace's: "flag", "chat", or the project's reason), the chat
+    database and the saved chat it goes on with (None: a new one)."""
 
-
-def consoles_of(ctx: typer.Context) -> Consoles:
-    """This run's output (cli/session_open.py's `consoles_in`)."""
-    return consoles_in(root_of(ctx))
-
-
-def load(ctx: typer.Context, config: Path | None, **overrides: object) -> Settings:
-    """Effective settings for a command: its own `--config`, else the root one.
-
-    Config-file warnings (unknown keys) are shown once, on stderr.
-    """
-    return load_sourced(ctx, config, **overrides)[0]
-
-
-def load_sourced(
-    ctx: typer.Context, config: Path | None, **overrides: object
-) -> tuple[Settings, dict[str, str]]:
-    """`load`, and where each value came from (cli/session_open.py)."""
-    return load_sourced_in(root_of(ctx), config, **overrides)
+    settings: Settings
+    workspace: Workspace | None
+    target: Target
+    sources: dict[str, str]
+    store: ChatStore
+    transcript: Transcript | None
 
 
 def open_chat(
@@ -278,7 +372,42 @@ def open_chat(
     allow_install: bool = False,
     needs_workspace: str | None = None,
 ) -> OpenChat:
-    """cli/session_open.py's `open_chat_in`, for a command Typer runs."""
-    return open_chat_in(
-        root_of(ctx), options, allow_install=allow_install, needs_workspace=needs_workspace
-    )
+    """The one way `ask` and the REPL open a session from their options. A bad
+    workspace stops the command here, before any request or prompt, and so does an
+    option that needs one (`needs_workspace`: its message) when there is none. With
+    a local model (`--gguf`, `--local`, or `gguf` in the config) its server starts
+    here, loading while the rest starts up; a server's `/props` is asked for its
+    window here. The saved chat (`-c`, `--chat ID`) goes on with its own model,
+    server or local file, and workspace, unless the command line chose them."""
+    from skillchat.engine.resolve import asked, resolve
+    from skillchat.session import chosen_transcript, open_store
+    from skillchat.session_settings import continued_target, resumed_workspace
+    from skillchat.workspace.files import workspace_from_settings
+
+    if options.gguf and options.local:
+        raise UsageError("--gguf and --local exclude each other: pick one")
+    if options.mcp and options.no_mcp:
+        raise UsageError("--mcp and --no-mcp exclude each other: pick one")
+    overrides = options.overrides()
+    overrides["run_allow_install"] = True if allow_install else None
+    settings, sources = load_sourced(ctx, options.config, **overrides)
+    if options.local:
+        from skillchat.session_settings import with_local_model
+
+        settings = with_local_model(settings)
+        sources["gguf"] = "flag"  # chosen as `--gguf` would: a continued chat goes on with it
+    target = resolve(settings, asked(settings))
+    settings, why = project_workspace(settings, sources, off=options.no_workspace)
+    folder = workspace_from_settings(settings, why)
+    if needs_workspace and folder is None:
+        raise UsageError(needs_workspace)
+    warn = consoles_of(ctx).warn
+    store = open_store(settings)
+    transcript = chosen_transcript(store, last=options.last, chat_id=options.chat_id, notify=warn)
+    # The chat's own server or local model file (its server started now), unless
+    # the command line chose one.
+    target = continued_target(settings, target, transcript, sources)
+    if (kept := resumed_workspace(settings, transcript, warn, why == "flag")) is not settings:
+        settings, folder, why = kept, workspace_from_settings(kept, "chat"), "chat"
+    sources["workspace"] = why
+    return OpenChat(settings, folder, target, sources, store, transcript)

@@ -16,7 +16,7 @@ from skillchat.config_file import _FILE_KEYS
 from skillchat.errors import ConfigError
 from skillchat.ui.safe import json_text, one_line
 
-app = typer.Typer(no_args_is_help=True)  # its help: cli/root_cmd.py
+app = typer.Typer(no_args_is_help=True)  # its help: cli/app.py
 
 # Provider keys come only from the environment; `show` says which are set, never their value.
 PROVIDER_KEYS = (*PROVIDER_KEY_ENV.values(), "AZURE_API_KEY")

@@ -20,7 +20,7 @@ from skillchat.errors import McpError, UsageError
 if TYPE_CHECKING:
     from skillchat.ui.console import Consoles
 
-app = typer.Typer(  # its help: cli/root_cmd.py
+app = typer.Typer(  # its help: cli/app.py
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-app = typer.Typer(  # its help: cli/root_cmd.py
+app = typer.Typer(  # its help: cli/app.py
     invoke_without_command=True,
     no_args_is_help=False,
 )

@@ -76,7 +76,7 @@ class _SkillsGroup(LazyGroup):
         )
 
 
-app = typer.Typer(no_args_is_help=True, cls=_SkillsGroup)  # its help: cli/root_cmd.py
+app = typer.Typer(no_args_is_help=True, cls=_SkillsGroup)  # its help: cli/app.py
 
 
 def settings_and_registry(
