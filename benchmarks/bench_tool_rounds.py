@@ -40,8 +40,10 @@ sys.path.insert(0, str(REPO / "tests"))
 from openai_server import ScriptedServer, call, reply  # noqa: E402
 
 from skillchat.config import Settings  # noqa: E402
+from skillchat.engine.backends.base import Timeouts  # noqa: E402
 from skillchat.engine.backends.select import make_backend  # noqa: E402
 from skillchat.engine.loop import Chat  # noqa: E402
+from skillchat.engine.resolve import asked, resolve  # noqa: E402
 from skillchat.engine.turn import TurnResult  # noqa: E402
 from skillchat.skills.registry import Registry, discover  # noqa: E402
 
@@ -83,7 +85,8 @@ def saved_send(settings: Settings, registry: Registry, text: str) -> tuple[TurnR
     """`text` sent as `ask` sends it (see the module's docstring); (result, seconds)."""
     from rich.console import Console
 
-    from skillchat.session import Session, open_store
+    from skillchat.session import Session
+    from skillchat.session_settings import open_store
     from skillchat.ui.console import Consoles
     from skillchat.ui.theme import theme
     from skillchat.ui.views import PipeView
@@ -118,7 +121,8 @@ def session(rounds: int, backend: str, saved: bool = False) -> tuple[float, floa
         if saved:
             result, ours = saved_send(settings, registry, text)
         else:
-            chat = Chat(settings, registry, make_backend(settings))
+            target = resolve(settings, asked(settings), probe=False)
+            chat = Chat(settings, registry, make_backend(target, Timeouts.of(settings)))
             start = time.perf_counter()
             result = chat.send(text)
             ours = time.perf_counter() - start

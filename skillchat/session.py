@@ -1,26 +1,20 @@
 """What `ask`, the REPL and eval share to hold a chat, above the chats layer and
-below evals, ui and cli: the skill registry of the settings, the chat database,
-the chat to resume, and the `Session` that owns one chat's live state.
+below evals, ui and cli: the skill registry of the settings, and the `Session` that
+owns one chat's live state.
 
-    store = open_store(settings)
+    store = open_store(settings)            # session_settings.py, with the chat to resume
     transcript = chosen_transcript(store, last=..., chat_id=..., notify=warn)
     session = Session(settings, store=store, transcript=transcript,
                       listeners=[view], workspace=workspace, consent=...)
 
-Settings themselves come from the command line (cli/common.py `open_session`), the
-workspace from `workspace_from_settings`; the UI picks the view (a listener of the
-chat's events, engine/emit.py) and how a backend is made.
+Settings themselves come from the command line (cli/session_options.py `open_chat`),
+the workspace from `workspace_from_settings`; the UI picks the view (a listener of
+the chat's events, engine/emit.py) and how a backend is made.
 Where the chat's requests go is its `Target` (target.py), made by engine/resolve.py's
 `resolve` from the settings; `/model`, `/resume`, `-c` and a skill's model each make
 a new one. With a local model (`--gguf`, `--local`) resolving starts its server: it
 loads while the rest starts up, stays warm between turns, and ends with the process,
 however it ends (engine/local/server.py).
-
-A database that cannot be opened (corrupt, another application's, a newer schema)
-stops the command with its one-line `StorageError` (exit 1) before any request is
-sent: nothing has been said yet, so nothing is lost, and the message says how to
-fix it. Carrying on unsaved would lose the chat silently for anyone not watching
-stderr, and a tool that says it saves chats must not.
 """
 
 from __future__ import annotations
@@ -30,7 +24,6 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from skillchat.errors import UsageError
 from skillchat.session_settings import continued_target
 
 if TYPE_CHECKING:
@@ -78,39 +71,6 @@ def load_registry(settings: Settings) -> Registry:
             hidden=hidden,
         )
     )
-
-
-def open_store(settings: Settings) -> ChatStore:
-    """The chat database of `settings`, created if missing; StorageError if unusable."""
-    from skillchat.chats.store import ChatStore
-    from skillchat.tools.toolbox import stored_result
-
-    return ChatStore.open(settings.database_path(), keep=stored_result)
-
-
-def chosen_transcript(
-    store: ChatStore, *, last: bool, chat_id: str | None, notify: Callable[[str], None]
-) -> Transcript | None:
-    """The chat `-c/--continue` or `--chat ID` names, or None for a new chat.
-
-    `-c` with no saved chat starts a new one (said on stderr): `ask -c` in a script
-    works from its first run. An unknown `--chat ID` is an error (exit 1).
-    """
-    if last and chat_id:
-        raise UsageError("give -c/--continue or --chat ID, not both")
-    if chat_id:
-        return store.load_transcript(chat_id)
-    if last:
-        # Claude Code's -c: the last chat started in this folder (--chat ID reaches any).
-        chat = store.last_chat(folder=os.path.realpath(os.getcwd()))
-        if chat is None:
-            notify(
-                "no saved chat of this folder to continue: starting a new one "
-                "(`skillchat chats list` and --chat ID reach the others)"
-            )
-            return None
-        return store.load_transcript(chat.id)
-    return None
 
 
 class Session:
@@ -197,8 +157,8 @@ class Session:
         if settings.active_mcp_servers():  # the SDK is imported only with a server
             from skillchat.mcp.hub import McpHub
 
+            # Started when first needed (mcp/hub.py): nothing here starts or waits.
             self.mcp = McpHub(settings.active_mcp_servers())
-            self.mcp.start()  # in the background: nothing here waits for a server
         registry = load_registry(settings) if registry is None else registry
         self._start(transcript, settings, registry, self._backend(target))
 
@@ -262,6 +222,13 @@ class Session:
         """Run one of the chat's tools as the model would (`/files`, `/grep`), its
         result shown to the user only: nothing joins the transcript."""
         return self.chat.toolbox.run(name, raw_arguments)
+
+    def start_servers(self) -> None:
+        """Start every MCP server now, in the background, instead of when first
+        needed (the REPL: the user types meanwhile, and served skills reach
+        `/skills` and the first call finds its server up)."""
+        if self.mcp is not None:
+            self.mcp.start()
 
     def refresh_served(self) -> None:
         """The skills of MCP servers that came up since the last look join the chat

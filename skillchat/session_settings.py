@@ -1,9 +1,16 @@
-"""What a session starts from besides its settings: a resumed chat's workspace, the
-`--local` model's file, and the `Target` a continued chat goes on with.
+"""What a session starts from besides its settings: the chat database and the saved
+chat to go on with, a resumed chat's workspace, the `--local` model's file, and the
+`Target` a continued chat goes on with.
 
 `ask`, the REPL's start and `/resume`, and `Session` itself decide these the same
 way, so they live below session.py, apart from the live state a `Session` owns.
 Nothing here is imported before it is needed.
+
+A database that cannot be opened (corrupt, another application's, a newer schema)
+stops the command with its one-line `StorageError` (exit 1) before any request is
+sent: nothing has been said yet, so nothing is lost, and the message says how to
+fix it. Carrying on unsaved would lose the chat silently for anyone not watching
+stderr, and a tool that says it saves chats must not.
 """
 
 from __future__ import annotations
@@ -13,8 +20,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from skillchat.errors import UsageError
+
 if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
+    from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
     from skillchat.engine.resolve import Sources
     from skillchat.target import Target
@@ -67,3 +77,36 @@ def continued_target(
 
     place = continued(settings, start.place, transcript, sources)
     return start if place == start.place else resolve(settings, place)
+
+
+def open_store(settings: Settings) -> ChatStore:
+    """The chat database of `settings`, created if missing; StorageError if unusable."""
+    from skillchat.chats.store import ChatStore
+    from skillchat.tools.toolbox import stored_result
+
+    return ChatStore.open(settings.database_path(), keep=stored_result)
+
+
+def chosen_transcript(
+    store: ChatStore, *, last: bool, chat_id: str | None, notify: Callable[[str], None]
+) -> Transcript | None:
+    """The chat `-c/--continue` or `--chat ID` names, or None for a new chat.
+
+    `-c` with no saved chat starts a new one (said on stderr): `ask -c` in a script
+    works from its first run. An unknown `--chat ID` is an error (exit 1).
+    """
+    if last and chat_id:
+        raise UsageError("give -c/--continue or --chat ID, not both")
+    if chat_id:
+        return store.load_transcript(chat_id)
+    if last:
+        # Claude Code's -c: the last chat started in this folder (--chat ID reaches any).
+        chat = store.last_chat(folder=os.path.realpath(os.getcwd()))
+        if chat is None:
+            notify(
+                "no saved chat of this folder to continue: starting a new one "
+                "(`skillchat chats list` and --chat ID reach the others)"
+            )
+            return None
+        return store.load_transcript(chat.id)
+    return None

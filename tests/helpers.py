@@ -3,14 +3,19 @@ a user runs it (in process or as a subprocess, pointed at the scripted server)."
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import socket
 import subprocess as _subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import pytest
 
 if TYPE_CHECKING:
     from openai_server import ScriptedServer
@@ -66,6 +71,45 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def installing(config: Any, name: str) -> Iterator[Path]:
+    """The folder `name` that keeps what a test installed from a real registry between
+    runs: under `$REAL_INDEX_DIR` (CI keeps it per user), else pytest's cache; held
+    for one install at a time (xdist workers share it) until the block ends."""
+    index = os.environ.get("REAL_INDEX_DIR")
+    folder = Path(index) / name if index else config.cache.mkdir(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield folder
+
+
+def unavailable(reason: str) -> None:
+    """A test that cannot run here (what it installs cannot be had): skipped, with the
+    reason; under CI (`CI=true`) it fails instead."""
+    if os.environ.get("CI"):
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
+@contextmanager
+def listening(*argv: str, port: int) -> Iterator[int]:
+    """`argv` (a local server; its output discarded) started, once it listens on
+    127.0.0.1:`port`: the port. Killed at the end."""
+    process = _subprocess.Popen(argv, stdout=_subprocess.DEVNULL, stderr=_subprocess.DEVNULL)
+
+    def up() -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    try:
+        assert wait_for(up, 60)
+        yield port
+    finally:
+        process.kill()
+        process.wait()
 
 
 def skillchat(
@@ -167,16 +211,61 @@ def one_line_error(done: _subprocess.CompletedProcess[str], code: int = 1) -> st
     return lines[0]
 
 
+# A test (or, as `pytestmark`, a module) of the loop run on both model protocols: the
+# `server` fixture (tests/conftest.py) is OpenAI's server, then Anthropic's.
+BOTH_PROTOCOLS = pytest.mark.parametrize("server", ["openai", "anthropic"], indirect=True)
+
+
+def model_for(server: ScriptedServer | None) -> str:
+    """The model id that goes to `server` natively: `anthropic/test-model` for the
+    Messages API server (tests/anthropic_server.py), else `openai/test-model`."""
+    anthropic = type(server).__name__ == "AnthropicServer"
+    return "anthropic/test-model" if anthropic else "openai/test-model"
+
+
 def session_options(server: ScriptedServer, skills_dir: Path | str) -> list[str]:
     """The options that point a skillchat session at the scripted server and a skills folder."""
     return [
         "--model",
-        "openai/test-model",
+        model_for(server),
         "--api-base",
         server.base_url,
         "--skills-dir",
         str(skills_dir),
     ]
+
+
+def alive(tag: Path) -> list[int]:
+    """The pids of live processes whose command line names `tag`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(tag).encode() in cmdline and state != "Z" and int(entry.name) != os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+def counted_table(name: str, tag: Path, extra: str = "", startup: float = 300) -> str:
+    """A `[mcp.NAME]` table running tests/mcp_servers.py `counted TAG` through a
+    shell that first adds its pid to TAG/starts: a start is counted even when the
+    server is stopped while it loads (its SDK's imports take a second)."""
+    servers = Path(__file__).resolve().parent / "mcp_servers.py"
+    count = 'echo $$ >> "$0/starts"; exec "$@"'
+    argv = ["-c", count, str(tag), sys.executable, str(servers), "counted", str(tag)]
+    table = f'[mcp.{name}]\ncommand = "/bin/sh"\nargs = {json.dumps(argv)}\n'
+    return table + f"startup_timeout_s = {startup:g}\n{extra}"
+
+
+def starts(tag: Path) -> int:
+    """How many times `counted_table`'s server in `tag` was started."""
+    path = tag / "starts"
+    return len(path.read_text().split()) if path.exists() else 0
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 30) -> bool:

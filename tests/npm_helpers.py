@@ -107,17 +107,24 @@ class Registry:
         ).encode()
 
 
-@pytest.fixture
-def npm_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Registry]:
-    """`tinynode` 1.0.0 (answer 41) and 1.1.0 (answer 42) on a local registry that
-    npm is pointed at."""
-    folder = tmp_path / "tarballs"
-    folder.mkdir()
-    packed = [
+@pytest.fixture(scope="session")
+def tinynode_tarballs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str, Path]]:
+    """`tinynode` 1.0.0 (answer 41) and 1.1.0 (answer 42), packed once per run (per
+    worker): an `npm pack` costs about half a second of CPU, and the tarballs are
+    only read."""
+    folder = tmp_path_factory.mktemp("tarballs")
+    return [
         ("tinynode", v, npm_pack(folder, "tinynode", v, f"module.exports = {{ answer: {a} }};\n"))
         for v, a in (("1.0.0", 41), ("1.1.0", 42))
     ]
-    registry = Registry(packed)
+
+
+@pytest.fixture
+def npm_registry(
+    tinynode_tarballs: list[tuple[str, str, Path]], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Registry]:
+    """`tinynode_tarballs` on a local registry of the test's own that npm is pointed at."""
+    registry = Registry(tinynode_tarballs)
     monkeypatch.setenv("npm_config_registry", registry.url)
     yield registry
     registry.server.shutdown()

@@ -44,9 +44,8 @@ Hostile and broken servers, as real ones misbehave:
         streams a reply that never ends: content chunks (`piece` each) or SSE
         `: keep-alive` comments, one per `chunk_delay`, until the client hangs up.
     {"stall_after": N, ...reply}
-        sends N events of the reply, then goes silent (the connection stays open);
-        the client's port is added to `server.stalled`, and `read_by_client(port)`
-        says when the client has read those N events.
+        sends N events of the reply, then goes silent (the connection stays open
+        until the server stops).
 
 Concurrent conversations (`skillchat eval` runs several at once) cannot share one
 queue: which request comes first is a race. A *rule* picks the move by content
@@ -317,7 +316,6 @@ class _Handler(BaseHTTPRequestHandler):
             events.append({**base, "choices": [], "usage": _usage(move)})
         if "events" in move:
             events = [e if isinstance(e, str) else {**base, **e} for e in move["events"]]
-        cut_after = move.get("cut_after")
 
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -331,21 +329,28 @@ class _Handler(BaseHTTPRequestHandler):
         if "endless" in move:
             self._endless(move, base)
             return
+        data = [e if isinstance(e, str) else json.dumps(e) for e in events]
+        if self._send(move, [f"data: {d}\n\n".encode() for d in data]):
+            if move.get("done", True):
+                self._chunk(b"data: [DONE]\n\n")
+            self._chunk(b"")
+
+    def _send(self, move: Move, events: list[bytes]) -> bool:
+        """Send the encoded `events` as the move says (`cut_after`, `stall_after`,
+        `chunk_delay`); False when the body was not to be ended (cut, stalled, or
+        the server stopping)."""
+        cut_after = move.get("cut_after")
         for n, event in enumerate(events):
             if cut_after is not None and n >= cut_after:
                 self._cut(clean=bool(move.get("clean_cut")))
-                return
+                return False
             if n == move.get("stall_after"):
-                self.server.stalled.append(self.client_address[1])
                 self.server.stopping.wait()
-                return
+                return False
             if n and self.server.stopping.wait(float(move.get("chunk_delay", 0))):
-                return
-            data = event if isinstance(event, str) else json.dumps(event)
-            self._chunk(f"data: {data}\n\n".encode())
-        if move.get("done", True):
-            self._chunk(b"data: [DONE]\n\n")
-        self._chunk(b"")
+                return False
+            self._chunk(event)
+        return True
 
     def _endless(self, move: Move, base: dict[str, Any]) -> None:
         """A reply that never finishes: content or keep-alive comments, dripping."""
@@ -412,7 +417,6 @@ class ScriptedServer(ThreadingHTTPServer):
         self._lock = threading.Lock()
         self._gates: dict[str, threading.Event] = {}
         self._completions = 0
-        self.stalled: list[int] = []  # client ports of the streams that went silent
         self.connections = 0  # TCP connections accepted (one per chat with keep-alive)
         self.script(*(moves or []))
 
@@ -474,20 +478,6 @@ class ScriptedServer(ThreadingHTTPServer):
             if self.stopping.is_set():
                 return False
         return True
-
-    def read_by_client(self, client_port: int) -> bool:
-        """Whether the client on `client_port` has read everything sent to it: its
-        socket's receive queue (the kernel's /proc/net/tcp) is empty. With a stream
-        stalled after N events, that is the state "the client has the N events",
-        which a test can wait for instead of a time."""
-        local = f":{client_port:04X}"
-        remote = f":{self.port:04X}"
-        with open("/proc/net/tcp", encoding="ascii") as table:
-            for row in table.read().splitlines()[1:]:
-                fields = row.split()
-                if fields[1].endswith(local) and fields[2].endswith(remote):
-                    return int(fields[4].split(":")[1], 16) == 0
-        return False
 
     def record(self, request: Recorded) -> None:
         with self._lock:

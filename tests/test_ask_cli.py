@@ -8,15 +8,25 @@ usage, one-line errors, never a traceback) and the exit code, for each fault.
 from __future__ import annotations
 
 import json
+import os
 import re
+import select
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from chat_helpers import sent, system_text, tool_messages
-from helpers import closed_port, one_line_error, session_options, skillchat, wait_for
+from chat_helpers import sent, system_text, tool_messages, tool_names
+from helpers import (
+    BOTH_PROTOCOLS,
+    closed_port,
+    model_for,
+    one_line_error,
+    session_options,
+    skillchat,
+)
 from openai_server import ScriptedServer, call, error, reply
 
 from skillchat.sandbox.detect import probe
@@ -31,9 +41,9 @@ def ask(
     stdin: str | None = None,
     config: str | None = None,
     tmp: Path | None = None,
-    model: str = "openai/test-model",
+    model: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    argv = ["ask", "--model", model]
+    argv = ["ask", "--model", model or model_for(server)]
     if server is not None:
         argv += ["--api-base", server.base_url]
     if config is not None:
@@ -44,6 +54,7 @@ def ask(
     return skillchat(*argv, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL)
 
 
+@BOTH_PROTOCOLS
 def test_pipe_gets_only_the_answer(server: ScriptedServer) -> None:
     server.script(
         reply("Let me load the skill.", calls=[call("get_skill", {"skill_name": "calculator"})]),
@@ -55,10 +66,9 @@ def test_pipe_gets_only_the_answer(server: ScriptedServer) -> None:
     assert "Let me load the skill." in done.stderr  # narration: stderr, with the cards
     assert "get_skill" in done.stderr and 'skill_name="calculator"' in done.stderr
     assert "tokens: 20 in + 10 out = 30" in done.stderr
-    body = server.completions[0].body
     # run_command is offered wherever a sandbox works (without --allow-run it refuses)
     offered = ["run_command"] if probe().available else []
-    assert [t["function"]["name"] for t in body["tools"]] == [
+    assert tool_names(server, 0) == [
         "list_skills",
         "get_skill",
         "read_file_in_skill",
@@ -67,6 +77,7 @@ def test_pipe_gets_only_the_answer(server: ScriptedServer) -> None:
     assert '"name": "calculator"' in (system_text(server, 0) or "")
 
 
+@BOTH_PROTOCOLS
 def test_json_output_shape(server: ScriptedServer) -> None:
     server.script(
         reply(
@@ -80,9 +91,9 @@ def test_json_output_shape(server: ScriptedServer) -> None:
     assert set(report) == {
         "answer", "tool_calls", "usage", "model", "chat_id", "forks", "usage_by_model"
     }  # fmt: skip
-    assert report["forks"] == [] and set(report["usage_by_model"]) == {"openai/test-model"}
+    assert report["forks"] == [] and set(report["usage_by_model"]) == {model_for(server)}
     assert re.fullmatch(r"[0-9a-f]{8}", report["chat_id"])
-    assert report["answer"] == "done" and report["model"] == "openai/test-model"
+    assert report["answer"] == "done" and report["model"] == model_for(server)
     invoked, traversal = report["tool_calls"]
     assert invoked["name"] == "get_skill" and invoked["arguments"] == {"skill_name": "calculator"}
     assert invoked["is_error"] is False
@@ -98,10 +109,13 @@ def test_json_output_shape(server: ScriptedServer) -> None:
         "completion_tokens": 10,
         "total_tokens": 30,
         "cost": None,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
     }
     assert sent(server, 0)[1] == {"role": "user", "content": "2+2"}
 
 
+@BOTH_PROTOCOLS
 def test_prompt_from_stdin(server: ScriptedServer) -> None:
     server.script(reply("from dash"), reply("from pipe"))
     assert ask(server, "-", stdin="question one\n").stdout == "from dash\n"
@@ -110,27 +124,29 @@ def test_prompt_from_stdin(server: ScriptedServer) -> None:
     assert sent(server)[-1]["content"] == "question two"
 
 
+@BOTH_PROTOCOLS
 def test_empty_prompt_is_a_usage_error(server: ScriptedServer) -> None:
     done = ask(server, "-", stdin="  \n")
     assert done.returncode == 2 and "the prompt is empty" in done.stderr
     assert not server.completions
 
 
+@BOTH_PROTOCOLS
 def test_no_tools_and_disabled_skills(server: ScriptedServer, tmp_path: Path) -> None:
     server.script(reply("a"), reply("b"))
     assert ask(server, "--no-tools", "/calculator 1+1").returncode == 0
-    first = server.completions[0].body
-    assert "tools" not in first and "The question to answer: 1+1" in first["messages"][0]["content"]
+    first = sent(server, 0)
+    assert "tools" not in server.completions[0].body
+    assert "The question to answer: 1+1" in first[0]["content"]
     done = ask(server, "/calculator 1+1", config="[skills]\nenabled = false\n", tmp=tmp_path)
     assert done.returncode == 0, done.stderr
-    second = server.completions[1].body
-    assert "tools" not in second
-    assert second["messages"] == [{"role": "user", "content": "/calculator 1+1"}]
+    assert "tools" not in server.completions[1].body
+    assert sent(server, 1) == [{"role": "user", "content": "/calculator 1+1"}]
 
 
 FAULTS = {
     "401": ([error(401)], "authentication failed (401)"),
-    "404-model": ([error(404)], "model 'openai/test-model' not found (404)"),
+    "404-model": ([error(404)], "model '{model}' not found (404)"),
     "429": ([error(429, retry_after="0"), error(429, retry_after="0")], "rate limited (429)"),
     "500": ([error(500), error(500)], "server error (500)"),
     "timeout": ([reply("late", delay=3)], "timed out after 0.5s"),
@@ -138,9 +154,11 @@ FAULTS = {
 }
 
 
+@BOTH_PROTOCOLS
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_provider_faults_end_in_one_line(server: ScriptedServer, tmp_path: Path, fault: str):
     moves, expected = FAULTS[fault]
+    expected = expected.format(model=model_for(server))
     server.script(*moves)
     config = "max_retries = 1\ntimeout = 0.5\n"
     done = ask(server, "hi", config=config, tmp=tmp_path)
@@ -163,6 +181,7 @@ def test_refused_connection_and_missing_key(tmp_path: Path) -> None:
     assert "OPENAI_API_KEY is not set" in one_line_error(done)
 
 
+@BOTH_PROTOCOLS
 def test_tool_round_limit_exits_1(server: ScriptedServer, tmp_path: Path) -> None:
     server.script(*[reply(calls=[call("list_skills")])] * 3)
     done = ask(server, "go", config="max_tool_rounds = 2\n", tmp=tmp_path)
@@ -170,21 +189,42 @@ def test_tool_round_limit_exits_1(server: ScriptedServer, tmp_path: Path) -> Non
     assert len(tool_messages(server)) == 2
 
 
+def read_until(proc: subprocess.Popen[str], text: str, timeout: float = 60) -> str:
+    """What `proc` has written on stdout, read as it comes until `text` is in it (or
+    `timeout` seconds pass): a state the user sees, for a test to wait on."""
+    assert proc.stdout is not None
+    fd, seen = proc.stdout.fileno(), b""
+    deadline = time.monotonic() + timeout
+    while text.encode() not in seen and time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.1)[0]:
+            if not (data := os.read(fd, 65536)):
+                break
+            seen += data
+    return seen.decode()
+
+
+@BOTH_PROTOCOLS
 def test_ctrl_c_keeps_what_was_shown_and_exits_130(server: ScriptedServer) -> None:
-    # Ten words, then the stream goes silent: Ctrl-C comes once ask has read them.
+    # Ten words, then the stream goes silent. Without tools the words go to stdout as
+    # they come: Ctrl-C comes once they are there. (A reply that may call tools is
+    # held until it ends: nothing says when ask has read it. Written out on a signal
+    # all the same: tests/test_stream_render.py.)
     server.script(reply("word " * 40, chunks=40, stall_after=11))
-    argv = [sys.executable, "-m", "skillchat", "ask", *session_options(server, SKILLS), "count"]
+    argv = [sys.executable, "-m", "skillchat", "ask", *session_options(server, SKILLS)]
     # A real process: the subject is its SIGINT and the exit code it dies with.
     proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*argv, "--no-tools", "count"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    assert wait_for(lambda: bool(server.stalled), timeout=60)
-    assert wait_for(lambda: server.read_by_client(server.stalled[0]), timeout=60)
+    shown = read_until(proc, "word " * 10)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
-    assert out == "word " * 10 + "\n"
+    assert shown + out == "word " * 10 + "\n"
 
 
 @pytest.mark.parametrize("scenario", ["answer", "401"])
@@ -320,6 +360,7 @@ def test_an_unknown_backend_is_a_usage_error() -> None:
     assert "Traceback" not in done.stderr
 
 
+@BOTH_PROTOCOLS
 def test_stdin_and_a_prompt_together(server: ScriptedServer, tmp_path: Path) -> None:
     diff = "diff --git a/x b/x\n+print('```')\n"
     server.script(reply("feat: add x"), reply("plain"))
@@ -335,7 +376,7 @@ def test_stdin_and_a_prompt_together(server: ScriptedServer, tmp_path: Path) -> 
     file = tmp_path / "notes.txt"
     file.write_text("")
     with file.open() as empty:  # an empty file on stdin: the prompt alone
-        done = skillchat("ask", "--model", "openai/test-model", "--api-base", server.base_url,
+        done = skillchat("ask", "--model", model_for(server), "--api-base", server.base_url,
                          "--skills-dir", str(SKILLS), "hello", stdin=empty)  # fmt: skip
     assert sent(server)[-1] == {"role": "user", "content": "hello"}
 

@@ -56,7 +56,7 @@ def _cli_modules(*argv: str) -> list[str]:
 
 
 def test_help_imports_no_subcommand() -> None:
-    assert _cli_modules("--help") == ["app", "common", "lazy", "question"]
+    assert _cli_modules("--help") == ["app", "common", "lazy", "question", "session_options"]
 
 
 def test_a_skills_command_imports_its_own_module_only() -> None:
@@ -67,4 +67,11 @@ def test_a_skills_command_imports_its_own_module_only() -> None:
 
 
 def test_ask_help_imports_ask_alone() -> None:
-    assert _cli_modules("ask", "--help") == ["app", "ask_cmd", "common", "lazy", "question"]
+    assert _cli_modules("ask", "--help") == [
+        "app",
+        "ask_cmd",
+        "common",
+        "lazy",
+        "question",
+        "session_options",
+    ]

@@ -26,7 +26,8 @@ from skillchat.engine.context_window import (
 from skillchat.engine.resolve import asked, resolve
 from skillchat.skills.registry import Registry
 
-LONG = [{"role": "user", "content": "x" * 5_000}]
+# A chat past its first answer, over the lookup's floor.
+LONG = [{"role": "user", "content": "x" * 5_000}, {"role": "assistant", "content": "ok"}]
 PROPS_4K = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}
 
 
@@ -187,6 +188,18 @@ def test_a_one_shot_question_asks_the_server_nothing_but_the_question(server) ->
     server.script(reply("hi"))
     make_chat(server, Registry(skills={})).send("hello")
     assert [r.path for r in server.requests] == ["/v1/chat/completions"]
+
+
+def test_a_long_first_message_is_sent_before_the_window_is_asked(server) -> None:
+    """Nothing of a chat's first request can be trimmed (no answer, no result yet):
+    its window is asked for after it, when there is."""
+    server.props = PROPS_4K
+    server.script(reply("hi"), reply("again"))
+    chat = make_chat(server, Registry(skills={}))
+    chat.send("x" * 6_000)
+    assert [r.path for r in server.requests] == ["/v1/chat/completions"]
+    chat.send("and now?")
+    assert [r.path for r in server.requests][1:] == ["/props", "/v1/chat/completions"]
 
 
 def test_a_budget_the_user_set_is_kept_whatever_the_server_says(server, skills) -> None:

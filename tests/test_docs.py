@@ -87,9 +87,14 @@ def test_the_readme_starts_with_what_skillchat_is_and_its_two_commands() -> None
     ]
     assert "skillchat is a terminal chat runner" in text[: first.start()]
     # CI runs that same command as root, the real model's tests one at a time beside
-    # the rest (and, leaving the real model out, as a user).
+    # the rest (and, leaving the real model out, as a user, who runs the checks of the
+    # source text for both).
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    assert 'root_job() { python -m pytest -n auto -m "not ($ROOT_ONLY)"; }' in ci
+    assert (
+        'root_job() { python -m pytest -n auto -m "not ($ROOT_ONLY${run_as_user:+ or source})"; }'
+        in ci
+    )
+    assert 'python -m pytest -n auto -m "not ($4)"' in ci  # the user job's, $4: $ROOT_ONLY
     assert 'model_job() { nice -n -5 python -m pytest -m "$ROOT_ONLY"; }' in ci
 
 

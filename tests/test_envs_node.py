@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 from helpers import closed_port, skillchat, write_files
-from npm_helpers import Registry, npm_registry
+from npm_helpers import Registry, npm_registry, tinynode_tarballs
 from openai_server import ScriptedServer
 from test_envs import ask_run, demo_skill, envs_folder
 
 from skillchat.errors import RefusedDeclaration
 from skillchat.sandbox.envs.node import node_declaration
 
-__all__ = ["npm_registry"]  # the fixture, used by name
+__all__ = ["npm_registry", "tinynode_tarballs"]  # the fixtures, used by name
 
 MANIFEST = json.dumps({"type": "module", "dependencies": {"tinynode": "^1.0.0"}})
 ESM = "import t from 'tinynode';\nconsole.log('answer', t.answer, import.meta.dirname);\n"

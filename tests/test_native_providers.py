@@ -22,6 +22,7 @@ import pytest
 from helpers import one_line_error, skillchat
 from openai_server import ScriptedServer, call, reply
 
+HOSTED = "llm.provider.example"  # a hosted OpenAI-compatible API, played by the server
 SKILLS = Path(__file__).resolve().parents[1] / "skillchat" / "bundled_skills"
 LOAD = call("get_skill", {"skill_name": "calculator"})
 PROBE = """
@@ -65,12 +66,14 @@ def test_gemini_without_its_key_is_one_line_before_anything_is_sent(
 
 @pytest.fixture
 def certificate(tmp_path: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for api.openai.com (its own authority), and its key."""
+    """A self-signed certificate (its own authority) for api.openai.com and a hosted
+    OpenAI-compatible provider's name, and its key."""
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
          "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2",
-         "-subj", "/CN=api.openai.com", "-addext", "subjectAltName=DNS:api.openai.com",
+         "-subj", "/CN=api.openai.com",
+         "-addext", f"subjectAltName=DNS:api.openai.com,DNS:{HOSTED}",
          "-addext", "basicConstraints=critical,CA:TRUE"],
         check=True, capture_output=True,
     )  # fmt: skip
@@ -136,3 +139,19 @@ def test_no_prompt_cache_key_for_another_server(server: ScriptedServer) -> None:
     done = skillchat("ask", "--model", "gpt-4.1-mini", "--api-base", server.base_url, "hi")
     assert done.returncode == 0, done.stderr
     assert "prompt_cache_key" not in server.completions[0].body
+
+
+def test_a_hosted_api_base_is_never_asked_for_props(
+    server: ScriptedServer, openai_api: Tunnels
+) -> None:
+    """Only a server on this machine or a private network may be llama.cpp's: a hosted
+    one gets the chat's request and nothing else, through one tunnel."""
+    server.props = {"default_generation_settings": {"n_ctx": 4096}}
+    server.script(reply(calls=[LOAD]), reply("39.1"))
+    done = skillchat(
+        "ask", "--model", "some-model", "--api-base", f"https://{HOSTED}/v1",
+        "--skills-dir", str(SKILLS), "x" * 5_000,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "39.1", done.stderr
+    assert [r.path for r in server.requests] == ["/v1/chat/completions"] * 2
+    assert openai_api.asked == [f"CONNECT {HOSTED}:443 HTTP/1.0"]

@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from helpers import session_options, skillchat
+from helpers import BOTH_PROTOCOLS, session_options, skillchat
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
+
+# Both native protocols keep the connection (tests/conftest.py).
+pytestmark = BOTH_PROTOCOLS
 
 SKILLS = Path(__file__).resolve().parents[1] / "skillchat" / "bundled_skills"
 LOAD = call("get_skill", {"skill_name": "calculator"})

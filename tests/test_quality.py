@@ -66,6 +66,7 @@ def _ruff() -> str:
     return exe
 
 
+@pytest.mark.source
 def test_ruff_lint_is_clean() -> None:
     done = subprocess.run(
         [_ruff(), "check", "skillchat", "tests", "benchmarks"],
@@ -76,6 +77,7 @@ def test_ruff_lint_is_clean() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.source
 def test_ruff_format_is_clean() -> None:
     done = subprocess.run(
         [_ruff(), "format", "--check", "skillchat", "tests", "benchmarks"],
@@ -98,6 +100,7 @@ MYPY_CACHE = (
 )
 
 
+@pytest.mark.source
 def test_mypy_finds_no_type_error() -> None:
     """The settings are pyproject.toml's [tool.mypy] (strict, on skillchat/)."""
     if importlib.util.find_spec("mypy") is None:

@@ -28,7 +28,8 @@ from skillchat.chats.store import ChatStore
 from skillchat.engine.request import INTERRUPTED_MARK
 from skillchat.engine.resolve import asked, continued
 from skillchat.recorder import sigint_deferred
-from skillchat.session import Session, chosen_transcript
+from skillchat.session import Session
+from skillchat.session_settings import chosen_transcript
 from skillchat.skills.registry import Registry
 from skillchat.tools.skill_tools import SKILL_FILE_STUB_NOTE, STUB_NOTE
 
@@ -80,6 +81,8 @@ def test_every_message_is_saved_with_its_usage_and_the_skill_as_a_name(
         "completion_tokens": 5,
         "total_tokens": 15,
         "cost": None,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
     }
     assert stored[3].usage is not None and stored[3].usage["total_tokens"] == 32
     assert json.loads(stored[2].message["content"])["stub"] == STUB_NOTE

@@ -153,10 +153,11 @@ def read_pty(fd: int, screen: pyte.Screen, stream: pyte.ByteStream) -> None:
 
 @pytest.mark.parametrize("tools", [True, False], ids=["held", "streamed"])
 def test_sigterm_on_a_pipe_writes_what_arrived(server: ScriptedServer, tools: bool) -> None:
-    """stdout is a pipe, stderr a terminal (its waiting line tells when the text
-    began to arrive). A reply that may call tools is held until it ends; SIGTERM
-    mid-reply must still write it out, and exit 143."""
-    server.script(reply("word " * 200, chunks=200, chunk_delay=0.02, delay=1))
+    """stdout is a pipe, stderr a terminal (its waiting line goes with the first
+    piece of text, two words, read). A reply that may call tools is held until it
+    ends; SIGTERM mid-reply (it goes silent after 20 pieces) must still write out
+    what arrived, and exit 143."""
+    server.script(reply("word " * 200, chunks=100, stall_after=20, delay=1))
     master, slave = pty.openpty()
     screen = pyte.Screen(COLUMNS, ROWS)
     stream = pyte.ByteStream(screen)

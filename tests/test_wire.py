@@ -115,9 +115,23 @@ def test_an_answer_left_unfinished_keeps_its_connection_only_when_drained() -> N
         response = client.post("/chat/completions", BODY, {})
         next(response.iter_bytes())
         response.close()  # the rest never comes: the connection is closed
-        client.post("/chat/completions", BODY, {})  # forgotten: the next one abandons it
+        assert streamed(client)[-1] == "[DONE]"  # on a new one, kept
         assert streamed(client)[-1] == "[DONE]"
     assert server.connections == 2
+
+
+def test_answers_read_at_once_each_have_a_connection_then_both_are_kept() -> None:
+    with ScriptedServer([reply("a"), reply("b"), reply("c"), reply("d")]) as server:
+        client = wire(server.base_url)
+        first = client.post("/chat/completions", BODY, {})
+        second = client.post("/chat/completions", BODY, {})  # while the first is open
+        assert list(second.iter_data())[-1] == list(first.iter_data())[-1] == "[DONE]"
+        first.close()
+        second.close()
+        assert streamed(client)[-1] == streamed(client)[-1] == "[DONE]"
+        client.close()
+    assert server.connections == 2
+    assert len({r.port for r in server.completions}) == 2
 
 
 def test_a_connection_closed_while_idle_is_reopened_once() -> None:
@@ -202,7 +216,8 @@ def test_a_plain_http_proxy_gets_the_absolute_url(monkeypatch: pytest.MonkeyPatc
         monkeypatch.setenv("HTTP_PROXY", f"http://user:pa%20ss@127.0.0.1:{proxy.port}")
         client = wire("http://model.invalid/v1")
         for _ in range(2):
-            client.post("/chat/completions", BODY, {}).read(10)
+            with client.post("/chat/completions", BODY, {}) as response:
+                response.read(10)
     first = proxy.heads[0].decode()
     assert first.startswith("POST http://model.invalid:80/v1/chat/completions HTTP/1.1")
     assert "Proxy-Authorization: Basic dXNlcjpwYSBzcw==" in first
@@ -225,3 +240,23 @@ def test_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed_port()}")
         monkeypatch.setenv("NO_PROXY", "127.0.0.1")
         assert streamed(wire(server.base_url))[-1] == "[DONE]"
+
+
+def test_closing_an_answer_from_another_thread_ends_the_read_blocked_on_it() -> None:
+    """What a reply deadline's timer does (base.py's ReplyDeadline): the read waiting
+    on a silent stream returns at once, long before the read timeout."""
+    with ScriptedServer([reply("one two", stall_after=1)]) as server:
+        client = wire(server.base_url, read_timeout=600)
+        response = client.post("/chat/completions", BODY, {})
+        first, ended = threading.Event(), threading.Event()
+
+        def read() -> None:
+            with contextlib.suppress(WireError):
+                for _ in response.iter_bytes():
+                    first.set()  # the one event before the server goes silent
+            ended.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        assert first.wait(60)
+        response.close()
+        assert ended.wait(60)

@@ -20,9 +20,9 @@ from typer._click.formatting import HelpFormatter
 from typer._click.utils import make_default_short_help
 
 from skillchat import __version__
-from skillchat.cli.common import SessionOptions, session_command
 from skillchat.cli.lazy import LazyGroup
 from skillchat.cli.question import question_argv
+from skillchat.cli.session_options import SessionOptions, session_command
 from skillchat.errors import SkillchatError, UsageError
 
 # httpx (the openai SDK's, imported by every chat) imports its own command line when
@@ -165,7 +165,7 @@ def _version(value: bool) -> None:
 
 
 @app.callback(invoke_without_command=True)
-@session_command
+@session_command()
 def root(
     ctx: typer.Context,
     *,

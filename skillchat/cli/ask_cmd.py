@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from skillchat.cli.common import (
+from skillchat.cli.common import JsonOpt, consoles_of
+from skillchat.cli.session_options import (
     AllowInstallOpt,
-    JsonOpt,
     SessionOptions,
-    consoles_of,
     open_chat,
     session_command,
     workspace_note,
@@ -104,11 +103,14 @@ def read_prompt(prompt: str | None) -> str:
 
 
 def usage_line(usage: "Usage | None") -> str | None:
-    """`tokens: 1,234 in + 56 out = 1,290 · $0.0012` (cost only when known)."""
+    """`tokens: 12,400 in (11,900 cached) + 56 out = 12,456 · $0.0012`: the input
+    read from the provider's prompt cache said when any was (the cost counts it at
+    the cache's price), the cost only when known."""
     if usage is None:
         return None
+    cached = f" ({usage.cached_tokens:,} cached)" if usage.cached_tokens else ""
     line = (
-        f"tokens: {usage.prompt_tokens:,} in + {usage.completion_tokens:,} out "
+        f"tokens: {usage.prompt_tokens:,} in{cached} + {usage.completion_tokens:,} out "
         f"= {usage.total_tokens:,}"
     )
     return line + (f" · ${usage.cost:.4f}" if usage.cost is not None else "")
@@ -148,7 +150,7 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-@session_command
+@session_command()
 def ask(
     ctx: typer.Context,
     prompt: PromptArg = None,

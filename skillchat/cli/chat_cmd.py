@@ -12,7 +12,8 @@ import sys
 
 import typer
 
-from skillchat.cli.common import SessionOptions, consoles_of, open_chat
+from skillchat.cli.common import consoles_of
+from skillchat.cli.session_options import SessionOptions, open_chat
 from skillchat.errors import UsageError
 
 

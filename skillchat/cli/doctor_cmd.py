@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from skillchat.cli.common import ApiBaseOpt, ConfigOpt, GgufOpt, LocalOpt, ModelOpt, SkillsDirOpt
+from skillchat.cli.common import ConfigOpt, SkillsDirOpt
+from skillchat.cli.session_options import ApiBaseOpt, GgufOpt, LocalOpt, ModelOpt
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
@@ -137,7 +138,7 @@ def _skills_lines(report: _Report, settings: Settings) -> None:
 
 def _chats_line(report: _Report, settings: Settings) -> None:
     from skillchat.errors import SkillchatError
-    from skillchat.session import open_store
+    from skillchat.session_settings import open_store
 
     try:
         open_store(settings).close()

@@ -19,20 +19,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from skillchat.cli.common import (
+from skillchat.cli.common import JsonOpt, consoles_of
+from skillchat.cli.session_options import (
     AllowInstallOpt,
-    AllowMcpOpt,
-    AllowRunOpt,
-    ApiBaseOpt,
-    BackendOpt,
-    ConfigOpt,
-    JsonOpt,
-    MaxTokensOpt,
-    ReplyTimeoutOpt,
-    SkillsDirOpt,
-    consoles_of,
-    load_sourced,
-    skill_dirs_override,
+    SessionOptions,
+    chosen_settings,
+    session_command,
 )
 from skillchat.errors import UsageError
 
@@ -75,6 +67,19 @@ MinRateOpt = Annotated[
 ]
 
 
+# The session options an eval run has no use for: `--model` (eval's own, repeatable),
+# a saved chat to go on with (its runs are fresh and unsaved), a workspace and
+# writing to it (a query comes with none), `--no-tools` (triggering is a get_skill
+# call), a local model file (one is a [models.NAME] table with `gguf`, compared by
+# its name), and a choice of MCP servers (the config's all with `--allow-mcp`, else
+# none). The rest are a session's as `ask` takes them.
+LEFT_OUT = (
+    "model", "last", "chat_id", "workspace", "no_workspace", "allow_write", "no_tools",
+    "gguf", "local", "chat_template", "mcp", "no_mcp",
+)  # fmt: skip
+
+
+@session_command(leave_out=LEFT_OUT)
 def eval_cmd(
     ctx: typer.Context,
     queries_file: QueriesArg,
@@ -83,16 +88,10 @@ def eval_cmd(
     jobs: JobsOpt = 4,
     skill: SkillOpt = None,
     min_trigger_rate: MinRateOpt = None,
-    api_base: ApiBaseOpt = None,
-    backend: BackendOpt = None,
-    skills_dir: SkillsDirOpt = None,
-    config: ConfigOpt = None,
     json_out: JsonOpt = False,
-    allow_run: AllowRunOpt = False,
     allow_install: AllowInstallOpt = False,
-    max_tokens: MaxTokensOpt = None,
-    reply_timeout: ReplyTimeoutOpt = None,
-    allow_mcp: AllowMcpOpt = False,
+    *,
+    options: SessionOptions,
 ) -> None:
     """Replay trigger queries through the real catalog and loop, and report per skill
     and model how often each skill was activated when it should and should not be."""
@@ -101,20 +100,10 @@ def eval_cmd(
     from skillchat.evals.queries import load_queries
     from skillchat.evals.runner import Evaluation, plan_runs, run_once
 
-    settings, sources = load_sourced(
-        ctx,
-        config,
-        api_base=api_base,
-        backend=backend,
-        skill_dirs=skill_dirs_override(skills_dir),
-        run_allow_install=True if allow_install else None,
-        max_tokens=max_tokens,
-        reply_timeout=reply_timeout,
-        # MCP servers only with --allow-mcp: each run is a session of its own, and
-        # starting every server for every run to refuse its tools would be waste.
-        mcp_use=None if allow_mcp else (),
-        mcp_allow=True if allow_mcp else None,
-    )
+    # MCP servers only with --allow-mcp: each run is a session of its own, and
+    # starting every server for every run to refuse its tools would be waste.
+    options = replace(options, no_mcp=not options.allow_mcp)
+    settings, sources = chosen_settings(ctx, options, allow_install=allow_install)
     # Triggering is a get_skill call. A query comes with no workspace, and eval
     # measures whether a description triggers: a skill with `paths` is listed.
     settings = replace(settings, tools=True, paths_gate=False)
@@ -132,7 +121,9 @@ def eval_cmd(
     _check_backends(by_model)
     plan = plan_runs(queries, models, runs)
     evaluation = Evaluation(
-        plan, jobs, lambda job: _redacted(run_once(job, by_model[job.model], registry, allow_run))
+        plan,
+        jobs,
+        lambda job: _redacted(run_once(job, by_model[job.model], registry, options.allow_run)),
     )
     _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out)
 

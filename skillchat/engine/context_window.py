@@ -109,13 +109,17 @@ def context_budget(
     stated (`context_window`, a named model's) or `window()` returns, else the default.
 
     The window is not looked up for a chat still under `LOOKUP_FLOOR` characters,
-    which fits any window it could come from: a one-shot `ask` never pays for the
-    lookup (a GET, or parsing litellm's map, ~30 ms) before its first request. `size`
-    measures a message (the chat's cache: the loop asks for the budget several times
-    a request)."""
+    which fits any window it could come from, nor before the chat's first answer:
+    the budget trims only what came before the turn in progress (results already
+    seen, older turns), and there is nothing of that yet. So a chat's first request,
+    however long its message, never waits for the lookup (a GET, or parsing
+    litellm's map, ~30 ms). `size` measures a message (the chat's cache: the loop
+    asks for the budget several times a request)."""
     if settings.context_max_chars is not None or _at_most(messages, LOOKUP_FLOOR, size):
         return settings.budget
-    tokens = settings.context_window or window()
+    tokens = settings.context_window
+    if tokens is None and any(message.get("role") == "assistant" for message in messages):
+        tokens = window()
     if tokens is None:
         return settings.budget
     return budget_for_window(tokens, settings.budget)

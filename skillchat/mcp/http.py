@@ -7,15 +7,33 @@ default): the SSE cap is the SDK's own `max_sse_event_size`, and a POST's JSON
 body is counted as it arrives and stopped past the limit (its connection closed),
 never held whole. Either way that call fails with `too_long` (mcp/stdio.py) and
 the server stays usable: the next call is a new request on the same session.
+
+A call that times out stops being read. At the 2026-07-28 revision the SDK closes
+the request's stream when the call is given up; at the earlier ones it only sends
+`notifications/cancelled` and reads on, so a server that answers with an SSE stream
+that never ends (progress, pings, anything but the response) kept skillchat reading
+and parsing it for the rest of the session. Here the request's POST, its stream and
+any reconnection of it are closed at every revision, the notification still sent.
+The SDK's `streamable_http_client` builds its transport itself, so its few lines are
+here around this one change (`_Transport`); the SDK is pinned and its own classes
+are used as they are.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx2
+from mcp.client.streamable_http import StreamableHTTPTransport
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
+from mcp.shared.message import SessionMessage
+from mcp_types import JSONRPCNotification
 
 from skillchat.mcp.stdio import too_long
 
@@ -24,17 +42,60 @@ _SSE_TOO_LONG = re.compile(r"Server-sent event exceeded the \d+ byte limit")
 
 
 def http_transport(url: str, headers: dict[str, str], limit: int) -> Any:
-    """`mcp.client.streamable_http.streamable_http_client` with the SDK's client
-    settings (its timeouts), its JSON answers and SSE events bounded at `limit` bytes."""
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
-
+    """The SDK's streamable-HTTP client over `_Transport`, with the SDK's client settings
+    (its timeouts), its JSON answers and SSE events bounded at `limit` bytes."""
     client = httpx2.AsyncClient(
         headers=headers,
         timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
         transport=_Bounded(httpx2.AsyncHTTPTransport(), limit),
     )
-    return streamable_http_client(url, http_client=client, max_sse_event_size=limit)
+    return _streamable_http(_Transport(url, max_sse_event_size=limit), client)
+
+
+class _Transport(StreamableHTTPTransport):
+    """The SDK's transport, but a request given up (`notifications/cancelled`) has its
+    POST closed at every revision, not only at 2026-07-28 (see above)."""
+
+    def _consume_modern_cancellation(self, session_message: SessionMessage) -> bool:
+        message = session_message.message
+        if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            request_id = cancelled_request_id_from_params(message.params)
+            post = self._in_flight_posts.get(request_id) if request_id is not None else None
+            if post is not None:
+                post.scope.cancel()
+        return super()._consume_modern_cancellation(session_message)
+
+
+@asynccontextmanager
+async def _streamable_http(
+    transport: _Transport, client: httpx2.AsyncClient
+) -> AsyncIterator[tuple[Any, Any]]:
+    """`mcp.client.streamable_http.streamable_http_client` over `transport`: the same
+    streams and tasks, the session ended (DELETE) and the client closed at the end."""
+    read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+    write_stream, write_reader = create_context_streams[SessionMessage](0)
+    async with (
+        client,
+        read_writer,
+        read_stream,
+        write_stream,
+        write_reader,
+        anyio.create_task_group() as group,
+    ):
+
+        def start_get_stream() -> None:
+            group.start_soon(transport.handle_get_stream, client, read_writer)
+
+        group.start_soon(
+            transport.post_writer,
+            client, write_reader, read_writer, write_stream, start_get_stream, group,
+        )  # fmt: skip
+        try:
+            yield read_stream, write_stream
+        finally:
+            if transport.session_id:
+                await transport.terminate_session(client)
+            group.cancel_scope.cancel()
 
 
 def answer_too_long(message: str, limit: int) -> bool:

@@ -96,3 +96,14 @@ def error_result(code: str, message: str) -> ToolResult:
         error_code=code,
         preview=message,
     )
+
+
+def not_a_result(exc: Any) -> str:
+    """Why a server's answer was not a result (a pydantic ValidationError), on one
+    line: its first error's place and message, without the server's value."""
+    errors = exc.errors(include_input=False, include_url=False)
+    if not errors:
+        return "unreadable"
+    where = ".".join(str(part) for part in errors[0]["loc"]) or "the result"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return neutral(f"{where}: {errors[0]['msg']}{more}", 200)

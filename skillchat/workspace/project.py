@@ -6,7 +6,7 @@ A project is a git work tree (its top: the nearest folder up from the cwd holdin
 `.git`, a folder or a worktree's file; a cheap walk, no `git` subprocess) or a
 folder named in the config's `projects` list that holds the cwd. `--workspace DIR`
 or `workspace` in the config name the workspace instead; `--no-workspace` turns it
-off (cli/common.py).
+off (cli/session_options.py).
 """
 
 from __future__ import annotations

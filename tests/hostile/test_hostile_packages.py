@@ -19,7 +19,7 @@ import pytest
 from consent_helpers import results
 from envs_helpers import local_index, write_wheel
 from helpers import session_options, wait_for
-from npm_helpers import Registry, npm_pack, npm_registry, pack
+from npm_helpers import Registry, npm_pack, npm_registry, pack, tinynode_tarballs
 from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
@@ -33,7 +33,7 @@ from skillchat.sandbox.envs.node import node_declaration
 from skillchat.sandbox.envs.npm_install import ensure_node
 from skillchat.sandbox.envs.store import EnvStore, folder_size
 
-__all__ = ["npm_registry"]  # the fixture, used by name
+__all__ = ["npm_registry", "tinynode_tarballs"]  # the fixtures, used by name
 
 
 class HostileIndex:

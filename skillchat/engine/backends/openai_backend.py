@@ -71,6 +71,14 @@ def cache_key(messages: list[dict[str, Any]]) -> str:
     return f"skillchat-{digest[:32]}"
 
 
+def _chat_message(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` as chat completions take it: the thinking blocks an Anthropic model's
+    reply keeps (anthropic_backend.py) left out, for a chat moved to this server."""
+    if "thinking_blocks" not in message:
+        return message
+    return {k: v for k, v in message.items() if k != "thinking_blocks"}
+
+
 class OpenAIBackend:
     """Streams chat completions from `target`'s server (OpenAI's without one)."""
 
@@ -146,7 +154,7 @@ class OpenAIBackend:
         """
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": messages,
+            "messages": [_chat_message(m) for m in messages],
             "stream": True,
             "stream_options": {"include_usage": True},
             **self._extra,

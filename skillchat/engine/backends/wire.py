@@ -2,18 +2,20 @@
 
 Why not httpx (what the `openai` SDK is built on): the request is what `ask` waits
 for, and importing the client is on its way. Measured with `python -X importtime`
-(cumulative, 2026-12-06, 2 cores, load ~2.5): `http.client` + `ssl` + `json`
-~15 ms, `httpx` ~50 ms (with its CLI module kept out), `openai` ~480 ms. A chat
-completion needs none of what httpx adds (HTTP/2, connection pools, auth flows):
-one POST, its body streamed back.
+(cumulative; 2026-12-06, 2 cores): `http.client` (which imports `ssl`) + `json`
+~15 ms, `httpx` ~50 ms (its command line kept out, as cli/app.py does), `openai`
+~480 ms on a quiet machine; at load 20, the best of 7 runs each, 21 / 54 / 718 ms.
+A chat completion needs none of what httpx adds (HTTP/2, pools, auth flows): one
+POST, its body streamed back.
 
 What it promises:
 
 - One kept-alive connection per `Wire` (one per backend, so one per chat), reused
   for every request and tool round: no new TCP and TLS handshake per round. A
-  reused connection the server closed while idle (a keep-alive timeout) is
-  reconnected once, silently, when it fails before any byte of the answer; a fresh
-  one that fails is the error.
+  second is opened only while the first carries an answer (a chat's forks asking
+  at once share its backend), and kept too. A reused connection the server closed
+  while idle (a keep-alive timeout) is reconnected once, silently, when it fails
+  before any byte of the answer; a fresh one that fails is the error.
 - No redirect is followed, to any origin: a 3xx raises `WireError` with its
   `redirect`. A 307/308 re-sends the body, and the body is the conversation (and,
   for a provider, the key's header): one redirect from a compromised proxy or a
@@ -30,11 +32,10 @@ What it promises:
   words as its one-line `ProviderError`; an HTTP error status is a response like
   any other (`status`, `headers`, a bounded `read`).
 
-Not thread-safe: a backend streams one reply at a time. A response still open when
-the next request starts is abandoned (its connection closed), so a forgotten
-stream cannot block the chat. `WireResponse.close()` may be called from another
-thread (a deadline's timer): an unfinished body's socket is shut down, which ends
-a read blocked on it.
+Requests may come from several threads at once, each on a connection of its own.
+`WireResponse.close()` may be called from another thread (a deadline's timer): an
+unfinished body's socket is shut down, which ends a read blocked on it (as the
+body's end, or a `WireError`).
 """
 
 from __future__ import annotations
@@ -71,16 +72,22 @@ class WireResponse:
     once, streamed (`iter_bytes`, `iter_data`) or bounded (`read`)."""
 
     def __init__(
-        self, wire: Wire, response: http.client.HTTPResponse, sock: socket.socket | None
+        self,
+        wire: Wire,
+        connection: http.client.HTTPConnection,
+        response: http.client.HTTPResponse,
+        sock: socket.socket | None,
     ) -> None:
         self._wire = wire
+        self._connection = connection
         self._response = response
         # Held here too: http.client lets go of the socket of a connection the
         # server said it would close, while the body is still read from it.
         self._sock = sock
         self.status: int = response.status
         self.headers: http.client.HTTPMessage = response.headers
-        self._closed = False
+        self._closed = threading.Event()  # set by close(), maybe on another thread
+        self._finished = False
         self._reading = threading.Lock()  # held by the reader; close() may be another thread
 
     def iter_bytes(self) -> Iterator[bytes]:
@@ -100,15 +107,18 @@ class WireResponse:
         return self._read(lambda: self._response.read(limit))
 
     def _read(self, read: Callable[[], bytes]) -> bytes:
-        if self._closed:
+        if self._closed.is_set():
             return b""
-        try:
-            with self._reading:
+        with self._reading:
+            try:
                 return read()
-        except TimeoutError as exc:
-            raise WireError("no data within the read timeout", timed_out=True) from exc
-        except (OSError, http.client.HTTPException, ValueError) as exc:
-            raise WireError(_describe(exc)) from exc
+            except TimeoutError as exc:
+                raise WireError("no data within the read timeout", timed_out=True) from exc
+            except (OSError, http.client.HTTPException, ValueError) as exc:
+                raise WireError(_describe(exc)) from exc
+            finally:
+                if self._closed.is_set():  # by another thread, during the read: ended here
+                    self._finish()
 
     @property
     def complete(self) -> bool:
@@ -121,22 +131,33 @@ class WireResponse:
 
         A reader that stops at the protocol's own end (`[DONE]`, `message_stop`)
         leaves the body's last bytes (the closing empty chunk) unread: what of them
-        arrives within `_DRAIN_WAIT` is read here, so the connection is kept. Not
-        while another thread reads (a deadline closing the answer): that read is
-        ended instead."""
-        if self._closed:
+        arrives within `_DRAIN_WAIT` is read here, so the connection is kept. Called
+        while another thread reads (a deadline's timer), it shuts the socket down,
+        which ends that read, and the reading thread finishes the close (http.client
+        lets a body be closed by one thread at a time)."""
+        if self._closed.is_set():
             return
-        self._closed = True
-        if not self.complete and self._reading.acquire(blocking=False):
-            try:
-                self._drain()
-            finally:
-                self._reading.release()
+        self._closed.set()
+        if not self._reading.acquire(blocking=False):
+            _shut(self._sock)
+            return
+        try:
+            self._finish()
+        finally:
+            self._reading.release()
+
+    def _finish(self) -> None:
+        """Keep or close the connection (once; `_reading` held)."""
+        if self._finished:
+            return
+        self._finished = True
+        if not self.complete:
+            self._drain()
         reusable = self.complete and not self._response.will_close
         if not reusable:
             _shut(self._sock)
             self._response.close()
-        self._wire._finished(self, reusable=reusable)
+        self._wire._release(self._connection, reusable=reusable)
 
     def _drain(self) -> None:
         """Read the rest of the body if it is short and already arriving."""
@@ -156,8 +177,8 @@ class WireResponse:
 
 
 class Wire:
-    """One HTTP/1.1 connection to `base_url`'s server, kept alive for every request
-    (see the module's docstring). Paths are appended to `base_url`'s own path."""
+    """HTTP/1.1 to `base_url`'s server over kept-alive connections (see the module's
+    docstring). Paths are appended to `base_url`'s own path."""
 
     def __init__(self, base_url: str, *, timeout: float, read_timeout: float) -> None:
         parts = urlsplit(base_url)
@@ -171,10 +192,9 @@ class Wire:
         self._prefix = parts.path.rstrip("/")
         self._timeout = timeout
         self._read_timeout = read_timeout
-        self._connection: http.client.HTTPConnection | None = None
-        self._proxy_target = ""  # "http://host:port" when a plain-http proxy is used
-        self._proxy_headers: dict[str, str] = {}
-        self._open: WireResponse | None = None
+        self._lock = threading.Lock()
+        self._idle: list[http.client.HTTPConnection] = []  # kept, between answers
+        self._busy: set[http.client.HTTPConnection] = set()  # carrying an answer
         self._tls: ssl.SSLContext | None = None  # made at the first https connection
 
     def post(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> WireResponse:
@@ -188,47 +208,55 @@ class Wire:
         return self._request("GET", path, None, headers, timeout)
 
     def close(self) -> None:
-        """Close the connection (and abandon any answer still open)."""
-        self._open = None
-        self._drop()
+        """Close every connection, an answer's still being read too."""
+        with self._lock:
+            connections = [*self._idle, *self._busy]
+            self._idle.clear()
+            self._busy.clear()
+        for connection in connections:
+            _close(connection)
 
     def _request(
         self, method: str, path: str, data: bytes | None, headers: dict[str, str], wait: float
     ) -> WireResponse:
-        if self._open is not None:  # a reply nobody finished: its connection is unusable
-            self._open.close()
+        target, proxy_headers = self._target(path)
+        sent = {**proxy_headers, "User-Agent": "skillchat", **headers}
         for attempt in (1, 2):
-            connection = self._connect(min(self._timeout, wait))
+            connection = self._take(min(self._timeout, wait), fresh=attempt == 2)
             reused = connection.sock is not None
-            sent = {**self._proxy_headers, "User-Agent": "skillchat", **headers}
             try:
-                connection.request(method, self._proxy_target + self._prefix + path, data, sent)
+                connection.request(method, target, data, sent)
                 sock = connection.sock
                 if sock is not None:
                     sock.settimeout(wait)
                     _quickack(sock)
                 response = connection.getresponse()
             except _STALE as exc:
-                self._drop()
+                self._release(connection, reusable=False)
                 if reused and attempt == 1:
                     continue  # the server closed it while idle: once more, on a new one
                 raise WireError(_describe(exc)) from exc
             except TimeoutError as exc:
-                self._drop()
+                self._release(connection, reusable=False)
                 raise WireError("no answer within the timeout", timed_out=True) from exc
             except (OSError, http.client.HTTPException, ValueError) as exc:
-                self._drop()
+                self._release(connection, reusable=False)
                 raise WireError(_describe(exc), refused=_refused(exc)) from exc
             break
-        answer = WireResponse(self, response, sock)
-        if 300 <= answer.status < 400:
-            self._drop()
+        if 300 <= response.status < 400:
+            self._release(connection, reusable=False)
             raise WireError(
-                f"redirected ({answer.status}), not followed",
+                f"redirected ({response.status}), not followed",
                 redirect=self._where(response.getheader("Location") or ""),
             )
-        self._open = answer
-        return answer
+        return WireResponse(self, connection, response, sock)
+
+    def _target(self, path: str) -> tuple[str, dict[str, str]]:
+        """The request's target, and the headers a plain-http proxy needs (it is
+        sent the absolute URL; a tunnel, for https, is set up per connection)."""
+        if self._scheme == "http" and (proxy := _proxy(self._scheme, self._host)):
+            return f"http://{self._host}:{self._port}{self._prefix}{path}", proxy[2]
+        return self._prefix + path, {}
 
     def _where(self, location: str) -> str:
         """A redirect's target: `scheme://host:port` when it names another origin,
@@ -244,48 +272,53 @@ class Wire:
             return parts.path or "/"
         return target
 
-    def _connect(self, timeout: float) -> http.client.HTTPConnection:
-        """The kept connection, or a new one (opened by its first request)."""
-        if self._connection is not None:
-            if self._connection.sock is not None:
-                self._connection.sock.settimeout(timeout)
-            self._connection.timeout = timeout
-            return self._connection
+    def _take(self, timeout: float, *, fresh: bool) -> http.client.HTTPConnection:
+        """An idle kept connection (the most recent), else a new one, opened by its
+        first request: a second only while the first carries an answer (forks
+        asking at once)."""
+        with self._lock:
+            connection = self._idle.pop() if self._idle and not fresh else None
+        if connection is None:
+            connection = self._new(timeout)
+        elif connection.sock is not None:
+            connection.sock.settimeout(timeout)
+        connection.timeout = timeout
+        with self._lock:
+            self._busy.add(connection)
+        return connection
+
+    def _new(self, timeout: float) -> http.client.HTTPConnection:
         if self._scheme not in _DEFAULT_PORTS or not self._host or self._port < 0:
             raise WireError("not an http:// or https:// URL with a host")
         proxy = _proxy(self._scheme, self._host)
         host, port = (proxy[0], proxy[1]) if proxy else (self._host, self._port)
-        self._proxy_target, self._proxy_headers = "", {}
-        connection: http.client.HTTPConnection
-        if self._scheme == "https":
-            if self._tls is None:  # loading the authorities costs 20-70 ms: once a chat
-                import ssl
+        if self._scheme == "http":
+            return http.client.HTTPConnection(host, port, timeout=timeout)
+        if self._tls is None:  # loading the authorities costs 20-70 ms: once a chat
+            import ssl
 
-                self._tls = ssl.create_default_context()
-            connection = http.client.HTTPSConnection(host, port, timeout=timeout, context=self._tls)
-            if proxy:
-                connection.set_tunnel(self._host, self._port, headers=proxy[2])
-        else:
-            connection = http.client.HTTPConnection(host, port, timeout=timeout)
-            if proxy:
-                self._proxy_target = f"http://{self._host}:{self._port}"
-                self._proxy_headers = proxy[2]
-        self._connection = connection
+            self._tls = ssl.create_default_context()
+        connection = http.client.HTTPSConnection(host, port, timeout=timeout, context=self._tls)
+        if proxy:
+            connection.set_tunnel(self._host, self._port, headers=proxy[2])
         return connection
 
-    def _finished(self, answer: WireResponse, *, reusable: bool) -> None:
-        if self._open is answer:
-            self._open = None
-        if not reusable:
-            self._drop()
+    def _release(self, connection: http.client.HTTPConnection, *, reusable: bool) -> None:
+        """An answer is done with `connection`: kept for the next request, or closed."""
+        with self._lock:
+            known = connection in self._busy
+            self._busy.discard(connection)
+            if reusable and known:
+                self._idle.append(connection)
+                return
+        _close(connection)
 
-    def _drop(self) -> None:
-        """Close the connection; the next request opens a new one. The socket is shut
-        down first, which ends a read another thread is blocked in."""
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            _shut(connection.sock)
-            connection.close()
+
+def _close(connection: http.client.HTTPConnection) -> None:
+    """Close `connection`, its socket shut down first (which ends a read another
+    thread is blocked in)."""
+    _shut(connection.sock)
+    connection.close()
 
 
 def _quickack(sock: socket.socket) -> None:

@@ -1,0 +1,398 @@
+"""A chat session's command line: its options, declared once in `SessionOptions`,
+and the one way `ask`, the REPL (the root command, cli/app.py) and eval turn them
+into settings (`chosen_settings`); `ask` and the REPL go on with `open_chat`.
+
+A new session option is a field of `SessionOptions` (its `typer.Option` in the
+annotation) and, where it is a setting, its line in `overrides`: `session_command`
+gives each command that takes `options: SessionOptions` the fields as options of
+its own, in that parameter's place, and calls it with them gathered. Eval leaves
+out the ones its runs have no use for (cli/eval_cmd.py).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, fields, replace
+from functools import wraps
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
+
+import typer
+from typer._types import TyperChoice
+
+from skillchat.backend_table import BACKEND_NAMES, DEFAULT_THINKING
+from skillchat.cli.common import (
+    ConfigOpt,
+    NoMcpOpt,
+    SkillsDirOpt,
+    consoles_of,
+    load_sourced,
+    skill_dirs_override,
+)
+from skillchat.errors import UsageError
+
+if TYPE_CHECKING:
+    from skillchat.chats.records import Transcript
+    from skillchat.chats.store import ChatStore
+    from skillchat.config import Settings
+    from skillchat.target import Target
+    from skillchat.workspace.files import Workspace
+
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        metavar="MODEL",
+        help="Model (default gpt-4.1-mini): gpt-4.1, anthropic/claude-sonnet-4-5, "
+        "ollama_chat/llama3.1, or a [models.NAME] of the config.",
+    ),
+]
+ApiBaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-base",
+        metavar="URL",
+        help="OpenAI-compatible server, e.g. http://localhost:11434/v1 (Ollama).",
+    ),
+]
+
+
+# `--backend` takes the backend table's names; Typer refuses anything else as a
+# usage error (exit 2). TyperChoice is what Typer makes of an Enum, here of a tuple.
+BackendOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--backend",
+        help="Model library to use.",
+        show_default=False,
+        click_type=TyperChoice(BACKEND_NAMES),
+    ),
+]
+NoToolsOpt = Annotated[
+    bool,
+    typer.Option("--no-tools", help="Send no tools; a /name skill goes into the system prompt."),
+]
+ContinueOpt = Annotated[
+    bool, typer.Option("--continue", "-c", help="Continue the most recent saved chat.")
+]
+ChatIdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--chat", metavar="ID", help="Continue the saved chat with this id (or a unique prefix)."
+    ),
+]
+ReplyTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--reply-timeout",
+        metavar="SECONDS",
+        min=0.001,
+        help="Longest one reply may take, however steadily it streams (default 1200).",
+    ),
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens", metavar="N", min=1, help="Most tokens a reply may have (sent to the model)."
+    ),
+]
+ThinkingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--thinking",
+        help="Let the model think first (Anthropic's extended thinking, 8,000 tokens).",
+    ),
+]
+ThinkingBudgetOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--thinking-budget",
+        metavar="TOKENS",
+        min=1024,
+        help="Extended thinking with this many tokens to think (at least 1,024).",
+    ),
+]
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        help="Project folder the model may read (read_file) and @path attaches from "
+        "(default: the git work tree you are in).",
+    ),
+]
+NoWorkspaceOpt = Annotated[
+    bool,
+    typer.Option("--no-workspace", help="No workspace, not even the git work tree you are in."),
+]
+GgufOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--gguf",
+        metavar="FILE",
+        help="Run this GGUF model file locally (llama.cpp: skillchat's [local] extra).",
+        dir_okay=False,
+    ),
+]
+LocalOpt = Annotated[
+    bool,
+    typer.Option(
+        "--local",
+        help="Run the default local model, downloaded once into the cache (no API key).",
+    ),
+]
+ChatTemplateOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--chat-template",
+        metavar="FILE",
+        help="Jinja chat template for the local model (default: a tool-capable one).",
+        dir_okay=False,
+    ),
+]
+
+AllowRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-run",
+        help="Run skill commands in the sandbox without asking (`ask` refuses them without it).",
+    ),
+]
+McpOpt = Annotated[
+    list[str] | None,
+    typer.Option("--mcp", metavar="NAME", help="Use only this [mcp.NAME] server (repeatable)."),
+]
+AllowMcpOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-mcp",
+        help="Call MCP servers' tools without asking (`ask` refuses them without it).",
+    ),
+]
+AllowNetworkOpt = Annotated[
+    bool, typer.Option("--allow-network", help="Give sandboxed commands the network.")
+]
+AllowInstallOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-install",
+        help="Install the packages a skill's scripts declare, from wheels, in a sandbox.",
+    ),
+]
+AllowWriteOpt = Annotated[
+    bool, typer.Option("--allow-write", help="Let sandboxed commands write to the workspace.")
+]
+
+
+def project_workspace(
+    settings: Settings, sources: dict[str, str], *, off: bool
+) -> tuple[Settings, str]:
+    """The settings with the workspace off (`--no-workspace`), or, when neither
+    `--workspace` nor the config names one, the project the cwd is in (a git work
+    tree, or a folder in `projects`); and where the workspace came from, which says
+    which."""
+    from skillchat.workspace.project import project_folder
+
+    source = sources.get("workspace", "default")
+    if off:
+        if source == "flag":
+            raise UsageError("--workspace and --no-workspace exclude each other: pick one")
+        return replace(settings, workspace=None), "flag"
+    if settings.workspace or (found := project_folder(Path.cwd(), settings.projects)) is None:
+        return settings, source
+    folder, why = found
+    return replace(settings, workspace=str(folder)), why
+
+
+def workspace_note(settings: Settings, why: str) -> str | None:
+    """The line that says a workspace nobody named is on, and how to turn it off."""
+    from skillchat.workspace.project import PROJECT_SOURCES
+
+    if why not in PROJECT_SOURCES or not settings.workspace:
+        return None
+    return f"workspace: {settings.workspace} ({why}; --no-workspace to turn it off)"
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """What the command line says about the session it opens (None/False: unsaid)."""
+
+    model: ModelOpt = None
+    api_base: ApiBaseOpt = None
+    backend: BackendOpt = None
+    no_tools: NoToolsOpt = False
+    last: ContinueOpt = False
+    chat_id: ChatIdOpt = None
+    skills_dir: SkillsDirOpt = None
+    workspace: WorkspaceOpt = None
+    no_workspace: NoWorkspaceOpt = False
+    reply_timeout: ReplyTimeoutOpt = None
+    max_tokens: MaxTokensOpt = None
+    thinking: ThinkingOpt = False
+    thinking_budget: ThinkingBudgetOpt = None
+    gguf: GgufOpt = None
+    local: LocalOpt = False
+    chat_template: ChatTemplateOpt = None
+    config: ConfigOpt = None
+    allow_run: AllowRunOpt = False
+    allow_network: AllowNetworkOpt = False
+    allow_write: AllowWriteOpt = False
+    mcp: McpOpt = None
+    no_mcp: NoMcpOpt = False
+    allow_mcp: AllowMcpOpt = False
+
+    def said(self) -> bool:
+        """Whether any option but `--config` was given (they belong after a
+        subcommand's name; `--config` is every command's, before it or after)."""
+        return replace(self, config=None) != SessionOptions()
+
+    def overrides(self) -> dict[str, object]:
+        """The settings these options set, as config.py's `load_settings` takes them
+        (None: unset)."""
+        return {
+            "model": self.model,
+            "api_base": self.api_base,
+            "backend": self.backend,
+            "tools": False if self.no_tools else None,
+            "skill_dirs": skill_dirs_override(self.skills_dir),
+            "workspace": str(self.workspace) if self.workspace else None,
+            "reply_timeout": self.reply_timeout,
+            "max_tokens": self.max_tokens,
+            "thinking_budget": self.thinking_budget
+            or (DEFAULT_THINKING if self.thinking else None),
+            "run_allow": True if self.allow_run else None,
+            "run_allow_network": True if self.allow_network else None,
+            "run_allow_write": True if self.allow_write else None,
+            "gguf": str(self.gguf) if self.gguf else None,
+            "chat_template": str(self.chat_template) if self.chat_template else None,
+            "mcp_use": () if self.no_mcp else (tuple(self.mcp) if self.mcp else None),
+            "mcp_allow": True if self.allow_mcp else None,
+        }
+
+
+# The fields as Typer reads parameters: annotations evaluated (this module's are
+# strings), each a keyword with its default.
+_HINTS = get_type_hints(SessionOptions, include_extras=True)
+_FIELDS = tuple(
+    inspect.Parameter(
+        f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_HINTS[f.name]
+    )
+    for f in fields(SessionOptions)
+)
+
+
+def session_command(*, leave_out: Collection[str] = ()) -> Callable[[F], F]:
+    """A decorator: the command as Typer sees it, its `options: SessionOptions`
+    parameter replaced by one option per field (but those it `leave_out`); called,
+    it gets them back as one `SessionOptions`, the fields left out at their default."""
+    taken = tuple(p for p in _FIELDS if p.name not in leave_out)
+
+    def made(command: F) -> F:
+        own = inspect.signature(command)
+        hints = get_type_hints(command, include_extras=True)  # Typer needs them evaluated
+        params = [
+            p.replace(annotation=hints.get(p.name, p.annotation))
+            for p in own.parameters.values()
+            if p.name != "options"
+        ]
+        keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
+        at = list(own.parameters).index("options")
+        params = [*params[:at], *taken, *keyword[at:]]
+
+        @wraps(command)
+        def gathered(*args: Any, **kwargs: Any) -> Any:
+            options = SessionOptions(**{p.name: kwargs.pop(p.name) for p in taken})
+            return command(*args, options=options, **kwargs)
+
+        gathered.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
+        gathered.__annotations__ = {p.name: p.annotation for p in params}
+        return gathered  # type: ignore[return-value]
+
+    return made
+
+
+@dataclass
+class OpenChat:
+    """A session opened from the command line, before its `Session` is made: the
+    settings, the workspace (None when off), where requests go, where each setting
+    came from (the workspace's: "flag", "chat", or the project's reason), the chat
+    database and the saved chat it goes on with (None: a new one)."""
+
+    settings: Settings
+    workspace: Workspace | None
+    target: Target
+    sources: dict[str, str]
+    store: ChatStore
+    transcript: Transcript | None
+
+
+def chosen_settings(
+    ctx: typer.Context, options: SessionOptions, *, allow_install: bool = False
+) -> tuple[Settings, dict[str, str]]:
+    """The settings a session opened with `options` runs on, and where each value came
+    from (config.py's `load_with_sources`): the one place `ask`, the REPL and eval
+    turn their options into settings. `allow_install`: `--allow-install`, which
+    `ask` and eval take and the REPL asks instead. `--local` fetches the default
+    local model's file here (chosen as `--gguf` would be: a continued chat goes on
+    with it)."""
+    if options.gguf and options.local:
+        raise UsageError("--gguf and --local exclude each other: pick one")
+    if options.mcp and options.no_mcp:
+        raise UsageError("--mcp and --no-mcp exclude each other: pick one")
+    overrides = options.overrides()
+    overrides["run_allow_install"] = True if allow_install else None
+    settings, sources = load_sourced(ctx, options.config, **overrides)
+    if options.local:
+        from skillchat.session_settings import with_local_model
+
+        settings = with_local_model(settings)
+        sources["gguf"] = "flag"
+    return settings, sources
+
+
+def open_chat(
+    ctx: typer.Context,
+    options: SessionOptions,
+    *,
+    allow_install: bool = False,
+    needs_workspace: str | None = None,
+) -> OpenChat:
+    """How `ask` and the REPL open a chat from their options (`chosen_settings`),
+    before its `Session` is made. A bad workspace stops the command here, before any
+    request or prompt, and so does an option that needs one (`needs_workspace`: its
+    message) when there is none. With a local model (`--gguf`, `--local`, or `gguf`
+    in the config) its server starts here, loading while the rest starts up; a
+    server's `/props` is asked for its window here. The saved chat (`-c`, `--chat
+    ID`) goes on with its own model, server or local file, and workspace, unless the
+    command line chose them."""
+    from skillchat.engine.resolve import asked, resolve
+    from skillchat.session_settings import (
+        chosen_transcript,
+        continued_target,
+        open_store,
+        resumed_workspace,
+    )
+    from skillchat.workspace.files import workspace_from_settings
+
+    settings, sources = chosen_settings(ctx, options, allow_install=allow_install)
+    target = resolve(settings, asked(settings))
+    settings, why = project_workspace(settings, sources, off=options.no_workspace)
+    folder = workspace_from_settings(settings, why)
+    if needs_workspace and folder is None:
+        raise UsageError(needs_workspace)
+    warn = consoles_of(ctx).warn
+    store = open_store(settings)
+    transcript = chosen_transcript(store, last=options.last, chat_id=options.chat_id, notify=warn)
+    # The chat's own server or local model file (its server started now), unless
+    # the command line chose one.
+    target = continued_target(settings, target, transcript, sources)
+    if (kept := resumed_workspace(settings, transcript, warn, why == "flag")) is not settings:
+        settings, folder, why = kept, workspace_from_settings(kept, "chat"), "chat"
+    sources["workspace"] = why
+    return OpenChat(settings, folder, target, sources, store, transcript)
