@@ -308,6 +308,52 @@ def test_openai_path_imports_no_litellm_mcp_or_markdown_on_a_pipe(server: Script
     assert loaded[1] == "0 []" or (loaded[1] == probed and not probe().available)
 
 
+# What `ask` must not have imported when its request leaves, whatever it printed
+# first: each was on that path once (docs/performance.md).
+NOT_BEFORE_REQUEST = (
+    "rich",  # the catalog's warning was printed through it
+)
+# At each connection to the server (the `/props` probe's, then the request's), the
+# modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect
+# as it happens, so nothing of skillchat is patched.
+REQUEST_PROBE = f"""
+import json, sys
+port = int(sys.argv.pop(1))
+seen = []
+def connect(event, args):
+    if event == "socket.connect" and args[1][1:2] == (port,):
+        seen.append(sorted(m for m in {NOT_BEFORE_REQUEST} if m in sys.modules))
+sys.addaudithook(connect)
+from skillchat.cli.app import run
+code = run(sys.argv[1:])
+print(code, json.dumps(seen), file=sys.stderr)
+"""
+
+
+def test_no_rich_before_the_request_when_the_catalog_warns(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """The catalog's warning (descriptions shortened to fit) is written before the
+    request leaves, as plain text: Rich loads only for what follows the reply."""
+    server.script(reply("ok"))
+    config = tmp_path / "config.toml"
+    config.write_text("[skills]\ncatalog_max_chars = 400\n")
+    argv = ["ask", *session_options(server, SKILLS), "--config", str(config), "hi"]
+    # A fresh interpreter: the subject is what `ask` imports, which this one has all.
+    done = subprocess.run(
+        [sys.executable, "-c", REQUEST_PROBE, str(server.port), *argv],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.stdout == "ok\n", done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("warning: ") and "shortened to" in lines[0], done.stderr
+    assert "(catalog_max_chars = 400)" in lines[0]
+    code, seen = lines[-1].split(" ", 1)
+    assert code == "0" and len(server.completions) == 1
+    connects = json.loads(seen)
+    assert connects and connects == [[]] * len(connects), connects  # at each: nothing
+
+
 def test_an_unknown_backend_is_a_usage_error() -> None:
     done = skillchat("ask", "--backend", "nope", "hi")
     assert done.returncode == 2 and "'nope' is not one of" in done.stderr
