@@ -172,40 +172,33 @@ class Evaluation(Generic[J, R]):
         self._todo: queue.SimpleQueue[J] = queue.SimpleQueue()
         self._done: queue.SimpleQueue[tuple[R] | BaseException] = queue.SimpleQueue()
         self._stop = threading.Event()
+        self._lock = threading.Lock()
 
     def run(self, on_outcome: Callable[[R], None] | None = None) -> list[R]:
         """Every planned run's outcome. A KeyboardInterrupt stops handing out runs
-        and propagates; `outcomes` keeps what had finished."""
+        and propagates; `outcomes` keeps what had finished: the workers record each
+        outcome themselves, so a Ctrl-C that lands while this thread holds one it
+        took off the queue loses nothing."""
         for job in self.plan:
             self._todo.put(job)
         for n in range(self.jobs):
             threading.Thread(target=self._work, name=f"eval-{n}", daemon=True).start()
+        seen = 0
         try:
-            while len(self.outcomes) < len(self.plan):
+            while seen < len(self.plan):
                 try:
                     done = self._done.get(timeout=0.2)  # short: Ctrl-C is seen at once
                 except queue.Empty:
                     continue
                 if isinstance(done, BaseException):
                     raise done
-                self.outcomes.append(done[0])
+                seen += 1
                 if on_outcome is not None:
                     on_outcome(done[0])
         finally:
-            self._stop.set()
-            self._keep_finished()
+            with self._lock:  # what finished from here on is not reported
+                self._stop.set()
         return self.outcomes
-
-    def _keep_finished(self) -> None:
-        """Runs that finished while the main thread was elsewhere (drawing, or taking
-        a Ctrl-C) are still in the queue: they count in the partial report."""
-        while True:
-            try:
-                done = self._done.get_nowait()
-            except queue.Empty:
-                return
-            if not isinstance(done, BaseException):
-                self.outcomes.append(done[0])
 
     def _work(self) -> None:
         while not self._stop.is_set():
@@ -214,7 +207,12 @@ class Evaluation(Generic[J, R]):
             except queue.Empty:
                 return
             try:
-                self._done.put((self._run(job),))  # boxed: isinstance cannot tell R from an error
+                outcome = self._run(job)
             except BaseException as exc:  # a bug: the main thread raises it
                 self._done.put(exc)
                 return
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                self.outcomes.append(outcome)
+            self._done.put((outcome,))  # boxed: isinstance cannot tell R from an error
