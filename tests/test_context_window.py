@@ -106,10 +106,14 @@ def test_a_known_model_without_a_server_takes_litellms_model_map_window(monkeypa
     assert backend_of(Settings(model="gpt-4o")).context_window() == 128_000
     assert backend_of(Settings(model="openai/gpt-4o")).context_window() == 128_000
     assert backend_of(Settings(model="gpt-no-such-model")).context_window() is None
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-used")
-    litellm_backend = backend_of(Settings(model="anthropic/claude-sonnet-4-5"))
+    monkeypatch.setenv("MISTRAL_API_KEY", "test-not-used")
+    litellm_backend = backend_of(Settings(model="mistral/mistral-large-latest"))
     assert litellm_backend.name == "litellm"
-    assert litellm_backend.context_window() == 200_000
+    assert litellm_backend.context_window() == 262_144
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-used")
+    native = backend_of(Settings(model="anthropic/claude-sonnet-4-5"))
+    assert native.name == "anthropic"  # Anthropic's own API now, the same map's window
+    assert native.context_window() == 200_000
 
 
 def test_a_server_that_never_answers_props_costs_a_bounded_wait() -> None:
