@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import session_options, skill_folder, skillchat
+from helpers import one_line_error, session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, reply
 from pty_session import PtySession
 
@@ -95,6 +95,11 @@ def test_show_with_skills_disabled_in_config(tmp_path: Path, extra: list[str]) -
     assert done.returncode == 1 and done.stdout == ""
     assert "skills are disabled in the config" in done.stderr
     assert f"no skill named '{name}'" in done.stderr
+
+
+def test_show_of_the_hidden_fixture_says_how_to_show_it(tmp_path: Path) -> None:
+    line = one_line_error(skillchat("skills", "show", "skills-system-validation", cwd=tmp_path))
+    assert "bundled test fixture, hidden unless `[skills] fixtures = true`" in line
 
 
 def test_show_piped_prints_frontmatter_files_and_body() -> None:

@@ -279,7 +279,11 @@ def find_skill(registry: Registry, name: str) -> Skill:
     near = difflib.get_close_matches(name, registry.names(), n=1, cutoff=0.6)
     if near:
         raise SkillchatError(f"no skill named '{name}': did you mean '{near[0]}'?")
-    raise SkillchatError(f"no skill named '{name}' (see `skillchat skills list`)")
+    from skillchat.config import fixture_hint
+
+    raise SkillchatError(
+        f"no skill named '{name}' (see `skillchat skills list`){fixture_hint(name)}"
+    )
 
 
 @app.command("show", short_help="Show a skill's frontmatter, body and files.")
