@@ -34,7 +34,7 @@ from skillchat.cli.common import (
     load,
     skill_dirs_override,
 )
-from skillchat.cli.lazy import LazyGroup
+from skillchat.cli.lazy import LazyGroup, plain_usage
 from skillchat.cli.skills_listing import invocation_note, long_table, short_lines
 from skillchat.config import BUNDLED_SKILLS
 from skillchat.errors import SkillchatError
@@ -75,7 +75,7 @@ class _SkillsGroup(LazyGroup):
 
     def build(self, name: str) -> Any:
         import_module(SUBCOMMANDS[name])
-        info = next(info for info in app.registered_commands if info.name == name)
+        info = next(info for info in plain_usage(app).registered_commands if info.name == name)
         return typer.main.get_command_from_info(
             info,
             pretty_exceptions_short=app.pretty_exceptions_short,
