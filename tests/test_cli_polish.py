@@ -69,6 +69,7 @@ def test_help_summaries_are_whole_and_say_model_keys_and_examples() -> None:
         text = skillchat(*argv, "--help", env=env).stdout
         assert "Examples:" in text and "gpt-4.1-mini" in text and "OPENAI_API_KEY" in text
         assert "<str>" not in text and "--model MODEL" in text
+        assert "Continue the last chat started in this folder." in " ".join(text.split())
 
 
 def test_help_as_a_command_shows_the_help_and_help_me_is_a_question() -> None:
