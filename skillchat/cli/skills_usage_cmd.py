@@ -129,7 +129,9 @@ def stats_cmd(
         return
     footer = f"{safe.counted(chats, 'chat')}; never used: {', '.join(never) or 'none'}\n"
     footer += tokens.line()
-    if not stdout_is_terminal():
+    if not stdout_is_terminal():  # the table's columns, a header first
+        labels = ("skill", "by model", "by /name", "files read", "commands", "last used", "forks")
+        typer.echo("\t".join(labels))
         for u in used:
             fields = [u.name, u.by_model, u.by_user, u.files_read, u.commands, u.last_used, u.forks]
             typer.echo("\t".join(safe.one_line(str(f)) for f in fields))
