@@ -123,7 +123,7 @@ def test_ctrl_c_stops_a_reply_keeps_it_marked_and_the_chat_goes_on(server, repl)
 
 
 def test_new_chats_and_resume(server, repl) -> None:
-    server.script(reply("alpha answer"), reply("beta answer"), reply("alpha again"))
+    server.script(reply("**alpha** answer"), reply("beta answer"), reply("alpha again"))
     session = repl()
     assert "alpha answer" in session.run("alpha question")
     alpha = _last_chat_id()
@@ -135,11 +135,13 @@ def test_new_chats_and_resume(server, repl) -> None:
     session.send(f"/resume {alpha[:3]}")
     session.send("\t")
     session.expect(alpha)
-    assert f"resumed chat {alpha} · 2 messages · alpha question" in session.run("")
+    resumed = session.run("")
+    assert f"resumed chat {alpha} · 2 messages · alpha question" in resumed
+    assert "alpha answer" in resumed and "**" not in resumed  # the last reply, rendered
     assert "alpha again" in session.run("and again")
     assert [m["content"] for m in sent(server)][1:] == [
         "alpha question",
-        "alpha answer",
+        "**alpha** answer",
         "and again",
     ]
     assert session.quit() == 0

@@ -285,7 +285,10 @@ class Repl:
             cut = lines[-RESUME_PREVIEW_LINES:]
             if len(lines) > len(cut):
                 cut.insert(0, "…")
-            self._line("\n".join(cut), "muted")
+            from skillchat.ui import safe
+
+            # Rendered as the reply was when it came: not its raw `**bold**`.
+            self.consoles.out.print(safe.markdown("\n".join(cut)), style="muted")
 
     # --------------------------------------------------------- toolbar, completion
 
