@@ -192,6 +192,20 @@ def test_history_and_continue_across_runs(server, repl) -> None:
     assert len(stored()) == 4
 
 
+def test_a_history_file_that_cannot_be_used_is_one_line_and_the_repl_goes_on(server, repl) -> None:
+    """A folder where the history file should be: neither read nor written (as root
+    too, unlike a file without permissions)."""
+    (user_data_dir() / "history").mkdir(parents=True)
+    server.script(reply("first answer"), reply("second answer"))
+    session = repl()
+    assert "first answer" in session.run("hello")
+    assert "second answer" in session.run("again")
+    assert session.quit() == 0
+    out = "".join(session.output)
+    assert out.count("input history") == 1 and "Traceback" not in out
+    assert "Exception" not in out and "Errno" not in out
+
+
 def test_the_model_library_and_rich_load_after_the_prompt_is_drawn(server, tmp_path) -> None:
     plain = tmp_path / "plain"  # nothing to warn about before the prompt (no shadowed name)
     shutil.copytree(REPO / "skillchat" / "bundled_skills" / "calculator", plain / "calculator")

@@ -124,6 +124,7 @@ class Repl:
             user_data_dir() / "history",
             merge_completers([slash, PathCompleter(lambda: self.workspace)]),
             self.toolbar,
+            self.view.notice,
         )
 
     # -------------------------------------------------------------- the session
