@@ -157,3 +157,19 @@ def test_an_unquoted_colon_stays_an_error_when_strict(tmp_path: Path) -> None:
     assert "1 skill left out (1 invalid)" in done.stderr
     done = skillchat("skills", "validate", str(root / "when-skill"))
     assert done.returncode == 1 and "YAML syntax error at line 3" in done.stdout, done.stdout
+
+
+def test_lenient_warnings_are_said_once_per_state_of_the_folders(tmp_path: Path) -> None:
+    """A real collection warns about the same twenty names at every `skills list`
+    otherwise: said in full once, then counted, and in full again when they change."""
+    root = tmp_path / "skills"
+    skill_folder(root, "one", "name: other\ndescription: D.\n")
+    first = skillchat("skills", "list", "--skills-dir", str(root))
+    assert "warning: one: name 'other'" in first.stderr, first.stderr
+    again = skillchat("skills", "list", "--skills-dir", str(root))
+    assert again.returncode == 0 and again.stdout == first.stdout
+    [line] = again.stderr.splitlines()
+    assert "warning: one:" not in line and "1 skill loaded despite the spec" in line
+    skill_folder(root, "two", "name: else\ndescription: D.\n")
+    third = skillchat("skills", "list", "--skills-dir", str(root)).stderr
+    assert "warning: one: name 'other'" in third and "warning: two: name 'else'" in third

@@ -206,6 +206,26 @@ def _left_out_line(registry: Registry) -> str | None:
     )
 
 
+def _warn_lenient(consoles: Consoles, registry: Registry, skills: list[Skill]) -> None:
+    """Skills loaded although the spec says no: one line each the first time these
+    folders give these warnings, then one line counting them (left_out_seen.py)."""
+    lenient = [(s.name, w.message) for s in skills for w in s.warnings]
+    lenient = [(name, message) for name, message in lenient if message.endswith(LENIENT_NOTE)]
+    if not lenient:
+        return
+    lines = [safe.one_line(f"{name}: {message}") for name, message in lenient]
+    from skillchat.skills.left_out_seen import warnings_first_time
+
+    if warnings_first_time(registry, lines):
+        for line in lines:
+            consoles.warn(line)
+    else:
+        count = safe.counted(len({name for name, _ in lenient}), "skill")
+        consoles.warn(
+            f"{count} loaded despite the spec, as said before: `skills validate` says why"
+        )
+
+
 @app.command("list", short_help="List usable skills and count those left out.")
 def list_cmd(
     ctx: typer.Context,
@@ -240,10 +260,7 @@ def list_cmd(
         return
     for problem in registry.problems:  # a directory not listed, or named a level too high
         consoles.warn(f"{problem.path}: {problem.message}")
-    for s in skills:  # loaded although the spec says no: say so, one line each
-        for w in s.warnings:
-            if w.message.endswith(LENIENT_NOTE):
-                consoles.warn(safe.one_line(f"{s.name}: {w.message}"))
+    _warn_lenient(consoles, registry, skills)
     footer = _left_out_line(registry)
     if not stdout_is_terminal():
         if not skills:  # said on stderr: stdout stays empty for scripts
