@@ -252,3 +252,21 @@ def test_a_directory_of_skills_is_not_searched_below(tmp_path: Path) -> None:
     skill_folder(tmp_path / "skills" / "extra", "more", "name: more\ndescription: More.\n")
     done = skillchat("skills", "list", "--skills-dir", str(tmp_path / "skills"))
     assert done.returncode == 0 and "one level below" not in done.stderr, done.stderr
+
+
+def test_on_a_terminal_a_long_name_leaves_room_for_the_descriptions(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    long_name = "a-skill-whose-name-is-about-as-long-as-the-spec-allows-it-to-be"
+    skill_folder(root, long_name, f"name: {long_name}\ndescription: Long.\n")
+    skill_folder(root, "pdf", "name: pdf\ndescription: Fill in PDF forms and merge them.\n")
+    session = PtySession("skills", "list", "--skills-dir", str(root), env={"COLUMNS": "60"})
+    try:
+        assert session.wait() == 0
+        lines = [line for line in session.screen().splitlines() if line]
+    finally:
+        session.close()
+    assert all(len(line) <= 60 for line in lines), "\n".join(lines)
+    [pdf] = [line for line in lines if line.startswith("pdf ")]
+    assert "Fill in PDF" in pdf
+    [cut] = [line for line in lines if line.startswith("a-skill-whose-name")]
+    assert "…" in cut
