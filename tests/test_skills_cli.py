@@ -180,6 +180,19 @@ def test_validate_reports_every_problem_with_file_and_line(tmp_path: Path) -> No
     assert "3 checked (load mode): 2 ok, 1 with errors" in done.stderr
 
 
+def test_validate_finds_skills_one_or_two_levels_below(tmp_path: Path) -> None:
+    """A collection of collections (`real-skills/SOURCE/SKILL`, `SOURCE/skills/SKILL`)."""
+    one = skill_folder(tmp_path / "anthropic", "pdf", "name: pdf\ndescription: PDF.\n")
+    two = skill_folder(tmp_path / "vercel" / "skills", "web", "name: web\ndescription: W.\n")
+    skill_folder(tmp_path / "deep" / "a" / "b", "far", "name: far\ndescription: F.\n")
+    done = skillchat("skills", "validate", str(tmp_path))
+    assert done.returncode == 0, done.stdout
+    assert "2 checked (load mode): 2 ok" in done.stderr
+    reports = json.loads(skillchat("skills", "validate", "--json", str(tmp_path)).stdout)
+    # three levels below is not a collection's skill
+    assert [r["path"] for r in reports["reports"]] == [str(one), str(two)]
+
+
 def test_validate_strict_makes_unknown_keys_errors(tmp_path: Path) -> None:
     skill = skill_folder(tmp_path, "odd", "name: odd\ndescription: Odd.\nx-custom: x\n")
     assert skillchat("skills", "validate", str(skill)).returncode == 0
