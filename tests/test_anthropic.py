@@ -322,8 +322,9 @@ def test_skills_stats_and_cost_know_cached_tokens(tmp_path: Path) -> None:
     cost = skillchat("skills", "cost", "--config", str(config), "--skills-dir",
                      str(tmp_path / "skills"))  # fmt: skip
     assert cost.returncode == 0, cost.stderr
-    said = " ".join(cost.stderr.split())  # lines wrapped at the console's width
-    assert "anthropic/claude-sonnet-4-5: prompt caching reads these " in said
+    # one line, however long, on a pipe: not wrapped at 80 columns
+    [said] = [line for line in cost.stderr.splitlines() if "prompt caching" in line]
+    assert said.startswith("anthropic/claude-sonnet-4-5: prompt caching reads these ")
     assert "tokens from the cache on every request after the first ($0.0" in said
 
 

@@ -265,12 +265,12 @@ def list_cmd(
     if not stdout_is_terminal():
         if not skills:  # said on stderr: stdout stays empty for scripts
             dirs = ", ".join(str(d) for d in registry.directories) or "no directories"
-            consoles.err.print(f"no skills found (searched: {dirs})", markup=False)
+            consoles.err.print(f"no skills found (searched: {dirs})", markup=False, soft_wrap=True)
         for s in skills:
             description = safe.one_line(s.description)
             typer.echo(f"{safe.one_line(s.name)}\t{description}\t{trust[s.name].value}")
         if footer:
-            consoles.err.print(footer, markup=False)
+            consoles.err.print(footer, markup=False, soft_wrap=True)
         return
     out = consoles.out
     if skills and long:
