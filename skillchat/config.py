@@ -44,6 +44,19 @@ BUNDLED_SKILLS = Path(__file__).resolve().parent / "bundled_skills"
 # Bundled skills that are test fixtures, not a user's tools: out of the catalog unless
 # `[skills] fixtures = true` or the bundled folder is named as a skills directory.
 BUNDLED_FIXTURES = frozenset({"skills-system-validation"})
+
+
+def fixture_hint(name: str) -> str:
+    """How to show a bundled fixture a command named but could not find: hidden by
+    default, so "no skill named" alone would leave the user guessing why."""
+    if name not in BUNDLED_FIXTURES:
+        return ""
+    return (
+        f"; '{name}' is a bundled test fixture, hidden unless `[skills] fixtures = true`"
+        f" in the config file or `--skills-dir {BUNDLED_SKILLS}`"
+    )
+
+
 # Environment variables that override single keys (flag > environment > file > default).
 ENV_KEYS = {
     "SKILLCHAT_MODEL": "model",

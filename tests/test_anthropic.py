@@ -207,6 +207,18 @@ def test_the_usage_line_says_what_was_cached(tmp_path: Path) -> None:
     assert f"tokens: {total:,} in ({cached:,} cached) + 10 out" in done.stderr
 
 
+def test_a_long_usage_line_on_a_pipe_is_one_line(tmp_path: Path) -> None:
+    """stderr on a pipe is not wrapped at 80 columns: the chat id stays on its line."""
+    big = {"prompt_tokens": 2_345_678, "completion_tokens": 7_654_321}
+    with AnthropicServer() as server:
+        server.script(reply("done", usage={**big, "cache_read_input_tokens": 12_345_678}))
+        done = skillchat("ask", *session_options(server, tmp_path), "hi")
+    assert done.returncode == 0, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("tokens: 14,691,356 in (12,345,678 cached)") and " · chat " in line
+    assert len(line.rsplit(" · chat ", 1)[1]) == 8
+
+
 def test_cached_tokens_are_priced_at_the_cache_price() -> None:
     entry = model_entry("anthropic/claude-sonnet-4-5")
     assert entry is not None
@@ -310,8 +322,9 @@ def test_skills_stats_and_cost_know_cached_tokens(tmp_path: Path) -> None:
     cost = skillchat("skills", "cost", "--config", str(config), "--skills-dir",
                      str(tmp_path / "skills"))  # fmt: skip
     assert cost.returncode == 0, cost.stderr
-    said = " ".join(cost.stderr.split())  # lines wrapped at the console's width
-    assert "anthropic/claude-sonnet-4-5: prompt caching reads these " in said
+    # one line, however long, on a pipe: not wrapped at 80 columns
+    [said] = [line for line in cost.stderr.splitlines() if "prompt caching" in line]
+    assert said.startswith("anthropic/claude-sonnet-4-5: prompt caching reads these ")
     assert "tokens from the cache on every request after the first ($0.0" in said
 
 

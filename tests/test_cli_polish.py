@@ -69,6 +69,7 @@ def test_help_summaries_are_whole_and_say_model_keys_and_examples() -> None:
         text = skillchat(*argv, "--help", env=env).stdout
         assert "Examples:" in text and "gpt-4.1-mini" in text and "OPENAI_API_KEY" in text
         assert "<str>" not in text and "--model MODEL" in text
+        assert "Continue the last chat started in this folder." in " ".join(text.split())
 
 
 def test_help_as_a_command_shows_the_help_and_help_me_is_a_question() -> None:
@@ -78,3 +79,22 @@ def test_help_as_a_command_shows_the_help_and_help_me_is_a_question() -> None:
     assert nested.returncode == 0 and "Usage: skillchat skills list" in nested.stdout
     question = skillchat("help", "me", "write a poem")  # still a question (no terminal here)
     assert "skillchat -p 'QUESTION'" in one_line_error(question, code=2)
+
+
+def test_usage_lines_name_arguments_in_capitals() -> None:
+    """Typer writes a required argument `{source}`, markup its plain help never
+    styles: every command's usage line, and a usage error's, says SOURCE."""
+    commands: list[list[str]] = []
+    for group in ([], ["skills"], ["chats"], ["config"], ["models"], ["mcp"]):
+        listing = skillchat(*group, "--help").stdout.split("Commands:")[-1]
+        names = re.findall(r"^  ([a-z][a-z-]*)\s", listing, re.MULTILINE)
+        commands += [[*group, name] for name in names]
+    for argv in commands:
+        usage = skillchat(*argv, "--help").stdout.splitlines()[0]
+        assert "{" not in usage, usage
+    add = skillchat("skills", "add", "--help").stdout
+    assert add.startswith("Usage: skillchat skills add [OPTIONS] SOURCE [NAMES]...")
+    missing = skillchat("eval")
+    assert (
+        missing.returncode == 2 and "Usage: skillchat eval [OPTIONS] QUERIES_FILE" in missing.stderr
+    )

@@ -10,6 +10,8 @@ from urllib.parse import unquote
 
 import pytest
 
+from skillchat.config import BUNDLED_FIXTURES, BUNDLED_SKILLS
+
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -103,3 +105,13 @@ def test_the_slug_is_githubs() -> None:
         "workspace-files---workspace-path-and-attachments"
     )
     assert slug("`[run] allowed_tools`") == "run-allowed_tools"
+
+
+def test_the_readme_banner_counts_the_skills_a_fresh_install_shows() -> None:
+    """The REPL's banner in the README, run from a folder with no skills of its own,
+    counts the bundled skills a user gets: the test fixture among them is hidden."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    [count] = re.findall(r"^skillchat \d+\.\d+\.\d+ · [^·]+ · (\d+) skills? ·", text, re.M)
+    skills = [p.parent.name for p in BUNDLED_SKILLS.glob("*/SKILL.md")]
+    shown = [name for name in skills if name not in BUNDLED_FIXTURES]
+    assert int(count) == len(shown)

@@ -318,11 +318,25 @@ def test_eval_queries_in_a_skill_folder_name_their_skill(tmp_path: Path) -> None
         load_queries(queries_file(tmp_path, [{"query": "q", "should_trigger": True}]))
 
 
-def test_the_shipped_example_loads_for_the_bundled_skills() -> None:
+def test_the_shipped_example_runs_as_shipped(server: ScriptedServer, tmp_path: Path) -> None:
+    """As a fresh install runs it: the default skill directories, no fixtures shown."""
     queries = load_queries(EXAMPLE)
-    registry = discover([SKILLS])
-    assert {q.skill for q in queries} == set(registry.skills)
     assert any(q.should_trigger for q in queries) and any(not q.should_trigger for q in queries)
+    server.when("", reply("an answer with no skill"))
+    argv = ["eval", str(EXAMPLE), "--runs", "1", "--json", "--model", "openai/test-model"]
+    done = skillchat(*argv, "--api-base", server.base_url, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert {s["skill"] for s in json.loads(done.stdout)["skills"]} == {q.skill for q in queries}
+
+
+def test_a_hidden_fixture_named_says_how_to_show_it(server: ScriptedServer, tmp_path: Path) -> None:
+    entries = [{"skill": "skills-system-validation", "query": "validate", "should_trigger": True}]
+    path = queries_file(tmp_path, entries)
+    argv = ["eval", str(path), "--model", "openai/test-model", "--api-base", server.base_url]
+    done = skillchat(*argv, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    line = one_line_error(done, 2)
+    assert "no usable skill named 'skills-system-validation'" in line
+    assert "[skills] fixtures = true" in line and "--skills-dir" in line
 
 
 # ------------------------------------------------------------------ parallel runs

@@ -21,7 +21,12 @@ from skillchat.skills.frontmatter import (
     parse_open_frontmatter,
     split_skill_md,
 )
-from skillchat.skills.frontmatter_yaml import Frontmatter, json_safe, parse_frontmatter
+from skillchat.skills.frontmatter_yaml import (
+    Frontmatter,
+    json_safe,
+    parse_frontmatter,
+    quote_colon_values,
+)
 
 GOOD = b"---\nname: demo\ndescription: A demo skill.\n---\n# Body\n"
 
@@ -385,3 +390,17 @@ def test_generated_frontmatter_round_trips(
 def test_parse_frontmatter_accepts_text_directly() -> None:
     fm = parse_frontmatter("name: demo\ndescription: d\n")
     assert fm.data["name"] == "demo"
+
+
+def test_quoting_colon_values_leaves_other_values_alone() -> None:
+    text = (
+        "name: x\n"
+        "description: Use when: it's asked\n"
+        "license: 'MIT: see'\n"
+        "compatibility: a: b # why\n"
+        "metadata:\n  k: a: b\n"
+    )
+    fixed, keys = quote_colon_values(text)
+    assert keys == ("description",)
+    assert fixed.splitlines()[1] == "description: 'Use when: it''s asked'"
+    assert fixed.splitlines()[2:] == text.splitlines()[2:]

@@ -62,12 +62,17 @@ def test_strict_config_and_validate_refuse_them(five: Path, tmp_path: Path) -> N
     assert done.stdout.count("error") >= 5, done.stdout
 
 
-def test_a_lenient_skill_is_called_by_its_folder_name(server: ScriptedServer, five: Path) -> None:
+def first_request(server: ScriptedServer, skills: Path, message: str) -> str:
+    """The first request `skillchat ask MESSAGE` sends, as text, after checking it ran."""
     server.script(reply("done"))
     args = ["--model", "openai/test-model", "--api-base", server.base_url]
-    done = skillchat("ask", *args, "--skills-dir", str(five), "/react-best-practices tips")
+    done = skillchat("ask", *args, "--skills-dir", str(skills), message)
     assert done.returncode == 0 and done.stdout == "done\n", done.stderr
-    assert "React" in str(server.completions[0])
+    return str(server.completions[0])
+
+
+def test_a_lenient_skill_is_called_by_its_folder_name(server: ScriptedServer, five: Path) -> None:
+    assert "React" in first_request(server, five, "/react-best-practices tips")
 
 
 def test_name_mismatch_in_a_made_up_skill(tmp_path: Path) -> None:
@@ -122,3 +127,49 @@ def test_a_hard_linked_skill_by_its_folder_name_is_an_error(
     line = one_line_error(done, code=2)
     assert "/linked: the skill 'linked' is left out" in line and "hard link" in line, line
     assert server.completions == []
+
+
+COLON = "name: when-skill\ndescription: Use when: the user asks for a 'when' check.\n"
+
+
+def test_an_unquoted_colon_in_a_value_loads_with_a_warning(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """`description: Use when: ...` is not valid YAML; Codex, Claude Code and Gemini CLI
+    read the value as text, and so does skillchat, saying so once."""
+    root = tmp_path / "skills"
+    skill_folder(root, "when-skill", COLON, body="# When\nWHEN-BODY-7\n")
+    done = skillchat("skills", "list", "--skills-dir", str(root))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("when-skill\tUse when: the user asks for a 'when' check.\t")
+    [warning] = done.stderr.splitlines()
+    assert warning.startswith("warning: when-skill: ") and "description" in warning
+    assert "[skills] strict = true leaves it out" in warning
+    assert "WHEN-BODY-7" in first_request(server, root, "/when-skill check")
+
+
+def test_an_unquoted_colon_stays_an_error_when_strict(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    skill_folder(root, "when-skill", COLON)
+    config = strict_config(tmp_path)
+    done = skillchat("skills", "list", "--config", str(config), "--skills-dir", str(root))
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert "1 skill left out (1 invalid)" in done.stderr
+    done = skillchat("skills", "validate", str(root / "when-skill"))
+    assert done.returncode == 1 and "YAML syntax error at line 3" in done.stdout, done.stdout
+
+
+def test_lenient_warnings_are_said_once_per_state_of_the_folders(tmp_path: Path) -> None:
+    """A real collection warns about the same twenty names at every `skills list`
+    otherwise: said in full once, then counted, and in full again when they change."""
+    root = tmp_path / "skills"
+    skill_folder(root, "one", "name: other\ndescription: D.\n")
+    first = skillchat("skills", "list", "--skills-dir", str(root))
+    assert "warning: one: name 'other'" in first.stderr, first.stderr
+    again = skillchat("skills", "list", "--skills-dir", str(root))
+    assert again.returncode == 0 and again.stdout == first.stdout
+    [line] = again.stderr.splitlines()
+    assert "warning: one:" not in line and "1 skill loaded despite the spec" in line
+    skill_folder(root, "two", "name: else\ndescription: D.\n")
+    third = skillchat("skills", "list", "--skills-dir", str(root)).stderr
+    assert "warning: one: name 'other'" in third and "warning: two: name 'else'" in third

@@ -10,6 +10,7 @@ share one `basic` server over streamable HTTP, started once for the module."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -399,6 +400,7 @@ def test_consent_in_the_repl_yes_always_no_and_ctrl_c(
     repl.line("one")
     card = repl.expect(MCP_QUESTION)
     assert "server: srv · tool: echo" in card and "hi [bold]x[/]" in card
+    assert re.search(r'\n {5}"text": "hi \[bold\]x\[/\]"\r*\n {4}\}', card)  # with the card
     repl.send("y")
     assert "said yes" in repl.prompt()
     repl.line("two")

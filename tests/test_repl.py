@@ -123,7 +123,7 @@ def test_ctrl_c_stops_a_reply_keeps_it_marked_and_the_chat_goes_on(server, repl)
 
 
 def test_new_chats_and_resume(server, repl) -> None:
-    server.script(reply("alpha answer"), reply("beta answer"), reply("alpha again"))
+    server.script(reply("**alpha** answer"), reply("beta answer"), reply("alpha again"))
     session = repl()
     assert "alpha answer" in session.run("alpha question")
     alpha = _last_chat_id()
@@ -135,11 +135,13 @@ def test_new_chats_and_resume(server, repl) -> None:
     session.send(f"/resume {alpha[:3]}")
     session.send("\t")
     session.expect(alpha)
-    assert f"resumed chat {alpha} · 2 messages · alpha question" in session.run("")
+    resumed = session.run("")
+    assert f"resumed chat {alpha} · 2 messages · alpha question" in resumed
+    assert "alpha answer" in resumed and "**" not in resumed  # the last reply, rendered
     assert "alpha again" in session.run("and again")
     assert [m["content"] for m in sent(server)][1:] == [
         "alpha question",
-        "alpha answer",
+        "**alpha** answer",
         "and again",
     ]
     assert session.quit() == 0
@@ -188,6 +190,20 @@ def test_history_and_continue_across_runs(server, repl) -> None:
     ]
     assert second.quit() == 0
     assert len(stored()) == 4
+
+
+def test_a_history_file_that_cannot_be_used_is_one_line_and_the_repl_goes_on(server, repl) -> None:
+    """A folder where the history file should be: neither read nor written (as root
+    too, unlike a file without permissions)."""
+    (user_data_dir() / "history").mkdir(parents=True)
+    server.script(reply("first answer"), reply("second answer"))
+    session = repl()
+    assert "first answer" in session.run("hello")
+    assert "second answer" in session.run("again")
+    assert session.quit() == 0
+    out = "".join(session.output)
+    assert out.count("input history") == 1 and "Traceback" not in out
+    assert "Exception" not in out and "Errno" not in out
 
 
 def test_the_model_library_and_rich_load_after_the_prompt_is_drawn(server, tmp_path) -> None:

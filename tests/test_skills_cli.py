@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import session_options, skill_folder, skillchat
+from helpers import one_line_error, session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, reply
 from pty_session import PtySession
 
@@ -97,6 +97,11 @@ def test_show_with_skills_disabled_in_config(tmp_path: Path, extra: list[str]) -
     assert f"no skill named '{name}'" in done.stderr
 
 
+def test_show_of_the_hidden_fixture_says_how_to_show_it(tmp_path: Path) -> None:
+    line = one_line_error(skillchat("skills", "show", "skills-system-validation", cwd=tmp_path))
+    assert "bundled test fixture, hidden unless `[skills] fixtures = true`" in line
+
+
 def test_show_piped_prints_frontmatter_files_and_body() -> None:
     done = skillchat("skills", "show", "skills-system-validation", "--skills-dir", str(BUNDLED))
     assert done.returncode == 0, done.stderr
@@ -175,6 +180,19 @@ def test_validate_reports_every_problem_with_file_and_line(tmp_path: Path) -> No
     assert "3 checked (load mode): 2 ok, 1 with errors" in done.stderr
 
 
+def test_validate_finds_skills_one_or_two_levels_below(tmp_path: Path) -> None:
+    """A collection of collections (`real-skills/SOURCE/SKILL`, `SOURCE/skills/SKILL`)."""
+    one = skill_folder(tmp_path / "anthropic", "pdf", "name: pdf\ndescription: PDF.\n")
+    two = skill_folder(tmp_path / "vercel" / "skills", "web", "name: web\ndescription: W.\n")
+    skill_folder(tmp_path / "deep" / "a" / "b", "far", "name: far\ndescription: F.\n")
+    done = skillchat("skills", "validate", str(tmp_path))
+    assert done.returncode == 0, done.stdout
+    assert "2 checked (load mode): 2 ok" in done.stderr
+    reports = json.loads(skillchat("skills", "validate", "--json", str(tmp_path)).stdout)
+    # three levels below is not a collection's skill
+    assert [r["path"] for r in reports["reports"]] == [str(one), str(two)]
+
+
 def test_validate_strict_makes_unknown_keys_errors(tmp_path: Path) -> None:
     skill = skill_folder(tmp_path, "odd", "name: odd\ndescription: Odd.\nx-custom: x\n")
     assert skillchat("skills", "validate", str(skill)).returncode == 0
@@ -247,3 +265,21 @@ def test_a_directory_of_skills_is_not_searched_below(tmp_path: Path) -> None:
     skill_folder(tmp_path / "skills" / "extra", "more", "name: more\ndescription: More.\n")
     done = skillchat("skills", "list", "--skills-dir", str(tmp_path / "skills"))
     assert done.returncode == 0 and "one level below" not in done.stderr, done.stderr
+
+
+def test_on_a_terminal_a_long_name_leaves_room_for_the_descriptions(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    long_name = "a-skill-whose-name-is-about-as-long-as-the-spec-allows-it-to-be"
+    skill_folder(root, long_name, f"name: {long_name}\ndescription: Long.\n")
+    skill_folder(root, "pdf", "name: pdf\ndescription: Fill in PDF forms and merge them.\n")
+    session = PtySession("skills", "list", "--skills-dir", str(root), env={"COLUMNS": "60"})
+    try:
+        assert session.wait() == 0
+        lines = [line for line in session.screen().splitlines() if line]
+    finally:
+        session.close()
+    assert all(len(line) <= 60 for line in lines), "\n".join(lines)
+    [pdf] = [line for line in lines if line.startswith("pdf ")]
+    assert "Fill in PDF" in pdf
+    [cut] = [line for line in lines if line.startswith("a-skill-whose-name")]
+    assert "…" in cut

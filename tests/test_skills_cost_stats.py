@@ -128,7 +128,9 @@ def test_stats_from_real_ask_runs(server: ScriptedServer, library: Path) -> None
     assert charts["files_read"] == 1 and charts["commands_run"] == 0
     assert charts["last_used"] is not None
     piped = skillchat("skills", "stats", "--skills-dir", str(library))
-    assert piped.stdout.split("\t")[:5] == ["charts", "1", "1", "1", "0"]
+    header, row = piped.stdout.splitlines()  # a header first, as `skills cost` has
+    assert header.split("\t")[:5] == ["skill", "by model", "by /name", "files read", "commands"]
+    assert row.split("\t")[:5] == ["charts", "1", "1", "1", "0"]
     assert "2 chats; never used: notes" in piped.stderr
     shown = PtySession("skills", "stats", "--skills-dir", str(library))
     try:

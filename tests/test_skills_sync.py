@@ -57,8 +57,9 @@ def test_sync_frozen_reproduces_an_install_byte_for_byte(tmp_path: Path) -> None
     assert lock == json.loads((author / "skills.lock").read_text())
     listed = skillchat("skills", "list", cwd=teammate.parent)  # came with the project:
     assert "pdf\tA test skill.\tuntrusted" in listed.stdout.splitlines()  # read, then trust
-    again = skillchat("skills", "sync", "--project", "--frozen", cwd=teammate.parent)
-    assert again.stdout.splitlines() == [read, "docx: in place", "pdf: in place"]
+    # --yes as add and update take it (a script passes the same flags): sync never asks
+    again = skillchat("skills", "sync", "--project", "--frozen", "--yes", cwd=teammate.parent)
+    assert again.stdout.splitlines() == [read, "docx: in place", "pdf: in place"], again.stderr
 
 
 def test_sync_frozen_fails_when_the_locked_commit_is_gone(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from typer._click.formatting import HelpFormatter
 from typer._click.utils import make_default_short_help
 
 from skillchat import __version__
-from skillchat.cli.lazy import LazyGroup
+from skillchat.cli.lazy import LazyGroup, PlainUsageCommand, plain_usage
 from skillchat.cli.question import question_argv
 from skillchat.cli.session_options import SessionOptions, session_command
 from skillchat.errors import SkillchatError, UsageError
@@ -125,9 +125,9 @@ def _subcommand(name: str) -> Any:
     target = getattr(import_module(module), attribute)
     holder = typer.Typer(**_SETTINGS)
     if isinstance(target, typer.Typer):
-        holder.add_typer(target, name=name, **options)
+        holder.add_typer(plain_usage(target), name=name, **options)
     else:
-        holder.command(name, **options)(target)
+        holder.command(name, cls=PlainUsageCommand, **options)(target)
     return typer.main.get_group(holder).commands[name]
 
 

@@ -254,7 +254,8 @@ def ask(
         runs = [(fork.model, fork.summary) for fork in forks]
         parts = [usage_line(result.usage), *fork_tokens(runs), f"chat {session.chat_id}"]
         line = " · ".join(filter(None, parts))
-        consoles.err.print(line, style="muted", markup=False, highlight=False)
+        # Never wrapped (Rich cuts a pipe's lines at 80): a script reads the chat id here.
+        consoles.err.print(line, style="muted", markup=False, highlight=False, soft_wrap=True)
     recorder = session.recorder
     if recorder and recorder.pending:  # the answer is out; a script must learn it is unsaved
         raise StorageError(f"the chat was not saved: {recorder.failure}")

@@ -210,11 +210,13 @@ def _model_settings(
 def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> None:
     """Every skill the file names is one skillchat found: a query about a skill the
     model cannot see would only measure the typo."""
+    from skillchat.config import fixture_hint
+
     for query in queries:
         if query.skill not in registry.skills:
             raise UsageError(
                 f"{where}: entry {query.id}: no usable skill named '{query.skill}' in the "
-                "skills directories (skillchat skills list)"
+                f"skills directories (skillchat skills list){fixture_hint(query.skill)}"
             )
 
 

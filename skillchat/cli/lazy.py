@@ -12,7 +12,33 @@ from typing import Any
 
 import typer
 from typer._click.exceptions import UsageError
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
+
+
+class PlainUsageCommand(TyperCommand):
+    """A command whose usage line names its arguments as click does (`SOURCE
+    [NAMES]...`): Typer writes a required one `{source}`, markup for its rich help
+    that the plain help (`rich_markup_mode` None) prints as it is."""
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = (param.metavar or param.name or "").upper()
+                name = name if param.required else f"[{name}]"
+                pieces.append(name if param.nargs == 1 else f"{name}...")
+            else:
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+
+def plain_usage(app: typer.Typer) -> typer.Typer:
+    """`app` with its commands made `PlainUsageCommand`s (one given a class of its
+    own keeps it)."""
+    for info in app.registered_commands:
+        if info.cls in (None, TyperCommand):
+            info.cls = PlainUsageCommand
+    return app
 
 
 class LazyGroup(TyperGroup):

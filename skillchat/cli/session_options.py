@@ -75,7 +75,7 @@ NoToolsOpt = Annotated[
     typer.Option("--no-tools", help="Send no tools; a /name skill goes into the system prompt."),
 ]
 ContinueOpt = Annotated[
-    bool, typer.Option("--continue", "-c", help="Continue the most recent saved chat.")
+    bool, typer.Option("--continue", "-c", help="Continue the last chat started in this folder.")
 ]
 ChatIdOpt = Annotated[
     str | None,

@@ -300,6 +300,12 @@ def sync_cmd(
         bool,
         typer.Option("--frozen", help="Fail if a locked commit is gone or hashes differently."),
     ] = False,
+    yes: Annotated[  # taken, not read: sync never asks
+        bool,
+        typer.Option(
+            "--yes", "-y", help="Taken as add and update take it; sync installs without asking."
+        ),
+    ] = False,
 ) -> None:
     """Install every skill of the locks (the user-level lock, and the lock of the
     project the command runs in) that is not in its folder yet, each at its locked

@@ -34,7 +34,7 @@ from skillchat.cli.common import (
     load,
     skill_dirs_override,
 )
-from skillchat.cli.lazy import LazyGroup
+from skillchat.cli.lazy import LazyGroup, plain_usage
 from skillchat.cli.skills_listing import invocation_note, long_table, short_lines
 from skillchat.config import BUNDLED_SKILLS
 from skillchat.errors import SkillchatError
@@ -75,7 +75,7 @@ class _SkillsGroup(LazyGroup):
 
     def build(self, name: str) -> Any:
         import_module(SUBCOMMANDS[name])
-        info = next(info for info in app.registered_commands if info.name == name)
+        info = next(info for info in plain_usage(app).registered_commands if info.name == name)
         return typer.main.get_command_from_info(
             info,
             pretty_exceptions_short=app.pretty_exceptions_short,
@@ -206,6 +206,26 @@ def _left_out_line(registry: Registry) -> str | None:
     )
 
 
+def _warn_lenient(consoles: Consoles, registry: Registry, skills: list[Skill]) -> None:
+    """Skills loaded although the spec says no: one line each the first time these
+    folders give these warnings, then one line counting them (left_out_seen.py)."""
+    lenient = [(s.name, w.message) for s in skills for w in s.warnings]
+    lenient = [(name, message) for name, message in lenient if message.endswith(LENIENT_NOTE)]
+    if not lenient:
+        return
+    lines = [safe.one_line(f"{name}: {message}") for name, message in lenient]
+    from skillchat.skills.left_out_seen import warnings_first_time
+
+    if warnings_first_time(registry, lines):
+        for line in lines:
+            consoles.warn(line)
+    else:
+        count = safe.counted(len({name for name, _ in lenient}), "skill")
+        consoles.warn(
+            f"{count} loaded despite the spec, as said before: `skills validate` says why"
+        )
+
+
 @app.command("list", short_help="List usable skills and count those left out.")
 def list_cmd(
     ctx: typer.Context,
@@ -240,20 +260,17 @@ def list_cmd(
         return
     for problem in registry.problems:  # a directory not listed, or named a level too high
         consoles.warn(f"{problem.path}: {problem.message}")
-    for s in skills:  # loaded although the spec says no: say so, one line each
-        for w in s.warnings:
-            if w.message.endswith(LENIENT_NOTE):
-                consoles.warn(safe.one_line(f"{s.name}: {w.message}"))
+    _warn_lenient(consoles, registry, skills)
     footer = _left_out_line(registry)
     if not stdout_is_terminal():
         if not skills:  # said on stderr: stdout stays empty for scripts
             dirs = ", ".join(str(d) for d in registry.directories) or "no directories"
-            consoles.err.print(f"no skills found (searched: {dirs})", markup=False)
+            consoles.err.print(f"no skills found (searched: {dirs})", markup=False, soft_wrap=True)
         for s in skills:
             description = safe.one_line(s.description)
             typer.echo(f"{safe.one_line(s.name)}\t{description}\t{trust[s.name].value}")
         if footer:
-            consoles.err.print(footer, markup=False)
+            consoles.err.print(footer, markup=False, soft_wrap=True)
         return
     out = consoles.out
     if skills and long:
@@ -279,7 +296,11 @@ def find_skill(registry: Registry, name: str) -> Skill:
     near = difflib.get_close_matches(name, registry.names(), n=1, cutoff=0.6)
     if near:
         raise SkillchatError(f"no skill named '{name}': did you mean '{near[0]}'?")
-    raise SkillchatError(f"no skill named '{name}' (see `skillchat skills list`)")
+    from skillchat.config import fixture_hint
+
+    raise SkillchatError(
+        f"no skill named '{name}' (see `skillchat skills list`){fixture_hint(name)}"
+    )
 
 
 @app.command("show", short_help="Show a skill's frontmatter, body and files.")

@@ -37,21 +37,26 @@ def _rows(skills: list[Skill], trust: dict[str, TrustState]) -> list[tuple[str, 
 
 
 def short_lines(skills: list[Skill], trust: dict[str, TrustState], width: int) -> list[Any]:
-    """One line per skill, as `gh` lists: name and trust whole, the description cut
-    to the terminal's width, so 200 skills take 200 lines, not 1,500."""
+    """One line per skill, as `gh` lists, cut to the terminal's width, so 200 skills
+    take 200 lines, not 1,500. The name column takes at most half the width: one
+    name of 64 characters would otherwise leave every other skill no description
+    (it is cut, with an ellipsis; `--long` shows it whole)."""
     rows = _rows(skills, trust)
-    name_w = max(len(safe.one_line(name)) for name, _, _ in rows)
+    name_w = min(max(len(safe.one_line(name)) for name, _, _ in rows), max(width // 2, 12))
     trust_w = max(len(shown[0]) for _, shown, _ in rows)
     lines = []
     for name, shown, description in rows:
+        shown_name = safe.one_line(name)
+        if len(shown_name) > name_w:
+            shown_name = shown_name[: name_w - 1] + "…"
         line = safe.line(
-            (safe.one_line(name).ljust(name_w), "skill"),
+            (shown_name.ljust(name_w), "skill"),
             "  ",
             (shown[0].ljust(trust_w), shown[1]),
             "  ",
             description,
         )
-        line.truncate(max(width, name_w + trust_w + 8), overflow="ellipsis")
+        line.truncate(width, overflow="ellipsis")
         lines.append(line)
     return lines
 

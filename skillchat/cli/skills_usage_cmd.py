@@ -59,7 +59,7 @@ def cost_cmd(
             fields = [s.name, s.catalog, s.body, s.files, s.activation, s.error or note]
             typer.echo("\t".join(safe.one_line(str(f)) for f in fields))
         for line in summary:
-            consoles.err.print(line, markup=False, highlight=False)
+            consoles.err.print(line, markup=False, highlight=False, soft_wrap=True)
         return
     from rich.table import Table
 
@@ -125,15 +125,17 @@ def stats_cmd(
         typer.echo(safe.json_text(doc, indent=2))
         return
     if not saved:
-        consoles.err.print(f"no chats yet ({path})", markup=False, highlight=False)
+        consoles.err.print(f"no chats yet ({path})", markup=False, highlight=False, soft_wrap=True)
         return
     footer = f"{safe.counted(chats, 'chat')}; never used: {', '.join(never) or 'none'}\n"
     footer += tokens.line()
-    if not stdout_is_terminal():
+    if not stdout_is_terminal():  # the table's columns, a header first
+        labels = ("skill", "by model", "by /name", "files read", "commands", "last used", "forks")
+        typer.echo("\t".join(labels))
         for u in used:
             fields = [u.name, u.by_model, u.by_user, u.files_read, u.commands, u.last_used, u.forks]
             typer.echo("\t".join(safe.one_line(str(f)) for f in fields))
-        consoles.err.print(footer, markup=False, highlight=False)
+        consoles.err.print(footer, markup=False, highlight=False, soft_wrap=True)
         return
     from rich.table import Table
 

@@ -94,4 +94,4 @@ def _print_reports(consoles: Consoles, reports: list[Any], strict: bool) -> None
         f"{len(reports)} checked ({mode} mode): {len(reports) - bad} ok, {bad} with errors; "
         f"{safe.counted(errors, 'error')}, {safe.counted(warnings, 'warning')}"
     )
-    consoles.err.print(summary, markup=False, highlight=False)
+    consoles.err.print(summary, markup=False, highlight=False, soft_wrap=True)

@@ -26,13 +26,14 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from skillchat.errors import FileAccessError, FrontmatterError
 from skillchat.safe_io.read import Container, open_contained
 from skillchat.skills.frontmatter_cache import parsed
-from skillchat.skills.frontmatter_yaml import Frontmatter, json_safe
+from skillchat.skills.frontmatter_yaml import Frontmatter, json_safe, quote_colon_values
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 _FIRST_READ = 8 * 1024
@@ -168,17 +169,35 @@ def decode_yaml_bytes(buf: bytes, yaml_start: int, yaml_end: int) -> str:
         ) from None
 
 
-def parse_open_frontmatter(fd: int, filename: str, *, hard_links: bool = False) -> Frontmatter:
+def parse_open_frontmatter(
+    fd: int, filename: str, *, hard_links: bool = False, lenient: bool = False
+) -> Frontmatter:
     """Read the frontmatter from an open SKILL.md (`filename` names it in errors),
-    close the descriptor, and parse; every failure is a FrontmatterError.
-    `hard_links`: as in `read_frontmatter_text`."""
+    close the descriptor, and parse (`lenient`: as `parsed_leniently`); every failure
+    is a FrontmatterError. `hard_links`: as in `read_frontmatter_text`."""
     try:
         text = read_frontmatter_text(fd, hard_links=hard_links)
     except OSError as exc:
         raise FrontmatterError(f"cannot read {filename}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    return parsed(text)
+    return parsed_leniently(text) if lenient else parsed(text)
+
+
+def parsed_leniently(text: str) -> Frontmatter:
+    """`parsed(text)`, or when that fails, the parse of `text` with its unquoted ': '
+    values quoted as other clients read them (`quote_colon_values`), `quoted` naming
+    their keys; the first error when that does not parse either."""
+    try:
+        return parsed(text)
+    except FrontmatterError as exc:
+        repaired, keys = quote_colon_values(text)
+        if not keys:
+            raise
+        try:
+            return replace(parsed(repaired), quoted=keys)
+        except FrontmatterError:
+            raise exc from None
 
 
 def _open_symlinked(root: str, filename: str) -> int:
@@ -225,12 +244,13 @@ def split_skill_md(text: str) -> tuple[dict[Any, Any], str]:
     For callers that already hold the text (get_skill). Same delimiter rules, limits
     and YAML refusals as discovery; the body is everything after the closing
     delimiter line, unchanged. The mapping is made JSON-safe (see `json_safe`).
-    Raises FrontmatterError.
+    Parsed leniently: discovery already decided whether such a skill loads, and
+    a skill it loaded must not fail when read. Raises FrontmatterError.
     """
     buf = text.encode("utf-8", "surrogatepass")
     found = locate(buf, eof=True)
     assert found is not None  # eof=True: locate() returns or raises
     yaml_start, yaml_end, body_start = found
-    fm = parsed(decode_yaml_bytes(buf, yaml_start, yaml_end))
+    fm = parsed_leniently(decode_yaml_bytes(buf, yaml_start, yaml_end))
     body = buf[body_start:].decode("utf-8", "surrogatepass")
     return json_safe(fm.data), body

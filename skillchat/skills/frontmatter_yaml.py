@@ -41,6 +41,9 @@ class Frontmatter:
 
     data: dict[Any, Any]
     key_lines: dict[Any, int] = field(default_factory=dict)
+    # Top-level keys whose plain value held ': ' and was read as quoted text
+    # (`quote_colon_values`): only in a lenient parse.
+    quoted: tuple[str, ...] = ()
 
 
 def _base_loader() -> type:
@@ -197,6 +200,30 @@ def parse_frontmatter(text: str) -> Frontmatter:
             f"frontmatter must be a YAML mapping (key: value lines), got a {type_name(data)}", 2
         )
     return Frontmatter(data, key_lines)
+
+
+_UNQUOTABLE = tuple("'\"|>[{&*!%@`#")  # a value starting so is not a plain scalar
+
+
+def quote_colon_values(text: str) -> tuple[str, tuple[str, ...]]:
+    """`text` with each top-level plain value that holds ': ' single-quoted, and
+    those values' keys. `description: Use when: the user asks` is not valid YAML
+    (a mapping value inside a plain scalar), yet Codex, Claude Code and Gemini CLI
+    read such a value as text. A value with ' #' is left alone: its comment would
+    become text."""
+    lines = text.split("\n")
+    keys: list[str] = []
+    for n, line in enumerate(lines):
+        key, sep, value = line.partition(": ")
+        value = value.strip()
+        if not sep or not key or key[0] in " \t#-" or " " in key or not value:
+            continue
+        if value.startswith(_UNQUOTABLE) or " #" in value:
+            continue
+        if ": " in value or value.endswith(":"):
+            lines[n] = f"{key}: '{value.replace(chr(39), chr(39) * 2)}'"
+            keys.append(key)
+    return "\n".join(lines), tuple(keys)
 
 
 def json_safe(value: Any) -> Any:

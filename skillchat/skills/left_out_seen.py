@@ -2,7 +2,9 @@
 
 "N skills left out" is said once per state of the skills folders, with each skill's
 reason; every `ask`, `/new`, `/resume` or `/reload` after that stays quiet until the
-left-out set or a reason changes. The fingerprints live in the user cache
+left-out set or a reason changes. So are the warnings of `skills list` about skills
+loaded although the spec refuses them (a real collection has twenty, the same at
+every listing): in full once, then counted. The fingerprints live in the user cache
 (`left-out.json`, safe_io/user_cache.py): a cache only, unreadable or unwritable
 means "not seen yet".
 """
@@ -34,10 +36,21 @@ def _seen(doc: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in doc.items()} if isinstance(doc, dict) else {}
 
 
-def first_time(registry: Registry) -> bool:
-    """True when this left-out state was not told before (and remember it now)."""
-    key, now = _key(registry), fingerprint(registry)
+def _first(key: str, now: str) -> bool:
+    """True when the state `now` of `key` was not told before (and remember it now)."""
     if _seen(user_cache.read(NAME)).get(key) == now:
         return False
     user_cache.update(NAME, lambda doc: {**_seen(doc), key: now})  # unwritten: told again
     return True
+
+
+def first_time(registry: Registry) -> bool:
+    """True when this left-out state was not told before (and remember it now)."""
+    return _first(_key(registry), fingerprint(registry))
+
+
+def warnings_first_time(registry: Registry, warnings: list[str]) -> bool:
+    """True when these warnings about the registry's skills were not told before for
+    its folders (and remember them now)."""
+    now = hashlib.sha256("\n".join(sorted(warnings)).encode()).hexdigest()
+    return _first("warnings\n" + _key(registry), now)

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillchat.skills.folders import list_skill_dirs
+from skillchat.skills.folders import SkillDir, list_skill_dirs
 from skillchat.skills.frontmatter import SKILL_MD_NAMES
 from skillchat.skills.model import Problem
 from skillchat.skills.validation import Inspection, inspect_skill
@@ -67,17 +67,41 @@ def _validate_folder(folder: Path, *, strict: bool, missing_ok: bool) -> list[Sk
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         return [_path_problem(folder, f"cannot list folder: {reason}")]
+    reports = _skills_of(children, strict=strict)
+    if not reports:  # a project's root (`validate .`): its skills folders, if any
+        for sub in PROJECT_SKILL_DIRS:
+            if os.path.isdir(folder / sub):
+                reports += _validate_folder(folder / sub, strict=strict, missing_ok=True)
+    for child in children if not reports else ():  # a collection of skills directories
+        reports += _skills_below(Path(child.path), strict=strict, levels=2)
+    if not reports and not missing_ok:
+        return [_path_problem(folder, "no skills found: no SKILL.md here or in a subfolder")]
+    return reports
+
+
+def _skills_of(children: list[SkillDir], *, strict: bool) -> list[SkillReport]:
+    """The reports of the folders among `children` that hold a SKILL.md."""
     reports = []
     for child in children:
         found = inspect_skill(child.path, dir_name=child.name, shown_dir=child.path, strict=strict)
         if found is not None:
             reports.append(_report(found, Path(child.path)))
-    if not reports:  # a project's root (`validate .`): its skills folders, if any
-        for sub in PROJECT_SKILL_DIRS:
-            if os.path.isdir(folder / sub):
-                reports += _validate_folder(folder / sub, strict=strict, missing_ok=True)
-    if not reports and not missing_ok:
-        return [_path_problem(folder, "no skills found: no SKILL.md here or in a subfolder")]
+    return reports
+
+
+def _skills_below(folder: Path, *, strict: bool, levels: int) -> list[SkillReport]:
+    """The skills among `folder`'s folders, else among theirs, down to `levels`: the
+    skills of a collection (`real-skills/SOURCE/SKILL`, `SOURCE/skills/SKILL`), which
+    discovery finds one level below a directory named too high, and says so."""
+    try:
+        children = list_skill_dirs(str(folder))
+    except (OSError, ValueError):
+        return []  # a folder below the one named: not a skill, so not reported
+    reports = _skills_of(children, strict=strict)
+    if reports or levels == 1:
+        return reports
+    for child in children:
+        reports += _skills_below(Path(child.path), strict=strict, levels=levels - 1)
     return reports
 
 
@@ -94,7 +118,9 @@ def validate_paths(
       non-hidden immediate subfolder holding a SKILL.md, exactly the folders
       discovery would load (nested skills below that are not looked at); a folder
       with none, such as a repository's root, is checked through the project skill
-      folders it holds (`skills/`, `.agents/skills/`, `.claude/skills/`);
+      folders it holds (`skills/`, `.agents/skills/`, `.claude/skills/`), and one
+      with none of those either, such as a collection, through the skills one or
+      two levels below it (`SOURCE/SKILL`, `SOURCE/skills/SKILL`);
     * a SKILL.md (or skill.md) file: the report of its folder.
 
     `strict=False` applies discovery's rules: a report with no errors is a skill

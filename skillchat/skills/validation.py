@@ -9,8 +9,10 @@ errors, as the reference validator `skills-ref` does for unknown keys.
 *Lenient* loading (discovery's default, off with `[skills] strict = true`) also
 loads what the spec calls a MUST but Claude Code and other clients load anyway, so
 skills users installed for them work here too: a description over 1,024 characters,
-and a `name` that differs from its folder. The folder name wins: it is what `/name`,
-`get_skill` and the sandbox's mount use, and what most clients key skills on.
+a `name` that differs from its folder, and a top-level value with an unquoted ': '
+(read as text, skills/frontmatter_yaml.py `quote_colon_values`). The folder name
+wins: it is what `/name`, `get_skill` and the sandbox's mount use, and what most
+clients key skills on.
 `skills validate` is never lenient.
 
 The name rules follow skills-ref (1-64 characters after NFKC, lowercase, letters
@@ -302,7 +304,9 @@ def inspect_skill(
     fd, filename = opened
     skill_md = os.path.join(shown_dir, filename)
     try:
-        fm = parse_open_frontmatter(fd, filename, hard_links=hard_links_allowed(root))
+        fm = parse_open_frontmatter(
+            fd, filename, hard_links=hard_links_allowed(root), lenient=lenient
+        )
     except FrontmatterError as exc:
         return _failed(skill_md, exc)
     result = check_frontmatter(
@@ -313,9 +317,20 @@ def inspect_skill(
         key_lines=fm.key_lines,
         lenient=lenient,
     )
+    notes = [
+        Problem(
+            Path(skill_md),
+            f"{key}: an unquoted ': ' in its value is not valid YAML: read as text; "
+            + LENIENT_NOTE,
+            "warning",
+            fm.key_lines.get(key),
+        )
+        for key in fm.quoted
+    ]
     if filename != SKILL_MD_NAMES[0]:
-        note = Problem(Path(skill_md), f"file is named {filename}, not SKILL.md", "warning")
-        result = replace(result, problems=(*result.problems, note))
+        notes.append(Problem(Path(skill_md), f"file is named {filename}, not SKILL.md", "warning"))
+    if notes:
+        result = replace(result, problems=(*result.problems, *notes))
     return result
 
 

@@ -312,8 +312,10 @@ class McpAsk:
         card.append(" · tool: ", style="muted")
         card.append(exact(request.tool))
         arguments = json.dumps(request.arguments, ensure_ascii=False, indent=1)
+        arguments = arguments if len(arguments) < 2_000 else arguments[:2_000] + " …"
         card.append("\n  arguments: ", style="muted")
-        card.append(exact(arguments if len(arguments) < 2_000 else arguments[:2_000] + " …"))
+        # Its lines under the card's (JSON escapes a newline inside a string).
+        card.append(exact(arguments.replace("\n", "\n    ")))
         if request.annotations:
             claims = ", ".join(f"{k}={v}" for k, v in request.annotations.items())
             card.append("\n  the server says (not verified): ", style="muted")

@@ -7,7 +7,8 @@
   Ctrl-D on an empty line ends the session.
 - History is a file in the user data dir, shared by every session, private to the
   user (0600 in a 0700 folder, tightened if it was wider: it holds every line
-  typed, chats/private.py); completion is
+  typed, chats/private.py); one that cannot be read or written is said in one
+  line, and the session keeps its lines in memory only; completion is
   ui/completion.py; the bottom toolbar is whatever `toolbar()` returns, redrawn
   on every keystroke.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import Completer
-from prompt_toolkit.history import FileHistory
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from skillchat.chats.private import private_dir, private_file
@@ -48,14 +49,32 @@ def _bindings() -> KeyBindings:
     return keys
 
 
+def _history(path: Path, warn: Callable[[str], None]) -> History:
+    """The history file, opened once here to learn whether it can be read and written:
+    prompt-toolkit would raise at the first prompt (and at each line sent) instead."""
+    try:
+        private_dir(path.parent)
+        private_file(path)
+        with open(path, "a+b"):
+            pass
+    except OSError as exc:
+        warn(f"input history is off this session: {path}: {exc.strerror or exc}")
+        return InMemoryHistory()
+    return FileHistory(str(path))
+
+
 class LineEditor:
     """Reads one message or command at a time."""
 
-    def __init__(self, history: Path, completer: Completer, toolbar: Callable[[], str]) -> None:
-        private_dir(history.parent)
-        private_file(history)
+    def __init__(
+        self,
+        history: Path,
+        completer: Completer,
+        toolbar: Callable[[], str],
+        warn: Callable[[str], None],
+    ) -> None:
         self._session: PromptSession[str] = PromptSession(
-            history=FileHistory(str(history)),
+            history=_history(history, warn),
             completer=completer,
             complete_while_typing=True,
             bottom_toolbar=lambda: " " + toolbar(),

@@ -124,6 +124,7 @@ class Repl:
             user_data_dir() / "history",
             merge_completers([slash, PathCompleter(lambda: self.workspace)]),
             self.toolbar,
+            self.view.notice,
         )
 
     # -------------------------------------------------------------- the session
@@ -285,7 +286,10 @@ class Repl:
             cut = lines[-RESUME_PREVIEW_LINES:]
             if len(lines) > len(cut):
                 cut.insert(0, "…")
-            self._line("\n".join(cut), "muted")
+            from skillchat.ui import safe
+
+            # Rendered as the reply was when it came: not its raw `**bold**`.
+            self.consoles.out.print(safe.markdown("\n".join(cut)), style="muted")
 
     # --------------------------------------------------------- toolbar, completion
 
