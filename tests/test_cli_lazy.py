@@ -56,7 +56,14 @@ def _cli_modules(*argv: str) -> list[str]:
 
 
 def test_help_imports_no_subcommand() -> None:
-    assert _cli_modules("--help") == ["app", "common", "lazy", "question", "session_options"]
+    assert _cli_modules("--help") == [
+        "app",
+        "common",
+        "lazy",
+        "opts",
+        "question",
+        "session_options",
+    ]
 
 
 def test_a_skills_command_imports_its_own_module_only() -> None:
@@ -72,6 +79,7 @@ def test_ask_help_imports_ask_alone() -> None:
         "ask_cmd",
         "common",
         "lazy",
+        "opts",
         "question",
         "session_options",
     ]

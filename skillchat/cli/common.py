@@ -1,7 +1,8 @@
 """What several commands share: the options every command with a config takes
-(`--config`, `--skills-dir`, `--json`), declared once, the run's `Consoles`, and the
-settings a command runs on. The options of a chat session, and how `ask`, the REPL
-and eval open one, are cli/session_options.py's.
+(`--config`, `--skills-dir`, `--json`, `--no-mcp`, declared in cli/opts.py) as
+Typer takes them, the run's `Consoles`, and the settings a command runs on. The
+options of a chat session, and how `ask`, the REPL and eval open one, are
+cli/session_options.py's.
 """
 
 from __future__ import annotations
@@ -11,31 +12,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from skillchat.cli.opts import CONFIG, JSON, NO_MCP, SKILLS_DIR
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
     from skillchat.ui.console import Consoles
 
-ConfigOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        metavar="FILE",
-        help="Config file (default: $SKILLCHAT_CONFIG, then the user one).",
-        dir_okay=False,
-    ),
-]
-SkillsDirOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--skills-dir",
-        metavar="DIR",
-        help="Skills directory; repeatable; replaces the configured list (and the bundled skills).",
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
-NoMcpOpt = Annotated[bool, typer.Option("--no-mcp", help="Start no MCP server.")]
+ConfigOpt = Annotated[Path | None, CONFIG.typer()]
+SkillsDirOpt = Annotated[list[Path] | None, SKILLS_DIR.typer()]
+JsonOpt = Annotated[bool, JSON.typer()]
+NoMcpOpt = Annotated[bool, NO_MCP.typer()]
 
 
 def skill_dirs_override(dirs: list[Path] | None) -> tuple[str, ...] | None:
