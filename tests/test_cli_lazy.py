@@ -77,6 +77,7 @@ def test_ask_help_imports_ask_alone() -> None:
     assert _cli_modules("ask", "--help") == [
         "app",
         "ask_cmd",
+        "ask_line",
         "common",
         "lazy",
         "opts",

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from skillchat.cli.common import JsonOpt, consoles_of
+from skillchat.cli.ask_line import AttachOpt
+from skillchat.cli.common import consoles_of
+from skillchat.cli.opts import JsonFlag
 from skillchat.cli.session_options import (
     AllowInstallOpt,
     SessionOptions,
@@ -41,18 +43,6 @@ PromptArg = Annotated[
     str | None,
     typer.Argument(help="The question; '-' (or nothing, with a pipe) reads it from stdin."),
 ]
-AttachOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--attach",
-        "-a",
-        metavar="PATH",
-        help="Attach a workspace file to the question (relative to the workspace, or "
-        "absolute inside it); repeatable.",
-    ),
-]
-
-
 # The most stdin `ask` takes: a big diff or log fits; more would not fit a context.
 MAX_STDIN_BYTES = 1_000_000
 
@@ -155,7 +145,7 @@ def ask(
     ctx: typer.Context,
     prompt: PromptArg = None,
     attach: AttachOpt = None,
-    json_out: JsonOpt = False,
+    json_out: JsonFlag = False,
     allow_install: AllowInstallOpt = False,
     *,
     options: SessionOptions,

@@ -61,4 +61,5 @@ SKILLS_DIR = Opt(
     help="Skills directory; repeatable; replaces the configured list (and the bundled skills).",
 )
 JSON = Opt("--json", help="Print JSON instead of text.")
+JsonFlag = Annotated[bool, JSON]  # for a command made by `session_command`
 NO_MCP = Opt("--no-mcp", help="Start no MCP server.")
