@@ -58,7 +58,7 @@ def _cli_modules(*argv: str) -> list[str]:
 def test_help_imports_no_subcommand() -> None:
     assert _cli_modules("--help") == [
         "app",
-        "common",
+        "invocation",
         "lazy",
         "opts",
         "question",
@@ -78,7 +78,7 @@ def test_ask_help_imports_ask_alone() -> None:
         "app",
         "ask_cmd",
         "ask_line",
-        "common",
+        "invocation",
         "lazy",
         "opts",
         "question",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from skillchat.cli.ask_line import AttachOpt
-from skillchat.cli.common import consoles_of
+from skillchat.cli.invocation import consoles_of
 from skillchat.cli.opts import JsonFlag
 from skillchat.cli.session_options import (
     AllowInstallOpt,

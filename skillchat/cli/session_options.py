@@ -19,13 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 
 from skillchat.backend_table import BACKEND_NAMES, DEFAULT_THINKING
-from skillchat.cli.common import consoles_of, load_sourced, skill_dirs_override
+from skillchat.cli.invocation import Invocation, consoles_of, load_sourced, skill_dirs_override
 from skillchat.cli.opts import CONFIG, NO_MCP, SKILLS_DIR, Opt, typer_hint
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
-    import typer
-
     from skillchat.chats.records import Transcript
     from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
@@ -326,7 +324,7 @@ class OpenChat:
 
 
 def chosen_settings(
-    ctx: typer.Context, options: SessionOptions, *, allow_install: bool = False
+    ctx: Invocation, options: SessionOptions, *, allow_install: bool = False
 ) -> tuple[Settings, dict[str, str]]:
     """The settings a session opened with `options` runs on, and where each value came
     from (config.py's `load_with_sources`): the one place `ask`, the REPL and eval
@@ -350,7 +348,7 @@ def chosen_settings(
 
 
 def open_chat(
-    ctx: typer.Context,
+    ctx: Invocation,
     options: SessionOptions,
     *,
     allow_install: bool = False,
