@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skillchat.cli import app as cli_app
+from skillchat.cli import root_cmd as cli_app
 from skillchat.cli import skills_cmd
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,6 +62,7 @@ def test_help_imports_no_subcommand() -> None:
         "lazy",
         "opts",
         "question",
+        "root_cmd",
         "session_options",
     ]
 
@@ -82,5 +83,6 @@ def test_ask_help_imports_ask_alone() -> None:
         "lazy",
         "opts",
         "question",
+        "root_cmd",
         "session_options",
     ]
