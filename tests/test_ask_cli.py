@@ -312,6 +312,7 @@ def test_openai_path_imports_no_litellm_mcp_or_markdown_on_a_pipe(server: Script
 # first: each was on that path once (docs/performance.md).
 NOT_BEFORE_REQUEST = (
     "rich",  # the catalog's warning was printed through it
+    "typer",  # a plain `ask` line is read without it (cli/ask_line.py), click included
 )
 # At each connection to the server (the `/props` probe's, then the request's), the
 # modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect
@@ -330,11 +331,12 @@ print(code, json.dumps(seen), file=sys.stderr)
 """
 
 
-def test_no_rich_before_the_request_when_the_catalog_warns(
+def test_no_rich_or_typer_before_the_request_when_the_catalog_warns(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
     """The catalog's warning (descriptions shortened to fit) is written before the
-    request leaves, as plain text: Rich loads only for what follows the reply."""
+    request leaves, as plain text: Rich loads only for what follows the reply. And
+    the line is read without Typer."""
     server.script(reply("ok"))
     config = tmp_path / "config.toml"
     config.write_text("[skills]\ncatalog_max_chars = 400\n")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skillchat.cli import app as cli_app
+from skillchat.cli import root_cmd as cli_app
 from skillchat.cli import skills_cmd
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,7 +56,15 @@ def _cli_modules(*argv: str) -> list[str]:
 
 
 def test_help_imports_no_subcommand() -> None:
-    assert _cli_modules("--help") == ["app", "common", "lazy", "question", "session_options"]
+    assert _cli_modules("--help") == [
+        "app",
+        "invocation",
+        "lazy",
+        "opts",
+        "question",
+        "root_cmd",
+        "session_options",
+    ]
 
 
 def test_a_skills_command_imports_its_own_module_only() -> None:
@@ -70,8 +78,11 @@ def test_ask_help_imports_ask_alone() -> None:
     assert _cli_modules("ask", "--help") == [
         "app",
         "ask_cmd",
-        "common",
+        "ask_line",
+        "invocation",
         "lazy",
+        "opts",
         "question",
+        "root_cmd",
         "session_options",
     ]

@@ -1,5 +1,5 @@
 """Output goes through consoles that are passed, never found: each run of the command
-line makes one `Consoles` (cli/common.py) and hands it to what prints, the REPL's
+line makes one `Consoles` (cli/invocation.py) and hands it to what prints, the REPL's
 slash commands included. A console of the module or the process (a cached function,
 a module-level one) would outlive the run that made it, bound to that run's streams
 and width, and print where no test and no caller can see."""
@@ -33,7 +33,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "skillchat"
 MAKERS = {"Console", "Consoles", "_console"}  # what builds a console
 CACHES = {"cache", "lru_cache", "cached_property"}
 # The one place each is built: Rich consoles inside `Consoles`, a `Consoles` per run.
-BUILT_IN = {"Console": "ui/console.py", "_console": "ui/console.py", "Consoles": "cli/common.py"}
+BUILT_IN = {
+    "Console": "ui/console.py",
+    "_console": "ui/console.py",
+    "Consoles": "cli/invocation.py",
+}
 
 
 def _called(node: ast.AST) -> set[str]:

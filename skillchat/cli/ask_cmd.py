@@ -1,153 +1,26 @@
 """`skillchat ask PROMPT`: one question, the answer on stdout, then exit.
 
-Start-up time is the product here, so this module imports only Typer and the
-shared options; the engine, Rich and the SDK of the chosen backend are imported
-inside `ask`, once the command line is known to be valid. Errors are raised as
-`SkillchatError`s and turned into one line and an exit code by cli/app.py.
+The command as Typer reads it: its help, its errors, and every line that
+cli/ask_line.py leaves to Typer. What it does is cli/ask_chat.py's, imported once
+the line is known to be valid.
 
 No `from __future__ import annotations` here (nor in cli/app.py): Typer reads the
 command's parameters with `get_type_hints`, which compiles and evaluates every
 annotation written as a string (some 5 ms of each start for `ask` and the root).
 """
 
-import os
-import re
-import signal
-import stat
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from skillchat.cli.common import JsonOpt, consoles_of
-from skillchat.cli.session_options import (
-    AllowInstallOpt,
-    SessionOptions,
-    open_chat,
-    session_command,
-    workspace_note,
-)
-from skillchat.errors import UsageError
-
-if TYPE_CHECKING:
-    from skillchat.engine.emit import Listener
-    from skillchat.engine.events import Usage
-    from skillchat.engine.loop import Chat
-    from skillchat.sandbox.envs.provider import InstallRequest
+from skillchat.cli.ask_line import AskLine, AttachOpt
+from skillchat.cli.opts import JsonFlag
+from skillchat.cli.session_options import AllowInstallOpt, SessionOptions, session_command
 
 PromptArg = Annotated[
     str | None,
     typer.Argument(help="The question; '-' (or nothing, with a pipe) reads it from stdin."),
 ]
-AttachOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--attach",
-        "-a",
-        metavar="PATH",
-        help="Attach a workspace file to the question (relative to the workspace, or "
-        "absolute inside it); repeatable.",
-    ),
-]
-
-
-# The most stdin `ask` takes: a big diff or log fits; more would not fit a context.
-MAX_STDIN_BYTES = 1_000_000
-
-
-def _stdin_piped() -> bool:
-    """stdin is a pipe or a file (`git diff | ...`, `< notes.md`), not a terminal and
-    not /dev/null or another device: only then is there text to read."""
-    try:
-        mode = os.fstat(sys.stdin.fileno()).st_mode
-    except (OSError, ValueError, AttributeError):
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
-
-
-def _read_stdin() -> str:
-    """All of stdin as UTF-8 text, within MAX_STDIN_BYTES; UsageError otherwise."""
-    data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
-    if len(data) > MAX_STDIN_BYTES:
-        raise UsageError(f"stdin is over {MAX_STDIN_BYTES:,} bytes: pass a smaller part")
-    if b"\0" in data:
-        raise UsageError("stdin is binary (it holds NUL bytes): pipe text")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"stdin is not UTF-8 text (byte {exc.start})") from None
-
-
-def _fenced(text: str) -> str:
-    """`text` as a Markdown code block whose fence no backtick run inside can close."""
-    runs = [len(r) for r in re.findall(r"`+", text)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
-    return f"{fence}\n{text.rstrip(chr(10))}\n{fence}"
-
-
-def read_prompt(prompt: str | None) -> str:
-    """The prompt: the argument; stdin for '-' or when only stdin is given; and with
-    both (`git diff | skillchat ask "/commit-message write one"`), the argument then
-    the piped text as a fenced block, as `llm` does."""
-    if prompt == "-" or (prompt is None and not sys.stdin.isatty()):
-        prompt = _read_stdin()
-    elif prompt is None:
-        raise UsageError("no prompt: skillchat ask 'QUESTION' (or pipe it on stdin)")
-    elif _stdin_piped() and (piped := _read_stdin()).strip():
-        prompt = f"{prompt}\n\n{_fenced(piped)}"
-    if not prompt.strip():
-        raise UsageError("the prompt is empty")
-    return prompt
-
-
-def usage_line(usage: "Usage | None") -> str | None:
-    """`tokens: 12,400 in (11,900 cached) + 56 out = 12,456 · $0.0012`: the input
-    read from the provider's prompt cache said when any was (the cost counts it at
-    the cache's price), the cost only when known."""
-    if usage is None:
-        return None
-    cached = f" ({usage.cached_tokens:,} cached)" if usage.cached_tokens else ""
-    line = (
-        f"tokens: {usage.prompt_tokens:,} in{cached} + {usage.completion_tokens:,} out "
-        f"= {usage.total_tokens:,}"
-    )
-    return line + (f" · ${usage.cost:.4f}" if usage.cost is not None else "")
-
-
-def attach_all(chat: "Chat", paths: list[str]) -> None:
-    """`--attach` each path, before anything is sent: a file the user named and that
-    cannot be read stops the command (exit 2) rather than being answered without."""
-    from skillchat.errors import FileAccessError
-
-    for path in paths:
-        try:
-            chat.attach(path)
-        except FileAccessError as exc:
-            raise UsageError(f"--attach {path}: {exc.message}") from None
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the main thread is: the reply in flight ends as a
-    Ctrl-C would end it (what arrived is written out and saved, marked
-    interrupted), and `ask` exits 143 as a process ended by SIGTERM would."""
-
-
-@contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """While the block runs, SIGTERM (`kill`, `timeout`, a closing CI job) raises
-    `Terminated` instead of ending the process where it stands, which would lose
-    a reply held until its end (a pipe holds it) and leave the chat unsaved."""
-
-    def terminated(signum: int, frame: object) -> None:
-        raise Terminated
-
-    previous = signal.signal(signal.SIGTERM, terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 @session_command()
@@ -155,107 +28,16 @@ def ask(
     ctx: typer.Context,
     prompt: PromptArg = None,
     attach: AttachOpt = None,
-    json_out: JsonOpt = False,
+    json_out: JsonFlag = False,
     allow_install: AllowInstallOpt = False,
     *,
     options: SessionOptions,
-) -> None:
+) -> int:
     """Ask one question; the answer goes to stdout, tool cards and usage to stderr.
 
     The exchange is saved as a chat (its id is on the usage line, and in --json);
     -c or --chat ID go on with a saved one.
     """
-    text = read_prompt(prompt)
-    opened = open_chat(
-        ctx,
-        options,
-        allow_install=allow_install,
-        needs_workspace=(
-            "--attach needs a workspace: --workspace DIR, or `workspace` in the config"
-            if attach
-            else None
-        ),
-    )
-    settings, folder, store, transcript = (
-        opened.settings, opened.workspace, opened.store, opened.transcript,
-    )  # fmt: skip
-    from skillchat.errors import StorageError
-    from skillchat.sandbox.setup import flag_consent
-    from skillchat.session import Session, load_registry
-    from skillchat.ui import views
-    from skillchat.ui.console import keys_unechoed, stdout_is_terminal
+    from skillchat.cli.ask_chat import ask_chat
 
-    consoles = consoles_of(ctx)  # this command's output: the views and its own lines
-    warn = consoles.warn
-    # A workspace the user did not name is said.
-    if note := workspace_note(settings, opened.sources["workspace"]):
-        consoles.err.print(note, style="muted", markup=False, highlight=False, soft_wrap=True)
-    registry = load_registry(settings)
-    for problem in registry.problems:  # e.g. an installed skill changed since installed
-        warn(f"{problem.path}: {problem.message}")
-    from skillchat.engine.invocation import unknown_name
-
-    if mistake := unknown_name(text, registry):
-        # Refused, not sent as text: a script's typo would pay for a wrong answer.
-        raise UsageError(f"{mistake} (nothing was sent)")
-    listeners: list[Listener] = []
-    if json_out:
-        from skillchat.ui.json_report import JsonReport
-
-        report = JsonReport()
-        view: views.CardsView = views.CardsView(consoles)
-        listeners.append(report)
-    elif stdout_is_terminal():
-        view = views.TerminalView(consoles)
-    else:
-        view = views.PipeView(consoles)
-    from skillchat.engine.emit import ForkEnded
-
-    forks: list[ForkEnded] = []  # the forked skills' runs, for the usage line
-    listeners.append(lambda e: forks.append(e) if isinstance(e, ForkEnded) else None)
-
-    def install_progress(
-        request: "InstallRequest",
-    ) -> AbstractContextManager[Callable[[str], None]]:
-        """A package install's steps as lines on stderr; ui/consent.py (the REPL's
-        questions and cards) is imported only when a skill's packages are installed."""
-        from skillchat.ui.consent import stderr_install_progress
-
-        return stderr_install_progress(consoles.err, request)
-
-    session = Session(
-        settings,
-        registry=registry,
-        store=store,
-        transcript=transcript,
-        listeners=[view, *listeners],
-        workspace=folder,
-        consent=lambda: flag_consent(settings, install_progress),
-        target=opened.target,
-        sources=opened.sources,
-    )
-    attach_all(session.chat, attach or [])
-    try:
-        with keys_unechoed(), sigterm_interrupts():
-            result = session.send(text)
-    except KeyboardInterrupt as stop:  # what was shown stays shown (the view flushed it)
-        how = "terminated" if isinstance(stop, Terminated) else "interrupted"
-        consoles.err.print(how, style="warning", markup=False, highlight=False)
-        raise typer.Exit(143 if how == "terminated" else 130) from None
-    finally:
-        session.close()  # the MCP servers: stopped before the answer is reported
-    if json_out:
-        from skillchat.ui.safe import json_text
-
-        sys.stdout.write(json_text(report.report(session.target.model, session.chat_id)) + "\n")
-    else:
-        from skillchat.ui.fork_view import fork_tokens
-
-        runs = [(fork.model, fork.summary) for fork in forks]
-        parts = [usage_line(result.usage), *fork_tokens(runs), f"chat {session.chat_id}"]
-        line = " · ".join(filter(None, parts))
-        # Never wrapped (Rich cuts a pipe's lines at 80): a script reads the chat id here.
-        consoles.err.print(line, style="muted", markup=False, highlight=False, soft_wrap=True)
-    recorder = session.recorder
-    if recorder and recorder.pending:  # the answer is out; a script must learn it is unsaved
-        raise StorageError(f"the chat was not saved: {recorder.failure}")
+    return ask_chat(ctx, AskLine(prompt, attach, json_out, allow_install, options))

@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from skillchat.cli.common import consoles_of
+from skillchat.cli.invocation import consoles_of
 from skillchat.cli.session_options import SessionOptions, open_chat
 from skillchat.errors import UsageError
 

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, consoles_of, load
+from skillchat.cli.common import ConfigOpt, JsonOpt
+from skillchat.cli.invocation import consoles_of, load
 from skillchat.ui.safe import clean, json_text, one_line
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ from typing import Annotated, Any
 import typer
 
 from skillchat.backend_table import PROVIDER_KEY_ENV
-from skillchat.cli.common import ConfigOpt, JsonOpt, load_sourced
+from skillchat.cli.common import ConfigOpt, JsonOpt
+from skillchat.cli.invocation import load_sourced
 from skillchat.config import Settings, find_config_file
 from skillchat.config_file import _FILE_KEYS
 from skillchat.errors import ConfigError

@@ -158,7 +158,7 @@ def doctor(
     config: ConfigOpt = None,
 ) -> None:
     """Check what a chat needs: the key, the server, skills, chats, sandbox."""
-    from skillchat.cli.common import load, skill_dirs_override
+    from skillchat.cli.invocation import load, skill_dirs_override
     from skillchat.errors import ConfigError
 
     report = _Report()

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from skillchat.cli.common import JsonOpt, consoles_of
+from skillchat.cli.common import JsonOpt
+from skillchat.cli.invocation import consoles_of
 from skillchat.cli.session_options import (
     AllowInstallOpt,
     SessionOptions,

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, consoles_of, load
+from skillchat.cli.common import ConfigOpt, JsonOpt
+from skillchat.cli.invocation import consoles_of, load
 from skillchat.errors import McpError, UsageError
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 and the one way `ask`, the REPL (the root command, cli/app.py) and eval turn them
 into settings (`chosen_settings`); `ask` and the REPL go on with `open_chat`.
 
-A new session option is a field of `SessionOptions` (its `typer.Option` in the
-annotation) and, where it is a setting, its line in `overrides`: `session_command`
+A new session option is a field of `SessionOptions` (its `Opt`, cli/opts.py, in
+the annotation) and, where it is a setting, its line in `overrides`: `session_command`
 gives each command that takes `options: SessionOptions` the fields as options of
 its own, in that parameter's place, and calls it with them gathered. Eval leaves
 out the ones its runs have no use for (cli/eval_cmd.py).
@@ -18,18 +18,9 @@ from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 
-import typer
-from typer._types import TyperChoice
-
 from skillchat.backend_table import BACKEND_NAMES, DEFAULT_THINKING
-from skillchat.cli.common import (
-    ConfigOpt,
-    NoMcpOpt,
-    SkillsDirOpt,
-    consoles_of,
-    load_sourced,
-    skill_dirs_override,
-)
+from skillchat.cli.invocation import Invocation, consoles_of, load_sourced, skill_dirs_override
+from skillchat.cli.opts import CONFIG, NO_MCP, SKILLS_DIR, Opt, typer_hint
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
@@ -41,7 +32,7 @@ if TYPE_CHECKING:
 
 ModelOpt = Annotated[
     str | None,
-    typer.Option(
+    Opt(
         "--model",
         "-m",
         metavar="MODEL",
@@ -51,7 +42,7 @@ ModelOpt = Annotated[
 ]
 ApiBaseOpt = Annotated[
     str | None,
-    typer.Option(
+    Opt(
         "--api-base",
         metavar="URL",
         help="OpenAI-compatible server, e.g. http://localhost:11434/v1 (Ollama).",
@@ -60,32 +51,29 @@ ApiBaseOpt = Annotated[
 
 
 # `--backend` takes the backend table's names; Typer refuses anything else as a
-# usage error (exit 2). TyperChoice is what Typer makes of an Enum, here of a tuple.
+# usage error (exit 2).
 BackendOpt = Annotated[
     str | None,
-    typer.Option(
+    Opt(
         "--backend",
         help="Model library to use.",
-        show_default=False,
-        click_type=TyperChoice(BACKEND_NAMES),
+        choices=BACKEND_NAMES,
     ),
 ]
 NoToolsOpt = Annotated[
     bool,
-    typer.Option("--no-tools", help="Send no tools; a /name skill goes into the system prompt."),
+    Opt("--no-tools", help="Send no tools; a /name skill goes into the system prompt."),
 ]
 ContinueOpt = Annotated[
-    bool, typer.Option("--continue", "-c", help="Continue the last chat started in this folder.")
+    bool, Opt("--continue", "-c", help="Continue the last chat started in this folder.")
 ]
 ChatIdOpt = Annotated[
     str | None,
-    typer.Option(
-        "--chat", metavar="ID", help="Continue the saved chat with this id (or a unique prefix)."
-    ),
+    Opt("--chat", metavar="ID", help="Continue the saved chat with this id (or a unique prefix)."),
 ]
 ReplyTimeoutOpt = Annotated[
     float | None,
-    typer.Option(
+    Opt(
         "--reply-timeout",
         metavar="SECONDS",
         min=0.001,
@@ -94,20 +82,20 @@ ReplyTimeoutOpt = Annotated[
 ]
 MaxTokensOpt = Annotated[
     int | None,
-    typer.Option(
+    Opt(
         "--max-tokens", metavar="N", min=1, help="Most tokens a reply may have (sent to the model)."
     ),
 ]
 ThinkingOpt = Annotated[
     bool,
-    typer.Option(
+    Opt(
         "--thinking",
         help="Let the model think first (Anthropic's extended thinking, 8,000 tokens).",
     ),
 ]
 ThinkingBudgetOpt = Annotated[
     int | None,
-    typer.Option(
+    Opt(
         "--thinking-budget",
         metavar="TOKENS",
         min=1024,
@@ -116,7 +104,7 @@ ThinkingBudgetOpt = Annotated[
 ]
 WorkspaceOpt = Annotated[
     Path | None,
-    typer.Option(
+    Opt(
         "--workspace",
         "-w",
         metavar="DIR",
@@ -126,11 +114,11 @@ WorkspaceOpt = Annotated[
 ]
 NoWorkspaceOpt = Annotated[
     bool,
-    typer.Option("--no-workspace", help="No workspace, not even the git work tree you are in."),
+    Opt("--no-workspace", help="No workspace, not even the git work tree you are in."),
 ]
 GgufOpt = Annotated[
     Path | None,
-    typer.Option(
+    Opt(
         "--gguf",
         metavar="FILE",
         help="Run this GGUF model file locally (llama.cpp: skillchat's [local] extra).",
@@ -139,14 +127,14 @@ GgufOpt = Annotated[
 ]
 LocalOpt = Annotated[
     bool,
-    typer.Option(
+    Opt(
         "--local",
         help="Run the default local model, downloaded once into the cache (no API key).",
     ),
 ]
 ChatTemplateOpt = Annotated[
     Path | None,
-    typer.Option(
+    Opt(
         "--chat-template",
         metavar="FILE",
         help="Jinja chat template for the local model (default: a tool-capable one).",
@@ -156,34 +144,34 @@ ChatTemplateOpt = Annotated[
 
 AllowRunOpt = Annotated[
     bool,
-    typer.Option(
+    Opt(
         "--allow-run",
         help="Run skill commands in the sandbox without asking (`ask` refuses them without it).",
     ),
 ]
 McpOpt = Annotated[
     list[str] | None,
-    typer.Option("--mcp", metavar="NAME", help="Use only this [mcp.NAME] server (repeatable)."),
+    Opt("--mcp", metavar="NAME", help="Use only this [mcp.NAME] server (repeatable)."),
 ]
 AllowMcpOpt = Annotated[
     bool,
-    typer.Option(
+    Opt(
         "--allow-mcp",
         help="Call MCP servers' tools without asking (`ask` refuses them without it).",
     ),
 ]
 AllowNetworkOpt = Annotated[
-    bool, typer.Option("--allow-network", help="Give sandboxed commands the network.")
+    bool, Opt("--allow-network", help="Give sandboxed commands the network.")
 ]
 AllowInstallOpt = Annotated[
     bool,
-    typer.Option(
+    Opt(
         "--allow-install",
         help="Install the packages a skill's scripts declare, from wheels, in a sandbox.",
     ),
 ]
 AllowWriteOpt = Annotated[
-    bool, typer.Option("--allow-write", help="Let sandboxed commands write to the workspace.")
+    bool, Opt("--allow-write", help="Let sandboxed commands write to the workspace.")
 ]
 
 
@@ -229,7 +217,7 @@ class SessionOptions:
     no_tools: NoToolsOpt = False
     last: ContinueOpt = False
     chat_id: ChatIdOpt = None
-    skills_dir: SkillsDirOpt = None
+    skills_dir: Annotated[list[Path] | None, SKILLS_DIR] = None
     workspace: WorkspaceOpt = None
     no_workspace: NoWorkspaceOpt = False
     reply_timeout: ReplyTimeoutOpt = None
@@ -239,12 +227,12 @@ class SessionOptions:
     gguf: GgufOpt = None
     local: LocalOpt = False
     chat_template: ChatTemplateOpt = None
-    config: ConfigOpt = None
+    config: Annotated[Path | None, CONFIG] = None
     allow_run: AllowRunOpt = False
     allow_network: AllowNetworkOpt = False
     allow_write: AllowWriteOpt = False
     mcp: McpOpt = None
-    no_mcp: NoMcpOpt = False
+    no_mcp: Annotated[bool, NO_MCP] = False
     allow_mcp: AllowMcpOpt = False
 
     def said(self) -> bool:
@@ -276,28 +264,33 @@ class SessionOptions:
         }
 
 
-# The fields as Typer reads parameters: annotations evaluated (this module's are
-# strings), each a keyword with its default.
-_HINTS = get_type_hints(SessionOptions, include_extras=True)
-_FIELDS = tuple(
-    inspect.Parameter(
-        f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_HINTS[f.name]
-    )
-    for f in fields(SessionOptions)
-)
+# Each field's declared hint (this module's annotations are strings): `Opt`s, read
+# by Typer once `session_command` makes them Typer's, and by cli/ask_line.py as
+# they are.
+HINTS = get_type_hints(SessionOptions, include_extras=True)
 
 
 def session_command(*, leave_out: Collection[str] = ()) -> Callable[[F], F]:
     """A decorator: the command as Typer sees it, its `options: SessionOptions`
-    parameter replaced by one option per field (but those it `leave_out`); called,
-    it gets them back as one `SessionOptions`, the fields left out at their default."""
-    taken = tuple(p for p in _FIELDS if p.name not in leave_out)
+    parameter replaced by one option per field (but those it `leave_out`), its own
+    parameters' `Opt`s made Typer's; called, it gets them back as one
+    `SessionOptions`, the fields left out at their default."""
+    taken = tuple(
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=f.default,
+            annotation=typer_hint(HINTS[f.name]),
+        )
+        for f in fields(SessionOptions)
+        if f.name not in leave_out
+    )
 
     def made(command: F) -> F:
         own = inspect.signature(command)
         hints = get_type_hints(command, include_extras=True)  # Typer needs them evaluated
         params = [
-            p.replace(annotation=hints.get(p.name, p.annotation))
+            p.replace(annotation=typer_hint(hints.get(p.name, p.annotation)))
             for p in own.parameters.values()
             if p.name != "options"
         ]
@@ -333,7 +326,7 @@ class OpenChat:
 
 
 def chosen_settings(
-    ctx: typer.Context, options: SessionOptions, *, allow_install: bool = False
+    ctx: Invocation, options: SessionOptions, *, allow_install: bool = False
 ) -> tuple[Settings, dict[str, str]]:
     """The settings a session opened with `options` runs on, and where each value came
     from (config.py's `load_with_sources`): the one place `ask`, the REPL and eval
@@ -357,7 +350,7 @@ def chosen_settings(
 
 
 def open_chat(
-    ctx: typer.Context,
+    ctx: Invocation,
     options: SessionOptions,
     *,
     allow_install: bool = False,

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, consoles_of
+from skillchat.cli.common import ConfigOpt, JsonOpt
+from skillchat.cli.invocation import consoles_of
 from skillchat.cli.skills_cmd import app, settings_and_registry
 from skillchat.errors import FrontmatterError, InstallError
 from skillchat.ui import safe

@@ -25,15 +25,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillchat.cli.common import (
-    ConfigOpt,
-    JsonOpt,
-    NoMcpOpt,
-    SkillsDirOpt,
-    consoles_of,
-    load,
-    skill_dirs_override,
-)
+from skillchat.cli.common import ConfigOpt, JsonOpt, NoMcpOpt, SkillsDirOpt
+from skillchat.cli.invocation import consoles_of, load, skill_dirs_override
 from skillchat.cli.lazy import LazyGroup, plain_usage
 from skillchat.cli.skills_listing import invocation_note, long_table, short_lines
 from skillchat.config import BUNDLED_SKILLS

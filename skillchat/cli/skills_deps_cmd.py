@@ -14,7 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, consoles_of
+from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt
+from skillchat.cli.invocation import consoles_of
 from skillchat.cli.skills_cmd import app, find_skill, settings_and_registry
 from skillchat.errors import InstallFailed, RefusedDeclaration, UsageError
 from skillchat.ui import safe

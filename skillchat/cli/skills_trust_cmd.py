@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, NoMcpOpt, SkillsDirOpt, consoles_of
+from skillchat.cli.common import ConfigOpt, NoMcpOpt, SkillsDirOpt
+from skillchat.cli.invocation import consoles_of
 from skillchat.cli.skills_cmd import app, find_skill, load_trust, naming, settings_and_registry
 from skillchat.skills.trust import apply_trust, needing_trust
 from skillchat.ui import safe

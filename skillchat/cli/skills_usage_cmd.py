@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt, consoles_of
+from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt
+from skillchat.cli.invocation import consoles_of
 from skillchat.cli.skills_cmd import app, settings_and_registry
 from skillchat.ui import safe
 from skillchat.ui.console import stdout_is_terminal

@@ -13,14 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
-from skillchat.cli.common import (
-    ConfigOpt,
-    JsonOpt,
-    SkillsDirOpt,
-    consoles_of,
-    load,
-    skill_dirs_override,
-)
+from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt
+from skillchat.cli.invocation import consoles_of, load, skill_dirs_override
 from skillchat.cli.skills_cmd import app, problem_json
 from skillchat.ui import safe
 from skillchat.ui.console import Consoles, stdout_is_terminal

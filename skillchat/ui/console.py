@@ -2,8 +2,8 @@
 warnings) to stderr, so `skillchat ask ... > file` captures only the answer.
 
 There is no console of the module or of the process: each run of the command line
-has one `Consoles` (made by cli/common.py's `consoles_of`, once per invocation) and
-passes it to what prints: the views, the waiting line, the consent cards of `ask`
+has one `Consoles` (made by cli/invocation.py's `consoles_of`, once per
+invocation) and passes it to what prints: the views, the waiting line, the consent cards of `ask`
 and the REPL, the REPL's slash commands, the one-shot commands' tables and
 warnings. A run owns its output, and a test hands in consoles of its own. Each
 Rich console is built at its first use: `ask` does not pay for one it never prints
