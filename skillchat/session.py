@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from skillchat.engine.resolve import Sources
     from skillchat.engine.skill_model import ModelMove
     from skillchat.engine.turn import TurnResult
+    from skillchat.mcp.elicit import Elicit, ElicitAnswer, Form
     from skillchat.mcp.hub import McpHub
     from skillchat.mcp.policy import McpConsent
     from skillchat.recorder import ChatRecorder
@@ -98,7 +99,8 @@ class Session:
     run_command. `consent` is called for each chat to make its consent, so an
     "always" answered in one chat is never carried into the next. Every question
     (a command, an install, an MCP call, a skill's model), a fork's too, goes
-    through `questions`, the chat's one consent owner (engine/questions.py).
+    through `questions`, the chat's one consent owner (engine/questions.py), and so
+    does an MCP server's question (`elicit`: the REPL's card; else `ask`'s flags).
     """
 
     chat: Chat  # the current chat: its transcript, tool context and loop
@@ -115,6 +117,7 @@ class Session:
         consent: Callable[[], Consent] | None = None,
         backend_for: Callable[[Settings], Backend] | None = None,
         mcp_consent: Callable[[], McpConsent] | None = None,
+        elicit: Elicit | None = None,
         questions: Questions | None = None,
         target: Target | None = None,
         sources: Sources | None = None,
@@ -152,12 +155,13 @@ class Session:
             self.runner = command_runner(settings, workspace, self, self._asking)
         self.recorder: ChatRecorder | None = None
         self._mcp_consent = mcp_consent
+        self._elicit = elicit  # the REPL's card; `ask`'s and eval's: flag_elicit
         self.mcp: McpHub | None = None
         self._served: list[Skill] = []  # the skills MCP servers serve, as last listed
         if settings.active_mcp_servers():  # the SDK is imported only with a server
             from skillchat.mcp.hub import McpHub
 
-            self.mcp = McpHub(settings.active_mcp_servers())
+            self.mcp = McpHub(settings.active_mcp_servers(), self._answer)
             self.mcp.start()  # in the background: nothing here waits for a server
         registry = load_registry(settings) if registry is None else registry
         self._start(transcript, settings, registry, self._backend_for(settings))
@@ -361,6 +365,14 @@ class Session:
         return McpTools(
             self.mcp, lambda request: self.questions.ask(consent, request), self._served_changed
         )
+
+    def _answer(self, form: Form) -> ElicitAnswer:
+        """A server's question (on the thread of the call it came in), asked through
+        the chat's one consent owner, as every question is."""
+        from skillchat.mcp.elicit import flag_elicit
+
+        elicit = self._elicit or flag_elicit(self.settings, self.emit.notice)
+        return self.questions.ask(elicit, form)
 
     def _with_served(self, registry: Registry) -> Registry:
         from skillchat.skills.registry import with_served
