@@ -8,13 +8,15 @@ KIND: `basic` (every content type, a slow tool, a crashing tool, hostile names),
 `many` (500 tools), `recursive` (a schema with a recursive $ref), `skills`
 (publishes skills with the skills extension: `demo` with a reference file, `lying`
 whose manifest digest is wrong, `shared` named like a local test skill; its `bump`
-tool changes `demo`).
+tool changes `demo`), `asks` (its `form` tool asks the user a question
+(`elicitation/create`) with one of `FORMS`' schemas and returns the answer).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import sys
 import time
@@ -22,11 +24,16 @@ from typing import Any
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import NoBackChannelError
 from mcp_types import (
     CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
     EmbeddedResource,
     ImageContent,
+    InputRequiredResult,
     PaginatedRequestParams,
     RequestParams,
     ResourceLink,
@@ -200,9 +207,71 @@ def skills() -> MCPServer:
     return server
 
 
+FORMS: dict[str, dict[str, Any]] = {
+    "good": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Your name", "default": "Ada"},
+            "age": {"type": "integer", "minimum": 0, "maximum": 150},
+            "color": {"type": "string", "enum": ["red", "green"], "default": "green"},
+            "ok": {"type": "boolean", "default": True},
+        },
+        "required": ["age"],
+    },
+    "defaults": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "Ada"},
+            "age": {"type": "integer", "default": 36},
+        },
+        "required": ["name", "age"],
+    },
+    "nested": {  # not a flat form: the spec allows primitives only
+        "type": "object",
+        "properties": {"where": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    },
+    "hostile": {
+        "type": "object",
+        "properties": {
+            "x\x1b[2J": {
+                "type": "string",
+                "title": HOSTILE,
+                "description": HOSTILE,
+                "default": "\x1b]0;t\x07d",
+            },
+        },
+    },
+}
+
+
+def asks() -> MCPServer:
+    server = MCPServer("asks")
+
+    @server.tool(description="Asks the user a question and returns the answer.")
+    async def form(
+        ctx: Context, schema: str = "good", message: str = "Who are you?"
+    ) -> str | InputRequiredResult:
+        """At 2026-07-28 the question comes back as an `InputRequiredResult` and its
+        answer with the call made again; before, as a request of its own mid-call."""
+        if ctx.input_responses:
+            answer = ctx.input_responses["q"]
+        else:
+            try:
+                session = ctx.request_context.session
+                answer = await session.elicit_form(message, FORMS[schema], ctx.request_id)
+            except NoBackChannelError:
+                params = ElicitRequestFormParams(message=message, requested_schema=FORMS[schema])
+                return InputRequiredResult(input_requests={"q": ElicitRequest(params=params)})
+        assert isinstance(answer, ElicitResult)
+        return json.dumps({"action": answer.action, "content": answer.content})
+
+    return server
+
+
 def main() -> None:
     kind = sys.argv[1]
-    kinds = {"basic": basic, "many": many, "recursive": recursive, "skills": skills}
+    kinds = {"basic": basic, "many": many, "recursive": recursive, "skills": skills,
+             "asks": asks}  # fmt: skip
     server = kinds[kind]()
     if "--http" in sys.argv:
         port = int(sys.argv[sys.argv.index("--http") + 1])

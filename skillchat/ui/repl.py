@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from skillchat.recorder import ChatRecorder
     from skillchat.skills.registry import Registry
     from skillchat.target import Target
+    from skillchat.ui.elicit_card import ElicitCard
     from skillchat.workspace.files import Workspace
 
 RESUME_PREVIEW_LINES = 12
@@ -59,6 +60,13 @@ LEAVE_WORDS = {"exit", "quit"}  # alone on the line: leave, as /exit does
 
 def _unwatched(stream: str, text: str) -> None:
     """The output sink of a command no card shows (a fork's, beside others)."""
+
+
+def _elicit_card(consoles: Consoles, questions: Questions) -> ElicitCard:
+    """The card for an MCP server's question, loaded at the first one asked."""
+    from skillchat.ui.elicit_card import ElicitCard
+
+    return ElicitCard(consoles, questions)
 
 
 class Repl:
@@ -103,6 +111,7 @@ class Repl:
             # One consent per chat: "always" is per chat.
             consent=lambda: ReplConsent(settings, self.consoles, questions),
             mcp_consent=lambda: McpAsk(settings, self.consoles, questions),
+            elicit=lambda form: _elicit_card(self.consoles, questions)(form),
             backend_for=BackgroundBackend,
             questions=questions,
             target=target,
