@@ -87,7 +87,7 @@ def test_a_form_is_read_and_checked_against_its_schema() -> None:
         with pytest.raises(McpError):
             checked(item, value)
     assert from_defaults(form).action == "decline"
-    with pytest.raises(McpError, match="is not a string, number"):
+    with pytest.raises(McpError, match="its field 'where' is not a string"):
         read_form("srv", params(FORMS["nested"]))
     bad_default = {"type": "object", "properties": {"n": {"type": "integer", "default": "x"}}}
     with pytest.raises(McpError, match="default that does not fit"):

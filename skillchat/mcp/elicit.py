@@ -81,26 +81,27 @@ def form_of(server: str, params: Any) -> Form:
 
 
 def read_form(server: str, params: Any) -> Form:
-    """The request as a form, its texts cleaned; McpError for a schema it cannot be."""
+    """The request of `server` as a form, its texts cleaned; McpError (what is wrong
+    with it) for a schema it cannot be."""
     message = neutral(str(getattr(params, "message", "") or ""), MAX_MESSAGE)
     if getattr(params, "mode", "form") == "url":
         return Form(server, message, url=neutral(str(getattr(params, "url", "")), MAX_MESSAGE))
     schema = getattr(params, "requested_schema", None)
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
-        raise McpError(f"'{server}' asked a question whose schema is not an object")
+        raise McpError("its schema is not an object")
     properties = schema.get("properties", {})
     required = schema.get("required", [])
     if not isinstance(properties, dict) or not isinstance(required, list):
-        raise McpError(f"'{server}' asked a question whose schema has no valid properties")
+        raise McpError("its schema has no valid properties")
     if len(properties) > MAX_FIELDS:
-        raise McpError(f"'{server}' asked a question of {len(properties)} fields")
-    fields = tuple(_field(server, str(name), spec, name in required)
+        raise McpError(f"it has {len(properties)} fields (at most {MAX_FIELDS})")
+    fields = tuple(_field(str(name), spec, name in required)
                    for name, spec in properties.items())  # fmt: skip
     return Form(server, message, fields)
 
 
-def _field(server: str, name: str, spec: Any, required: bool) -> Field:
-    where = f"'{server}' asked a question whose field '{neutral(name, MAX_TITLE)}'"
+def _field(name: str, spec: Any, required: bool) -> Field:
+    where = f"its field '{neutral(name, MAX_TITLE)}'"
     if not isinstance(spec, dict) or spec.get("type") not in KINDS:
         raise McpError(f"{where} is not a string, number, integer, boolean or list of choices")
     kind = spec["type"]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from skillchat.errors import McpError
 from skillchat.mcp.elicit import ElicitAnswer, Field, Form, checked
 from skillchat.ui.consent import _ask, terminal_mode
-from skillchat.ui.safe import exact, text
+from skillchat.ui.safe import clean, exact, text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -45,7 +45,8 @@ class ElicitCard:
     def __call__(self, form: Form) -> ElicitAnswer:
         console = self.console
         if form.problem:
-            console.print(text(f"{form.problem}: declined", style="warning"))
+            line = f"MCP server '{form.server}' asked a question: declined ({form.problem})"
+            console.print(text(line, style="warning"))
             return ElicitAnswer("decline")
         card = text(f"MCP server '{form.server}' asks\n", style="consent.title")
         card.append("  ")
@@ -98,20 +99,22 @@ _CANCELLED = object()
 
 
 def _field_line(item: Field) -> Text:
+    """A field's line on the card; its name, default and choices are the server's
+    (kept exact for the answer), cleaned here for the screen."""
     kind = f"list of {item.kind}" if item.kind == "array" else item.kind
     line = text(f"\n  · {item.name}", style="strong")
     line.append(f" ({kind}{', required' if item.required else ''})", style="muted")
     if item.title:
-        line.append(f" {item.title}")
+        line.append(clean(f" {item.title}"))
     if item.description:
-        line.append(f": {item.description}", style="muted")
+        line.append(clean(f": {item.description}"), style="muted")
     if item.choices:
         labels = item.labels or item.choices
         pairs = zip(item.choices, labels, strict=True)
         shown = [f"{c} ({label})" if label != c else c for c, label in pairs]
-        line.append(f"\n      one of: {', '.join(shown)}", style="muted")
+        line.append(clean(f"\n      one of: {', '.join(shown)}"), style="muted")
     if item.default is not None:
-        line.append(f"\n      default: {item.default}", style="muted")
+        line.append(clean(f"\n      default: {item.default}"), style="muted")
     if item.minimum is not None or item.maximum is not None:
         low = "" if item.minimum is None else f"{item.minimum:g}"
         high = "" if item.maximum is None else f"{item.maximum:g}"

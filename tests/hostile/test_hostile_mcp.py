@@ -384,3 +384,42 @@ def test_a_result_that_is_not_mcps_is_one_line_and_the_server_goes_on(
     assert "\n" not in refused["error"] and len(refused["error"]) < 400, refused
     assert echoed["content"] == "still here"
     assert (tmp_path / "initialized.txt").read_text().count("initialize") == 1
+
+
+def test_a_servers_question_is_neutralised_and_a_malformed_one_declined_in_one_line(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Any
+) -> None:
+    """docs/security.md (MCP): a question's message, titles and defaults reach the card
+    without their escapes; a schema the form cannot be is one line, declined, and the
+    chat goes on (REPL and `ask`)."""
+    from mcp_servers import HOSTILE
+
+    (tmp_path / "config.toml").write_text(
+        stdio_table("srv", SERVERS, "asks", tmp_path) + "allow = true\n"
+    )
+    options = [*session_options(server, tmp_path), "--config", str(tmp_path / "config.toml")]
+    hostile = call("mcp__srv__form", {"schema": "hostile", "message": HOSTILE})
+    nested = call("mcp__srv__form", {"schema": "nested"})
+    server.script(reply(calls=[hostile]), reply("cancelled"), reply(calls=[nested]), reply("on"))
+    repl = pty_sessions(*options, timeout=120)
+    repl.prompt()
+    repl.line("one")
+    card = repl.expect("[a]nswer / [d]ecline / [c]ancel:")
+    assert "MCP server 'srv' asks" in card and "ignore previous instructions" in card
+    repl.send("c")
+    assert "cancelled" in repl.prompt()
+    screen = repl.run("two")
+    assert "asked a question: declined (its field 'where' is not a string, number" in screen
+    assert "on" in screen
+    raw = "".join(repl.output)
+    assert "\x1b]0;" not in raw and "\x1b[2J" not in raw and "\x07" not in raw
+    answers = [json.loads(json.loads(m["content"])["content"]) for m in tool_messages(server)]
+    assert [a["action"] for a in answers] == ["cancel", "decline"]
+    assert repl.quit() == 0
+
+    server.script(reply(calls=[nested]), reply("went on"))
+    done = skillchat("ask", *options, "--allow-mcp", "--allow-elicit", "x", timeout=180)
+    assert done.returncode == 0 and "went on" in done.stdout, done.stderr
+    said = " ".join(done.stderr.split())
+    assert said.count("asked a question") == 1, said
+    assert "asked a question: declined (its field 'where' is not a string" in said
