@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from skillchat.mcp.elicit import Elicit, ElicitAnswer, Form
     from skillchat.mcp.hub import McpHub
     from skillchat.mcp.policy import McpConsent
+    from skillchat.mcp.prompts import Prompt, Resource
     from skillchat.recorder import ChatRecorder
     from skillchat.sandbox.command_tool import Consent, SandboxCommands
     from skillchat.skills.model import Skill
@@ -197,7 +198,29 @@ class Session:
         """One user message through the loop; its events go to the listeners. The
         skills edited, added or removed since the last message count for it."""
         self.refresh_skills()
+        if self.mcp is not None:  # `@SERVER:URI`: a server's resource attached
+            from skillchat.mcp.prompts import with_resources
+
+            text = with_resources(self.mcp, text, self.emit.notice)
         return self.chat.send(text)
+
+    def mcp_prompt(self, typed: str) -> str:
+        """`/mcp__SERVER__PROMPT args`: the prompt's messages, to send as the user's
+        turn (mcp/prompts.py); McpError when no server of the session has it."""
+        from skillchat.errors import McpError
+        from skillchat.mcp.prompts import run_prompt
+
+        if self.mcp is None:
+            raise McpError("no MCP server in this session")
+        return run_prompt(self.mcp, typed)
+
+    def mcp_listed(self) -> tuple[list[Prompt], list[tuple[str, Resource]]]:
+        """The prompts and resources of the servers up now (for completion)."""
+        if self.mcp is None:
+            return [], []
+        states = self.mcp.servers.items()
+        prompts = [p for _, state in states for p in state.prompts]
+        return prompts, [(name, r) for name, state in states for r in state.resources]
 
     def stream(self, text: str) -> Generator[Event, None, TurnResult]:
         """`send` for a caller that pulls: the turn's events, as the listeners get

@@ -8,8 +8,10 @@ KIND: `basic` (every content type, a slow tool, a crashing tool, hostile names),
 `many` (500 tools), `recursive` (a schema with a recursive $ref), `skills`
 (publishes skills with the skills extension: `demo` with a reference file, `lying`
 whose manifest digest is wrong, `shared` named like a local test skill; its `bump`
-tool changes `demo`), `asks` (its `form` tool asks the user a question
-(`elicitation/create`) with one of `FORMS`' schemas and returns the answer).
+tool changes `demo`), `asks` (for the user, not the model: its `form` tool asks
+the user a question (`elicitation/create`) with one of `FORMS`' schemas and returns
+the answer; prompts `review` and `hostile`, resources `note://hello`, a 2 MB
+`note://huge` and `note://hostile`).
 """
 
 from __future__ import annotations
@@ -265,6 +267,17 @@ def asks() -> MCPServer:
         assert isinstance(answer, ElicitResult)
         return json.dumps({"action": answer.action, "content": answer.content})
 
+    @server.prompt(description="Review something.")
+    def review(topic: str, tone: str = "dry") -> str:
+        return f"Please review {topic}, in a {tone} tone."
+
+    @server.prompt(description=HOSTILE)
+    def hostile(arg: str) -> str:
+        return f"{HOSTILE} with {arg}"
+
+    server.resource("note://hello", name="hello")(lambda: "hello from the server")
+    server.resource("note://huge", name="huge")(lambda: "h" * (2 * 1024 * 1024))
+    server.resource("note://hostile", name=HOSTILE)(lambda: HOSTILE)
     return server
 
 

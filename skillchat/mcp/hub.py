@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 from skillchat.errors import ConfigError, McpError
 from skillchat.mcp.catalog import neutral
 from skillchat.mcp.elicit import Elicit, ElicitAnswer, form_of
+from skillchat.mcp.prompts import Prompt, Resource, list_extras, prompt_text
 from skillchat.mcp.results import not_a_result
 from skillchat.mcp.skills import ServedSkills, list_entries, read_resource, skill_entries
 from skillchat.mcp.spawn import StderrTail, guarded_command, keep_tail, server_env, start_stdio
@@ -70,6 +71,8 @@ class ServerState:
     task: asyncio.Task[Any] | None = None
     generation: int = 0
     skill_entries: list[Any] | None = None  # None: the server does not serve skills
+    prompts: list[Prompt] = field(default_factory=list)  # for the user (mcp/prompts.py)
+    resources: list[Resource] = field(default_factory=list)
 
     def stderr_tail(self) -> str:
         """The last words the server wrote on stderr (its own on a failure), on one
@@ -183,6 +186,8 @@ class McpHub:
 
     def read(self, server: str, uri: str) -> bytes:
         """One `resources/read` (mcp/skills.py): the resource's raw bytes."""
+        from mcp.shared.exceptions import MCPError
+
         state = self.servers[server]
         client = state.client
         if client is None or state.state != "ready":
@@ -193,6 +198,25 @@ class McpHub:
         except FutureTimeout:
             future.cancel()
             raise McpError(f"no answer from '{server}' in {state.config.timeout_s:g} s") from None
+        except MCPError as exc:
+            raise McpError(f"'{server}' answered with an error: {exc.error.message}") from None
+
+    def prompt(self, server: str, name: str, arguments: dict[str, str]) -> str:
+        """One `prompts/get`: its messages as the user's turn (mcp/prompts.py)."""
+        from mcp.shared.exceptions import MCPError
+
+        state = self.servers[server]
+        client = state.client
+        if client is None or state.state != "ready":
+            raise McpError(f"MCP server '{server}' is not running: {state.error}")
+        future = self._submit(prompt_text(client, name, arguments))
+        try:
+            return cast(str, self._answered(future, state.config.timeout_s + 2))
+        except FutureTimeout:
+            future.cancel()
+            raise McpError(f"no answer from '{server}' in {state.config.timeout_s:g} s") from None
+        except MCPError as exc:
+            raise McpError(f"'{server}' answered with an error: {exc.error.message}") from None
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """One `tools/call`; McpError for a timeout, a JSON-RPC error, a dead server, a
@@ -296,9 +320,11 @@ class McpHub:
             async with client:
                 tools = await _list_tools(client)
                 entries = await skill_entries(client)
+                extras = await list_extras(client, state.config.name)
                 if current():
                     state.tools, state.client, state.state = tools, client, "ready"
                     state.skill_entries = entries
+                    state.prompts, state.resources = extras
                     state.ready.set()
                 await stop.wait()
         except BaseException as exc:

@@ -34,7 +34,7 @@ from skillchat.engine.questions import Questions
 from skillchat.errors import SkillchatError
 from skillchat.session import Session
 from skillchat.ui import commands
-from skillchat.ui.completion import SlashCompleter
+from skillchat.ui.completion import ResourceCompleter, SlashCompleter
 from skillchat.ui.consent import McpAsk, ReplConsent, live_card
 from skillchat.ui.console import Consoles, error_line, keys_unechoed
 from skillchat.ui.fork_view import fork_tokens
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from skillchat.workspace.files import Workspace
 
 RESUME_PREVIEW_LINES = 12
+MCP_PROMPT = "/mcp__"  # `/mcp__SERVER__PROMPT args`: a server's prompt (mcp/prompts.py)
 LEAVE_WORDS = {"exit", "quit"}  # alone on the line: leave, as /exit does
 
 
@@ -126,10 +127,15 @@ class Repl:
                 else live_card(self.consoles.out, request)
             )
         self._count_tokens(transcript)
-        slash = SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs)
+        slash = SlashCompleter(
+            lambda: [*commands.completions(), *self._prompt_pairs()],
+            self._skill_pairs,
+            self._chat_pairs,
+        )
+        resources = ResourceCompleter(lambda: self.session.mcp_listed()[1])
         self.editor = LineEditor(
             user_data_dir() / "history",
-            merge_completers([slash, PathCompleter(lambda: self.workspace)]),
+            merge_completers([slash, resources, PathCompleter(lambda: self.workspace)]),
             self.toolbar,
         )
 
@@ -187,6 +193,9 @@ class Repl:
             if found is not None:
                 command, arg = found
                 return bool(command.run(self, arg))
+            if text.startswith(MCP_PROMPT):  # a server's prompt: its messages are the turn
+                self.send(self.session.mcp_prompt(text))
+                return False
             self.session.refresh_skills()  # a skill added since the last turn is no typo
             if mistake := unknown_name(text, self.session.registry, commands.COMMANDS):
                 # Not sent: a typo would cost a request and an answer to the wrong text.
@@ -315,6 +324,10 @@ class Repl:
         registry = self.session.registry
         skills = [registry.skills[n] for n in registry.names()]
         return [(s.name, commands.skill_usage(s)) for s in skills if s.user_invocable]
+
+    def _prompt_pairs(self) -> list[tuple[str, str]]:
+        """The MCP servers' prompts, as `/mcp__SERVER__PROMPT` with their arguments."""
+        return [(p.command, p.usage()) for p in self.session.mcp_listed()[0]]
 
     def _chat_pairs(self) -> list[tuple[str, str]]:
         return [(c.id, c.title or "") for c in self.store.list_chats(limit=commands.CHATS_SHOWN)]

@@ -423,3 +423,40 @@ def test_a_servers_question_is_neutralised_and_a_malformed_one_declined_in_one_l
     said = " ".join(done.stderr.split())
     assert said.count("asked a question") == 1, said
     assert "asked a question: declined (its field 'where' is not a string" in said
+
+
+def test_a_servers_prompts_and_resources_reach_the_model_and_screen_cleaned_and_bounded(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """docs/security.md (MCP): a prompt's text, a resource's content and their names
+    lose their escapes (on screen and for the model); a 2 MB resource is attached cut
+    at 256 KB; a prompt argument with control characters goes to the server as typed
+    and comes back cleaned."""
+    from skillchat.config import load_settings
+    from skillchat.mcp.hub import McpHub
+    from skillchat.mcp.prompts import run_prompt
+
+    port = closed_port()
+    argv = [sys.executable, str(SERVERS), "asks", str(tmp_path), "--http", str(port)]
+    with listening(*argv, port=port):
+        config = tmp_path / "config.toml"
+        config.write_text(f'[mcp.srv]\nurl = "http://127.0.0.1:{port}/mcp"\n')
+        listed = skillchat("mcp", "list", "--config", str(config), timeout=180)
+        assert "/mcp__srv__hostile" in listed.stdout and "@srv:note://hostile" in listed.stdout
+        assert "\x1b" not in listed.stdout + listed.stderr
+        hub = McpHub(list(load_settings(config).mcp_servers.values()))
+        hub.start()
+        try:
+            turn = run_prompt(hub, "/mcp__srv__hostile 'a\x1b]0;x\x07b'")
+            usage = [p.usage() for p in hub.servers["srv"].prompts if p.name == "hostile"]
+        finally:
+            hub.close()
+        assert "ignore previous instructions with ab" in turn and "\x1b" not in turn
+        assert "\x1b" not in usage[0] and "\x07" not in usage[0]
+        server.script(reply("ok"))
+        options = [*session_options(server, tmp_path), "--config", str(config)]
+        done = skillchat("ask", *options, "@srv:note://hostile @srv:note://huge", timeout=180)
+        assert done.returncode == 0, done.stderr
+    sent = [m for m in server.completions[-1].body["messages"] if m["role"] == "user"][-1]
+    assert "ignore previous instructions" in sent["content"] and "\x1b" not in sent["content"]
+    assert "[cut at 256 KB]" in sent["content"] and len(sent["content"]) < 300_000
