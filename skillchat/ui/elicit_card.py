@@ -76,7 +76,7 @@ class ElicitCard:
 
     def _read(self, item: Field) -> Any:
         """One field's value, typed until it fits; None: left out; `_CANCELLED`."""
-        shown = f"{item.default}" if item.default is not None else ""
+        shown = _shown(item.default)
         hint = f" [{shown}]" if shown else (" (required)" if item.required else "")
         while True:
             line = _line(self.console, text(f"  {item.title or item.name}{hint}: ", "strong"))
@@ -98,6 +98,13 @@ class ElicitCard:
 _CANCELLED = object()
 
 
+def _shown(value: Any) -> str:
+    """A default as it would be typed (a list's choices joined by commas)."""
+    if value is None:
+        return ""
+    return ", ".join(value) if isinstance(value, list) else str(value)
+
+
 def _field_line(item: Field) -> Text:
     """A field's line on the card; its name, default and choices are the server's
     (kept exact for the answer), cleaned here for the screen."""
@@ -114,7 +121,7 @@ def _field_line(item: Field) -> Text:
         shown = [f"{c} ({label})" if label != c else c for c, label in pairs]
         line.append(clean(f"\n      one of: {', '.join(shown)}"), style="muted")
     if item.default is not None:
-        line.append(clean(f"\n      default: {item.default}"), style="muted")
+        line.append(clean(f"\n      default: {_shown(item.default)}"), style="muted")
     if item.minimum is not None or item.maximum is not None:
         low = "" if item.minimum is None else f"{item.minimum:g}"
         high = "" if item.maximum is None else f"{item.maximum:g}"
