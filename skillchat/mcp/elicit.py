@@ -18,7 +18,12 @@ cursor or retitle the terminal. A URL-mode request is shown, never opened.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import queue
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -230,3 +235,54 @@ def flag_elicit(settings: Settings, say: Callable[[str], None]) -> Elicit:
         return answer
 
     return elicit
+
+
+class Relay:
+    """A server's questions, asked on the thread of the call they came in.
+
+    The SDK's callback runs on the hub's event loop, where nothing may wait for a
+    person; the call waits on its own thread (the chat's, or a fork's), so the
+    question is handed there (`callback` puts it in the inbox of the latest call
+    waiting), asked through `elicit` (the session's: the chat's one consent owner),
+    and its answer handed back. A question when no call waits is declined."""
+
+    def __init__(self, elicit: Elicit | None) -> None:
+        self.elicit = elicit
+        self._calls: list[queue.Queue[Any]] = []  # the calls waiting, latest last
+
+    def callback(self, server: str) -> Callable[[Any, Any], Awaitable[Any]]:
+        """The SDK's `elicitation_callback` for `server`."""
+
+        async def elicited(context: Any, params: Any) -> Any:
+            from mcp_types import ElicitResult
+
+            if not self._calls:
+                return ElicitResult(action="decline")
+            answered: Future[ElicitAnswer] = Future()
+            self._calls[-1].put((form_of(server, params), answered))
+            answer = await asyncio.wrap_future(answered)
+            return ElicitResult(action=answer.action, content=answer.content)
+
+        return elicited
+
+    def wait(self, future: Future[Any], timeout: float) -> Any:
+        """`future.result(timeout)`, asking meanwhile the questions the servers ask on
+        this thread (the time one is on screen counts in the call's)."""
+        inbox: queue.Queue[Any] = queue.Queue()
+        future.add_done_callback(lambda done: inbox.put(None))
+        self._calls.append(inbox)
+        deadline = time.monotonic() + timeout
+        try:
+            while (asked := inbox.get(timeout=max(0.0, deadline - time.monotonic()))) is not None:
+                form, answered = asked
+                try:
+                    answer = self.elicit(form) if self.elicit else ElicitAnswer("decline")
+                except BaseException:  # Ctrl-C at the question: the server hears "cancel"
+                    answered.set_result(ElicitAnswer("cancel"))
+                    raise
+                answered.set_result(answer)
+        except queue.Empty:
+            raise FutureTimeout from None
+        finally:
+            self._calls.remove(inbox)
+        return future.result(0)

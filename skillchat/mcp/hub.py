@@ -6,6 +6,8 @@
     hub.listed()                    # [(server, Tool)] of the servers that are up
     hub.call("github", "get_issue", {...})   # -> CallToolResult; McpError otherwise
     hub.served_skills()             # the skills of servers declaring the skills extension
+    hub.prompt("docs", "review", {...})  # a prompt's messages, the user's turn (prompts.py)
+    McpHub(servers, elicit)         # a server's questions answered by `elicit` (elicit.py)
     hub.close()                     # also at exit; kill -9 is covered by spawn.py
 
 skillchat is synchronous; the official SDK is asyncio. One daemon thread runs an
@@ -23,9 +25,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
-import queue
 import threading
-import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from skillchat.errors import ConfigError, McpError
 from skillchat.mcp.catalog import neutral
-from skillchat.mcp.elicit import Elicit, ElicitAnswer, form_of
+from skillchat.mcp.elicit import Elicit, Relay
 from skillchat.mcp.prompts import Prompt, Resource, list_extras, prompt_text
 from skillchat.mcp.results import not_a_result
 from skillchat.mcp.skills import ServedSkills, list_entries, read_resource, skill_entries
@@ -85,9 +85,9 @@ class McpHub:
 
     def __init__(self, servers: list[McpServerConfig], elicit: Elicit | None = None) -> None:
         self.servers = {server.name: ServerState(server) for server in servers}
-        # A chat's answer to a server's question (mcp/elicit.py); None: not offered.
-        self.elicit = elicit
-        self._calls: list[queue.Queue[Any]] = []  # the calls waiting, latest last
+        # A server's questions, asked on the thread of their call (mcp/elicit.py) with
+        # `elicit`, the chat's answer; None: elicitation not offered.
+        self.questions = Relay(elicit)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self.changed = False  # a server announced a new tool list: read it at the next turn
@@ -211,7 +211,7 @@ class McpHub:
             raise McpError(f"MCP server '{server}' is not running: {state.error}")
         future = self._submit(prompt_text(client, name, arguments))
         try:
-            return cast(str, self._answered(future, state.config.timeout_s + 2))
+            return cast(str, self.questions.wait(future, state.config.timeout_s + 2))
         except FutureTimeout:
             future.cancel()
             raise McpError(f"no answer from '{server}' in {state.config.timeout_s:g} s") from None
@@ -233,7 +233,7 @@ class McpHub:
         timeout = state.config.timeout_s
         future = self._submit(client.call_tool(tool, arguments, read_timeout_seconds=timeout))
         try:
-            return cast("CallToolResult", self._answered(future, timeout + 2))
+            return cast("CallToolResult", self.questions.wait(future, timeout + 2))
         except FutureTimeout:
             future.cancel()
             raise McpError(f"no answer from '{server}' in {timeout:g} s (timeout_s)") from None
@@ -378,52 +378,12 @@ class McpHub:
             raise McpError(str(exc)) from None
 
     def _handlers(self, state: ServerState) -> dict[str, Any]:
-        """The client's callbacks: notifications, and questions when the chat answers
-        them (the SDK advertises elicitation only with a callback)."""
+        """The client's callbacks: notifications, and a server's questions when the
+        chat answers them (the SDK advertises elicitation only with a callback)."""
         handlers: dict[str, Any] = {"message_handler": self._on_message, "cache": None}
-        if self.elicit is not None:
-            name = state.config.name
-
-            async def elicited(context: Any, params: Any) -> Any:
-                return await self._elicited(name, params)
-
-            handlers["elicitation_callback"] = elicited
+        if self.questions.elicit is not None:
+            handlers["elicitation_callback"] = self.questions.callback(state.config.name)
         return handlers
-
-    async def _elicited(self, server: str, params: Any) -> Any:
-        """A server's question, handed to the thread of the call waiting on it (the
-        latest), asked there through the chat's one consent owner; declined when no
-        call waits (nobody to ask)."""
-        from mcp_types import ElicitResult
-
-        if not self._calls:
-            return ElicitResult(action="decline")
-        answered: Future[ElicitAnswer] = Future()
-        self._calls[-1].put((form_of(server, params), answered))
-        answer = await asyncio.wrap_future(answered)
-        return ElicitResult(action=answer.action, content=answer.content)
-
-    def _answered(self, future: Future[Any], timeout: float) -> Any:
-        """`future.result(timeout)`, asking meanwhile the questions the servers ask
-        (`_elicited`) on this thread (the time one is on screen counts in the call's)."""
-        inbox: queue.Queue[Any] = queue.Queue()
-        future.add_done_callback(lambda done: inbox.put(None))
-        self._calls.append(inbox)
-        deadline = time.monotonic() + timeout
-        try:
-            while (asked := inbox.get(timeout=max(0.0, deadline - time.monotonic()))) is not None:
-                form, answered = asked
-                try:
-                    answer = self.elicit(form) if self.elicit else ElicitAnswer("decline")
-                except BaseException:  # Ctrl-C at the question: the server hears "cancel"
-                    answered.set_result(ElicitAnswer("cancel"))
-                    raise
-                answered.set_result(answer)
-        except queue.Empty:
-            raise FutureTimeout from None
-        finally:
-            self._calls.remove(inbox)
-        return future.result(0)
 
     async def _on_message(self, message: Any) -> None:
         if getattr(getattr(message, "root", message), "method", "") == (
