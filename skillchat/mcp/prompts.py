@@ -190,7 +190,11 @@ def run_prompt(hub: McpHub, typed: str) -> str:
 
 def with_resources(hub: McpHub, text: str, notice: Callable[[str], None]) -> str:
     """`text` with the resources it mentions (`@SERVER:URI`, listed ones only) in
-    blocks before it; one that cannot be read is left out with a notice."""
+    blocks before it; one that cannot be read is left out with a notice. With a
+    mention, the servers still starting are waited for (their lists come with them)."""
+    if _RESOURCE.search(text) is None:
+        return text
+    hub.wait()
     listed = {name: state.resources for name, state in hub.servers.items()}
     blocks = []
     for server, uri in mentioned_resources(text, listed):
