@@ -9,13 +9,20 @@ and the process start are read from one monotonic clock):
 - `llm` (PyPI `llm`), pointed at the server through `extra-openai-models.yaml` in a
   temporary LLM_USER_PATH;
 - `skillchat ask --backend litellm`;
+- `skillchat ask --model anthropic/test-model` on Anthropic's Messages API, natively,
+  against tests/anthropic_server.py (its time, CPU and peak RSS within 1.1x the
+  openai row's);
 - the raw SDK floor: a script that imports `openai` and sends the same streamed
-  request with the client's generic `post` (what any openai-based CLI must do).
+  request with the client's generic `post` (what any openai-based CLI must do);
+- the standard-library floor: the same request with `http.client` and `json` (what
+  skillchat's own client, engine/backends/wire.py, is built on), read to its end.
 
 Runs are interleaved (one of each, then again) so drift in machine load hits all
 alike; medians and ratios are printed, with each whole process's CPU (user +
 system). Targets: skillchat at most 1.03x the SDK floor's time to its request, its
-CPU at least 10% below llm's, and at least 4x faster than the litellm backend.
+CPU at least 10% below llm's, and at least 4x faster than the litellm backend; its
+ratio to the standard-library floor is printed (what skillchat's own start costs
+beyond a bare request: discovery, the catalog, the CLI).
 `--before PATH` adds `skillchat ask` run from another checkout (PYTHONPATH=PATH); the
 first row is the `skillchat` the venv imports (an editable install's checkout), so
 run the script with `PYTHONPATH=` this checkout to time a worktree. `llm`
@@ -42,6 +49,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
+from anthropic_server import AnthropicServer  # noqa: E402
 from openai_server import ScriptedServer, reply  # noqa: E402
 
 SKILLCHAT = Path(sys.executable).parent / "skillchat"
@@ -54,8 +62,23 @@ for line in client.post("/chat/completions", body=body, cast_to=httpx.Response,
     pass
 """
 
+STDLIB_FLOOR = """import http.client, json, sys
+from urllib.parse import urlsplit
+url = urlsplit(sys.argv[1])
+body = {"model": "test-model", "messages": [{"role": "user", "content": "hi"}],
+        "stream": True, "stream_options": {"include_usage": True}}
+conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+conn.request("POST", url.path + "/chat/completions", json.dumps(body).encode(),
+             {"Content-Type": "application/json", "Authorization": "Bearer sk-no-key"})
+response = conn.getresponse()
+while response.read1(65536):
+    pass
+"""
 
-def commands(base_url: str, llm: str | None, before: str | None = None) -> dict[str, list[str]]:
+
+def commands(
+    base_url: str, llm: str | None, before: str | None = None, anthropic_url: str | None = None
+) -> dict[str, list[str]]:
     ask = [
         str(SKILLCHAT),
         "ask",
@@ -69,6 +92,13 @@ def commands(base_url: str, llm: str | None, before: str | None = None) -> dict[
         "llm": [llm, "-m", "bench", "hi"] if llm else [],
         "skillchat (litellm)": [*ask, "--backend", "litellm", "--model", "openai/test-model", "hi"],
         "SDK floor": [sys.executable, "-c", FLOOR, base_url],
+        # Anthropic's Messages API, natively, against tests/anthropic_server.py.
+        "skillchat (anthropic)": (
+            [*ask[:3], anthropic_url, *ask[4:], "--model", "anthropic/test-model", "hi"]
+            if anthropic_url
+            else []
+        ),
+        "stdlib floor": [sys.executable, "-c", STDLIB_FLOOR, base_url],
         "skillchat (before)": (
             ["env", f"PYTHONPATH={before}", *ask, "--model", "openai/test-model", "hi"]
             if before
@@ -132,6 +162,15 @@ def time_one(
     return server.completions[before].at - start, cpu
 
 
+def peak_kib(argv: list[str], env: dict[str, str], cwd: Path) -> int:
+    """The whole process's peak RSS in KiB (its own rusage, from wait4)."""
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return int(usage.ru_maxrss)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
@@ -139,19 +178,22 @@ def main() -> None:
     parser.add_argument("--before", help="another checkout of skillchat, to compare")
     parser.add_argument("--no-litellm", action="store_true", help="leave the litellm backend out")
     args = parser.parse_args()
-    with served_home() as (server, home, env):
-        cmds = commands(server.base_url, args.llm, args.before)
+    with served_home() as (server, home, env), AnthropicServer([reply("Hello!")], loop=True) as ant:
+        cmds = commands(server.base_url, args.llm, args.before, ant.base_url)
+        servers = {name: ant if "anthropic" in name else server for name in cmds}
         if args.no_litellm:
             del cmds["skillchat (litellm)"]
-        for argv in cmds.values():  # warm the page cache and the .pyc files
-            time_one(server, argv, env, home)
+        for name, argv in cmds.items():  # warm the page cache and the .pyc files
+            time_one(servers[name], argv, env, home)
         times: dict[str, list[float]] = {name: [] for name in cmds}
         cpus: dict[str, list[float]] = {name: [] for name in cmds}
         for _ in range(args.runs):
             for name, argv in cmds.items():
-                wall, cpu = time_one(server, argv, env, home)
+                wall, cpu = time_one(servers[name], argv, env, home)
                 times[name].append(wall)
                 cpus[name].append(cpu)
+        native = ("skillchat (openai)", "skillchat (anthropic)")
+        rss = {n: statistics.median(peak_kib(cmds[n], env, home) for _ in range(3)) for n in native}
     medians = {name: statistics.median(values) for name, values in times.items()}
     cpu = {name: statistics.median(values) for name, values in cpus.items()}
     ours = medians["skillchat (openai)"]
@@ -165,8 +207,18 @@ def main() -> None:
         litellm = medians["skillchat (litellm)"] / ours
         verdict = "met" if litellm >= 4 else "MISSED"
         print(f"target: litellm backend >= 4x slower -> {litellm:.1f}x: {verdict}")
+    anthropic = medians["skillchat (anthropic)"] / ours
+    cpu_share = cpu["skillchat (anthropic)"] / cpu["skillchat (openai)"]
+    rss_share = rss["skillchat (anthropic)"] / rss["skillchat (openai)"]
+    print(f"  peak RSS: openai {rss['skillchat (openai)'] / 1024:.0f} MB, anthropic "
+          f"{rss['skillchat (anthropic)'] / 1024:.0f} MB")  # fmt: skip
+    verdict = "met" if max(anthropic, cpu_share, rss_share) <= 1.1 else "MISSED"
+    print(f"target: anthropic <= 1.1x openai -> time {anthropic:.2f}x, cpu {cpu_share:.2f}x, "
+          f"rss {rss_share:.2f}x: {verdict}")  # fmt: skip
     floor = ours / medians["SDK floor"]
     print(f"target: <= 1.03x the SDK floor -> {floor:.2f}x: {'met' if floor <= 1.03 else 'MISSED'}")
+    stdlib = ours / medians["stdlib floor"]
+    print(f"skillchat / the stdlib floor: {stdlib:.2f}x the time")
     if "llm" in medians:
         share = cpu["skillchat (openai)"] / cpu["llm"]
         verdict = "met" if share <= 0.9 else "MISSED"

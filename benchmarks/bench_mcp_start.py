@@ -8,8 +8,11 @@ load hits all alike:
 - `skillchat ask` with no MCP server: process start to its first request reaching the
   scripted model server (bench_first_request.py's clock);
 - the same with one stdio server configured (tests/mcp_servers.py `basic`, a FastMCP
-  server of the official SDK): skillchat starts it in the background and waits for it
-  (or its failure) before the first message, so its tools can be offered;
+  server of the official SDK) in its first session: no list of its tools is kept
+  yet (each run removes the one the last kept, mcp/listing.py), so skillchat starts
+  it and waits for it (or its failure) before the first message, so its tools can
+  be offered (later sessions offer the kept list and start no server:
+  bench_mcp_unused.py);
 - that server's own start with the bare SDK client: spawn, `initialize` and
   `tools/list`, in a fresh process, the way any MCP host must start it.
 
@@ -63,8 +66,10 @@ def main() -> None:
         for argv in (plain, with_server):  # warm the page cache and the .pyc files
             time_one(server, argv, env, home)
         times: dict[str, list[float]] = {"no server": [], "one server": [], "server alone": []}
+        kept = home / ".cache" / "skillchat" / "mcp-tools.json"
         for _ in range(args.runs):
             times["no server"].append(time_one(server, plain, env, home)[0])
+            kept.unlink(missing_ok=True)
             times["one server"].append(time_one(server, with_server, env, home)[0])
             done = subprocess.run(bare, env=env, capture_output=True, text=True, timeout=120)
             times["server alone"].append(float(done.stdout.strip()))

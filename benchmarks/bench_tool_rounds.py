@@ -40,8 +40,10 @@ sys.path.insert(0, str(REPO / "tests"))
 from openai_server import ScriptedServer, call, reply  # noqa: E402
 
 from skillchat.config import Settings  # noqa: E402
+from skillchat.engine.backends.base import Timeouts  # noqa: E402
 from skillchat.engine.backends.select import make_backend  # noqa: E402
 from skillchat.engine.loop import Chat  # noqa: E402
+from skillchat.engine.resolve import asked, resolve  # noqa: E402
 from skillchat.engine.turn import TurnResult  # noqa: E402
 from skillchat.skills.registry import Registry, discover  # noqa: E402
 
@@ -119,7 +121,8 @@ def session(rounds: int, backend: str, saved: bool = False) -> tuple[float, floa
         if saved:
             result, ours = saved_send(settings, registry, text)
         else:
-            chat = Chat(settings, registry, make_backend(settings))
+            target = resolve(settings, asked(settings), probe=False)
+            chat = Chat(settings, registry, make_backend(target, Timeouts.of(settings)))
             start = time.perf_counter()
             result = chat.send(text)
             ours = time.perf_counter() - start

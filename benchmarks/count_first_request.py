@@ -9,11 +9,14 @@ under callgrind, stopped at the moment its request to the server leaves:
 
 - `skillchat ask` (the bundled skills), from the checkout on PYTHONPATH, and from
   `--before PATH`;
-- the raw SDK floor of bench_first_request.py.
+- the raw SDK floor and the standard-library floor of bench_first_request.py.
 
 The stop is an audit hook (`sys.addaudithook`, in a sitecustomize on PYTHONPATH)
-that ends the process at its first `socket.connect` once `openai` is imported:
-`ask` probes the server's `/props` before it imports the SDK, the floor not at all.
+that ends the process as its chat request leaves: at the first `http.client.send`
+of a POST (skillchat's own client, engine/backends/wire.py, and the stdlib floor
+send through `http.client`; a start-up `/props` probe is a GET), or, for the SDK
+(httpx, no `http.client`), at its first `socket.connect` once `openai` is imported
+(a checkout from before wire.py, passed as `--before`, stops there too).
 An instruction is not a unit of time (cache misses, system calls and waits are not
 in it), so the ratio here is a floor for the ratio of times, and the tool to tell
 whether a change made the start cheaper.
@@ -27,10 +30,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench_first_request import FLOOR, REPO, served_home
+from bench_first_request import FLOOR, REPO, STDLIB_FLOOR, served_home
 
 STOP = """import os, sys
 def _stop(event, args):
+    data = args[1] if event == "http.client.send" else None
+    if isinstance(data, bytes) and data.startswith(b"POST "):
+        os._exit(0)
     if event == "socket.connect" and "openai" in sys.modules:
         os._exit(0)
 sys.addaudithook(_stop)
@@ -65,7 +71,12 @@ def main() -> None:
                "--model", "openai/test-model", "hi"]  # fmt: skip
         here = env.get("PYTHONPATH", "")
         floor = [python, "-c", FLOOR, server.base_url]
-        runs = {"skillchat ask": (ask, here), "SDK floor": (floor, "")}
+        stdlib = [python, "-c", STDLIB_FLOOR, server.base_url]
+        runs = {
+            "skillchat ask": (ask, here),
+            "SDK floor": (floor, ""),
+            "stdlib floor": (stdlib, ""),
+        }
         if args.before:
             runs["skillchat ask (before)"] = (ask, args.before)
         counts = {}

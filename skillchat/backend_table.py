@@ -1,14 +1,14 @@
 """The model backends, one row each: a new native backend is its module and its row.
 
-A row says what must be known *without* importing the backend's SDK (`openai`
-~0.5 s, `litellm` seconds): its name (the config's `backend` and `--backend`
-accept the table's names and `auto`), whether it serves a model under `auto`,
-the one-line error for a missing key, whether `doctor` probes its server, and
-where its class is (`make`, "module:Class", imported only when a model is about
-to be called, by engine/backends/select.py). The class, built from the settings,
-streams replies, maps its SDK's failures to one `ProviderError` line
-(engine/backends/provider_errors.py) and looks up the model's window
-(engine/context_window.py): that needs the SDK, so it is the module's part.
+A row says what must be known *without* importing the backend's module (a native
+one's, tens of milliseconds; `litellm`, seconds): its name (the config's `backend`
+and `--backend` accept the table's names and `auto`), whether it serves a model
+under `auto`, the one-line error for a missing key, whether `doctor` probes its
+server, and where its class is (`make`, "module:Class", imported only when a model
+is about to be called, by engine/backends/select.py). The class, built from a
+`Target` and its `Timeouts`, streams replies, maps its failures to one
+`ProviderError` line (engine/backends/provider_errors.py) and looks up the model's
+window (engine/context_window.py): that is the module's part.
 
 The table sits below `config`, which checks the `backend` names against it, and
 imports nothing of skillchat.
@@ -23,6 +23,11 @@ from typing import NamedTuple
 # The keyless ways are named too: a new user without a key can still chat.
 KEYLESS = "or run a model on this machine with no key: --local (or --gguf FILE)"
 NO_KEY = f"OPENAI_API_KEY is not set: export it, or pass --api-base for a local server, {KEYLESS}"
+
+# Extended thinking's budget in tokens: `--thinking` alone, and the least the
+# Messages API takes (the anthropic backend sends it).
+DEFAULT_THINKING = 8_000
+MIN_THINKING = 1_024
 
 # The key variable of each provider whose key skillchat can check before loading a
 # model library (litellm takes seconds to import only to say the key is missing).
@@ -96,6 +101,30 @@ def _openai_key_problem(model: str, api_base: str | None) -> str | None:
     return NO_KEY
 
 
+def _anthropic_serves(model: str, api_base: str | None) -> bool:
+    """`anthropic/...` models, on Anthropic's API or on a server given as `api_base`
+    that speaks the Messages API (a gateway, a proxy, the test server)."""
+    return model.lower().startswith("anthropic/")
+
+
+def required_max_tokens(backend: str, model: str, thinking: int | None) -> int | None:
+    """The reply's `max_tokens` on a backend whose API requires one when nothing
+    states one (Anthropic's: `claude_reply_tokens`); None on the other backends."""
+    return claude_reply_tokens(model, thinking) if backend == "anthropic" else None
+
+
+def claude_reply_tokens(model: str, thinking: int | None) -> int:
+    """A Claude reply's default `max_tokens`: what every model of the family can
+    produce (Claude 3 Haiku and Opus: 4,096; 3.5: 8,192; 3.7 and 4.x: 64,000 or more,
+    of which 16,000 is a long answer's room), plus the thinking budget."""
+    name = model.lower().removeprefix("anthropic/")
+    if name.startswith("claude-3-") and not name.startswith(("claude-3-5", "claude-3-7")):
+        reply = 4096
+    else:
+        reply = 8192 if name.startswith("claude-3-5") else 16_000
+    return reply + (thinking or 0)
+
+
 def missing_key(model: str, api_base: str | None) -> str | None:
     """The key variable a `provider/model` needs and the environment lacks, if any.
 
@@ -109,7 +138,7 @@ def missing_key(model: str, api_base: str | None) -> str | None:
     return env
 
 
-def _litellm_key_problem(model: str, api_base: str | None) -> str | None:
+def _provider_key_problem(model: str, api_base: str | None) -> str | None:
     missing = missing_key(model, api_base)
     if missing:
         return (
@@ -121,16 +150,30 @@ def _litellm_key_problem(model: str, api_base: str | None) -> str | None:
 
 BACKENDS = (
     BackendRow(
-        name="openai",  # the official SDK: OpenAI and any OpenAI-compatible server
+        name="openai",  # chat completions over wire.py: OpenAI, any compatible server
         serves=_openai_serves,
         key_problem=_openai_key_problem,
         probed=True,
         make="skillchat.engine.backends.openai_backend:OpenAIBackend",
     ),
     BackendRow(
+        name="anthropic",  # Anthropic's Messages API, natively (no SDK): prompt caching, thinking
+        serves=_anthropic_serves,
+        key_problem=_provider_key_problem,
+        probed=False,
+        make="skillchat.engine.backends.anthropic_backend:AnthropicBackend",
+    ),
+    BackendRow(
+        name="gemini",  # Google's OpenAI-compatible endpoint, the same code
+        serves=lambda model, api_base: model.lower().startswith("gemini/"),
+        key_problem=_provider_key_problem,
+        probed=False,
+        make="skillchat.engine.backends.gemini_backend:GeminiBackend",
+    ),
+    BackendRow(
         name="litellm",  # every other provider, through litellm
         serves=lambda model, api_base: True,
-        key_problem=_litellm_key_problem,
+        key_problem=_provider_key_problem,
         probed=False,
         make="skillchat.engine.backends.litellm_backend:LiteLLMBackend",
     ),

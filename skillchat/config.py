@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from skillchat.backend_table import BACKEND_NAMES
+from skillchat.backend_table import BACKEND_NAMES, MIN_THINKING
 from skillchat.config_file import read_config_file
 from skillchat.errors import ConfigError, UsageError
 
@@ -32,6 +32,8 @@ ALLOWED_TOOLS_MODES = ("approve", "restrict", "ignore")
 # would load, then fail every install with bubblewrap's own words).
 MAX_INSTALL_MB = 1 << 20
 ENV_CONFIG = "SKILLCHAT_CONFIG"
+# The default model for a user whose only key is ANTHROPIC_API_KEY (`_keyed_default`).
+ANTHROPIC_DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
 # The budgets when nothing states or fits them (`Settings.budget`, `catalog_budget`).
 DEFAULT_CONTEXT_CHARS = 300_000
 DEFAULT_CATALOG_CHARS = 30_000
@@ -103,6 +105,9 @@ class Settings:
     # token, and a local model on a CPU at ~5 tokens/s needs ~15 min for 4,000 tokens.
     reply_timeout: float = 1200.0
     max_tokens: int | None = None
+    # Extended thinking (Anthropic's backend): the tokens the model may think for
+    # before it answers, None for none (`--thinking`, `--thinking-budget N`).
+    thinking_budget: int | None = None
     max_tool_calls: int = 16
     max_retries: int = 3
     skills_enabled: bool = True
@@ -266,6 +271,19 @@ def with_model(settings: Settings, model: str, given: Collection[str]) -> Settin
     return replace(settings, **entry)
 
 
+def _keyed_default(values: dict[str, Any], sources: dict[str, str]) -> None:
+    """No model named anywhere, no OpenAI key or server, but ANTHROPIC_API_KEY set:
+    the default model is Anthropic's, so a user with that key alone starts as an
+    OpenAI user does (`config show` says why: `[ANTHROPIC_API_KEY]`)."""
+    if sources.get("model") != "default" or values.get("api_base") or values.get("gguf"):
+        return
+    if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
+        return
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        values["model"] = ANTHROPIC_DEFAULT_MODEL
+        sources["model"] = "ANTHROPIC_API_KEY"
+
+
 def _check(settings: Settings, sources: dict[str, str]) -> None:
     where = str(settings.config_path) if settings.config_path else "settings"
     if settings.backend not in BACKEND_NAMES:
@@ -301,6 +319,8 @@ def _check(settings: Settings, sources: dict[str, str]) -> None:
         raise ConfigError(f"{where}: max_retries must be >= 0, timeout and reply_timeout > 0")
     if settings.max_tokens is not None and settings.max_tokens < 1:
         raise ConfigError(f"{where}: max_tokens must be at least 1")
+    if settings.thinking_budget is not None and settings.thinking_budget < MIN_THINKING:
+        raise ConfigError(f"{where}: thinking_budget must be at least {MIN_THINKING:,}")
     if settings.api_base is not None:
         url = urlsplit(settings.api_base)
         if url.scheme not in ("http", "https") or not url.hostname:
@@ -348,6 +368,7 @@ def load_with_sources(
             values[name] = tuple(value) if name == "skill_dirs" else value
             sources[name] = "flag"
     apply_named_model(values, sources)
+    _keyed_default(values, sources)
     if "skill_dirs" in overrides and overrides["skill_dirs"] is not None:
         values["skills_bundled"] = False  # `--skills-dir`: these directories alone
     settings = replace(Settings(), **values, config_path=config_path, warnings=tuple(warnings))

@@ -49,6 +49,7 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     (None, "timeout"): ("timeout", (int, float)),
     (None, "reply_timeout"): ("reply_timeout", (int, float)),
     (None, "max_tokens"): ("max_tokens", (int,)),
+    (None, "thinking_budget"): ("thinking_budget", (int,)),
     (None, "max_tool_calls"): ("max_tool_calls", (int,)),
     (None, "max_retries"): ("max_retries", (int,)),
     (None, "workspace"): ("workspace", (str,)),

@@ -38,6 +38,8 @@ leaves the code just above the one that raised it.
         ├── EnvRefused              a command's packages not ready → its error result
         ├── SandboxFailure          bubblewrap could not start → INTERNAL_ERROR
         │                           result, or `doctor`'s "sandbox unusable"
+        ├── WireError               the model's server cannot be reached, went silent,
+        │                           broke the connection or redirected → ProviderError
         └── CrossOriginRedirect     a redirect to another origin → ProviderError; in
                                     engine/backends/origin.py, as it is also an
                                     httpx.HTTPError (this module imports nothing)
@@ -59,7 +61,7 @@ ToolArgumentError in tools/, sandbox/command_tool.py and skills/shell_words.py (
 word that cannot be quoted into an inline command); MalformedChunk in the
 chunk reader (engine/backends/sse.py); SearchFileTooLarge and RegexTimeout in
 workspace/search.py; IgnoreFileError in workspace/ignore.py; SandboxFailure in
-sandbox/.
+sandbox/; WireError in engine/backends/wire.py.
 
 Anything else reaching the CLI is a bug, reported as "internal error: <class>".
 """
@@ -197,6 +199,27 @@ class ToolArgumentError(InternalSignal):
 class MalformedChunk(InternalSignal):
     """A chunk that parsed as JSON but is not shaped like a chat.completion.chunk
     (`content: 12345`, `tool_calls: 5`); the backend reports it as a ProviderError."""
+
+
+class WireError(InternalSignal):
+    """The model's HTTP connection failed (engine/backends/wire.py); each backend
+    words it as its one-line ProviderError. `timed_out`: no answer, or no data,
+    within the timeout. `refused`: nothing listens there. `redirect`: the server
+    answered 3xx, not followed; the target's `scheme://host:port` when it is another
+    origin, else its path."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        timed_out: bool = False,
+        refused: bool = False,
+        redirect: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+        self.refused = refused
+        self.redirect = redirect
 
 
 class IgnoreFileError(InternalSignal):

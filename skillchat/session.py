@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
     from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
-    from skillchat.engine.backends.base import Backend
+    from skillchat.engine.backends.base import Backend, BackendFor
     from skillchat.engine.emit import Event, Listener
     from skillchat.engine.fork import SkillFork
     from skillchat.engine.loop import Chat
@@ -116,7 +116,7 @@ class Session:
         listeners: Sequence[Listener] = (),
         workspace: Workspace | None = None,
         consent: Callable[[], Consent] | None = None,
-        backend_for: Callable[[Settings], Backend] | None = None,
+        backend_for: BackendFor | None = None,
         mcp_consent: Callable[[], McpConsent] | None = None,
         elicit: Elicit | None = None,
         questions: Questions | None = None,
@@ -162,10 +162,10 @@ class Session:
         if settings.active_mcp_servers():  # the SDK is imported only with a server
             from skillchat.mcp.hub import McpHub
 
+            # Started when first needed (mcp/hub.py): nothing here starts or waits.
             self.mcp = McpHub(settings.active_mcp_servers(), self._answer)
-            self.mcp.start()  # in the background: nothing here waits for a server
         registry = load_registry(settings) if registry is None else registry
-        self._start(transcript, settings, registry, self._backend_for(settings))
+        self._start(transcript, settings, registry, self._backend(target))
 
     @property
     def settings(self) -> Settings:
@@ -250,6 +250,13 @@ class Session:
         result shown to the user only: nothing joins the transcript."""
         return self.chat.toolbox.run(name, raw_arguments)
 
+    def start_servers(self) -> None:
+        """Start every MCP server now, in the background, instead of when first
+        needed (the REPL: the user types meanwhile, and served skills reach
+        `/skills` and the first call finds its server up)."""
+        if self.mcp is not None:
+            self.mcp.start()
+
     def refresh_served(self) -> None:
         """The skills of MCP servers that came up since the last look join the chat
         now, with their notices; a server still starting is not waited for."""
@@ -290,7 +297,7 @@ class Session:
         own model), saved with the chat."""
         self.target = target
         settings = target.over(self.settings)
-        self.chat.use_settings(settings, self._backend_for(settings))
+        self.chat.use_settings(settings, self._backend(target))
         if self.recorder is not None:
             self.recorder.switched(target)
 
@@ -304,13 +311,19 @@ class Session:
         model file), unless the command line chose them."""
         target = continued_target(self._asked, self._own, transcript, self._sources)
         settings = target.over(self.settings)
-        backend = self.backend if target == self.target else self._backend_for(settings)
+        backend = self.backend if target == self.target else self._backend(target)
         self._fresh_consent()
         # This chat's own target: where a later `/model` comes back to.
         self._own = self.target = target
         self._start(transcript, settings, self.registry, backend)
 
     # ----------------------------------------------------------------- inside
+
+    def _backend(self, target: Target) -> Backend:
+        """The backend for `target`, with the timeouts the user asked for."""
+        from skillchat.engine.backends.base import Timeouts
+
+        return self._backend_for(target, Timeouts.of(self._asked))
 
     def _fresh_consent(self) -> None:
         """The chat being left takes its "always" answers with it."""

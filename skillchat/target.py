@@ -50,6 +50,9 @@ class Target:
     vision: bool | None
     context_max_chars: int | None  # None: nothing stated or fitted (the defaults)
     catalog_max_chars: int | None
+    # Extended thinking's budget (the settings' `thinking_budget`), for a backend
+    # that thinks (Anthropic's); None: no thinking.
+    thinking: int | None = None
 
     def saved(self) -> tuple[str, str | None, str | None, str | None]:
         """The model and where it runs, as a chat saves them: model, api_base,

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from helpers import skill_folder, write_files
+from helpers import model_for, skill_folder, write_files
 from openai_server import ScriptedServer
 
 from skillchat.config import Settings
@@ -99,7 +99,7 @@ class RecordingView(ViewListener):
 
 def settings_for(server: ScriptedServer, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
-        "model": "openai/test-model",
+        "model": model_for(server),
         "api_base": server.base_url,
         "max_retries": 0,
         "timeout": 10.0,
@@ -123,8 +123,19 @@ def make_chat(
 
 
 def sent(server: ScriptedServer, n: int = -1) -> list[dict[str, Any]]:
-    """The messages of the n-th chat-completions request."""
+    """The messages of the n-th chat-completions request (of the Messages API
+    server's, read back as chat-completions messages)."""
+    chat_messages = getattr(server, "chat_messages", None)
+    if chat_messages is not None:
+        messages: list[dict[str, Any]] = chat_messages(n)
+        return messages
     return server.completions[n].body["messages"]
+
+
+def tool_names(server: ScriptedServer, n: int = -1) -> list[str]:
+    """The names of the tools the n-th request offered (either protocol's shape)."""
+    tools = server.completions[n].body.get("tools") or []
+    return [t["function"]["name"] if "function" in t else t["name"] for t in tools]
 
 
 def tool_messages(server: ScriptedServer, n: int = -1) -> list[dict[str, Any]]:

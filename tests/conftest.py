@@ -154,8 +154,20 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 
 
 @pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as s:
+def server(request: pytest.FixtureRequest) -> Iterator[ScriptedServer]:
+    """The scripted model server: OpenAI's chat completions (tests/openai_server.py),
+    or, for a test parametrized with helpers.py's `BOTH_PROTOCOLS`, each protocol in
+    turn: then Anthropic's Messages API too (tests/anthropic_server.py, the same
+    moves). `helpers.model_for(server)` is the model that reaches it natively, and
+    chat_helpers.py's readers read either's requests as chat-completions messages.
+    litellm's own cases (a `backend` of "litellm") run on OpenAI's protocol only."""
+    from anthropic_server import AnthropicServer
+
+    kind = getattr(request, "param", "openai")
+    callspec = getattr(request.node, "callspec", None)
+    if kind == "anthropic" and callspec and callspec.params.get("backend") == "litellm":
+        pytest.skip("litellm's cases run on OpenAI's protocol")
+    with AnthropicServer() if kind == "anthropic" else ScriptedServer() as s:
         yield s
 
 

@@ -20,6 +20,8 @@ import pytest
 if TYPE_CHECKING:
     from openai_server import ScriptedServer
 
+    from skillchat.config import Settings
+    from skillchat.engine.backends.base import Backend
     from skillchat.target import Target
 
 REPO = Path(__file__).resolve().parents[1]
@@ -234,16 +236,61 @@ def one_line_error(done: _subprocess.CompletedProcess[str], code: int = 1) -> st
     return lines[0]
 
 
+# A test (or, as `pytestmark`, a module) of the loop run on both model protocols: the
+# `server` fixture (tests/conftest.py) is OpenAI's server, then Anthropic's.
+BOTH_PROTOCOLS = pytest.mark.parametrize("server", ["openai", "anthropic"], indirect=True)
+
+
+def model_for(server: ScriptedServer | None) -> str:
+    """The model id that goes to `server` natively: `anthropic/test-model` for the
+    Messages API server (tests/anthropic_server.py), else `openai/test-model`."""
+    anthropic = type(server).__name__ == "AnthropicServer"
+    return "anthropic/test-model" if anthropic else "openai/test-model"
+
+
 def session_options(server: ScriptedServer, skills_dir: Path | str) -> list[str]:
     """The options that point a skillchat session at the scripted server and a skills folder."""
     return [
         "--model",
-        "openai/test-model",
+        model_for(server),
         "--api-base",
         server.base_url,
         "--skills-dir",
         str(skills_dir),
     ]
+
+
+def alive(tag: Path) -> list[int]:
+    """The pids of live processes whose command line names `tag`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(tag).encode() in cmdline and state != "Z" and int(entry.name) != os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+def counted_table(name: str, tag: Path, extra: str = "", startup: float = 300) -> str:
+    """A `[mcp.NAME]` table running tests/mcp_servers.py `counted TAG` through a
+    shell that first adds its pid to TAG/starts: a start is counted even when the
+    server is stopped while it loads (its SDK's imports take a second)."""
+    servers = Path(__file__).resolve().parent / "mcp_servers.py"
+    count = 'echo $$ >> "$0/starts"; exec "$@"'
+    argv = ["-c", count, str(tag), sys.executable, str(servers), "counted", str(tag)]
+    table = f'[mcp.{name}]\ncommand = "/bin/sh"\nargs = {json.dumps(argv)}\n'
+    return table + f"startup_timeout_s = {startup:g}\n{extra}"
+
+
+def starts(tag: Path) -> int:
+    """How many times `counted_table`'s server in `tag` was started."""
+    path = tag / "starts"
+    return len(path.read_text().split()) if path.exists() else 0
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 30) -> bool:
@@ -265,3 +312,13 @@ def provider_target(model: str) -> Target:
     from skillchat.target import Place
 
     return resolve(Settings(), Place(model))
+
+
+def backend_of(settings: Settings) -> Backend:
+    """The backend a session makes for `settings`: for their target (resolved as a
+    `Session` made in code resolves it, without a probe) and their timeouts."""
+    from skillchat.engine.backends.base import Timeouts
+    from skillchat.engine.backends.select import make_backend
+    from skillchat.engine.resolve import asked, resolve
+
+    return make_backend(resolve(settings, asked(settings), probe=False), Timeouts.of(settings))

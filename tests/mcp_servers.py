@@ -11,7 +11,10 @@ whose manifest digest is wrong, `shared` named like a local test skill; its `bum
 tool changes `demo`), `asks` (for the user, not the model: its `form` tool asks
 the user a question (`elicitation/create`) with one of `FORMS`' schemas and returns
 the answer; prompts `review` and `hostile`, resources `note://hello`, a 2 MB
-`note://huge` and `note://hostile`).
+`note://huge` and `note://hostile`), `counted FOLDER` (does what FOLDER/mode says: nothing there,
+`basic`; `hang`, never answers; `die`, exits with last words; `v2`, `basic` with
+`add` taking other parameters and `echo` gone; tests/helpers.py `counted_table`
+starts it and counts its starts).
 """
 
 from __future__ import annotations
@@ -281,10 +284,40 @@ def asks() -> MCPServer:
     return server
 
 
+def counted() -> MCPServer:
+    try:
+        with open(os.path.join(sys.argv[2], "mode")) as given:
+            mode = given.read().strip()
+    except FileNotFoundError:
+        mode = ""
+    if mode == "hang":
+        while True:
+            time.sleep(60)
+    if mode == "die":
+        sys.stderr.write("counted server: out of luck\n")
+        sys.exit(3)
+    server = basic()
+    if mode == "v2":
+        server.remove_tool("add")
+        server.remove_tool("echo")
+
+        @server.tool(description="Add two numbers, named anew.")
+        def add(x: int, y: int) -> int:
+            return x + y
+
+    return server
+
+
 def main() -> None:
     kind = sys.argv[1]
-    kinds = {"basic": basic, "many": many, "recursive": recursive, "skills": skills,
-             "asks": asks}  # fmt: skip
+    kinds = {
+        "basic": basic,
+        "many": many,
+        "recursive": recursive,
+        "skills": skills,
+        "counted": counted,
+        "asks": asks,
+    }
     server = kinds[kind]()
     if "--http" in sys.argv:
         port = int(sys.argv[sys.argv.index("--http") + 1])

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
 import threading
 import time
@@ -315,7 +316,6 @@ class _Handler(BaseHTTPRequestHandler):
             events.append({**base, "choices": [], "usage": _usage(move)})
         if "events" in move:
             events = [e if isinstance(e, str) else {**base, **e} for e in move["events"]]
-        cut_after = move.get("cut_after")
 
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -329,20 +329,28 @@ class _Handler(BaseHTTPRequestHandler):
         if "endless" in move:
             self._endless(move, base)
             return
+        data = [e if isinstance(e, str) else json.dumps(e) for e in events]
+        if self._send(move, [f"data: {d}\n\n".encode() for d in data]):
+            if move.get("done", True):
+                self._chunk(b"data: [DONE]\n\n")
+            self._chunk(b"")
+
+    def _send(self, move: Move, events: list[bytes]) -> bool:
+        """Send the encoded `events` as the move says (`cut_after`, `stall_after`,
+        `chunk_delay`); False when the body was not to be ended (cut, stalled, or
+        the server stopping)."""
+        cut_after = move.get("cut_after")
         for n, event in enumerate(events):
             if cut_after is not None and n >= cut_after:
                 self._cut(clean=bool(move.get("clean_cut")))
-                return
+                return False
             if n == move.get("stall_after"):
                 self.server.stopping.wait()
-                return
+                return False
             if n and self.server.stopping.wait(float(move.get("chunk_delay", 0))):
-                return
-            data = event if isinstance(event, str) else json.dumps(event)
-            self._chunk(f"data: {data}\n\n".encode())
-        if move.get("done", True):
-            self._chunk(b"data: [DONE]\n\n")
-        self._chunk(b"")
+                return False
+            self._chunk(event)
+        return True
 
     def _endless(self, move: Move, base: dict[str, Any]) -> None:
         """A reply that never finishes: content or keep-alive comments, dripping."""
@@ -409,7 +417,15 @@ class ScriptedServer(ThreadingHTTPServer):
         self._lock = threading.Lock()
         self._gates: dict[str, threading.Event] = {}
         self._completions = 0
+        self.connections = 0  # TCP connections accepted (one per chat with keep-alive)
         self.script(*(moves or []))
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """Accept a connection, counting it."""
+        accepted = super().get_request()
+        with self._lock:
+            self.connections += 1
+        return accepted
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hanging up (timeouts, dropped keep-alives) are normal here, not noise."""

@@ -18,8 +18,15 @@ import time
 from pathlib import Path
 
 import pytest
-from chat_helpers import sent, system_text, tool_messages
-from helpers import closed_port, one_line_error, session_options, skillchat
+from chat_helpers import sent, system_text, tool_messages, tool_names
+from helpers import (
+    BOTH_PROTOCOLS,
+    closed_port,
+    model_for,
+    one_line_error,
+    session_options,
+    skillchat,
+)
 from openai_server import ScriptedServer, call, error, reply
 
 from skillchat.sandbox.detect import probe
@@ -34,9 +41,9 @@ def ask(
     stdin: str | None = None,
     config: str | None = None,
     tmp: Path | None = None,
-    model: str = "openai/test-model",
+    model: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    argv = ["ask", "--model", model]
+    argv = ["ask", "--model", model or model_for(server)]
     if server is not None:
         argv += ["--api-base", server.base_url]
     if config is not None:
@@ -47,6 +54,7 @@ def ask(
     return skillchat(*argv, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL)
 
 
+@BOTH_PROTOCOLS
 def test_pipe_gets_only_the_answer(server: ScriptedServer) -> None:
     server.script(
         reply("Let me load the skill.", calls=[call("get_skill", {"skill_name": "calculator"})]),
@@ -58,10 +66,9 @@ def test_pipe_gets_only_the_answer(server: ScriptedServer) -> None:
     assert "Let me load the skill." in done.stderr  # narration: stderr, with the cards
     assert "get_skill" in done.stderr and 'skill_name="calculator"' in done.stderr
     assert "tokens: 20 in + 10 out = 30" in done.stderr
-    body = server.completions[0].body
     # run_command is offered wherever a sandbox works (without --allow-run it refuses)
     offered = ["run_command"] if probe().available else []
-    assert [t["function"]["name"] for t in body["tools"]] == [
+    assert tool_names(server, 0) == [
         "list_skills",
         "get_skill",
         "read_file_in_skill",
@@ -70,6 +77,7 @@ def test_pipe_gets_only_the_answer(server: ScriptedServer) -> None:
     assert '"name": "calculator"' in (system_text(server, 0) or "")
 
 
+@BOTH_PROTOCOLS
 def test_json_output_shape(server: ScriptedServer) -> None:
     server.script(
         reply(
@@ -83,9 +91,9 @@ def test_json_output_shape(server: ScriptedServer) -> None:
     assert set(report) == {
         "answer", "tool_calls", "usage", "model", "chat_id", "forks", "usage_by_model"
     }  # fmt: skip
-    assert report["forks"] == [] and set(report["usage_by_model"]) == {"openai/test-model"}
+    assert report["forks"] == [] and set(report["usage_by_model"]) == {model_for(server)}
     assert re.fullmatch(r"[0-9a-f]{8}", report["chat_id"])
-    assert report["answer"] == "done" and report["model"] == "openai/test-model"
+    assert report["answer"] == "done" and report["model"] == model_for(server)
     invoked, traversal = report["tool_calls"]
     assert invoked["name"] == "get_skill" and invoked["arguments"] == {"skill_name": "calculator"}
     assert invoked["is_error"] is False
@@ -101,10 +109,13 @@ def test_json_output_shape(server: ScriptedServer) -> None:
         "completion_tokens": 10,
         "total_tokens": 30,
         "cost": None,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
     }
     assert sent(server, 0)[1] == {"role": "user", "content": "2+2"}
 
 
+@BOTH_PROTOCOLS
 def test_prompt_from_stdin(server: ScriptedServer) -> None:
     server.script(reply("from dash"), reply("from pipe"))
     assert ask(server, "-", stdin="question one\n").stdout == "from dash\n"
@@ -113,27 +124,29 @@ def test_prompt_from_stdin(server: ScriptedServer) -> None:
     assert sent(server)[-1]["content"] == "question two"
 
 
+@BOTH_PROTOCOLS
 def test_empty_prompt_is_a_usage_error(server: ScriptedServer) -> None:
     done = ask(server, "-", stdin="  \n")
     assert done.returncode == 2 and "the prompt is empty" in done.stderr
     assert not server.completions
 
 
+@BOTH_PROTOCOLS
 def test_no_tools_and_disabled_skills(server: ScriptedServer, tmp_path: Path) -> None:
     server.script(reply("a"), reply("b"))
     assert ask(server, "--no-tools", "/calculator 1+1").returncode == 0
-    first = server.completions[0].body
-    assert "tools" not in first and "The question to answer: 1+1" in first["messages"][0]["content"]
+    first = sent(server, 0)
+    assert "tools" not in server.completions[0].body
+    assert "The question to answer: 1+1" in first[0]["content"]
     done = ask(server, "/calculator 1+1", config="[skills]\nenabled = false\n", tmp=tmp_path)
     assert done.returncode == 0, done.stderr
-    second = server.completions[1].body
-    assert "tools" not in second
-    assert second["messages"] == [{"role": "user", "content": "/calculator 1+1"}]
+    assert "tools" not in server.completions[1].body
+    assert sent(server, 1) == [{"role": "user", "content": "/calculator 1+1"}]
 
 
 FAULTS = {
     "401": ([error(401)], "authentication failed (401)"),
-    "404-model": ([error(404)], "model 'openai/test-model' not found (404)"),
+    "404-model": ([error(404)], "model '{model}' not found (404)"),
     "429": ([error(429, retry_after="0"), error(429, retry_after="0")], "rate limited (429)"),
     "500": ([error(500), error(500)], "server error (500)"),
     "timeout": ([reply("late", delay=3)], "timed out after 0.5s"),
@@ -141,9 +154,11 @@ FAULTS = {
 }
 
 
+@BOTH_PROTOCOLS
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_provider_faults_end_in_one_line(server: ScriptedServer, tmp_path: Path, fault: str):
     moves, expected = FAULTS[fault]
+    expected = expected.format(model=model_for(server))
     server.script(*moves)
     config = "max_retries = 1\ntimeout = 0.5\n"
     done = ask(server, "hi", config=config, tmp=tmp_path)
@@ -166,6 +181,7 @@ def test_refused_connection_and_missing_key(tmp_path: Path) -> None:
     assert "OPENAI_API_KEY is not set" in one_line_error(done)
 
 
+@BOTH_PROTOCOLS
 def test_tool_round_limit_exits_1(server: ScriptedServer, tmp_path: Path) -> None:
     server.script(*[reply(calls=[call("list_skills")])] * 3)
     done = ask(server, "go", config="max_tool_rounds = 2\n", tmp=tmp_path)
@@ -187,6 +203,7 @@ def read_until(proc: subprocess.Popen[str], text: str, timeout: float = 60) -> s
     return seen.decode()
 
 
+@BOTH_PROTOCOLS
 def test_ctrl_c_keeps_what_was_shown_and_exits_130(server: ScriptedServer) -> None:
     # Ten words, then the stream goes silent. Without tools the words go to stdout as
     # they come: Ctrl-C comes once they are there. (A reply that may call tools is
@@ -265,14 +282,16 @@ import sys
 from skillchat.cli.app import run
 code = run(sys.argv[1:])
 lazy = ('litellm', 'mcp', 'mcp_types')
-heavy = sorted(m for m in sys.modules if m.split('.')[0] in lazy or m in {NOT_ON_ASK_PATH})
+sdk = ('openai', 'httpx', 'httpcore')  # httpx._main: cli/app.py's stand-in, not httpx
+heavy = sorted(m for m in sys.modules if m.split('.')[0] in lazy or m in {NOT_ON_ASK_PATH} + sdk)
 print(code, heavy, file=sys.stderr)
 """
 
 
 def test_openai_path_imports_no_litellm_mcp_or_markdown_on_a_pipe(server: ScriptedServer) -> None:
-    """Nor the MCP SDK with no server configured, nor httpx's own command line (click,
-    pygments), kept out by cli/app.py."""
+    """Nor the MCP SDK with no server configured, nor any model SDK or its HTTP
+    client (`openai`, `httpx`: the request goes over engine/backends/wire.py), nor
+    httpx's own command line (click, pygments), kept out by cli/app.py."""
     server.script(reply("ok"), reply("ok"))
     argv = ["ask", *session_options(server, SKILLS), "hi"]
     loaded = []
@@ -289,12 +308,59 @@ def test_openai_path_imports_no_litellm_mcp_or_markdown_on_a_pipe(server: Script
     assert loaded[1] == "0 []" or (loaded[1] == probed and not probe().available)
 
 
+# What `ask` must not have imported when its request leaves, whatever it printed
+# first: each was on that path once (docs/performance.md).
+NOT_BEFORE_REQUEST = (
+    "rich",  # the catalog's warning was printed through it
+)
+# At each connection to the server (the `/props` probe's, then the request's), the
+# modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect
+# as it happens, so nothing of skillchat is patched.
+REQUEST_PROBE = f"""
+import json, sys
+port = int(sys.argv.pop(1))
+seen = []
+def connect(event, args):
+    if event == "socket.connect" and args[1][1:2] == (port,):
+        seen.append(sorted(m for m in {NOT_BEFORE_REQUEST} if m in sys.modules))
+sys.addaudithook(connect)
+from skillchat.cli.app import run
+code = run(sys.argv[1:])
+print(code, json.dumps(seen), file=sys.stderr)
+"""
+
+
+def test_no_rich_before_the_request_when_the_catalog_warns(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """The catalog's warning (descriptions shortened to fit) is written before the
+    request leaves, as plain text: Rich loads only for what follows the reply."""
+    server.script(reply("ok"))
+    config = tmp_path / "config.toml"
+    config.write_text("[skills]\ncatalog_max_chars = 400\n")
+    argv = ["ask", *session_options(server, SKILLS), "--config", str(config), "hi"]
+    # A fresh interpreter: the subject is what `ask` imports, which this one has all.
+    done = subprocess.run(
+        [sys.executable, "-c", REQUEST_PROBE, str(server.port), *argv],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.stdout == "ok\n", done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("warning: ") and "shortened to" in lines[0], done.stderr
+    assert "(catalog_max_chars = 400)" in lines[0]
+    code, seen = lines[-1].split(" ", 1)
+    assert code == "0" and len(server.completions) == 1
+    connects = json.loads(seen)
+    assert connects and connects == [[]] * len(connects), connects  # at each: nothing
+
+
 def test_an_unknown_backend_is_a_usage_error() -> None:
     done = skillchat("ask", "--backend", "nope", "hi")
     assert done.returncode == 2 and "'nope' is not one of" in done.stderr
     assert "Traceback" not in done.stderr
 
 
+@BOTH_PROTOCOLS
 def test_stdin_and_a_prompt_together(server: ScriptedServer, tmp_path: Path) -> None:
     diff = "diff --git a/x b/x\n+print('```')\n"
     server.script(reply("feat: add x"), reply("plain"))
@@ -310,7 +376,7 @@ def test_stdin_and_a_prompt_together(server: ScriptedServer, tmp_path: Path) -> 
     file = tmp_path / "notes.txt"
     file.write_text("")
     with file.open() as empty:  # an empty file on stdin: the prompt alone
-        done = skillchat("ask", "--model", "openai/test-model", "--api-base", server.base_url,
+        done = skillchat("ask", "--model", model_for(server), "--api-base", server.base_url,
                          "--skills-dir", str(SKILLS), "hello", stdin=empty)  # fmt: skip
     assert sent(server)[-1] == {"role": "user", "content": "hello"}
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import closed_port
+from helpers import backend_of, closed_port
 from openai_server import ScriptedServer, call, error, reply
 
 from skillchat.backend_table import backend_row
@@ -26,7 +26,7 @@ from skillchat.config import Settings
 from skillchat.engine.assemble import assemble
 from skillchat.engine.backends.base import Backend
 from skillchat.engine.backends.openai_backend import describe_base
-from skillchat.engine.backends.select import import_on_fresh_stack, make_backend
+from skillchat.engine.backends.select import import_on_fresh_stack
 from skillchat.engine.events import Delta, Reply, ToolCall, Usage
 from skillchat.engine.retry import backoff_delay, parse_retry_after, stream_with_retries
 from skillchat.errors import ProviderError
@@ -57,7 +57,7 @@ def backend_for(server: ScriptedServer, kind: str, **settings: object) -> Backen
         "timeout": 5.0,
         **settings,
     }
-    return make_backend(Settings(**options))
+    return backend_of(Settings(**options))
 
 
 def run(
@@ -154,7 +154,7 @@ def test_no_key_and_no_api_base_fails_before_any_request(
         ProviderError,
         match="OPENAI_API_KEY is not set: export it, or pass --api-base for a local server",
     ):
-        make_backend(Settings(model="openai/test-model", backend=kind))
+        backend_of(Settings(model="openai/test-model", backend=kind))
 
 
 def test_litellm_refuses_a_model_without_a_known_provider() -> None:
@@ -162,7 +162,7 @@ def test_litellm_refuses_a_model_without_a_known_provider() -> None:
         ProviderError,
         match="litellm does not know which provider serves 'llama3': write it as provider/model",
     ):
-        make_backend(Settings(model="llama3", backend="litellm"))
+        backend_of(Settings(model="llama3", backend="litellm"))
 
 
 # --- errors ----------------------------------------------------------------------------
@@ -244,7 +244,7 @@ def test_503_exhausted_says_server_error(server: ScriptedServer, kind: str) -> N
 def test_connection_refused(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     base = f"http://127.0.0.1:{closed_port()}/v1"
-    backend = make_backend(Settings(model="openai/test-model", api_base=base, backend=kind))
+    backend = backend_of(Settings(model="openai/test-model", api_base=base, backend=kind))
     with pytest.raises(ProviderError) as info:
         run(backend)
     assert (
@@ -311,7 +311,9 @@ def test_stream_cut_before_any_text_is_retried(server: ScriptedServer, kind: str
         ("o3-mini", "auto", None, "openai"),
         ("chatgpt-4o-latest", "auto", None, "openai"),
         ("openai/anything", "auto", None, "openai"),
-        ("anthropic/claude-sonnet-4", "auto", None, "litellm"),
+        ("anthropic/claude-sonnet-4", "auto", None, "anthropic"),
+        ("anthropic/claude-sonnet-4", "auto", "http://gw:8080/v1", "anthropic"),
+        ("any-model", "anthropic", "http://gw:8080/v1", "anthropic"),
         ("ollama_chat/llama3", "auto", "http://localhost:11434", "litellm"),
         ("claude-sonnet-4", "auto", None, "litellm"),
         ("llama3", "auto", "http://localhost:8080/v1", "openai"),
@@ -347,10 +349,13 @@ def test_litellm_prints_nothing(server: ScriptedServer, tmp_path: Path) -> None:
     server.script(reply("ok"), error(401), reply("cut", cut_after=2), error(400))
     code = (
         "from skillchat.config import Settings\n"
+        "from skillchat.engine.backends.base import Timeouts\n"
         "from skillchat.engine.backends.select import make_backend\n"
+        "from skillchat.engine.resolve import asked, resolve\n"
         "from skillchat.errors import ProviderError\n"
-        f"b = make_backend(Settings(model='openai/test-model', api_base='{server.base_url}',"
-        " backend='litellm'))\n"
+        f"s = Settings(model='openai/test-model', api_base='{server.base_url}',"
+        " backend='litellm')\n"
+        "b = make_backend(resolve(s, asked(s), probe=False), Timeouts.of(s))\n"
         "for _ in range(4):\n"
         "    try:\n        list(b.stream([{'role': 'user', 'content': 'hi'}], None))\n"
         "    except ProviderError:\n        pass\n"

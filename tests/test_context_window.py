@@ -11,20 +11,23 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import RecordingView, make_chat, registry, settings_for, write_skill
+from helpers import backend_of
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.config import Settings, load_settings
-from skillchat.engine.backends.select import make_backend
 from skillchat.engine.context_fit import ELIDED
 from skillchat.engine.context_window import (
     budget_for_window,
     context_budget,
+    may_answer_props,
     props_url,
+    server_window,
 )
 from skillchat.engine.resolve import asked, resolve
 from skillchat.skills.registry import Registry
 
-LONG = [{"role": "user", "content": "x" * 5_000}]
+# A chat past its first answer, over the lookup's floor.
+LONG = [{"role": "user", "content": "x" * 5_000}, {"role": "assistant", "content": "ok"}]
 PROPS_4K = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}
 
 
@@ -88,25 +91,29 @@ def test_props_sits_beside_v1() -> None:
 
 def test_the_server_window_is_read_once_from_props(server) -> None:
     server.props = PROPS_4K
-    backend = make_backend(settings_for(server))
+    backend = backend_of(settings_for(server))
     assert backend.context_window() == 4096
     assert backend.context_window() == 4096
     assert len(props_requests(server)) == 1
 
 
 def test_no_props_and_no_known_model_means_no_window(server) -> None:
-    assert make_backend(settings_for(server)).context_window() is None  # /props is a 404
+    assert backend_of(settings_for(server)).context_window() is None  # /props is a 404
 
 
 def test_a_known_model_without_a_server_takes_litellms_model_map_window(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
-    assert make_backend(Settings(model="gpt-4o")).context_window() == 128_000
-    assert make_backend(Settings(model="openai/gpt-4o")).context_window() == 128_000
-    assert make_backend(Settings(model="gpt-no-such-model")).context_window() is None
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-used")
-    litellm_backend = make_backend(Settings(model="anthropic/claude-sonnet-4-5"))
+    assert backend_of(Settings(model="gpt-4o")).context_window() == 128_000
+    assert backend_of(Settings(model="openai/gpt-4o")).context_window() == 128_000
+    assert backend_of(Settings(model="gpt-no-such-model")).context_window() is None
+    monkeypatch.setenv("MISTRAL_API_KEY", "test-not-used")
+    litellm_backend = backend_of(Settings(model="mistral/mistral-large-latest"))
     assert litellm_backend.name == "litellm"
-    assert litellm_backend.context_window() == 200_000
+    assert litellm_backend.context_window() == 262_144
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-used")
+    native = backend_of(Settings(model="anthropic/claude-sonnet-4-5"))
+    assert native.name == "anthropic"  # Anthropic's own API now, the same map's window
+    assert native.context_window() == 200_000
 
 
 def test_a_server_that_never_answers_props_costs_a_bounded_wait() -> None:
@@ -116,7 +123,7 @@ def test_a_server_that_never_answers_props_costs_a_bounded_wait() -> None:
         port = silent.getsockname()[1]
         settings = Settings(model="local", api_base=f"http://127.0.0.1:{port}/v1")
         begun = time.monotonic()
-        assert make_backend(settings).context_window() is None
+        assert backend_of(settings).context_window() is None
         assert time.monotonic() - begun < 10  # PROBE_TIMEOUT is 2 s; generous for CI load
 
 
@@ -154,15 +161,30 @@ def test_a_small_server_window_trims_a_chat_the_default_budget_would_not(server,
     assert len(props_requests(server)) == 1
 
 
-def test_the_request_after_the_probe_has_a_connection_of_its_own(server, skills) -> None:
-    """On the probe's connection, a server that leaves Nagle's algorithm on (this one)
-    held the request's first event for the client's delayed ACK: 40 ms."""
+def test_the_probe_and_the_chat_share_one_connection(server, skills) -> None:
+    """The probe goes on the chat's kept-alive connection, and the requests after it
+    too (a server with Nagle's algorithm on, this one, no longer holds their first
+    event for a delayed ACK: wire.py's quick ACK)."""
     server.props = PROPS_4K
     two_reads(server)
     make_chat(server, skills, RecordingView()).send("read a")
     probe = props_requests(server)[0]
     after = server.requests[server.requests.index(probe) + 1]
-    assert after.path.endswith("/chat/completions") and after.port != probe.port
+    assert after.path.endswith("/chat/completions") and after.port == probe.port
+    assert server.connections == 1
+
+
+def test_a_hosted_server_is_never_asked_for_props() -> None:
+    assert may_answer_props("http://127.0.0.1:8080/v1")
+    assert may_answer_props("http://[::1]:8080/v1")
+    assert may_answer_props("http://192.168.1.20:8080/v1")
+    assert may_answer_props("http://10.0.0.5/v1") and may_answer_props("http://gpu-box:8080")
+    assert may_answer_props("http://llm.lan/v1") and may_answer_props("http://localhost/v1")
+    assert not may_answer_props("https://openrouter.ai/api/v1")
+    assert not may_answer_props("https://api.together.xyz/v1")
+    assert not may_answer_props("http://8.8.8.8/v1")
+    # Not asked, so nothing is sent: an address nothing listens on answers None at once.
+    assert server_window("https://api.example.com/v1") is None
 
 
 def test_a_one_shot_question_asks_the_server_nothing_but_the_question(server) -> None:
@@ -170,6 +192,18 @@ def test_a_one_shot_question_asks_the_server_nothing_but_the_question(server) ->
     server.script(reply("hi"))
     make_chat(server, Registry(skills={})).send("hello")
     assert [r.path for r in server.requests] == ["/v1/chat/completions"]
+
+
+def test_a_long_first_message_is_sent_before_the_window_is_asked(server) -> None:
+    """Nothing of a chat's first request can be trimmed (no answer, no result yet):
+    its window is asked for after it, when there is."""
+    server.props = PROPS_4K
+    server.script(reply("hi"), reply("again"))
+    chat = make_chat(server, Registry(skills={}))
+    chat.send("x" * 6_000)
+    assert [r.path for r in server.requests] == ["/v1/chat/completions"]
+    chat.send("and now?")
+    assert [r.path for r in server.requests][1:] == ["/props", "/v1/chat/completions"]
 
 
 def test_a_budget_the_user_set_is_kept_whatever_the_server_says(server, skills) -> None:

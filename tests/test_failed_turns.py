@@ -7,9 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from chat_helpers import sent
-from helpers import session_options, skillchat
+from helpers import BOTH_PROTOCOLS, model_for, session_options, skillchat
 from openai_server import ScriptedServer, error, reply
 from pty_session import PtySession
+
+# A failed turn is the loop's, whatever the protocol (tests/conftest.py).
+pytestmark = BOTH_PROTOCOLS
 
 
 def ask(server: ScriptedServer, tmp_path: Path, *args: str):
@@ -17,7 +20,7 @@ def ask(server: ScriptedServer, tmp_path: Path, *args: str):
     config.write_text("max_retries = 0\n")
     empty = tmp_path / "no-skills"
     empty.mkdir(exist_ok=True)
-    return skillchat("ask", "--model", "openai/test-model", "--api-base", server.base_url,
+    return skillchat("ask", "--model", model_for(server), "--api-base", server.base_url,
                      "--config", str(config), "--skills-dir", str(empty), *args)  # fmt: skip
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -227,14 +229,16 @@ def test_unix_socket_is_refused(skill: Skill, tmp_path: Path) -> None:
     import socket
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    short = Path("/tmp") / f"sc-{os.getpid()}.sock"
+    # A folder of its own with a short path (a socket's path is at most 107 bytes):
+    # a fixed name in /tmp could be another user's socket from an earlier run.
+    short = Path(tempfile.mkdtemp(prefix="sc-", dir="/tmp"))
     try:
-        sock.bind(str(short))
-        (skill.root / "sock").symlink_to(short)
+        sock.bind(str(short / "s.sock"))
+        (skill.root / "sock").symlink_to(short / "s.sock")
         refused(skill, "sock", "PATH_TRAVERSAL")
     finally:
         sock.close()
-        short.unlink(missing_ok=True)
+        shutil.rmtree(short, ignore_errors=True)
 
 
 def test_unreadable_file_is_permission_denied(skill: Skill) -> None:

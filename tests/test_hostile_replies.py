@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from chat_helpers import make_chat, registry, sent, tool_messages, write_skill
-from helpers import provider_target, session_options, skillchat
+from helpers import BOTH_PROTOCOLS, provider_target, session_options, skillchat
 from openai_server import call, reply
 
 from skillchat.chats.store import ChatStore
@@ -63,7 +63,8 @@ def test_arguments_of_the_wrong_json_type_become_error_results(server, skills) -
     assert json.loads(results[3])["skill_name"] == "calc"
 
 
-@pytest.mark.parametrize("backend", ["openai", "litellm"])
+@BOTH_PROTOCOLS
+@pytest.mark.parametrize("backend", ["auto", "litellm"])
 def test_arguments_nested_thousands_deep_are_an_error_result(server, skills, backend) -> None:
     server.script(reply(calls=[call("get_skill", DEEP)]), reply("done"))
     result = make_chat(server, skills, backend=backend).send("go")
@@ -99,7 +100,8 @@ def test_choices_null_is_skipped(server, skills) -> None:
     assert make_chat(server, skills).send("go").answer == "hi"
 
 
-@pytest.mark.parametrize("backend", ["openai", "litellm"])
+@BOTH_PROTOCOLS
+@pytest.mark.parametrize("backend", ["auto", "litellm"])
 def test_lone_surrogates_never_reach_the_transcript(server, skills, backend) -> None:
     """The model's "\\ud800" in text, a tool name and arguments: each is kept as U+FFFD,
     so later requests (and saves) still encode."""
@@ -148,6 +150,7 @@ def test_ask_survives_every_bad_reply_and_the_chat_is_saved(server, tmp_path) ->
     assert users == ["go", "again", "once more"]
 
 
+@BOTH_PROTOCOLS
 def test_the_repl_keeps_working_and_saving_after_a_bad_argument(server, tmp_path, pty_sessions):
     """Once, a lone surrogate in a tool argument made every later REPL message fail
     (it was stored, then re-sent, and no UTF-8 encoder takes it) and nothing more was
@@ -200,6 +203,7 @@ def test_two_sessions_continuing_one_chat_both_save(tmp_path: Path) -> None:
     assert [m.get("content") for m in stored][-3:] == ["two's answer", "{}", "one's answer"]
 
 
+@BOTH_PROTOCOLS
 def test_two_asks_continuing_one_chat_at_once_both_finish_and_save(server, tmp_path) -> None:
     """End to end, two processes at once (the exact interleaving that used to fail,
     a message landing between a call and its results, is forced in the test above)."""

@@ -17,12 +17,16 @@ from chat_helpers import (
     tool_messages,
     write_skill,
 )
+from helpers import BOTH_PROTOCOLS, model_for
 from openai_server import ScriptedServer, call, error, reply
 
 from skillchat.engine.emit import Event, ForkStep, TextDelta, TextEnded
 from skillchat.engine.request import INTERRUPTED_MARK
 from skillchat.errors import ProviderError, ToolRoundLimit
 from skillchat.skills.registry import Registry
+
+# Every scenario here runs on OpenAI's protocol and on Anthropic's (tests/conftest.py).
+pytestmark = BOTH_PROTOCOLS
 
 CALC_BODY = "# Calculator\n\nWork it out step by step.\n\nQuestion: $ARGUMENTS\n"
 
@@ -48,7 +52,7 @@ def read(skill: str, path: str, **extra: object) -> dict:
 # ------------------------------------------------------------ tool rounds
 
 
-@pytest.mark.parametrize("backend", ["openai", "litellm"])
+@pytest.mark.parametrize("backend", ["auto", "litellm"])
 def test_parallel_calls_run_in_order_and_results_go_back(server, skills, backend) -> None:
     server.script(
         reply("Loading.", calls=[get("calculator"), read("calculator", "references/units.md")]),
@@ -156,7 +160,7 @@ def test_already_in_context_is_said_with_the_call_that_holds_it(server, skills) 
 # ------------------------------------------------------------ /name invocation
 
 
-@pytest.mark.parametrize("backend", ["openai", "litellm"])
+@pytest.mark.parametrize("backend", ["auto", "litellm"])
 def test_explicit_invocation_adds_get_skill_before_the_first_request(server, skills, backend):
     server.script(reply("39.1"))
     view = RecordingView()
@@ -200,12 +204,12 @@ def test_no_tools_injects_the_body_for_that_request_only(server, skills) -> None
     server.script(reply("first"), reply("second"))
     chat = make_chat(server, skills, tools=False)
     chat.send("/calculator 2+2")
-    first = server.completions[0].body
-    assert "tools" not in first
-    assert first["messages"][1] == {"role": "user", "content": "2+2"}
-    assert '<skill name="calculator">' in first["messages"][0]["content"]
-    assert "Question: 2+2" in first["messages"][0]["content"]
-    assert "get_skill" not in first["messages"][0]["content"]
+    assert "tools" not in server.completions[0].body
+    first = sent(server, 0)
+    assert first[1] == {"role": "user", "content": "2+2"}
+    assert '<skill name="calculator">' in first[0]["content"]
+    assert "Question: 2+2" in first[0]["content"]
+    assert "get_skill" not in first[0]["content"]
     assert not tool_messages(server)
     chat.send("and 3+3?")
     second = system_text(server) or ""
@@ -232,7 +236,7 @@ def test_cut_catalog_warns_the_user_and_points_the_model_at_list_skills(server, 
 def test_no_skills_means_no_tools_and_no_system_prompt(server) -> None:
     server.script(reply("plain"))
     result = make_chat(server, Registry(skills={})).send("/calculator hi")
-    body = server.completions[0].body
+    body = {**server.completions[0].body, "messages": sent(server, 0)}
     assert "tools" not in body
     assert body["messages"] == [{"role": "user", "content": "/calculator hi"}]
     assert result.answer == "plain"
@@ -292,11 +296,22 @@ def test_a_reply_cut_at_the_output_limit_is_flagged(server, skills) -> None:
     server.script(reply("half an answ", finish_reason="length"))
     view = RecordingView()
     assert make_chat(server, skills, view).send("x").answer == "half an answ"
+    # Anthropic's API requires max_tokens: the default for the model is sent, and said.
+    anthropic = model_for(server) == "anthropic/test-model"
     assert view.of("notice") == [
         "the reply was cut after 5 tokens by the server's output limit or context window "
-        "(no max_tokens was sent)"
+        + ("(under max_tokens (16,000))" if anthropic else "(no max_tokens was sent)")
     ]
-    assert "max_tokens" not in server.completions[-1].body
+    assert server.completions[-1].body.get("max_tokens") == (16_000 if anthropic else None)
+
+
+def test_a_refused_reply_is_said_and_runs_no_calls(server, skills) -> None:
+    """OpenAI's `content_filter`, Anthropic's `refusal` stop reason."""
+    server.script(reply("I can't help", calls=[get("calc")], finish_reason="content_filter"))
+    view = RecordingView()
+    result = make_chat(server, skills, view).send("x")
+    assert result.answer == "I can't help" and result.requests == 1 and not result.tool_calls
+    assert view.of("notice") == ["the provider stopped the reply as a refusal (its content filter)"]
 
 
 def test_events_of_two_kinds_never_compare_equal(server: ScriptedServer, skills: Registry) -> None:

@@ -10,7 +10,6 @@ share one `basic` server over streamable HTTP, started once for the module."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -22,12 +21,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from chat_helpers import tool_messages
 from helpers import (
+    alive,
     closed_port,
+    counted_table,
     listening,
     one_line_error,
     session_options,
     skill_folder,
     skillchat,
+    starts,
     wait_for,
 )
 from openai_server import ScriptedServer, call, reply
@@ -35,6 +37,7 @@ from openai_server import ScriptedServer, call, reply
 from skillchat.config import load_settings
 from skillchat.errors import ConfigError
 from skillchat.mcp.policy import decide
+from skillchat.safe_io.user_cache import folder
 from skillchat.skills.registry import discover
 
 if TYPE_CHECKING:
@@ -67,22 +70,6 @@ def refusing(name: str, tag: Path) -> str:
 def http(name: str, url: str, extra: str = "") -> str:
     """A `[mcp.NAME]` table for the server at `url` (streamable HTTP)."""
     return f'[mcp.{name}]\nurl = "{url}"\n{STARTUP}{extra}\n'
-
-
-def alive(tag: Path) -> list[int]:
-    """The pids of live processes whose command line names `tag`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if str(tag).encode() in cmdline and state != "Z" and int(entry.name) != os.getpid():
-            found.append(int(entry.name))
-    return found
 
 
 @pytest.fixture
@@ -275,6 +262,48 @@ def test_a_killed_skillchat_takes_its_servers_along(server: ScriptedServer, tag:
     finally:
         child.kill()
     assert wait_for(lambda: not alive(tag), 20), alive(tag)
+
+
+def test_a_server_starts_only_when_its_tools_are_needed(server: ScriptedServer, tag: Path) -> None:
+    """Commands that call no tool start no server; `ask` waits for a server only in
+    its first session (no list of it kept yet); after that its tools are offered from
+    the kept list and it starts at the first call of one; `--no-mcp` offers none; a
+    kept list that cannot be read is waited for as no list."""
+    config = tag / "config.toml"
+    config.write_text(counted_table("srv", tag))
+    skills = tag / "skills"
+    skill_folder(skills, "local", "name: local\ndescription: A local skill.\n")
+    options = ["--config", str(config), "--skills-dir", str(skills)]
+    for argv in (
+        ["skills", "list"], ["skills", "list", "--json"], ["skills", "stats"],
+        ["skills", "cost"], ["skills", "show", "local"], ["skills", "trust"],
+        ["skills", "deps"],
+    ):  # fmt: skip
+        done = skillchat(*argv, *options)
+        assert done.returncode == 0, (argv, done.stderr)
+    assert skillchat("chats", "list", "--config", str(config)).returncode == 0
+    assert skillchat("skills", "validate", str(skills)).returncode == 0
+    assert starts(tag) == 0
+    server.script(
+        reply("first"), reply("kept"), reply(calls=[call("mcp__srv__add", {"a": 1, "b": 2})])
+    )
+    server.script(reply("called"), reply("none"))
+    for _ in range(2):
+        assert ask(server, tag, config.read_text(), "hi").returncode == 0
+    assert starts(tag) == 1  # the first session waited for it; the second did not start it
+    assert "mcp__srv__add" in offered(server, 1)
+    called = ask(server, tag, config.read_text(), "--allow-mcp", "add")
+    assert called.returncode == 0 and starts(tag) == 2, called.stderr
+    assert result(server, 3)["content"] == "3"
+    bare = ask(server, tag, config.read_text(), "--no-mcp", "hi")
+    assert bare.returncode == 0 and "mcp__srv__add" not in offered(server, 4)
+    assert starts(tag) == 2
+    # A kept list that cannot be read is no list: the server is waited for again.
+    (folder() / "mcp-tools.json").write_text('{"broken": ')
+    server.script(reply("waited"))
+    assert ask(server, tag, config.read_text(), "hi").returncode == 0
+    assert starts(tag) == 3 and "mcp__srv__add" in offered(server, 5)
+    assert json.loads((folder() / "mcp-tools.json").read_text())  # kept anew
 
 
 def test_mcp_list_and_tools_json(tag: Path, basic_url: str) -> None:

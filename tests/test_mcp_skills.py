@@ -89,7 +89,11 @@ def test_skills_list_shows_the_origin_and_a_local_skill_shadows(
     assert "Local." in results(server)[0]["documentation"]
     assert "skill 'shared' of mcp:pub is shadowed by" in done.stderr
     config = str(tag / "config.toml")
-    listed = skillchat("skills", "list", "--json", "--skills-dir", str(skills), "--config", config)
+    options = ["--skills-dir", str(skills), "--config", config]
+    local = skillchat("skills", "list", "--json", *options)  # no server asked: said
+    assert "demo" not in {row["name"] for row in json.loads(local.stdout)["skills"]}
+    assert "served by MCP servers are not listed (pub)" in local.stderr
+    listed = skillchat("skills", "list", "--served", "--json", *options)
     assert listed.returncode == 0, listed.stderr
     rows = {row["name"]: row for row in json.loads(listed.stdout)["skills"]}
     assert rows["demo"]["origin"] == "mcp:pub" and rows["shared"]["origin"] == "local"
@@ -157,7 +161,8 @@ def test_trusting_a_served_skill_from_the_cli_and_its_allowed_tools(
     done = skillchat("skills", "trust", "demo", "--config", config, "--skills-dir", str(tag))
     assert done.returncode == 0, done.stderr
     assert "demo: trusted" in done.stdout and "mcp:pub skill://demo/SKILL.md" in done.stdout
-    listed = skillchat("skills", "list", "--json", "--config", config, "--skills-dir", str(tag))
+    options = ["--config", config, "--skills-dir", str(tag)]
+    listed = skillchat("skills", "list", "--served", "--json", *options)
     rows = {row["name"]: row for row in json.loads(listed.stdout)["skills"]}
     assert rows["demo"]["trust"] == "trusted" and rows["shared"]["trust"] == "untrusted"
     servers = skillchat("mcp", "list", "--config", config)

@@ -24,11 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import one_line_error, skillchat
+from helpers import backend_of, one_line_error, skillchat
 from real_model import RealModel
 
 from skillchat.config import Settings
-from skillchat.engine.backends.select import make_backend
 from skillchat.engine.emit import TextEnd, ToolRecord, ViewListener
 from skillchat.engine.loop import Chat
 from skillchat.errors import ProviderError, ToolRoundLimit
@@ -181,7 +180,7 @@ def test_a_prompt_over_the_servers_context_is_one_line_http_400(
 
 
 def test_the_servers_window_is_read_from_props(real_model: RealModel) -> None:
-    assert make_backend(settings_for(real_model)).context_window() == real_model.ctx
+    assert backend_of(settings_for(real_model)).context_window() == real_model.ctx
 
 
 def history(results: int, size: int) -> list[dict[str, Any]]:
@@ -211,13 +210,13 @@ def test_a_long_chat_is_trimmed_to_the_servers_window_before_it_is_refused(
     the rest; with the user's own larger budget the same chat is refused."""
     no_skills = Registry(skills={})
     view = StopAfter(chars=1)  # the first word of the answer: the prompt was accepted
-    chat = Chat(settings_for(real_model), no_skills, make_backend(settings_for(real_model)), view)
+    chat = Chat(settings_for(real_model), no_skills, backend_of(settings_for(real_model)), view)
     chat.restore(history(results=2, size=10_000), activated=[], served={})
     assert send_until_stopped(chat, SHORT_REPLY, real_model)
     assert any("context budget (9,216 characters)" in notice for notice in view.notices)
 
     settings = settings_for(real_model, context_max_chars=1_000_000)
-    chat = Chat(settings, no_skills, make_backend(settings), StopAfter(chars=1))
+    chat = Chat(settings, no_skills, backend_of(settings), StopAfter(chars=1))
     chat.restore(history(results=2, size=10_000), activated=[], served={})
     with pytest.raises(ProviderError, match=r"\(400\).*context"):
         chat.send(SHORT_REPLY)
@@ -231,7 +230,7 @@ def test_a_tool_call_copied_from_the_prompt_is_run_and_its_result_kept(
 ) -> None:
     registry = discover([REPO / "skillchat" / "bundled_skills"])
     settings = settings_for(real_model, max_tool_rounds=1)
-    backend = make_backend(settings)
+    backend = backend_of(settings)
     for prompt in COPY_PROMPTS:
         view = StopAtFollowUp(chars=300)
         chat = Chat(settings, registry, backend, view)

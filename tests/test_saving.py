@@ -81,6 +81,8 @@ def test_every_message_is_saved_with_its_usage_and_the_skill_as_a_name(
         "completion_tokens": 5,
         "total_tokens": 15,
         "cost": None,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
     }
     assert stored[3].usage is not None and stored[3].usage["total_tokens"] == 32
     assert json.loads(stored[2].message["content"])["stub"] == STUB_NOTE

@@ -103,11 +103,14 @@ def read_prompt(prompt: str | None) -> str:
 
 
 def usage_line(usage: "Usage | None") -> str | None:
-    """`tokens: 1,234 in + 56 out = 1,290 · $0.0012` (cost only when known)."""
+    """`tokens: 12,400 in (11,900 cached) + 56 out = 12,456 · $0.0012`: the input
+    read from the provider's prompt cache said when any was (the cost counts it at
+    the cache's price), the cost only when known."""
     if usage is None:
         return None
+    cached = f" ({usage.cached_tokens:,} cached)" if usage.cached_tokens else ""
     line = (
-        f"tokens: {usage.prompt_tokens:,} in + {usage.completion_tokens:,} out "
+        f"tokens: {usage.prompt_tokens:,} in{cached} + {usage.completion_tokens:,} out "
         f"= {usage.total_tokens:,}"
     )
     return line + (f" · ${usage.cost:.4f}" if usage.cost is not None else "")

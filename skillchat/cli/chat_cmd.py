@@ -39,7 +39,7 @@ def chat(
     settings, store = opened.settings, opened.store
     # A missing key is said now, not after the first message (which would leave a
     # chat with no answer in the store).
-    if problem := key_problem(opened.target.over(settings)):
+    if problem := key_problem(opened.target):
         store.close()
         raise ProviderError(problem)
     registry = load_registry(settings)

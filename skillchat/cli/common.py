@@ -35,6 +35,7 @@ SkillsDirOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+NoMcpOpt = Annotated[bool, typer.Option("--no-mcp", help="Start no MCP server.")]
 
 
 def skill_dirs_override(dirs: list[Path] | None) -> tuple[str, ...] | None:

@@ -79,6 +79,7 @@ UNSET_EXAMPLES: dict[tuple[str | None, str], str] = {
     (None, "api_base"): '"http://localhost:11434/v1"',
     (None, "context_max_chars"): "300000",
     (None, "max_tokens"): "4096",
+    (None, "thinking_budget"): "8000",
     (None, "workspace"): '"."',
     (None, "projects"): '["~/notes"]',
     (None, "gguf"): '"~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf"',

@@ -14,6 +14,7 @@ Exit codes: 0 when every run finished and every skill meets `--min-trigger-rate`
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,7 +32,7 @@ from skillchat.errors import UsageError
 if TYPE_CHECKING:
     from skillchat.config import Settings
     from skillchat.evals.queries import EvalQuery
-    from skillchat.evals.runner import Evaluation, RunOutcome
+    from skillchat.evals.runner import Evaluation, Job, RunOutcome
     from skillchat.skills.registry import Registry
     from skillchat.ui.console import Consoles
 
@@ -65,6 +66,41 @@ MinRateOpt = Annotated[
         help="Exit 1 when a skill's trigger rate is under R (0 to 1).",
     ),
 ]
+OutcomeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--outcome",
+        help="Grade the tasks of a skill's evals.json with and without the skill (docs/eval.md).",
+    ),
+]
+TrialsOpt = Annotated[
+    int, typer.Option("--trials", min=1, help="--outcome: trials per task, arm and model.")
+]
+KOpt = Annotated[
+    int | None,
+    typer.Option("--k", min=1, help="--outcome: the k of pass@k and pass^k (default 3)."),
+]
+MinDeltaOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-delta",
+        min=-1.0,
+        max=1.0,
+        metavar="D",
+        help="--outcome: exit 1 when the mean paired delta's 95% lower bound is under D.",
+    ),
+]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="--outcome: run without asking.")]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", metavar="DIR", help="--outcome: the workspace (default ./SKILL-workspace)."
+    ),
+]
+VerifierTimeoutOpt = Annotated[
+    float,
+    typer.Option("--verifier-timeout", min=1.0, help="--outcome: seconds a verifier may run."),
+]
 
 
 # The session options an eval run has no use for: `--model` (eval's own, repeatable),
@@ -90,6 +126,13 @@ def eval_cmd(
     min_trigger_rate: MinRateOpt = None,
     json_out: JsonOpt = False,
     allow_install: AllowInstallOpt = False,
+    outcome: OutcomeOpt = False,
+    trials: TrialsOpt = 5,
+    k: KOpt = None,
+    min_delta: MinDeltaOpt = None,
+    yes: YesOpt = False,
+    out: OutOpt = None,
+    verifier_timeout: VerifierTimeoutOpt = 60.0,
     *,
     options: SessionOptions,
 ) -> None:
@@ -104,6 +147,18 @@ def eval_cmd(
     # starting every server for every run to refuse its tools would be waste.
     options = replace(options, no_mcp=not options.allow_mcp)
     settings, sources = chosen_settings(ctx, options, allow_install=allow_install)
+    _check_mode(outcome, skill, min_trigger_rate, min_delta, yes, out)
+    if outcome:
+        from skillchat.cli.eval_outcome import OutcomeOptions, outcome_eval
+
+        chosen = list(dict.fromkeys(model or [settings.model]))
+        wanted = OutcomeOptions(
+            chosen, trials, k, jobs, min_delta, yes, out, options.allow_run, json_out,
+            verifier_timeout,
+        )  # fmt: skip
+        by_model = _model_settings(replace(settings, tools=True), sources, chosen)
+        outcome_eval(consoles_of(ctx), queries_file, settings, by_model, wanted)
+        return
     # Triggering is a get_skill call. A query comes with no workspace, and eval
     # measures whether a description triggers: a skill with `paths` is listed.
     settings = replace(settings, tools=True, paths_gate=False)
@@ -113,12 +168,7 @@ def eval_cmd(
     registry = load_registry(settings)
     _check_skills(queries, registry, queries_file.name)
     models = list(dict.fromkeys(model or [settings.model]))
-    from skillchat.config import with_model
-
-    # Each model's settings (a [models.NAME] brings its table, the command line wins).
-    given = {k for k, v in sources.items() if v in ("flag", "env")}
-    by_model = {name: with_model(settings, name, given) for name in models}
-    _check_backends(by_model)
+    by_model = _model_settings(settings, sources, models)
     plan = plan_runs(queries, models, runs)
     evaluation = Evaluation(
         plan,
@@ -126,6 +176,35 @@ def eval_cmd(
         lambda job: _redacted(run_once(job, by_model[job.model], registry, options.allow_run)),
     )
     _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out)
+
+
+def _check_mode(
+    outcome: bool,
+    skill: str | None,
+    min_trigger_rate: float | None,
+    min_delta: float | None,
+    yes: bool,
+    out: Path | None,
+) -> None:
+    """A flag of the other kind of eval is a mistake, not something to ignore: a
+    CI gate on --min-delta without --outcome would never gate."""
+    if outcome and (skill is not None or min_trigger_rate is not None):
+        raise UsageError("--skill and --min-trigger-rate are for trigger evals, not --outcome")
+    if not outcome and (min_delta is not None or yes or out is not None):
+        raise UsageError("--min-delta, --yes and --out are for --outcome evals")
+
+
+def _model_settings(
+    settings: Settings, sources: Mapping[str, str], models: list[str]
+) -> dict[str, Settings]:
+    """Each model's settings (a [models.NAME] brings its table, the command line
+    wins), its backend checked now."""
+    from skillchat.config import with_model
+
+    given = {name for name, source in sources.items() if source in ("flag", "env")}
+    by_model = {name: with_model(settings, name, given) for name in models}
+    _check_backends(by_model)
+    return by_model
 
 
 def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> None:
@@ -142,15 +221,17 @@ def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> N
 def _check_backends(by_model: dict[str, Settings]) -> None:
     """Build each model's backend once now: a missing key stops eval before any run,
     not as the same error in every run."""
+    from skillchat.engine.backends.base import Timeouts
     from skillchat.engine.backends.select import make_backend
+    from skillchat.engine.resolve import asked, resolve
 
     for settings in by_model.values():
-        make_backend(settings)
+        make_backend(resolve(settings, asked(settings), probe=False), Timeouts.of(settings))
 
 
 def _evaluate(
     consoles: Consoles,
-    evaluation: Evaluation,
+    evaluation: Evaluation[Job, RunOutcome],
     runs: int,
     min_trigger_rate: float | None,
     json_out: bool,
@@ -199,7 +280,7 @@ def _redacted(outcome: RunOutcome) -> RunOutcome:
     return replace(outcome, error=redact(outcome.error)) if outcome.error else outcome
 
 
-def _run_with_progress(consoles: Consoles, evaluation: Evaluation) -> None:
+def _run_with_progress(consoles: Consoles, evaluation: Evaluation[Job, RunOutcome]) -> None:
     """`evaluation.run()` with a progress bar on stderr (a terminal only)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 import typer
 from typer._types import TyperChoice
 
-from skillchat.backend_table import BACKEND_NAMES
+from skillchat.backend_table import BACKEND_NAMES, DEFAULT_THINKING
 from skillchat.cli.common import (
     ConfigOpt,
+    NoMcpOpt,
     SkillsDirOpt,
     consoles_of,
     load_sourced,
@@ -97,6 +98,22 @@ MaxTokensOpt = Annotated[
         "--max-tokens", metavar="N", min=1, help="Most tokens a reply may have (sent to the model)."
     ),
 ]
+ThinkingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--thinking",
+        help="Let the model think first (Anthropic's extended thinking, 8,000 tokens).",
+    ),
+]
+ThinkingBudgetOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--thinking-budget",
+        metavar="TOKENS",
+        min=1024,
+        help="Extended thinking with this many tokens to think (at least 1,024).",
+    ),
+]
 WorkspaceOpt = Annotated[
     Path | None,
     typer.Option(
@@ -148,7 +165,6 @@ McpOpt = Annotated[
     list[str] | None,
     typer.Option("--mcp", metavar="NAME", help="Use only this [mcp.NAME] server (repeatable)."),
 ]
-NoMcpOpt = Annotated[bool, typer.Option("--no-mcp", help="Start no MCP server.")]
 AllowMcpOpt = Annotated[
     bool,
     typer.Option(
@@ -226,6 +242,8 @@ class SessionOptions:
     no_workspace: NoWorkspaceOpt = False
     reply_timeout: ReplyTimeoutOpt = None
     max_tokens: MaxTokensOpt = None
+    thinking: ThinkingOpt = False
+    thinking_budget: ThinkingBudgetOpt = None
     gguf: GgufOpt = None
     local: LocalOpt = False
     chat_template: ChatTemplateOpt = None
@@ -255,6 +273,8 @@ class SessionOptions:
             "workspace": str(self.workspace) if self.workspace else None,
             "reply_timeout": self.reply_timeout,
             "max_tokens": self.max_tokens,
+            "thinking_budget": self.thinking_budget
+            or (DEFAULT_THINKING if self.thinking else None),
             "run_allow": True if self.allow_run else None,
             "run_allow_network": True if self.allow_network else None,
             "run_allow_write": True if self.allow_write else None,

@@ -5,6 +5,12 @@ skillchat/skills/trust.py).
 
 Three output forms for each: Rich tables and Markdown on a terminal, plain lines
 when piped (`name<TAB>description<TAB>trust`, easy to `cut`), and `--json` for scripts.
+No MCP server starts for these commands unless asked: `skills list --served` lists
+the skills the configured servers serve beside the local ones, and `skills show` and
+`skills trust` look among them for a name no local skill has (`--no-mcp`: not even
+then). Without the flag, `skills list` says which servers served skills when they
+last started (mcp/listing.py), from the kept lists alone.
+
 Everything here reads skills only through the registry and the file-access layer,
 and every string a skill supplies (name, description, body, frontmatter values,
 file names) is printed through ui/safe.py: as text, control characters visible.
@@ -22,6 +28,7 @@ import typer
 from skillchat.cli.common import (
     ConfigOpt,
     JsonOpt,
+    NoMcpOpt,
     SkillsDirOpt,
     consoles_of,
     load,
@@ -79,21 +86,52 @@ class _SkillsGroup(LazyGroup):
 app = typer.Typer(no_args_is_help=True, cls=_SkillsGroup)  # its help: cli/app.py
 
 
+ServedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--served", help="Also the skills the configured MCP servers serve (starts them)."
+    ),
+]
+
+
 def settings_and_registry(
-    ctx: typer.Context, config: Path | None, dirs: list[Path] | None
+    ctx: typer.Context, config: Path | None, dirs: list[Path] | None, served: bool = False
 ) -> tuple[Settings, Registry]:
     """The command's settings and the registry of the configured (or `--skills-dir`)
-    directories, scanned once: none, said once, when skills are disabled."""
+    directories, scanned once: none, said once, when skills are disabled; with
+    `served`, the skills the MCP servers serve too (starting them)."""
     from skillchat.session import load_registry as registry_of
 
     settings = load(ctx, config, skill_dirs=skill_dirs_override(dirs))
     if not settings.skills_enabled:
         consoles_of(ctx).warn("skills are disabled in the config ([skills] enabled = false)")
         return settings, registry_of(settings)
-    return settings, _with_served(ctx, settings, registry_of(settings))
+    registry = registry_of(settings)
+    return settings, with_served(ctx, settings, registry) if served else registry
 
 
-def _with_served(ctx: typer.Context, settings: Settings, registry: Registry) -> Registry:
+def naming(
+    ctx: typer.Context, settings: Settings, registry: Registry, names: list[str], no_mcp: bool
+) -> Registry:
+    """The registry to find `names` in: the local one, or when one of them is no
+    local skill (and not `no_mcp`), with the skills the MCP servers serve, which are
+    started for it."""
+    if no_mcp or not settings.skills_enabled or all(registry.get(n) for n in names):
+        return registry
+    return with_served(ctx, settings, registry)
+
+
+def _serving(settings: Settings) -> list[str]:
+    """The configured servers that served skills when they last started."""
+    if not settings.active_mcp_servers():
+        return []
+    from skillchat.mcp.listing import kept
+
+    lists = kept(settings.active_mcp_servers())
+    return [name for name, listed in lists.items() if listed.skills]
+
+
+def with_served(ctx: typer.Context, settings: Settings, registry: Registry) -> Registry:
     """The registry plus the skills the configured MCP servers serve (their servers
     live until the command ends: `show` reads files through them)."""
     if not settings.active_mcp_servers():
@@ -177,11 +215,17 @@ def list_cmd(
     long: Annotated[
         bool, typer.Option("--long", "-l", help="Whole descriptions, folded, in a grid.")
     ] = False,
+    served: ServedOpt = False,
 ) -> None:
     """List usable skills, one line each on a terminal, and count the ones left out
     (invalid, shadowed, over the limit)."""
     consoles = consoles_of(ctx)
-    settings, registry = settings_and_registry(ctx, config, skills_dir)
+    settings, registry = settings_and_registry(ctx, config, skills_dir, served)
+    if not served and settings.skills_enabled and (serving := _serving(settings)):
+        consoles.warn(
+            f"skills served by MCP servers are not listed ({', '.join(serving)}): "
+            "skillchat skills list --served lists them"
+        )
     skills = [registry.skills[n] for n in registry.names()]
     store = load_trust(settings, consoles)
     trust = {s.name: store.state(s) for s in skills}
@@ -248,8 +292,10 @@ def show_cmd(
     config: ConfigOpt = None,
     skills_dir: SkillsDirOpt = None,
     json_out: JsonOpt = False,
+    no_mcp: NoMcpOpt = False,
 ) -> None:
-    """Show a skill's frontmatter, body and files; with --file, that file's text."""
+    """Show a skill's frontmatter, body and files; with --file, that file's text. A
+    name no local skill has is looked for among the skills MCP servers serve."""
     from skillchat.errors import FrontmatterError
     from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
     from skillchat.skills.frontmatter import split_skill_md
@@ -257,7 +303,7 @@ def show_cmd(
 
     consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir)
-    skill = find_skill(registry, name)
+    skill = find_skill(naming(ctx, settings, registry, [name], no_mcp), name)
     if file is not None:
         got = read_skill_file(skill, file, limit=settings.max_resource_bytes)
         if json_out:

@@ -12,8 +12,8 @@ from typing import Annotated
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, SkillsDirOpt, consoles_of
-from skillchat.cli.skills_cmd import app, find_skill, load_trust, settings_and_registry
+from skillchat.cli.common import ConfigOpt, NoMcpOpt, SkillsDirOpt, consoles_of
+from skillchat.cli.skills_cmd import app, find_skill, load_trust, naming, settings_and_registry
 from skillchat.skills.trust import apply_trust, needing_trust
 from skillchat.ui import safe
 
@@ -28,9 +28,11 @@ def trust_cmd(
     revoke: Annotated[bool, typer.Option("--revoke", help="Take the trust back.")] = False,
     config: ConfigOpt = None,
     skills_dir: SkillsDirOpt = None,
+    no_mcp: NoMcpOpt = False,
 ) -> None:
     """Trust project skills, bound to their content: their allowed-tools may then
-    pre-approve commands. Without NAME, list the skills not trusted now."""
+    pre-approve commands. Without NAME, list the skills not trusted now. A NAME no
+    local skill has is looked for among the skills MCP servers serve."""
     from skillchat.errors import TrustError, UsageError
 
     consoles = consoles_of(ctx)
@@ -46,6 +48,8 @@ def trust_cmd(
         if not pending:
             consoles.err.print("every skill is trusted", markup=False)
         return
+    if names:
+        registry = naming(ctx, settings, registry, names, no_mcp)
     chosen = [find_skill(registry, n) for n in names] if names else skills
     if all_:
         if revoke:

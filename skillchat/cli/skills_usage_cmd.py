@@ -50,6 +50,8 @@ def cost_cmd(
     ]
     if report.catalog_warning:
         summary.insert(1, report.catalog_warning)
+    if caching := cached_prefix_line(settings.model, report.total):
+        summary.insert(1, caching)
     if not stdout_is_terminal():  # the table's columns, a header first
         typer.echo("\t".join(("skill", "catalog", "body", "files", "activation", "note")))
         for s in report.skills:
@@ -75,6 +77,24 @@ def cost_cmd(
         consoles.out.print(safe.text(line, "muted"))
 
 
+def cached_prefix_line(model: str, tokens: int) -> str | None:
+    """For a model whose requests mark their prefix for the prompt cache (Anthropic's,
+    natively), what the overhead and catalog cost a request once cached."""
+    from skillchat.backend_table import backend_row
+    from skillchat.engine.events import Usage
+    from skillchat.engine.pricing import price
+
+    if backend_row(model).name != "anthropic":
+        return None
+    line = f"{model}: prompt caching reads these {tokens:,} tokens from the cache on every "
+    line += "request after the first"
+    full = price(model, Usage(tokens, 0, tokens))
+    cached = price(model, Usage(tokens, 0, tokens, None, tokens))
+    if full is None or cached is None:
+        return line
+    return line + f" (${cached:.4f} a request instead of ${full:.4f})"
+
+
 @app.command("stats", short_help="How the saved chats used each skill.")
 def stats_cmd(
     ctx: typer.Context,
@@ -84,14 +104,14 @@ def stats_cmd(
 ) -> None:
     """How each skill was used in the saved chats: activations by the model and by
     /name, how many ran as forks, files read, commands run, last used; and the skills never used."""
-    from skillchat.evals.usage import skill_usage
+    from skillchat.evals.usage import Tokens, skill_usage
 
     consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir)
     path = settings.database_path()
     names = registry.names()
     saved = path.exists() or path.is_symlink()  # a dangling link: skill_usage says why
-    usage, chats = skill_usage(path, names) if saved else ([], 0)
+    usage, chats, tokens = skill_usage(path, names) if saved else ([], 0, Tokens())
     never = [u.name for u in usage if u.name in registry.skills and u.last_used is None]
     used = [u for u in usage if u.last_used is not None]
     if json_out:
@@ -100,13 +120,15 @@ def stats_cmd(
             "chats": chats,
             "skills": [u.as_json() for u in used],
             "never_used": never if saved else names,
+            "tokens": tokens.as_json(),
         }
         typer.echo(safe.json_text(doc, indent=2))
         return
     if not saved:
         consoles.err.print(f"no chats yet ({path})", markup=False, highlight=False)
         return
-    footer = f"{safe.counted(chats, 'chat')}; never used: {', '.join(never) or 'none'}"
+    footer = f"{safe.counted(chats, 'chat')}; never used: {', '.join(never) or 'none'}\n"
+    footer += tokens.line()
     if not stdout_is_terminal():
         for u in used:
             fields = [u.name, u.by_model, u.by_user, u.files_read, u.commands, u.last_used, u.forks]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from skillchat.engine.events import Delta, Reply, ToolCall, ToolCallFragment, Usage
 
@@ -45,6 +46,7 @@ class Assembler:
         self._calls: list[_Partial] = []
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
+        self._thinking: dict[int | None, dict[str, Any]] = {}
         self.size = 0  # characters of text and arguments so far (the reply size limit)
 
     def add(self, delta: Delta) -> str | None:
@@ -55,11 +57,27 @@ class Assembler:
             self._finish_reason = delta.finish_reason
         if delta.usage is not None:
             self._usage = delta.usage
+        if delta.thinking is not None:
+            self._add_thinking(delta.thinking)
         if delta.text:
             self._text.append(delta.text)
             self.size += len(delta.text)
             return delta.text
         return None
+
+    def _add_thinking(self, piece: dict[str, Any]) -> None:
+        """A thinking block's start, text or signature, by the block's index."""
+        start = piece.get("start")
+        if start == "redacted_thinking":
+            self._thinking[piece.get("index")] = {"type": start, "data": piece.get("data", "")}
+            return
+        block = self._thinking.setdefault(
+            piece.get("index"), {"type": "thinking", "thinking": "", "signature": ""}
+        )
+        for name in ("thinking", "signature"):
+            if isinstance(piece.get(name), str):
+                block[name] += piece[name]
+                self.size += len(piece[name])
 
     def _add_fragment(self, fragment: ToolCallFragment) -> None:
         call = self._find(fragment)
@@ -94,6 +112,7 @@ class Assembler:
             tool_calls=calls,
             finish_reason=self._finish_reason,
             usage=self._usage,
+            thinking_blocks=list(self._thinking.values()),
         )
 
 

@@ -12,8 +12,10 @@ backend that asks:
 
 - the server: llama.cpp's `GET /props` (beside `/v1`) reports the context each
   request may fill, `default_generation_settings.n_ctx` (the slot's share when the
-  server runs several slots). One GET, bounded by `PROBE_TIMEOUT`, made once per
-  backend the first time the loop needs a budget, never on the fast commands.
+  server runs several slots). One GET, bounded by `PROBE_TIMEOUT`, on the chat's
+  own connection, made once per backend the first time the loop needs a budget,
+  never on the fast commands; only to a server that may be llama.cpp's (this
+  machine or a private network: `may_answer_props`), never a hosted provider.
 - litellm's model map (`max_input_tokens`), read from its JSON file like prices
   (engine/pricing.py), without importing litellm.
 
@@ -22,22 +24,29 @@ The budget counts characters of the JSON messages, as the loop measures them.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from skillchat.config import Settings
 from skillchat.engine.messages import message_size
 from skillchat.engine.pricing import model_entry
+from skillchat.errors import WireError
 
 if TYPE_CHECKING:
-    import httpx
+    from skillchat.engine.backends.wire import Wire
 
 # Seconds for the one /props probe: a local server answers in milliseconds; a
 # remote one that does not know the path answers 404 quickly; anything slower is
 # not worth delaying the first request for.
 PROBE_TIMEOUT = 2.0
+# A /props answer is read this far (llama.cpp's is a few KiB).
+_PROPS_LIMIT = 1_000_000
+# Names only a local network resolves (beside single-label ones).
+_LOCAL_NAMES = (".local", ".lan", ".internal", ".home.arpa", ".localhost")
 # Characters per token of chat JSON: ~3.2 measured with a small BPE vocabulary
 # (SmolLM2's 49k) on English Markdown; 3 keeps the estimate on the safe side.
 CHARS_PER_TOKEN = 3
@@ -100,13 +109,17 @@ def context_budget(
     stated (`context_window`, a named model's) or `window()` returns, else the default.
 
     The window is not looked up for a chat still under `LOOKUP_FLOOR` characters,
-    which fits any window it could come from: a one-shot `ask` never pays for the
-    lookup (a GET, or parsing litellm's map, ~30 ms) before its first request. `size`
-    measures a message (the chat's cache: the loop asks for the budget several times
-    a request)."""
+    which fits any window it could come from, nor before the chat's first answer:
+    the budget trims only what came before the turn in progress (results already
+    seen, older turns), and there is nothing of that yet. So a chat's first request,
+    however long its message, never waits for the lookup (a GET, or parsing
+    litellm's map, ~30 ms). `size` measures a message (the chat's cache: the loop
+    asks for the budget several times a request)."""
     if settings.context_max_chars is not None or _at_most(messages, LOOKUP_FLOOR, size):
         return settings.budget
-    tokens = settings.context_window or window()
+    tokens = settings.context_window
+    if tokens is None and any(message.get("role") == "assistant" for message in messages):
+        tokens = window()
     if tokens is None:
         return settings.budget
     return budget_for_window(tokens, settings.budget)
@@ -119,54 +132,50 @@ def props_url(api_base: str) -> str:
     return f"{root}/props"
 
 
+def may_answer_props(api_base: str) -> bool:
+    """Whether the server at `api_base` may be one that answers `/props` (llama.cpp's,
+    which runs on this machine or its network): a loopback or private address, or a
+    name that only a local network resolves (`gpu-box`, `*.local`, `*.lan`,
+    `*.internal`, `*.home.arpa`). A hosted provider's URL is never asked: there the
+    GET is a TLS handshake and a 404 spent before the chat's request."""
+    host = (urlsplit(api_base).hostname or "").lower()
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost" or "." not in host or host.endswith(_LOCAL_NAMES)
+    return address.is_private or address.is_loopback or address.is_link_local
+
+
 def server_window(
-    api_base: str, api_key: str | None = None, client: httpx.Client | None = None
+    api_base: str, api_key: str | None = None, wire: Wire | None = None
 ) -> int | None:
     """The per-request context a llama.cpp server reports at /props; None for any
-    other answer (404 from other servers, redirects, errors, slowness, odd JSON).
+    other answer (404 from other servers, redirects, errors, slowness, odd JSON),
+    and for a server that cannot be llama.cpp's (`may_answer_props`).
 
-    Through `client`, the backend's own, mid-chat: a new client per probe set up TLS
-    (20-70 ms of loading certificates) even for a plain-http server. The probe's
-    connection is closed after it (`Connection: close`): a chat request sent on it
-    next met, on a server that leaves Nagle's algorithm on (Python's http.server),
-    the client's delayed ACK, and waited 40 ms for its first event; every chat
-    request opens a connection of its own anyway (its stream is closed at
-    `[DONE]`). Without a client (start-up, `--api-base`, before the REPL's prompt
-    is drawn and the model libraries are loaded), with the standard library."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    url = props_url(api_base)
-    if client is not None:
-        import httpx  # loaded already: the backend made `client`
-
-        try:
-            response = client.get(
-                url,
-                headers={**headers, "Connection": "close"},
-                timeout=PROBE_TIMEOUT,
-                follow_redirects=False,
-            )
-            if response.status_code != 200:
-                return None
-            return _n_ctx(response.json())
-        except (httpx.HTTPError, ValueError, AttributeError):
-            return None
-    import http.client
-    import urllib.request
-
-    class _NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None
-
-    request = urllib.request.Request(url, headers=headers)
-    opener = urllib.request.build_opener(_NoRedirect)
-    try:
-        with opener.open(request, timeout=PROBE_TIMEOUT) as response:
-            if response.status != 200:
-                return None
-            return _n_ctx(json.loads(response.read(1_000_000)))
-    # URLError, HTTPError and timeouts are OSErrors; a cut answer an HTTPException.
-    except (OSError, http.client.HTTPException, ValueError, AttributeError):
+    Through `wire`, the backend's own connection, mid-chat: the probe's answer is
+    read to its end so the chat's next request goes on the same connection.
+    Without one (start-up, `--api-base`, before the backend is made), on a
+    connection of its own, closed after it."""
+    if not may_answer_props(api_base):
         return None
+    from skillchat.engine.backends.wire import Wire
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    url = urlsplit(props_url(api_base))
+    own = wire is None
+    if wire is None:
+        origin = url._replace(path="", query="", fragment="").geturl()
+        wire = Wire(origin, timeout=PROBE_TIMEOUT, read_timeout=PROBE_TIMEOUT)
+    try:
+        with wire.get(url.path, headers, timeout=PROBE_TIMEOUT) as response:
+            said = response.read(_PROPS_LIMIT)
+            return _n_ctx(json.loads(said)) if response.status == 200 else None
+    except (WireError, ValueError):
+        return None
+    finally:
+        if own:
+            wire.close()
 
 
 def _n_ctx(props: Any) -> int | None:
@@ -186,9 +195,10 @@ def map_window(model: str) -> int | None:
 
 
 def find_window(
-    model: str, api_base: str | None, api_key: str | None, client: httpx.Client | None = None
+    model: str, api_base: str | None, api_key: str | None, wire: Wire | None = None
 ) -> int | None:
-    """The server's window when there is a server to ask (through `client`, the
-    backend's, when given), else (or when it does not say) the model map's."""
-    window = server_window(api_base, api_key, client) if api_base else None
+    """The server's window when there is a server to ask (through `wire`, the
+    backend's connection, when given), else (or when it does not say) the model
+    map's."""
+    window = server_window(api_base, api_key, wire) if api_base else None
     return window or map_window(model)

@@ -8,6 +8,7 @@ assembly from fragments lives in exactly one place whatever the provider.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, eq=False)  # never compared: see engine/emit.py
@@ -22,12 +23,18 @@ class ToolCallFragment:
 
 @dataclass(frozen=True)
 class Usage:
-    """One request's token counts (or a turn's sum), and its cost when known."""
+    """One request's token counts (or a turn's sum), and its cost when known.
+
+    `prompt_tokens` counts every input token; `cached_tokens` of them were read from
+    the provider's prompt cache and `cache_write_tokens` written to it (Anthropic
+    bills them at a tenth and at 1.25 times the input price: engine/pricing.py)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
     cost: float | None = None
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True, eq=False)  # never compared: see engine/emit.py
@@ -38,6 +45,10 @@ class Delta:
     tool_calls: tuple[ToolCallFragment, ...] = ()
     finish_reason: str | None = None
     usage: Usage | None = None
+    # A piece of a thinking block (extended thinking, Anthropic's backend): its
+    # `index` and one of `start` ("thinking" or "redacted_thinking", with `data`),
+    # `thinking` text or `signature`; engine/assemble.py puts the blocks together.
+    thinking: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -57,3 +68,6 @@ class Reply:
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     usage: Usage | None = None
+    # The reply's thinking blocks with their signatures, sent back as they came
+    # while its tool round goes on (the Messages API requires it).
+    thinking_blocks: list[dict[str, Any]] = field(default_factory=list)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillchat.config import Settings
-from skillchat.engine.backends.base import Backend
+from skillchat.engine.backends.base import BackendFor, Timeouts
 from skillchat.engine.emit import (
     Event,
     ForkEnded,
@@ -115,7 +115,7 @@ class SkillFork:
     def __init__(
         self,
         parent: Callable[[], Chat],
-        backend_for: Callable[[Settings], Backend],
+        backend_for: BackendFor,
         tools: Callable[[], Sequence[Tool]],
         questions: Questions,
         allow_model: MoveConsent,
@@ -150,8 +150,10 @@ class SkillFork:
         settings = parent.settings if target is None else target.over(parent.settings)
         if note is not None:
             self.emit(Notice(note))
-        same = same_server(settings, parent.settings)
-        backend = parent.backend if same else self.backend_for(settings)
+        if target is None or same_server(settings, parent.settings):
+            backend = parent.backend
+        else:
+            backend = self.backend_for(target, Timeouts.of(settings))
         task = task or _last_request(parent.messages) or f"Do what the skill {skill.name} is for."
         run = ForkRun(number, skill.name, settings.model, task)
 

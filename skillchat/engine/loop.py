@@ -210,7 +210,9 @@ class Chat:
         limit = self.settings.max_tool_rounds
         for round_no in range(limit + 1):
             if round_no and self.toolbox.source is not None:
-                self.offer_tools()  # a schema fetched last round: that tool is offered now
+                # A schema fetched last round, a server that came up: offered now.
+                self.toolbox.source.renew(self.context)
+                self.offer_tools()
             tools = self.schemas if self.tools_enabled else None
             for step in self.steps:
                 step.before_request(self, turn)

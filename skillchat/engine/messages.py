@@ -41,6 +41,8 @@ def add_usage(total: Usage | None, more: Usage | None) -> Usage | None:
         total.completion_tokens + more.completion_tokens,
         total.total_tokens + more.total_tokens,
         cost,
+        total.cached_tokens + more.cached_tokens,
+        total.cache_write_tokens + more.cache_write_tokens,
     )
 
 
@@ -119,9 +121,15 @@ def _safe_arguments(raw: str) -> str:
         return "{}"
 
 
-def assistant_message(text: str, calls: list[ToolCall]) -> dict[str, Any]:
-    """An assistant turn in chat-completions form."""
+def assistant_message(
+    text: str, calls: list[ToolCall], thinking: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """An assistant turn in chat-completions form; `thinking`, the reply's thinking
+    blocks, kept under `thinking_blocks` (LiteLLM's name for them) for the Messages
+    API, which wants them back while a tool round goes on."""
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if thinking:
+        message["thinking_blocks"] = thinking
     if calls:
         message["tool_calls"] = [
             {

@@ -46,8 +46,20 @@ def model_entry(model: str) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
+# Anthropic's prompt caching prices, as multiples of the model's input price, for a
+# Claude model the map gives no cache prices for: a cache read costs 0.1x, a write
+# to the 5-minute cache 1.25x (Anthropic's "Prompt caching" documentation, pricing
+# table, read 2026-12-06; the map's own `cache_read_input_token_cost` and
+# `cache_creation_input_token_cost` agree for every Claude model it lists).
+CACHE_READ_SHARE = {"anthropic": 0.1}
+CACHE_WRITE_SHARE = {"anthropic": 1.25}
+
+
 def price(model: str, usage: Usage) -> float | None:
-    """USD for `usage` on OpenAI's `model` (`openai/` prefix allowed); None if unknown."""
+    """USD for `usage` on `model` (OpenAI's, `openai/` prefix allowed, or another
+    provider's as `provider/name`); None if unknown. Tokens read from or written to
+    the prompt cache are billed at the cache's prices, the rest of the input at the
+    input price."""
     name = model.removeprefix("openai/")
     entry = model_entry(name) or model_entry(f"openai/{name}")
     if entry is None:
@@ -55,4 +67,21 @@ def price(model: str, usage: Usage) -> float | None:
     rate_in, rate_out = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
     if not isinstance(rate_in, int | float) or not isinstance(rate_out, int | float):
         return None
-    return usage.prompt_tokens * rate_in + usage.completion_tokens * rate_out
+    provider = str(entry.get("litellm_provider", ""))
+    read = _rate(entry, "cache_read_input_token_cost", rate_in, CACHE_READ_SHARE.get(provider, 1))
+    write = _rate(
+        entry, "cache_creation_input_token_cost", rate_in, CACHE_WRITE_SHARE.get(provider, 1)
+    )
+    fresh = usage.prompt_tokens - usage.cached_tokens - usage.cache_write_tokens
+    return (
+        fresh * rate_in
+        + usage.cached_tokens * read
+        + usage.cache_write_tokens * write
+        + usage.completion_tokens * rate_out
+    )
+
+
+def _rate(entry: dict[str, Any], key: str, rate_in: float, share: float) -> float:
+    """The map's price for `key`, else `share` of the input price."""
+    value = entry.get(key)
+    return float(value) if isinstance(value, int | float) else rate_in * share

@@ -4,7 +4,8 @@ The reply is retried while nothing of it was shown (engine/retry.py); its text i
 emitted as it arrives, its tool calls assembled from deltas (engine/assemble.py).
 It is bounded in time (`reply_timeout`, in the backend), silence (`timeout`) and
 size (MAX_REPLY_CHARS); on Ctrl-C or a failure mid-reply the text shown is kept in
-the transcript, marked.
+the transcript, marked. A model's extended thinking is not shown: one line says
+how much there was.
 """
 
 from __future__ import annotations
@@ -53,8 +54,14 @@ def stream_reply(
             max_retries=max_retries,
             on_retry=on_retry,
         )
+        thought = 0  # characters of thinking, told as one line once the reply goes on
         for delta in deltas:
             piece = assembler.add(delta)
+            if delta.thinking is not None:
+                thought += len(delta.thinking.get("thinking", ""))
+            elif thought and (piece or delta.tool_calls or delta.finish_reason):
+                emit.notice(f"thinking… {thought:,} characters (not shown)")
+                thought = 0
             if piece:
                 emit(TextDelta(piece))
             if assembler.size > MAX_REPLY_CHARS:

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
+from skillchat.backend_table import backend_row, required_max_tokens
 from skillchat.engine.context_window import (
     budget_for_window,
     reply_tokens,
@@ -137,17 +138,33 @@ def resolve(settings: Settings, place: Place, *, probe: bool = True) -> Target:
             gguf=str(local.model),
         )  # fmt: skip
     window = place.window
-    if place.api_base and window is None and probe:
+    # llama.cpp's /props, asked of a chat-completions server: a Messages API server
+    # (the anthropic backend's) is none, and its first request would wait for a 404.
+    messages_api = backend_row(place.model, place.backend, place.api_base).name == "anthropic"
+    if place.api_base and window is None and probe and not messages_api:
         window = server_window(place.api_base, os.environ.get("OPENAI_API_KEY"))
     if not place.api_base:  # the provider's: the loop fits the map's window lazily
-        return Target(
+        return _required_reply(settings, Target(
             place, place.model, None, place.backend, None, window, place.max_tokens,
             place.vision, settings.context_max_chars, settings.catalog_max_chars,
-        )  # fmt: skip
-    return _fitted(
+        ))  # fmt: skip
+    return _required_reply(settings, _fitted(
         settings, place, window, model=place.model, api_base=place.api_base,
         backend=place.backend, gguf=None,
-    )  # fmt: skip
+    ))  # fmt: skip
+
+
+def _required_reply(settings: Settings, target: Target) -> Target:
+    """`target` with the settings' thinking budget, and the `max_tokens` its backend
+    must send when nothing set one (Anthropic's API requires it: backend_table.py's
+    `required_max_tokens`), so the notice of a reply cut there names it."""
+    needed = required_max_tokens(
+        backend_row(target.model, target.backend, target.api_base).name,
+        target.model,
+        settings.thinking_budget,
+    )
+    max_tokens = target.max_tokens if target.max_tokens is not None else needed
+    return replace(target, max_tokens=max_tokens, thinking=settings.thinking_budget)
 
 
 def _fitted(

@@ -14,7 +14,8 @@ from __future__ import annotations
 import email.utils
 import random
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator
+from typing import Any, Protocol
 
 from skillchat.engine.events import Delta
 from skillchat.errors import ProviderError
@@ -26,11 +27,15 @@ MAX_DELAY = 60.0
 MAX_TOTAL_WAIT = 120.0
 
 
-def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date).
+class Headers(Protocol):
+    """An answer's headers, looked up by name case-insensitively (httpx.Headers,
+    http.client's HTTPMessage; a dict of lowercase names)."""
 
-    `headers` must look names up case-insensitively (httpx.Headers does).
-    """
+    def get(self, name: str, /) -> Any: ...
+
+
+def parse_retry_after(headers: Headers | None) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
     if not headers:
         return None
     millis = headers.get("retry-after-ms")

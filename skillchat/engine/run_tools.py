@@ -99,7 +99,8 @@ def run_tools(chat: ToolRound, reply: Reply, limit: int) -> list[ToolRecord]:
         for call in reply.tool_calls:
             chat.ledger.forget(call.id)
         raise
-    chat.keep(assistant_message(reply.text, reply.tool_calls), usage=reply.usage)
+    message = assistant_message(reply.text, reply.tool_calls, reply.thinking_blocks)
+    chat.keep(message, usage=reply.usage)
     for call, record in zip(reply.tool_calls, records, strict=True):
         chat.keep({"role": "tool", "tool_call_id": call.id, "content": record.result.content})
         chat.tool_finished(record)

@@ -44,21 +44,7 @@ def load_queries(path: Path, skill: str | None = None) -> list[EvalQuery]:
     """The queries of `path` (either shape); `skill` is `--skill`, for files that
     name none. Raises UsageError for a file that cannot be used."""
     where = path.name
-    try:
-        data = read_regular(path, MAX_QUERY_FILE_BYTES)
-        if len(data) > MAX_QUERY_FILE_BYTES:
-            raise UsageError(f"{where}: larger than {MAX_QUERY_FILE_BYTES:,} bytes")
-        document = json.loads(data.decode("utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such query file") from None
-    except NotRegularFile as exc:
-        raise UsageError(f"{path}: not a query file: {exc}") from None
-    except RecursionError:
-        raise UsageError(f"{where}: not JSON skillchat can read (nested too deeply)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read it ({exc})") from None
-    except ValueError as exc:
-        raise UsageError(f"{where}: not JSON ({exc})") from None
+    document = read_json_file(path)
     if isinstance(document, list):
         queries = _trigger_queries(document, where, skill or _folder_skill(path))
     elif isinstance(document, dict) and "evals" in document:
@@ -71,6 +57,27 @@ def load_queries(path: Path, skill: str | None = None) -> list[EvalQuery]:
     if not queries:
         raise UsageError(f"{where}: no queries in it")
     return queries
+
+
+def read_json_file(path: Path) -> Any:
+    """The JSON document of `path`, a regular file under MAX_QUERY_FILE_BYTES; a
+    UsageError naming the file otherwise (the outcome eval's tasks file reads so too)."""
+    where = path.name
+    try:
+        data = read_regular(path, MAX_QUERY_FILE_BYTES)
+        if len(data) > MAX_QUERY_FILE_BYTES:
+            raise UsageError(f"{where}: larger than {MAX_QUERY_FILE_BYTES:,} bytes")
+        return json.loads(data.decode("utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such query file") from None
+    except NotRegularFile as exc:
+        raise UsageError(f"{path}: not a query file: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{where}: not JSON skillchat can read (nested too deeply)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read it ({exc})") from None
+    except ValueError as exc:
+        raise UsageError(f"{where}: not JSON ({exc})") from None
 
 
 def _folder_skill(path: Path) -> str | None:

@@ -25,7 +25,7 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from skillchat.config import Settings
 from skillchat.engine.emit import Event, ForkStarted, ForkStep, ToolFinished, UsageReported
@@ -40,6 +40,8 @@ from skillchat.skills.registry import Registry
 from skillchat.tools.skill_tools import GET_SKILL
 
 CatalogState = Literal["full", "shortened", "cut"]
+J = TypeVar("J")  # a planned run: a Job here, a trial of an outcome eval
+R = TypeVar("R")  # what it gave
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def catalog_state(catalog: Catalog | None, registry: Registry, skill: str) -> Ca
     return "full" if shown[skill] == full else "shortened"
 
 
-class _Tally:
+class Tally:
     """The run's listener: keeps the files read and the usage of every request,
     shows nothing, saves nothing."""
 
@@ -137,7 +139,7 @@ def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) 
     config.py's `with_model`), with `run_command` offered as `ask` offers it but
     answering NOT_ALLOWED unless `allow_run`; a SkillchatError becomes the outcome's
     `error`, never raised."""
-    tally = _Tally()
+    tally = Tally()
     session: Session | None = None
     error: str | None = None
     try:
@@ -158,52 +160,45 @@ def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) 
     return RunOutcome(job, activated, tuple(tally.files), tally.usage, state, error)
 
 
-class Evaluation:
+class Evaluation(Generic[J, R]):
     """Runs `plan` on up to `jobs` daemon threads; `outcomes` holds the finished
     runs in the order they finished (read it after a Ctrl-C for a partial report)."""
 
-    def __init__(self, plan: Sequence[Job], jobs: int, run: Callable[[Job], RunOutcome]) -> None:
+    def __init__(self, plan: Sequence[J], jobs: int, run: Callable[[J], R]) -> None:
         self.plan = list(plan)
         self.jobs = max(1, min(jobs, len(self.plan) or 1))
         self._run = run
-        self.outcomes: list[RunOutcome] = []
-        self._todo: queue.SimpleQueue[Job] = queue.SimpleQueue()
-        self._done: queue.SimpleQueue[RunOutcome | BaseException] = queue.SimpleQueue()
+        self.outcomes: list[R] = []
+        self._todo: queue.SimpleQueue[J] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[tuple[R] | BaseException] = queue.SimpleQueue()
         self._stop = threading.Event()
+        self._lock = threading.Lock()
 
-    def run(self, on_outcome: Callable[[RunOutcome], None] | None = None) -> list[RunOutcome]:
+    def run(self, on_outcome: Callable[[R], None] | None = None) -> list[R]:
         """Every planned run's outcome. A KeyboardInterrupt stops handing out runs
-        and propagates; `outcomes` keeps what had finished."""
+        and propagates; `outcomes` keeps what had finished: the workers record each
+        outcome themselves, so a Ctrl-C that lands while this thread holds one it
+        took off the queue loses nothing."""
         for job in self.plan:
             self._todo.put(job)
         for n in range(self.jobs):
             threading.Thread(target=self._work, name=f"eval-{n}", daemon=True).start()
+        seen = 0
         try:
-            while len(self.outcomes) < len(self.plan):
+            while seen < len(self.plan):
                 try:
                     done = self._done.get(timeout=0.2)  # short: Ctrl-C is seen at once
                 except queue.Empty:
                     continue
                 if isinstance(done, BaseException):
                     raise done
-                self.outcomes.append(done)
+                seen += 1
                 if on_outcome is not None:
-                    on_outcome(done)
+                    on_outcome(done[0])
         finally:
-            self._stop.set()
-            self._keep_finished()
+            with self._lock:  # what finished from here on is not reported
+                self._stop.set()
         return self.outcomes
-
-    def _keep_finished(self) -> None:
-        """Runs that finished while the main thread was elsewhere (drawing, or taking
-        a Ctrl-C) are still in the queue: they count in the partial report."""
-        while True:
-            try:
-                done = self._done.get_nowait()
-            except queue.Empty:
-                return
-            if isinstance(done, RunOutcome):
-                self.outcomes.append(done)
 
     def _work(self) -> None:
         while not self._stop.is_set():
@@ -212,7 +207,12 @@ class Evaluation:
             except queue.Empty:
                 return
             try:
-                self._done.put(self._run(job))
+                outcome = self._run(job)
             except BaseException as exc:  # a bug: the main thread raises it
                 self._done.put(exc)
                 return
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                self.outcomes.append(outcome)
+            self._done.put((outcome,))  # boxed: isinstance cannot tell R from an error

@@ -59,6 +59,52 @@ class SkillUsage:
         }
 
 
+@dataclass
+class Tokens:
+    """The tokens the saved chats' requests reported, and what they cost: input (of
+    it, read from and written to the provider's prompt cache) and output; `cost` the
+    sum of the costs known, `unpriced` the replies without one (a local server's)."""
+
+    prompt: int = 0
+    cached: int = 0
+    cache_write: int = 0
+    completion: int = 0
+    cost: float = 0.0
+    unpriced: int = 0
+
+    def add(self, usage: Any) -> None:
+        if not isinstance(usage, dict):
+            return
+        counts = [usage.get(k) for k in ("prompt_tokens", "cached_tokens",
+                                         "cache_write_tokens", "completion_tokens")]  # fmt: skip
+        prompt, cached, write, completion = (c if isinstance(c, int) else 0 for c in counts)
+        self.prompt += prompt
+        self.cached += cached
+        self.cache_write += write
+        self.completion += completion
+        cost = usage.get("cost")
+        if isinstance(cost, int | float):
+            self.cost += cost
+        else:
+            self.unpriced += 1
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt,
+            "cached_tokens": self.cached,
+            "cache_write_tokens": self.cache_write,
+            "completion_tokens": self.completion,
+            "cost": self.cost,
+            "replies_without_cost": self.unpriced,
+        }
+
+    def line(self) -> str:
+        """`tokens: 12,400 in (11,900 cached) + 560 out · $0.0123` (the cost known)."""
+        cached = f" ({self.cached:,} cached)" if self.cached else ""
+        line = f"tokens: {self.prompt:,} in{cached} + {self.completion:,} out · ${self.cost:.4f}"
+        return line + (f" ({self.unpriced} replies without a price)" if self.unpriced else "")
+
+
 def _loads(text: Any) -> Any:
     try:
         return json.loads(text) if isinstance(text, str) else None
@@ -86,7 +132,7 @@ def _rows(path: Path) -> list[sqlite3.Row]:
         check_version(conn, path)
         conn.row_factory = sqlite3.Row
         return conn.execute(
-            "SELECT chat_id, role, content, tool_calls, tool_call_id, extra, created_at "
+            "SELECT chat_id, role, content, tool_calls, tool_call_id, extra, usage, created_at "
             "FROM messages ORDER BY chat_id, seq"
         ).fetchall()
     except sqlite3.DatabaseError as exc:
@@ -95,8 +141,9 @@ def _rows(path: Path) -> list[sqlite3.Row]:
         conn.close()
 
 
-def skill_usage(path: Path, names: list[str]) -> tuple[list[SkillUsage], int]:
-    """(usage of every skill seen in the store or in `names`, chats counted).
+def skill_usage(path: Path, names: list[str]) -> tuple[list[SkillUsage], int, Tokens]:
+    """(usage of every skill seen in the store or in `names`, chats counted, the
+    tokens their requests reported).
 
     Skills in `names` (the usable ones) come first, in order; skills only the store
     knows (since removed or renamed) follow by name.
@@ -104,8 +151,10 @@ def skill_usage(path: Path, names: list[str]) -> tuple[list[SkillUsage], int]:
     usage: dict[str, SkillUsage] = {n: SkillUsage(n) for n in names}
     calls: dict[str, tuple[str, str, str]] = {}  # call id -> (tool, skill, when)
     chats: set[str] = set()
+    tokens = Tokens()
     for row in _rows(path):
         chats.add(row["chat_id"])
+        tokens.add(_loads(row["usage"]))
         extra = _loads(row["extra"]) or {}
         if isinstance(extra, dict) and COMPACTION in extra:
             continue
@@ -139,4 +188,4 @@ def skill_usage(path: Path, names: list[str]) -> tuple[list[SkillUsage], int]:
     ordered = [usage[n] for n in names] + sorted(
         (u for n, u in usage.items() if n not in set(names)), key=lambda u: u.name
     )
-    return ordered, len(chats)
+    return ordered, len(chats), tokens

@@ -17,6 +17,10 @@ The tools of every server together take at most a share of the context budget
 lists them and returns one's schema, after which that tool is offered in full.
 Which tools get their schema is fair between servers: one tool of each server in
 turn, in the servers' order, as the skill catalog shares its room between folders.
+
+A server's tool comes here as a `Listed` (mcp/listing.py), plain data read from
+the SDK's `Tool` as the server listed it or from the list kept of its last start:
+an offer is built without the SDK, and without the server running.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from skillchat.mcp.listing import Listed
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1_024
@@ -147,9 +153,9 @@ def _raise(message: str) -> Any:
 
 
 def build_offer(
-    listed: list[tuple[str, Any]], share: int, fetched: set[str] | frozenset[str] = frozenset()
+    listed: list[tuple[str, Listed]], share: int, fetched: set[str] | frozenset[str] = frozenset()
 ) -> Offer:
-    """The offer for the `(server, mcp Tool)` pairs listed, within `share` characters;
+    """The offer for the `(server, tool)` pairs listed, within `share` characters;
     `fetched` names tools whose schema the model asked for (offered in full)."""
     offer = Offer()
     taken: set[str] = set()
@@ -161,13 +167,8 @@ def build_offer(
         if schema is None:
             offer.left_out.append((name, why))
             continue
-        annotations = (
-            tool.annotations.model_dump(by_alias=True, exclude_none=True)
-            if tool.annotations
-            else {}
-        )
-        description = neutral(tool.description or tool.title or "")
-        entry = Entry(name, server, tool.name, description, schema, annotations)
+        description = neutral(tool.description)
+        entry = Entry(name, server, tool.name, description, schema, dict(tool.annotations))
         per_server.setdefault(server, []).append(entry)
     room = share
     queues = list(per_server.values())

@@ -1,14 +1,22 @@
 """The MCP servers of one session, each connected on one background event loop.
 
-    hub = McpHub(settings.active_mcp_servers())
-    hub.start()                     # returns at once: servers connect in the background
-    hub.wait(timeout)               # before the first request that offers their tools
-    hub.listed()                    # [(server, Tool)] of the servers that are up
+    hub = McpHub(settings.active_mcp_servers())   # starts nothing
+    hub.start(hub.needed())         # returns at once: servers connect in the background
+    hub.wait(timeout)               # until the servers started are up (or failed)
+    hub.listed()                    # [(server, Listed)]: as listed now, or as kept
+    hub.live_tool("github", "get_issue")     # starts that server if it is not yet
     hub.call("github", "get_issue", {...})   # -> CallToolResult; McpError otherwise
     hub.served_skills()             # the skills of servers declaring the skills extension
     hub.prompt("docs", "review", {...})  # a prompt's messages, the user's turn (prompts.py)
     McpHub(servers, elicit)         # a server's questions answered by `elicit` (elicit.py)
     hub.close()                     # also at exit; kill -9 is covered by spawn.py
+
+A server starts when something needs it, never at the hub's making: a request that
+offers its tools when no list of it is kept (mcp/listing.py) or when it serves
+skills (the catalog carries them), a call of one of its tools, `mcp list`, the
+REPL (which starts every server in the background as it opens: the user types
+meanwhile), a look-up of served skills (`skills list --served`). A server with a
+kept list and no call stays a line in the config: nothing is spawned or imported.
 
 skillchat is synchronous; the official SDK is asyncio. One daemon thread runs an
 event loop for all servers of the session; each server has one task that holds its
@@ -35,9 +43,9 @@ from typing import TYPE_CHECKING, Any, cast
 from skillchat.errors import ConfigError, McpError
 from skillchat.mcp.catalog import neutral
 from skillchat.mcp.elicit import Elicit, Relay
+from skillchat.mcp.listing import Kept, Listed, keep, kept, listed_of
 from skillchat.mcp.prompts import Prompt, Resource, list_extras, prompt_text
 from skillchat.mcp.results import not_a_result
-from skillchat.mcp.skills import ServedSkills, list_entries, read_resource, skill_entries
 from skillchat.mcp.spawn import StderrTail, guarded_command, keep_tail, server_env, start_stdio
 from skillchat.mcp.stdio import too_long
 from skillchat.mcp_config import McpServerConfig, expand
@@ -45,8 +53,9 @@ from skillchat.mcp_config import McpServerConfig, expand
 if TYPE_CHECKING:
     from anyio.abc import Process
     from mcp import Client
-    from mcp_types import CallToolResult, Tool
+    from mcp_types import CallToolResult
 
+    from skillchat.mcp.skills import ServedSkills
     from skillchat.skills.model import Skill
 
 MAX_RESTARTS = 2
@@ -59,9 +68,11 @@ class ServerState:
     """What the session knows of one server: its state, its tools, why it failed."""
 
     config: McpServerConfig
-    state: str = "starting"  # starting | ready | failed | stopped
+    state: str = "idle"  # idle (not started) | starting | ready | failed | stopped
     error: str = ""
-    tools: list[Tool] = field(default_factory=list)
+    tools: list[Listed] = field(default_factory=list)  # as it listed them this session
+    kept: Kept | None = None  # as it listed them when it last started (mcp/listing.py)
+    process: Process | None = None  # a stdio server's, while it runs
     restarts: int = 0
     client: Client | None = None
     ready: threading.Event = field(default_factory=threading.Event)
@@ -84,19 +95,38 @@ class McpHub:
     """The servers of one session (see the module docstring)."""
 
     def __init__(self, servers: list[McpServerConfig], elicit: Elicit | None = None) -> None:
-        self.servers = {server.name: ServerState(server) for server in servers}
+        lists = kept(servers)
+        self.servers = {s.name: ServerState(s, kept=lists.get(s.name)) for s in servers}
         # A server's questions, asked on the thread of their call (mcp/elicit.py) with
         # `elicit`, the chat's answer; None: elicitation not offered.
         self.questions = Relay(elicit)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self.changed = False  # a server announced a new tool list: read it at the next turn
-        self._served = ServedSkills(self.read)  # their skills, and the files read of them
+        self._served: ServedSkills | None = None  # their skills, and the files read of them
 
     # ------------------------------------------------------------ lifetime
 
-    def start(self) -> None:
-        """Start the event loop and connect every server, without waiting."""
+    def start(self, names: list[str] | None = None) -> None:
+        """Connect the servers named (all by default) that are not started yet,
+        without waiting; the event loop starts with the first."""
+        idle = [
+            s
+            for n, s in self.servers.items()
+            if s.state == "idle" and (names is None or n in names)
+        ]
+        if not idle:
+            return
+        self._start_loop()
+        for state in idle:
+            self._connect(state)
+
+    def needed(self) -> list[str]:
+        """The servers a request that offers their tools must wait for: those with
+        no kept list, and those serving skills (the catalog carries them)."""
+        return [n for n, s in self.servers.items() if s.kept is None or s.kept.skills]
+
+    def _start_loop(self) -> None:
         if self._loop is not None:
             return
         # The SDK logs a server's misbehaviour; what a server says is shown only
@@ -115,13 +145,14 @@ class McpHub:
         self._thread.start()
         ready.wait()
         atexit.register(self.close)
-        for state in self.servers.values():
-            self._connect(state)
 
-    def wait(self, timeout: float | None = None) -> None:
-        """Until each server is up or has failed (each within its startup timeout)."""
-        for state in self.servers.values():
-            limit = state.config.startup_timeout_s if timeout is None else timeout
+    def wait(self, names: list[str] | None = None) -> None:
+        """Until each server started (of `names`, else all) is up or has failed,
+        each within its startup timeout; a server not started is not waited for."""
+        for name, state in self.servers.items():
+            if state.state == "idle" or (names is not None and name not in names):
+                continue
+            limit = state.config.startup_timeout_s
             if not state.ready.wait(limit) and state.state == "starting":
                 state.state, state.error = "failed", f"did not start in {limit:g} s"
 
@@ -131,6 +162,10 @@ class McpHub:
         if loop is None:
             return
         for state in self.servers.values():
+            if state.state == "starting":  # it never answered: nothing to end in order
+                _halt(state)
+                if state.task is not None:
+                    loop.call_soon_threadsafe(state.task.cancel)
             if state.stop is not None:
                 loop.call_soon_threadsafe(state.stop.set)
         pending = [s.task for s in self.servers.values() if s.task is not None]
@@ -152,14 +187,31 @@ class McpHub:
         for state in self.servers.values():
             if state.state != "failed":
                 state.state = "stopped"
-        self._served.close()
+        if self._served is not None:
+            self._served.close()
         atexit.unregister(self.close)
 
     # ------------------------------------------------------------- queries
 
-    def listed(self) -> list[tuple[str, Tool]]:
-        """Every tool of every server that is up, in config order."""
-        return [(name, tool) for name, s in self.servers.items() for tool in s.tools]
+    def listed(self) -> list[tuple[str, Listed]]:
+        """Every tool of every server, in config order: as it listed them this
+        session (one that died since is started again at its next call), else as
+        it listed them last time (kept) while it has not started or is starting;
+        none of a server that never came up."""
+        found: list[tuple[str, Listed]] = []
+        for name, state in self.servers.items():
+            tools = state.tools
+            if not tools and state.state in ("idle", "starting") and state.kept is not None:
+                tools = state.kept.tools
+            found += [(name, tool) for tool in tools]
+        return found
+
+    def live_tool(self, server: str, tool: str) -> Listed | None:
+        """The tool `tool` as `server` lists it now, starting the server if it is not
+        up (its startup timeout at most); None when it lists no such tool.
+        McpError when the server cannot be reached."""
+        state = self._running(server)
+        return next((t for t in state.tools if t.name == tool), None)
 
     def relist(self) -> None:
         """A server announced a changed tool list: read every running server's again."""
@@ -169,6 +221,7 @@ class McpHub:
                 with suppress(Exception):  # a server that fails here fails at its next call
                     future = self._submit(_list_tools(state.client))
                     state.tools = future.result(state.config.timeout_s)
+                    keep(state.config, state.tools, state.skill_entries is not None)
 
     def relist_skills(self) -> None:
         """Read the served skills' entries again (at each turn: a changed skill, and
@@ -177,11 +230,17 @@ class McpHub:
             if state.skill_entries is None or state.client is None or state.state != "ready":
                 continue
             with suppress(Exception):  # kept as they were: a failing server fails its reads
+                from skillchat.mcp.skills import list_entries
+
                 future = self._submit(list_entries(state.client))
                 state.skill_entries = future.result(state.config.timeout_s)
 
     def served_skills(self) -> tuple[list[Skill], list[str]]:
         """The skills of the servers that serve some, and the entries refused (why)."""
+        if self._served is None:
+            from skillchat.mcp.skills import ServedSkills
+
+            self._served = ServedSkills(self.read)
         return self._served.build({name: s.skill_entries for name, s in self.servers.items()})
 
     def read(self, server: str, uri: str) -> bytes:
@@ -192,6 +251,8 @@ class McpHub:
         client = state.client
         if client is None or state.state != "ready":
             raise McpError(f"MCP server '{server}' is not running: {state.error}")
+        from skillchat.mcp.skills import read_resource
+
         future = self._submit(read_resource(client, uri))
         try:
             return cast(bytes, future.result(state.config.timeout_s + 2))
@@ -205,11 +266,8 @@ class McpHub:
         """One `prompts/get`: its messages as the user's turn (mcp/prompts.py)."""
         from mcp.shared.exceptions import MCPError
 
-        state = self.servers[server]
-        client = state.client
-        if client is None or state.state != "ready":
-            raise McpError(f"MCP server '{server}' is not running: {state.error}")
-        future = self._submit(prompt_text(client, name, arguments))
+        state = self._running(server)
+        future = self._submit(prompt_text(cast("Client", state.client), name, arguments))
         try:
             return cast(str, self.questions.wait(future, state.config.timeout_s + 2))
         except FutureTimeout:
@@ -224,11 +282,9 @@ class McpHub:
         from mcp.shared.exceptions import MCPError
         from pydantic import ValidationError
 
-        state = self.servers[server]
-        if state.client is None or state.state != "ready":
-            self._restart(state)
+        state = self._running(server)
         client = state.client
-        if client is None or state.state != "ready":
+        if client is None:
             raise McpError(f"MCP server '{server}' is not running: {state.error}")
         timeout = state.config.timeout_s
         future = self._submit(client.call_tool(tool, arguments, read_timeout_seconds=timeout))
@@ -259,6 +315,19 @@ class McpHub:
 
     # -------------------------------------------------------------- inside
 
+    def _running(self, server: str) -> ServerState:
+        """`server`'s state once it is up: started now if it was not (a call needs
+        it), restarted if it died; McpError with the reason when it is not up."""
+        state = self.servers[server]
+        self.start([server])  # not yet started: now
+        if state.state == "starting":
+            self.wait([server])
+        elif state.client is None or state.state != "ready":
+            self._restart(state)
+        if state.client is None or state.state != "ready":
+            raise McpError(f"MCP server '{server}' is not running: {state.error}")
+        return state
+
     def _died(self, state: ServerState, detail: str) -> str:
         """Why a running server failed, with its last words once its stderr is read
         to the end (a moment after it died)."""
@@ -276,9 +345,6 @@ class McpHub:
 
     def _restart(self, state: ServerState) -> None:
         """A server that died comes back, a bounded number of times a session."""
-        if state.state == "starting":
-            state.ready.wait(state.config.startup_timeout_s)
-            return
         if state.restarts >= MAX_RESTARTS or self._loop is None:
             used = f" (not restarted: {MAX_RESTARTS} restarts used)"
             if state.restarts >= MAX_RESTARTS and not state.error.endswith(used):
@@ -319,6 +385,8 @@ class McpHub:
                 raise
             async with client:
                 tools = await _list_tools(client)
+                from skillchat.mcp.skills import skill_entries  # the SDK is loaded by now
+
                 entries = await skill_entries(client)
                 extras = await list_extras(client, state.config.name)
                 if current():
@@ -326,6 +394,7 @@ class McpHub:
                     state.skill_entries = entries
                     state.prompts, state.resources = extras
                     state.ready.set()
+                    keep(state.config, tools, entries is not None)
                 await stop.wait()
         except BaseException as exc:
             if current():
@@ -338,7 +407,7 @@ class McpHub:
                 raise
         finally:
             if current():
-                state.client = None
+                state.client = state.process = None
                 state.ready.set()
 
     async def _spawn(self, state: ServerState) -> Process | None:
@@ -351,7 +420,7 @@ class McpHub:
             env = server_env({key: expand(value) for key, value in config.env})
         except ConfigError as exc:
             raise McpError(str(exc)) from None
-        process = await start_stdio(program, args, env, config.cwd)
+        process = state.process = await start_stdio(program, args, env, config.cwd)
         if process.stderr is not None:
             state.reader = asyncio.ensure_future(keep_tail(process.stderr, state.stderr))
         return process
@@ -392,16 +461,29 @@ class McpHub:
             self.changed = True
 
 
-async def _list_tools(client: Client) -> list[Tool]:
-    tools: list[Tool] = []
+async def _list_tools(client: Client) -> list[Listed]:
+    tools: list[Listed] = []
     cursor: str | None = None
     for _ in range(MAX_LISTED_PAGES):
         page = await client.list_tools(cursor=cursor)
-        tools += page.tools
+        tools += map(listed_of, page.tools)
         cursor = page.next_cursor
         if not cursor:
             break
     return tools
+
+
+def _halt(state: ServerState) -> None:
+    """End a stdio server that is still starting at once, its whole process group
+    (one hung before it answered would otherwise hold the close for the SDK's
+    grace period of seconds): the transport then sees it gone and closes."""
+    import os
+    import signal
+
+    process = state.process
+    if process is not None and process.returncode is None:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGTERM)
 
 
 def _too_long(exc: Any, state: ServerState) -> bool:

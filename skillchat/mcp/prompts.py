@@ -179,6 +179,7 @@ def run_prompt(hub: McpHub, typed: str) -> str:
     """`/mcp__SERVER__PROMPT args` as typed: the prompt's messages, the user's turn;
     McpError for a prompt no server has, or arguments that do not fit it."""
     head, _, rest = typed.removeprefix("/").partition(" ")
+    hub.start()  # their prompts are listed as they start (the REPL starts them all)
     hub.wait()
     for state in hub.servers.values():
         for prompt in state.prompts:
@@ -192,9 +193,11 @@ def with_resources(hub: McpHub, text: str, notice: Callable[[str], None]) -> str
     """`text` with the resources it mentions (`@SERVER:URI`, listed ones only) in
     blocks before it; one that cannot be read is left out with a notice. With a
     mention, the servers still starting are waited for (their lists come with them)."""
-    if _RESOURCE.search(text) is None:
+    named = [m.group(1) for m in _RESOURCE.finditer(text) if m.group(1) in hub.servers]
+    if not named:
         return text
-    hub.wait()
+    hub.start(named)  # their resources are listed as they start
+    hub.wait(named)
     listed = {name: state.resources for name, state in hub.servers.items()}
     blocks = []
     for server, uri in mentioned_resources(text, listed):

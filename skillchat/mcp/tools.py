@@ -5,8 +5,13 @@
 
 `McpTools.tools(context)` is asked for each request: the servers' tools that fit
 the share of the context budget (catalog.py), and `mcp_tool_schema` while some are
-offered by name only. A call runs the policy, then the consent, then
-`tools/call` on the hub; every failure is an error result and the chat goes on:
+offered by name only. Before a chat's first request, only the servers whose list
+it needs are started and waited for (`McpHub.needed`): a server whose list is kept
+from its last start (mcp/listing.py) is offered from that list and starts at the
+first call of one of its tools. A call runs the policy, then the consent, then
+checks the tool against what its server lists now (a kept list may be stale: the
+call fails, and the next request offers the current list), then `tools/call` on
+the hub; every failure is an error result and the chat goes on:
 
     mcp__SERVER__TOOL(<the server's schema>)  -> results.py's shapes
     mcp_tool_schema(name)  -> {"name", "description", "parameters", "annotations"}
@@ -20,7 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from skillchat.errors import McpError
-from skillchat.mcp.catalog import Entry, Offer, build_offer, share_of
+from skillchat.mcp.catalog import Entry, Offer, build_offer, provider_schema, share_of
 from skillchat.mcp.hub import McpHub
 from skillchat.mcp.policy import McpConsent, McpRequest, decide
 from skillchat.mcp.results import error_result, result_of
@@ -49,17 +54,23 @@ class McpTools:
         self._offer: Offer | None = None
         self._key: tuple[Any, ...] = ()
         self._waited = False
+        self._needed: list[str] = []  # the servers every request waits for
         self._made: tuple[Offer | None, list[Tool]] = (None, [])
         self._said: set[str] = set()
 
     def wait(self, context: ToolContext) -> list[str]:
-        """Before a request: the servers are up or have failed (the first time only
-        this waits); what the user should hear of it, each thing once a chat."""
-        self.hub.wait()
+        """Before a request: the servers whose list it needs are up or have failed
+        (the first time only this waits); what the user should hear of it, each
+        thing once a chat."""
+        if not self._waited:
+            self._needed = self.hub.needed()
+            self.hub.start(self._needed)
+        self.hub.wait(self._needed)
         if self.hub.changed:  # announced by a server since the last message
             self.hub.relist()
             self._offer = None
         self._waited = True
+        self.renew(context)
         offer = self.offer(context)
         notices = self._served(relist=True)
         notices += [
@@ -105,20 +116,22 @@ class McpTools:
         return refused + self.on_skills(skills)
 
     def offer(self, context: ToolContext) -> Offer:
-        """The current offer, rebuilt when the servers, the budget or the fetched
-        schemas changed."""
-        states = tuple((n, s.state, s.generation) for n, s in self.hub.servers.items())
-        key = (
-            states,
-            context.settings.context_max_chars,
-            frozenset(self.fetched),
-            self.hub.changed,
-        )
-        if self._offer is None or key != self._key:
-            share = share_of(context.settings.budget)
-            self._offer = build_offer(self.hub.listed(), share, self.fetched)
-            self._key = key
+        """The offer of the current request: the model's calls are read against
+        the offer it was sent, so a server that starts or changes while a reply's
+        calls run changes the next request's (`renew`), not this one."""
+        if self._offer is None:
+            self._offer = build_offer(
+                self.hub.listed(), share_of(context.settings.budget), self.fetched
+            )
         return self._offer
+
+    def renew(self, context: ToolContext) -> None:
+        """Before a request: the offer is made again when the servers, the budget or
+        the fetched schemas changed."""
+        states = tuple((n, s.state, s.generation) for n, s in self.hub.servers.items())
+        key = (states, context.settings.context_max_chars, frozenset(self.fetched))
+        if key != self._key:
+            self._offer, self._key = None, key
 
     def tools(self, context: ToolContext) -> list[Tool]:
         if not self._waited:
@@ -148,10 +161,22 @@ class McpTools:
         if answer.kind != "approved":
             return error_result("NOT_ALLOWED", answer.reason or "the user declined this call")
         try:
+            live = self.hub.live_tool(entry.server, entry.tool)
+            if live is None or provider_schema(live.input_schema)[0] != entry.schema:
+                return error_result("MCP_ERROR", _changed(entry, live is None))
             result = self.hub.call(entry.server, entry.tool, args)
         except McpError as exc:
             return error_result("MCP_ERROR", str(exc))
         return result_of(result, result_cap(context.settings))
+
+
+def _changed(entry: Entry, gone: bool) -> str:
+    """Why a tool offered from a list that went stale was not called."""
+    what = "is no longer served" if gone else "takes other parameters now"
+    return (
+        f"tool '{entry.tool}' of MCP server '{entry.server}' {what} (its tools changed since "
+        "they were offered): not called; the next request offers its current tools"
+    )
 
 
 def _is_trusted(skill: Any, context: ToolContext) -> bool:

@@ -7,6 +7,7 @@ next start some work:
     frontmatter.json  parsed frontmatter, by its text (skills/frontmatter_cache.py)
     left-out.json     the left-out skills already told (skills/left_out_seen.py)
     lock-stat.json    installed skills last seen matching their lock (skills/lock.py)
+    mcp-tools.json    each MCP server's tool list as it last gave it (mcp/listing.py)
     models/           the `--local` model's downloads (engine/local/hub.py)
 
 Each JSON file is a cache only: missing, unreadable or not JSON, it reads as None and

@@ -240,8 +240,11 @@ def drift_of(skill: Skill) -> str | None:
 
 
 def lock_problems(skills: list[Skill]) -> list[Problem]:
-    """One problem line per installed skill that drifted from its lock."""
-    lines = ((s, drift_of(s)) for s in skills)
+    """One problem line per installed skill that drifted from its lock. Only the
+    skills of a folder with a lock beside it are checked: one lstat per folder, not
+    two per skill (234 skills and no lock: 2.5 ms of every start before)."""
+    locked = {d for d in {s.source_dir for s in skills} if _lock_of(d) is not None}
+    lines = ((s, drift_of(s)) for s in skills if s.source_dir in locked)
     return [
         Problem(s.root, f"{line}: untrusted until reinstalled or accepted (skills trust {s.name})")
         for s, line in lines

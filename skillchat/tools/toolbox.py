@@ -80,6 +80,11 @@ class ToolSource(Protocol):
         """Until the tools can be listed (before a request, never at start-up); the
         notices for the user (a server that did not start, a tool left out), each once."""
 
+    def renew(self, context: ToolContext) -> None:
+        """Before each further request of a turn: what is offered may change now
+        (a server that came up), never while one reply's calls run (they are read
+        against what that reply's request offered)."""
+
 
 class Toolbox:
     """The tools one chat offers, over its `ToolContext`.

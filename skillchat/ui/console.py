@@ -59,6 +59,13 @@ class Consoles:
             self._err = _console(stderr=True)
         return self._err
 
+    def err_may_be_terminal(self) -> bool:
+        """False only where `err_is_terminal` is: known without making the console
+        (so without importing Rich) unless it is made already."""
+        if self._err is not None:
+            return self._err.is_terminal
+        return _may_be_terminal(sys.stderr)
+
     def err_is_terminal(self) -> bool:
         """Whether the stderr console writes to a terminal, as Rich decides it; for a
         pipe or a file (`ask ... 2> log`) known without making the console, so a
@@ -71,7 +78,19 @@ class Consoles:
         """One warning line on stderr, never markup-interpreted, never hard-wrapped
         (a terminal wraps it visually; a log or a grep gets it whole). Warnings quote
         skill and file names and provider text: control characters are made visible
-        (ui/safe.py) and secrets masked (skillchat/redact.py)."""
+        (ui/safe.py) and secrets masked (skillchat/redact.py).
+
+        Before anything else went to stderr through Rich, the line is written
+        plain: a warning ahead of `ask`'s first request (the catalog's shortened
+        descriptions) does not import Rich on the request's way out (~30 ms of
+        CPU). The text is the same; only the colour of "warning:" is Rich's."""
+        if self._err is None:
+            from skillchat.redact import redact
+            from skillchat.ui import safe
+
+            sys.stderr.write(f"warning: {safe.clean(redact(message))}\n")
+            sys.stderr.flush()
+            return
         self.err.print(_warning(message), soft_wrap=True)
 
 

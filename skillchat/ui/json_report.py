@@ -3,7 +3,8 @@ the recorder build what they show and save (engine/emit.py), not from what `send
 returns, so a front end or a later command can print it the same way.
 
     {"answer": str, "tool_calls": [{"name", "arguments", "result", "is_error"}],
-     "usage": {"prompt_tokens", "completion_tokens", "total_tokens", "cost"} | null,
+     "usage": {"prompt_tokens", "completion_tokens", "total_tokens", "cost",
+               "cached_tokens", "cache_write_tokens"} | null,
      "model": str, "chat_id": str | null,
      "forks": [{...a fork's summary, "task", "messages"}],
      "usage_by_model": {model: {"prompt_tokens", ..., "cost"}}}

@@ -97,6 +97,7 @@ class Repl:
         self.consoles = consoles
         self.view = ReplView(self.consoles)
         self.tokens = 0
+        self.cached = 0  # of them, input read from the provider's prompt cache
         self.fork_runs: list[tuple[str, dict[str, Any]]] = []  # (model, summary) for the toolbar
         self._warned: set[str] = set()
         self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
@@ -118,6 +119,7 @@ class Repl:
             target=target,
             sources=sources,
         )
+        self.session.start_servers()  # in the background: the prompt never waits
         if self.session.runner is not None:
             # The console is read when a command runs: none is made before the prompt.
             # A fork running beside others draws no card of its own (Questions.elsewhere).
@@ -228,6 +230,7 @@ class Repl:
             result = self.session.send(text)
         if result.usage is not None:
             self.tokens += result.usage.total_tokens
+            self.cached += result.usage.cached_tokens
 
     def _close(self) -> int:
         self.session.close()  # the MCP servers stop with the session
@@ -272,11 +275,12 @@ class Repl:
         self._count_tokens(transcript)
 
     def _count_tokens(self, transcript: Transcript | None) -> None:
-        self.tokens = 0
+        self.tokens = self.cached = 0
         self.fork_runs = []
         if transcript is not None:
             stored = self.store.load_messages(transcript.chat.id)
             self.tokens = sum((m.usage or {}).get("total_tokens", 0) for m in stored)
+            self.cached = sum((m.usage or {}).get("cached_tokens", 0) for m in stored)
             self.fork_runs = [(f.model, f.summary) for f in transcript.chat.forks]
 
     def _count_fork(self, event: Event) -> None:
@@ -304,16 +308,18 @@ class Repl:
     # --------------------------------------------------------- toolbar, completion
 
     def toolbar(self) -> str:
-        """The bottom line: model, chat, activated skills, attachments, tokens (the
-        forks' per model: `forks: 1,234 tokens on local-qwen`); one
-        line, control characters visible (names come from skills and the config)."""
+        """The bottom line: model, chat, activated skills, attachments, tokens (those
+        read from the prompt cache said; the forks' per model: `forks: 1,234 tokens
+        on local-qwen`); one line, control characters visible (names come from skills
+        and the config)."""
         chat = self.session.chat
         parts = [self.session.target.model, f"chat {self.recorder.chat_id or 'new'}"]
         if chat.activated:
             parts.append("skills: " + ", ".join(chat.activated))
         if chat.attachments and chat.attachments.pending:
             parts.append(f"attached: {len(chat.attachments.pending)} for the next message")
-        parts.append(f"{self.tokens:,} tokens")
+        cached = f" ({self.cached:,} cached)" if self.cached else ""
+        parts.append(f"{self.tokens:,} tokens{cached}")
         parts += fork_tokens(self.fork_runs)
         if self.recorder.failure:
             parts.append("NOT SAVED")

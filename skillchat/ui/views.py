@@ -15,8 +15,8 @@
 - `ReplView` (the interactive session): the terminal view with numbered cards,
   whose records it keeps for `/show N`.
 
-Every view shows the waiting line (ui/waiting.py) on a terminal's stderr from the
-moment a request leaves until its first text; a forked skill's conversation is a
+Every view shows the waiting line (ui/waiting.py) on a terminal's stderr from shortly
+after a request leaves until its first text; a forked skill's conversation is a
 live card there instead (ui/fork_view.py), collapsed to one line when it ends.
 Cards, notices and diagnostics always go to stderr (ui/console.py). The model's
 text reaches the terminal only through ui/safe.py: control characters visible,
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from skillchat.engine.emit import ForkEnded, ForkStarted, TextEnd, ToolRecord, ViewListener
 from skillchat.ui import safe
-from skillchat.ui.waiting import WaitingLine
+from skillchat.ui.waiting import SHOW_AFTER, WaitingLine
 
 if TYPE_CHECKING:
     from skillchat.engine.events import Usage
@@ -165,12 +165,10 @@ class TerminalView(CardsView):
 
     REDRAW_EVERY = 0.1  # seconds: the live tail is redrawn at most this often
 
-    def __init__(self, consoles: Consoles, *, preload: bool = True) -> None:
+    def __init__(self, consoles: Consoles) -> None:
         super().__init__(consoles)
         self._preloaded = False
         self._begin()
-        if preload:
-            self.preload()
 
     def _begin(self) -> None:
         """A new reply: nothing open, nothing printed (its stream state is made with
@@ -191,12 +189,20 @@ class TerminalView(CardsView):
         self._live = LiveRegion(self.consoles.out)
         return self._live
 
+    def waiting(self, tools: bool) -> None:
+        super().waiting(tools)
+        self.preload()
+
     def preload(self) -> None:
         """Import rich.markdown (~80 ms) in a daemon thread, once: `ask` does it while
-        the first request is out, the REPL once its prompt is on screen."""
+        its first request is out, the REPL once its prompt is on screen. It starts
+        SHOW_AFTER later, as the waiting line does: a request on its way out does
+        not share the interpreter with an import."""
         if not self._preloaded:
             self._preloaded = True
-            threading.Thread(target=import_module, args=("rich.markdown",), daemon=True).start()
+            timer = threading.Timer(SHOW_AFTER, import_module, ("rich.markdown",))
+            timer.daemon = True
+            timer.start()
 
     def text(self, chunk: str) -> None:
         live = self._live if self._live is not None else self._open()
@@ -242,7 +248,7 @@ class ReplView(TerminalView):
     `/show N` can print the whole result a card shortened."""
 
     def __init__(self, consoles: Consoles) -> None:
-        super().__init__(consoles, preload=False)  # not before the prompt is on screen
+        super().__init__(consoles)
         self.records: list[ToolRecord] = []
         self.forks: dict[int, ForkEnded] = {}  # card number -> the fork it reports
         self._ended: list[ForkEnded] = []  # forks whose card has not come yet

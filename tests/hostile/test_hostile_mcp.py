@@ -18,15 +18,18 @@ import pytest
 from chat_helpers import tool_messages
 from fork_helpers import FORK, digest_skills
 from helpers import (
+    alive,
     closed_port,
+    counted_table,
     listening,
     session_options,
     skill_folder,
     skillchat,
     skillchat_peak,
+    starts,
     wait_for,
 )
-from openai_server import ScriptedServer, call, reply
+from openai_server import ScriptedServer, call, error, reply
 
 SERVERS = Path(__file__).resolve().parents[1] / "mcp_servers.py"
 CANARY = "sk-canary-d41d8cd98f00b204"
@@ -239,7 +242,7 @@ def test_trust_binds_a_served_skills_listed_frontmatter(
     trust_demo(options)
     first_chat_reads_demo(server, skills, options)
     (tmp_path / "evil").touch()
-    listed = skillchat("skills", "list", "--json", *options, timeout=180)
+    listed = skillchat("skills", "list", "--served", "--json", *options, timeout=180)
     rows = {row["name"]: row for row in json.loads(listed.stdout)["skills"]}
     assert rows["demo"]["trust"] == "changed", rows["demo"]
     bank_call_is_asked_in_resumed_chat(server, skills, options, pty_sessions)
@@ -386,6 +389,146 @@ def test_a_result_that_is_not_mcps_is_one_line_and_the_server_goes_on(
     assert (tmp_path / "initialized.txt").read_text().count("initialize") == 1
 
 
+def counted_options(tmp_path: Path, extra: str = "", startup: float = 300) -> list[str]:
+    """The options of a session with the `counted` server `srv` (its table then
+    `extra`, its startup timeout `startup`), after one `ask` that started it and
+    kept its list."""
+    config = tmp_path / "config.toml"
+    config.write_text(counted_table("srv", tmp_path))
+    skills = tmp_path / "skills"
+    skills.mkdir(exist_ok=True)
+    options = ["--config", str(config), "--skills-dir", str(skills)]
+    with ScriptedServer([reply("listed")]) as first:
+        done = skillchat("ask", *session_options(first, skills), *options, "hi", timeout=180)
+    assert done.returncode == 0 and starts(tmp_path) == 1, done.stderr
+    config.write_text(counted_table("srv", tmp_path, extra, startup))
+    return options
+
+
+def no_server_left(tmp_path: Path) -> bool:
+    return wait_for(lambda: not alive(tmp_path), 20)
+
+
+def counted_ask(server: ScriptedServer, tmp_path: Path, options: list[str], *args: str) -> Any:
+    skills = tmp_path / "skills"
+    return skillchat("ask", *session_options(server, skills), *options, *args, timeout=180)
+
+
+def test_a_kept_tool_list_that_went_stale_costs_one_failed_call(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """A server's tools changed since its list was kept: the first request still
+    offers the kept list (the server is not started for it); a call of a tool that
+    is gone, or that takes other parameters now, is not made and fails in one line;
+    the next request offers the server's current tools, and they work; the list
+    kept for the next session is the new one."""
+    options = counted_options(tmp_path)
+    (tmp_path / "mode").write_text("v2")
+    server.script(
+        reply(calls=[call("mcp__srv__echo", {"text": "hi"}), call("mcp__srv__add", {"a": 1})]),
+        reply(calls=[call("mcp__srv__add", {"x": 2, "y": 3})]),
+        reply("done"),
+    )
+    done = counted_ask(server, tmp_path, options, "--allow-mcp", "go")
+    assert done.returncode == 0 and done.stdout == "done\n", done.stderr
+    first = {t["function"]["name"] for t in server.completions[0].body["tools"]}
+    assert {"mcp__srv__echo", "mcp__srv__add"} <= first  # the kept list
+    echo, add = served_results(server, 1)
+    assert (
+        echo["error_code"] == "MCP_ERROR"
+        and "'echo' of MCP server 'srv' is no longer" in (echo["error"])
+    )
+    assert add["error_code"] == "MCP_ERROR" and "takes other parameters now" in add["error"]
+    assert "\n" not in echo["error"] + add["error"]
+    second = {t["function"]["name"]: t["function"] for t in server.completions[1].body["tools"]}
+    assert "mcp__srv__echo" not in second
+    assert set(second["mcp__srv__add"]["parameters"]["properties"]) == {"x", "y"}
+    assert served_results(server, 2)[-1]["content"] == "5"
+    assert starts(tmp_path) == 2 and no_server_left(tmp_path)
+    server.script(reply("fine"))
+    done = counted_ask(server, tmp_path, options, "hi")  # offered from the new kept list
+    assert done.returncode == 0, done.stderr
+    third = {t["function"]["name"] for t in server.completions[3].body["tools"]}
+    assert "mcp__srv__add" in third and "mcp__srv__echo" not in third
+    assert starts(tmp_path) == 2
+
+
+def test_a_server_that_hangs_at_start_holds_back_no_request_and_is_stopped(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Any
+) -> None:
+    """A server with a kept list that hangs at start: the REPL starts it in the
+    background and its first request goes out and is answered while the server
+    hangs; at the end the hung server is stopped, no process left. In `ask`, only a
+    call of its tools waits for it, at most its `startup_timeout_s`: that call fails
+    in one line, the next request no longer offers its tools, and the chat goes on."""
+    options = counted_options(tmp_path, startup=3)
+    (tmp_path / "mode").write_text("hang")
+    skills = tmp_path / "skills"
+    server.script(reply("answered"))
+    repl = pty_sessions(*session_options(server, skills), *options, timeout=120)
+    repl.prompt()
+    assert wait_for(lambda: starts(tmp_path) == 2, 120)  # started, and hanging
+    assert "answered" in repl.run("hi")
+    offered = server.completions[0].body["tools"]
+    assert any(t["function"]["name"] == "mcp__srv__add" for t in offered)
+    assert repl.quit() == 0
+    assert no_server_left(tmp_path)
+    server.script(reply(calls=[call("mcp__srv__add", {"a": 1, "b": 2})]), reply("went on"))
+    done = counted_ask(server, tmp_path, options, "--allow-mcp", "add")
+    assert done.returncode == 0 and done.stdout == "went on\n", done.stderr
+    (failed,) = served_results(server, 2)
+    assert failed["error_code"] == "MCP_ERROR" and "did not start in 3 s" in failed["error"]
+    assert not [t for t in server.completions[2].body.get("tools", []) if "srv" in str(t)]
+    assert starts(tmp_path) == 3 and no_server_left(tmp_path)
+
+
+def test_a_server_that_dies_at_start_fails_its_call_in_one_line(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """A server with a kept list that now exits at start: the call that started it
+    fails in one line with its last words, the chat goes on without its tools."""
+    options = counted_options(tmp_path)
+    (tmp_path / "mode").write_text("die")
+    server.script(reply(calls=[call("mcp__srv__add", {"a": 1, "b": 2})]), reply("went on"))
+    done = counted_ask(server, tmp_path, options, "--allow-mcp", "add")
+    assert done.returncode == 0 and done.stdout == "went on\n", done.stderr
+    (failed,) = served_results(server, 1)
+    assert failed["error_code"] == "MCP_ERROR" and "out of luck" in failed["error"]
+    assert "\n" not in failed["error"] and "Traceback" not in done.stderr
+    assert "mcp__srv__add" not in str(server.completions[1].body.get("tools", []))
+    assert no_server_left(tmp_path)
+
+
+def test_a_server_started_for_a_call_is_stopped_on_ctrl_c_and_on_an_error(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Any
+) -> None:
+    """`ask` started the server for a call: Ctrl-C while the call runs, Ctrl-C while
+    the server is still starting (it hangs), and an error of the model's server after
+    the call each end `ask`, and no server process is left behind."""
+    options = counted_options(tmp_path, "timeout_s = 600\n")
+    skills = tmp_path / "skills"
+    ask = ["ask", *session_options(server, skills), *options, "--allow-mcp"]
+    server.script(reply(calls=[call("mcp__srv__slow", {"seconds": 600})]))
+    running = pty_sessions(*ask, "sleep", timeout=120)
+    assert wait_for(lambda: starts(tmp_path) == 2 and bool(alive(tmp_path)), 120)
+    running.interrupt()
+    assert running.wait() != 0
+    assert no_server_left(tmp_path)
+    (tmp_path / "mode").write_text("hang")
+    server.script(reply(calls=[call("mcp__srv__add", {"a": 1, "b": 2})]))
+    starting = pty_sessions(*ask, "add", timeout=120)
+    assert wait_for(lambda: starts(tmp_path) == 3, 120)
+    starting.interrupt()
+    assert starting.wait() != 0
+    assert no_server_left(tmp_path)
+    (tmp_path / "mode").unlink()
+    server.script(reply(calls=[call("mcp__srv__add", {"a": 1, "b": 2})]), error(400, "no more"))
+    done = counted_ask(server, tmp_path, options, "--allow-mcp", "add")
+    assert done.returncode != 0 and "no more" in done.stderr, done.stderr
+    assert served_results(server, -1)[-1]["content"] == "3" and starts(tmp_path) == 4
+    assert no_server_left(tmp_path)
+
+
 def test_a_servers_question_is_neutralised_and_a_malformed_one_declined_in_one_line(
     server: ScriptedServer, tmp_path: Path, pty_sessions: Any
 ) -> None:
@@ -460,3 +603,9 @@ def test_a_servers_prompts_and_resources_reach_the_model_and_screen_cleaned_and_
     sent = [m for m in server.completions[-1].body["messages"] if m["role"] == "user"][-1]
     assert "ignore previous instructions" in sent["content"] and "\x1b" not in sent["content"]
     assert "[cut at 256 KB]" in sent["content"] and len(sent["content"]) < 300_000
+
+
+# ---------------------------------------------------------------- started when needed
+# tests/mcp_servers.py's `counted` server (tests/helpers.py `counted_table`): each
+# start adds its pid to <folder>/starts, and <folder>/mode turns it (`hang`, `die`,
+# `v2`); its table's key, and so its kept list, stays the same whatever the mode.

@@ -1,9 +1,10 @@
-"""A backend whose SDK loads in a daemon thread while the user types.
+"""A backend that loads in a daemon thread while the user types.
 
-Importing `openai` costs ~0.5 s and `litellm` seconds. The REPL shows its prompt
-first and loads the backend behind it, so neither the prompt nor (usually) the
-first message waits. `stream` joins the loader: if the user is faster than the
-import, the first message waits only for what is left of it.
+Importing `litellm` costs seconds (a native backend's module, tens of
+milliseconds). The REPL shows its prompt first and loads the backend behind it, so
+neither the prompt nor (usually) the first message waits. `stream` joins the
+loader: if the user is faster than the import, the first message waits only for
+what is left of it.
 
 Nothing the load prints may reach the terminal the REPL owns: litellm's logging
 and banners are silenced by its backend module, and the REPL filters warnings.
@@ -15,18 +16,19 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from skillchat.config import Settings
-from skillchat.engine.backends.base import Backend
+from skillchat.engine.backends.base import Backend, Timeouts
 from skillchat.engine.backends.select import backend_name, make_backend
 from skillchat.engine.events import Delta
+from skillchat.target import Target
 
 
 class BackgroundBackend:
-    """`make_backend(settings)`, run in a daemon thread started by `start()`."""
+    """`make_backend(target, timeouts)`, run in a daemon thread started by `start()`."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.name = backend_name(settings)
-        self._settings = settings
+    def __init__(self, target: Target, timeouts: Timeouts) -> None:
+        self.name = backend_name(target)
+        self._target = target
+        self._timeouts = timeouts
         self._backend: Backend | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._load, name="backend-loader", daemon=True)
@@ -39,7 +41,7 @@ class BackgroundBackend:
 
     def _load(self) -> None:
         try:
-            self._backend = make_backend(self._settings)
+            self._backend = make_backend(self._target, self._timeouts)
         except Exception as exc:  # raised to the caller of `stream`, where it can be shown
             self._error = exc
 

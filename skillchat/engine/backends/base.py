@@ -1,19 +1,39 @@
 """The backend contract: stream one chat completion as `Delta`s.
 
-A backend raises `ProviderError` (never an SDK exception) with `retryable` set
-for 429/5xx/connection faults and `retry_after` from the provider when given.
-The loop retries only while nothing of the reply has been shown.
-`context_window` lets the context budget follow the model's real limit.
+A backend is built from a `Target` (where the chat's requests go: skillchat/target.py)
+and its `Timeouts`, never from the whole settings. It raises `ProviderError` (never
+an SDK exception) with `retryable` set for 429/5xx/connection faults and
+`retry_after` from the provider when given. The loop retries only while nothing of
+the reply has been shown. `context_window` lets the context budget follow the
+model's real limit.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillchat.engine.events import Delta
 from skillchat.errors import ProviderError
+
+if TYPE_CHECKING:
+    from skillchat.config import Settings
+    from skillchat.target import Target
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """What a backend needs of the user's settings beside its target: how long a
+    silent server is waited for (`timeout`), and a whole reply (`reply_timeout`)."""
+
+    timeout: float
+    reply_timeout: float
+
+    @classmethod
+    def of(cls, settings: Settings) -> Timeouts:
+        return cls(settings.timeout, settings.reply_timeout)
 
 
 class Backend(Protocol):
@@ -30,6 +50,10 @@ class Backend(Protocol):
         says (engine/context_window.py); None when unknown. Looked up once, on first
         call, bounded in time: the loop asks when it first needs a budget."""
         ...
+
+
+# What makes a chat's backends: select.make_backend, or the REPL's BackgroundBackend.
+BackendFor = Callable[["Target", Timeouts], Backend]
 
 
 class ReplyDeadline:

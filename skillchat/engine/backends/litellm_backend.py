@@ -27,8 +27,7 @@ import litellm  # after the environment set-up above
 from litellm.exceptions import MidStreamFallbackError
 
 from skillchat.backend_table import NO_KEY
-from skillchat.config import Settings
-from skillchat.engine.backends.base import ReplyDeadline
+from skillchat.engine.backends.base import ReplyDeadline, Timeouts
 from skillchat.engine.backends.openai_backend import PLACEHOLDER_KEY, describe_base
 from skillchat.engine.backends.origin import guarded_client
 from skillchat.engine.backends.provider_errors import malformed, provider_error
@@ -36,6 +35,7 @@ from skillchat.engine.backends.sse import chunk_delta, is_empty
 from skillchat.engine.context_window import find_window
 from skillchat.engine.events import Delta, Usage
 from skillchat.errors import MalformedChunk, ProviderError
+from skillchat.target import Target
 
 
 def _quieten() -> None:
@@ -86,20 +86,20 @@ class LiteLLMBackend:
 
     name = "litellm"
 
-    def __init__(self, settings: Settings) -> None:
-        self.model = settings.model
-        self._api_base = settings.api_base or None
-        self._timeout = settings.timeout
-        self._reply_timeout = settings.reply_timeout
-        self._max_tokens = settings.max_tokens
-        provider = _provider(settings.model, self._api_base)
+    def __init__(self, target: Target, timeouts: Timeouts) -> None:
+        self.model = target.model
+        self._api_base = target.api_base or None
+        self._timeout = timeouts.timeout
+        self._reply_timeout = timeouts.reply_timeout
+        self._max_tokens = target.max_tokens
+        provider = _provider(target.model, self._api_base)
         if provider is None and self._api_base:
             # A server's own id (`Qwen/Qwen2.5-7B-Instruct` on vLLM or LM Studio): sent
             # as is to that OpenAI-compatible server, not placed by litellm's guessing.
-            self.model, provider = f"openai/{settings.model}", "openai"
+            self.model, provider = f"openai/{target.model}", "openai"
         if provider is None:
             raise ProviderError(
-                f"litellm does not know which provider serves '{settings.model}': write it as "
+                f"litellm does not know which provider serves '{target.model}': write it as "
                 "provider/model (e.g. anthropic/claude-sonnet-4-5, ollama_chat/llama3)"
             )
         self._detect_cuts = (

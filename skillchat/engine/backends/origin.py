@@ -1,7 +1,8 @@
-"""The model's HTTP client follows no redirect to another origin.
+"""The litellm backend's HTTP client follows no redirect to another origin.
 
-A chat request carries the whole conversation (and, for OpenAI's API, the key in a
-header). Both SDKs follow redirects by default, and a 307 or 308 re-sends the
+(The native backends' client, wire.py, follows no redirect at all.) A chat request
+carries the whole conversation (and, for OpenAI's API, the key in a header). The
+SDKs under litellm follow redirects by default, and a 307 or 308 re-sends the
 request *with its body*: one redirect from the configured server (a compromised
 proxy, a hostile "OpenAI-compatible" endpoint, a typo'd domain) would hand the
 conversation to a host the user never named. httpx drops the Authorization header

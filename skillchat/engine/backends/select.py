@@ -1,9 +1,11 @@
-"""Build the backend the settings name, from its row (skillchat/backend_table.py).
+"""Build the backend a target names, from its row (skillchat/backend_table.py).
 
-This is where the settings meet the table: which row they choose, its key check,
-and its class. This module imports no SDK: `make_backend` imports the chosen
-backend's module (and so `openai`, ~0.5 s, or `litellm`, seconds) only when
-called. Call it when a model is about to be used, not at start-up.
+This is where a `Target` (skillchat/target.py) meets the table: which row it
+chooses, its key check, and its class, built from the target and its `Timeouts`
+(never the whole settings). This module imports no backend: `make_backend`
+imports the chosen backend's module (wire.py's standard library for the native
+ones, `litellm`, seconds, for the rest) only when called. Call it when a model is
+about to be used, not at start-up.
 """
 
 from __future__ import annotations
@@ -11,35 +13,50 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
+from typing import Protocol
 
 from skillchat.backend_table import backend_row
-from skillchat.config import Settings
-from skillchat.engine.backends.base import Backend
+from skillchat.engine.backends.base import Backend, Timeouts
 from skillchat.errors import ProviderError
+from skillchat.target import Target
 
 
-def backend_name(settings: Settings) -> str:
-    """The name of the backend `settings` go to (`openai`, `litellm`)."""
-    return backend_row(settings.model, settings.backend, settings.api_base).name
+class Where(Protocol):
+    """Where requests go, as a `Target` or the settings say it (doctor reads the
+    settings): enough to choose a row and check its key."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def api_base(self) -> str | None: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def gguf(self) -> str | None: ...
 
 
-def make_backend(settings: Settings) -> Backend:
-    """Build the backend for `settings`; raises ProviderError when it cannot work
-    at all (no API key and no local server), before any network call. With a local
-    model (`settings.gguf`) it waits for its server to load (engine/local/server.py)."""
-    if settings.gguf:
-        from dataclasses import replace
+def backend_name(where: Where) -> str:
+    """The name of the backend `where` goes to (`openai`, `gemini`, `litellm`)."""
+    return backend_row(where.model, where.backend, where.api_base).name
 
+
+def make_backend(target: Target, timeouts: Timeouts) -> Backend:
+    """Build the backend for `target`; raises ProviderError when it cannot work at
+    all (no API key and no local server), before any network call. With a local
+    model (`target.gguf`, whose server resolve started) it waits for its server to
+    load (engine/local/server.py)."""
+    if target.gguf:
         from skillchat.engine.local.server import local_api_base
 
-        settings = replace(settings, api_base=local_api_base(settings), backend="openai")
-    row = backend_row(settings.model, settings.backend, settings.api_base)
-    if problem := key_problem(settings):
+        target = replace(target, api_base=local_api_base(target.gguf), backend="openai")
+    row = backend_row(target.model, target.backend, target.api_base)
+    if problem := key_problem(target):
         raise ProviderError(problem)
     module, name = row.make.split(":")
     import_on_fresh_stack(module)
-    make: Callable[[Settings], Backend] = getattr(sys.modules[module], name)
-    return make(settings)
+    make: Callable[[Target, Timeouts], Backend] = getattr(sys.modules[module], name)
+    return make(target, timeouts)
 
 
 def import_on_fresh_stack(module: str) -> None:
@@ -76,12 +93,12 @@ def import_on_fresh_stack(module: str) -> None:
         raise failed[0]
 
 
-def key_problem(settings: Settings) -> str | None:
+def key_problem(where: Where) -> str | None:
     """The one-line error `make_backend` would raise for a missing key, or None.
 
-    Cheap (no SDK imported), so the REPL and `doctor` can say it before the first
-    message rather than after it."""
-    if settings.gguf:
+    Cheap (no backend imported), so the REPL and `doctor` can say it before the
+    first message rather than after it."""
+    if where.gguf:
         return None
-    row = backend_row(settings.model, settings.backend, settings.api_base)
-    return row.key_problem(settings.model, settings.api_base)
+    row = backend_row(where.model, where.backend, where.api_base)
+    return row.key_problem(where.model, where.api_base)

@@ -237,11 +237,7 @@ def start_local(settings: Settings, gguf: str) -> LocalPlan:
     return local
 
 
-def local_api_base(settings: Settings) -> str:
-    """The address of the server `start_local` started for `settings.gguf`, waiting for
-    it to load (started here when it was not yet, e.g. a backend made afresh)."""
-    assert settings.gguf is not None
-    model = Path(settings.gguf).expanduser().resolve()
-    if model not in _servers:
-        _servers[model] = LocalServer(plan(settings, model))
-    return _servers[model].address()
+def local_api_base(gguf: str) -> str:
+    """The address of the server `start_local` started for the file `gguf` (resolve
+    did, when it made the target naming it), waiting for it to load."""
+    return _servers[Path(gguf).expanduser().resolve()].address()

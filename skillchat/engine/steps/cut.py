@@ -1,6 +1,8 @@
 """A reply cut at its output limit (`finish_reason` "length") is said so, with what
 to change, and runs none of its calls: their arguments may be cut mid-JSON, and
-are never run as if complete. Its text is the answer, as far as it got."""
+are never run as if complete. Its text is the answer, as far as it got. A reply the
+provider stopped as a refusal (`content_filter`; Anthropic's `refusal`) is said so
+too, and runs none of its calls either."""
 
 from __future__ import annotations
 
@@ -12,6 +14,9 @@ class CutReply(Step):
     def after_reply(self, chat: StepContext, turn: Turn, reply: Reply) -> None:
         if reply.finish_reason == "length":
             chat.emit.notice(cut_notice(reply, chat.settings.max_tokens))
+            reply.tool_calls = []
+        elif reply.finish_reason == "content_filter":
+            chat.emit.notice("the provider stopped the reply as a refusal (its content filter)")
             reply.tool_calls = []
 
 

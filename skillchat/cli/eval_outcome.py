@@ -1,0 +1,207 @@
+"""`skillchat eval --outcome EVALS_JSON`: does the skill help? Every task of a
+skill's evals/evals.json runs with and without the skill (the two arms), `--trials`
+times on each `--model`, is graded deterministically, and the report gives the
+paired difference per task and its mean with a 95% interval (docs/eval.md).
+
+Exit codes: 0 when every trial finished and, with `--min-delta D`, the interval's
+lower bound is at least D on every model; 1 when it is not, or a trial failed;
+2 for a bad command line or tasks file, or when the run is not confirmed;
+130 on Ctrl-C, after the report of what finished (kept: a re-run resumes).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from skillchat.errors import UsageError
+
+if TYPE_CHECKING:
+    from skillchat.config import Settings
+    from skillchat.evals.outcome_store import ResultStore
+    from skillchat.evals.outcome_tasks import Tasks
+    from skillchat.evals.outcome_trial import TrialJob, TrialResult, TrialSetup
+    from skillchat.ui.console import Consoles
+
+
+@dataclass(frozen=True)
+class OutcomeOptions:
+    """The command line of an outcome eval, besides the session's settings."""
+
+    models: list[str]
+    trials: int
+    k: int | None
+    jobs: int
+    min_delta: float | None
+    yes: bool
+    out: Path | None
+    allow_run: bool
+    json_out: bool
+    verifier_timeout_s: float
+
+
+def outcome_eval(
+    consoles: Consoles,
+    tasks_file: Path,
+    settings: Settings,
+    by_model: dict[str, Settings],
+    options: OutcomeOptions,
+) -> None:
+    """Plan, confirm, run (resuming), report; exit as the report says."""
+    from skillchat.evals.outcome_arms import arm_registries
+    from skillchat.evals.outcome_run import estimate, iteration_folder, model_slug, plan_trials
+    from skillchat.evals.outcome_store import ResultStore
+    from skillchat.evals.outcome_tasks import load_tasks
+    from skillchat.evals.outcome_trial import TrialSetup
+    from skillchat.sandbox.detect import probe
+    from skillchat.session import load_registry
+
+    k = options.k if options.k is not None else min(3, options.trials)
+    if k > options.trials:
+        raise UsageError(f"--k {k} is more than --trials {options.trials}")
+    registry = load_registry(settings)
+    tasks = load_tasks(tasks_file, {name: s.root for name, s in registry.skills.items()})
+    ungraded = [
+        f"evals.json: task {t.id}: nothing deterministic grades it"
+        + (" (its expectations need the LLM judge, not built yet)" if t.expectations else "")
+        + "; run, not graded"
+        for t in tasks.tasks
+        if not t.graded
+    ]
+    for problem in [*tasks.problems, *ungraded]:
+        consoles.err.print(
+            f"warning: {problem}", style="warning", markup=False, highlight=False, soft_wrap=True
+        )
+    out = options.out or Path(f"{tasks.skill}-workspace")
+    with tempfile.TemporaryDirectory(prefix="skillchat-outcome-") as stage:
+        registries, digest = arm_registries(registry, tasks.skill, Path(stage))
+        base = {m: out / model_slug(m) if len(options.models) > 1 else out for m in options.models}
+        folders = {m: iteration_folder(base[m], digest) for m in options.models}
+        store = ResultStore(out, digest)
+        plan = plan_trials(tasks.tasks, options.models, options.trials, folders)
+        done = {job: r for job in plan if (r := store.get(job)) is not None}
+        todo = [job for job in plan if job not in done]
+        status = probe()
+        setup = TrialSetup(
+            tasks.skill,
+            registry.skills[tasks.skill].root,
+            registries,
+            by_model,
+            options.allow_run,
+            status.tools if status.available else None,
+            options.verifier_timeout_s,
+        )
+        if todo:
+            line = estimate(todo, registries, by_model, tasks.skill).line(len(done))
+            _confirm(consoles, line, options.yes)
+        results, interrupted = _run(consoles, todo, setup, store, options)
+    _report(consoles, [*done.values(), *results], tasks, folders, options, k, interrupted)
+
+
+def _confirm(consoles: Consoles, line: str, yes: bool) -> None:
+    """Say what will run; ask unless `--yes`; refuse without a terminal to ask on."""
+    consoles.err.print(line, markup=False, highlight=False)
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError("not confirmed: add --yes to run without asking (no terminal to ask on)")
+    if not typer.confirm("Run them?", default=False, err=True):
+        raise UsageError("not run")
+
+
+def _run(
+    consoles: Consoles,
+    todo: list[TrialJob],
+    setup: TrialSetup,
+    store: ResultStore,
+    options: OutcomeOptions,
+) -> tuple[list[TrialResult], bool]:
+    """Run `todo`, each result stored as it finishes; Ctrl-C keeps the finished."""
+    from skillchat.evals.outcome_trial import run_trial
+    from skillchat.evals.runner import Evaluation
+    from skillchat.redact import redact
+
+    def one(job: TrialJob) -> TrialResult:
+        result = run_trial(job, setup)
+        if result.error:
+            result.error = redact(result.error)
+        store.put(job, result)  # before it counts as finished: Ctrl-C loses nothing
+        return result
+
+    evaluation = Evaluation(todo, options.jobs, one)
+    try:
+        if sys.stderr.isatty() and not options.json_out:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            columns = (TextColumn("trials"), BarColumn(), MofNCompleteColumn())
+            with Progress(*columns, console=consoles.err, transient=True) as progress:
+                bar = progress.add_task("trials", total=len(todo))
+
+                def finished(result: TrialResult) -> None:
+                    _say_error(consoles, result)
+                    progress.advance(bar)
+
+                evaluation.run(on_outcome=finished)
+        else:
+            evaluation.run(on_outcome=lambda r: _say_error(consoles, r))
+    except KeyboardInterrupt:
+        return list(evaluation.outcomes), True
+    return list(evaluation.outcomes), False
+
+
+def _say_error(consoles: Consoles, result: TrialResult) -> None:
+    """A trial's error, one line as it happens (the run goes on)."""
+    if result.error:
+        consoles.err.print(
+            f"eval-{result.task} {result.arm} run-{result.trial}: {result.error}",
+            style="warning",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _report(
+    consoles: Consoles,
+    results: list[TrialResult],
+    tasks: Tasks,
+    folders: dict[str, Path],
+    options: OutcomeOptions,
+    k: int,
+    interrupted: bool,
+) -> None:
+    from skillchat.evals.outcome_report import meets, summarize, summary_json
+    from skillchat.evals.outcome_run import write_benchmarks
+
+    ids = [t.id for t in tasks.tasks]
+    summaries = summarize(results, ids, options.models, k)
+    write_benchmarks(summaries, results, folders, tasks.skill, options.trials)
+    if options.json_out:
+        from skillchat.ui.safe import json_text
+
+        document = summary_json(summaries, options.min_delta)
+        document["interrupted"] = interrupted
+        document["workspaces"] = {m: str(f) for m, f in folders.items()}
+        sys.stdout.write(json_text(document, indent=2) + "\n")
+    else:
+        from skillchat.ui.outcome_table import print_outcome
+
+        print_outcome(summaries, options.min_delta, consoles.out)
+        for model, folder in folders.items():
+            consoles.out.print(f"workspace ({model}): {folder}", markup=False, highlight=False)
+    if interrupted:
+        consoles.err.print(
+            "interrupted: finished trials are kept; run the same command again to resume",
+            style="warning",
+            markup=False,
+            highlight=False,
+        )
+        raise typer.Exit(130)
+    failed = any(r.error for r in results)
+    if failed or any(meets(s, options.min_delta) is False for s in summaries):
+        raise typer.Exit(1)

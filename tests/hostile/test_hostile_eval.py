@@ -1,0 +1,153 @@
+"""Outcome evals (`skillchat eval --outcome`) fed bad input: a tasks file that is not
+one, an entry that reaches outside the skill, a verifier that hangs, floods its
+output, writes gigabytes or tampers with what it grades. Each is one line, bounded
+by the sandbox's limits, and the other tasks are graded (docs/security.md,
+"Outcome evals")."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import one_line_error, write_files
+from openai_server import ScriptedServer
+from outcome_fixture import SKILL, demo_skill, evals_json, run_outcome, script_agent
+from sandbox_helpers import require_sandbox
+
+GOOD = {
+    "id": "answer",
+    "prompt": "TASK-ANSWER: what is the demo code?",
+    "output_contains": "CODE-42",
+}
+
+
+def with_verifier(tmp_path: Path, name: str, code: str) -> Path:
+    """The demo skill with one good task and one graded by the verifier `code`."""
+    task = {"id": "bad", "prompt": "TASK-WORSE: hostile", "verifier": f"evals/{name}"}
+    skills = demo_skill(tmp_path, [GOOD, task])
+    write_files(skills / SKILL / "evals", {name: code})
+    return skills
+
+
+def trials(done: Any) -> dict[str, Any]:
+    [model] = json.loads(done.stdout)["models"]
+    return {t["task"]: t for t in model["tasks"]}
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("{not json", "not JSON"),
+        ('{"skill_name": "demo-skill"}', 'a list "evals"'),
+        ('{"skill_name": "nope", "evals": [{"prompt": "x"}]}', "no usable skill named 'nope'"),
+        ('{"skill_name": "demo-skill", "evals": [{"id": "../x", "prompt": "x"}]}', '"id" must be'),
+    ],
+)
+def test_a_bad_tasks_file_is_one_line_before_any_request(
+    server: ScriptedServer, tmp_path: Path, content: str, says: str
+) -> None:
+    skills = demo_skill(tmp_path)
+    evals_json(skills).write_text(content)
+    done = run_outcome(server, skills, tmp_path / "ws", "--yes")
+    assert says in one_line_error(done, 2)
+    assert server.completions == []
+
+
+def test_an_entry_reaching_outside_the_skill_is_left_out_and_the_rest_runs(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    script_agent(server)
+    outside = [
+        {"id": "v", "prompt": "x", "verifier": "../../../../bin/true"},
+        {"id": "f", "prompt": "x", "files": ["/etc/passwd"], "output_contains": "x"},
+        {"id": "r", "prompt": "x", "output_matches": "(unclosed"},
+        {"id": "e", "prompt": "x", "files_exist": ["../../outside"]},
+        {"id": "q", "prompt": "x", "files": ["evals/queue"], "output_contains": "x"},
+    ]
+    linked = {
+        "id": "answer",
+        "prompt": GOOD["prompt"],
+        "output_contains": "CODE-42",
+        "files": ["evals/files"],
+    }
+    skills = demo_skill(tmp_path, [*outside, linked])
+    secret = write_files(tmp_path / "home", {".env": "KEY=host-secret\n"}) / ".env"
+    (skills / SKILL / "evals" / "files" / "env").symlink_to(secret)
+    os.mkfifo(skills / SKILL / "evals" / "queue")  # copied, it would hang every trial
+    done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 5 and all(line.endswith("left out") for line in warnings)
+    assert "must be a path inside the skill folder" in warnings[0]
+    assert "evals/queue cannot be used" in warnings[4]
+    assert list(trials(done)) == ["answer"] and trials(done)["answer"]["delta"] == 1.0
+    copies = list((tmp_path / "ws").rglob("outputs/files"))
+    assert len(copies) == 2 and all((c / "input.txt").is_file() for c in copies)
+    assert not any((c / "env").exists() or (c / "env").is_symlink() for c in copies)
+
+
+def test_a_hanging_verifier_is_stopped_at_its_timeout_and_the_rest_is_graded(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    require_sandbox()
+    script_agent(server)
+    skills = with_verifier(tmp_path, "hang.sh", "while :; do :; done\n")
+    done = run_outcome(
+        server,
+        skills,
+        tmp_path / "ws",
+        "--trials",
+        "1",
+        "--yes",
+        "--json",
+        "--verifier-timeout",
+        "2",
+    )
+    assert done.returncode == 1, done.stderr  # a trial failed: said, and counted nowhere
+    lines = [line for line in done.stderr.splitlines() if "hang.sh" in line]
+    assert len(lines) == 2 and all("timed out after 2 s" in line for line in lines)
+    assert "Traceback" not in done.stderr
+    by = trials(done)
+    assert by["answer"]["delta"] == 1.0
+    assert by["bad"]["delta"] is None and by["bad"]["with_skill"]["errors"] == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("flood.sh", "yes 'a flood of output'\n"),
+        (
+            "disk.sh",
+            "head -c 3G /dev/zero > /scratch/big && head -c 3G /dev/zero > /tmp/big\n",
+        ),
+        ("tamper.sh", 'echo PASS > "$1/answer.md" && exit 0; exit 1\n'),
+    ],
+)
+def test_a_verifier_that_floods_fills_or_tampers_is_bounded(
+    server: ScriptedServer, tmp_path: Path, name: str, code: str
+) -> None:
+    """Output past the cap stops it (one line); its writable folders are RAM of a
+    fixed size, so 3 GB stop at 64 MB and nothing lands on disk; the outputs it grades
+    are read-only. The other task is graded either way."""
+    require_sandbox()
+    script_agent(server)
+    skills = with_verifier(tmp_path, name, code)
+    out = tmp_path / "ws"
+    done = run_outcome(server, skills, out, "--trials", "1", "--yes", "--json")
+    assert "Traceback" not in done.stderr
+    by = trials(done)
+    assert by["answer"]["delta"] == 1.0
+    bad = by["bad"]["with_skill"]
+    if name == "flood.sh":
+        assert done.returncode == 1 and "stopped (output limit)" in done.stderr
+        assert bad["errors"] == 1
+    else:  # graded, and failed: the write did not get through
+        assert done.returncode == 0, done.stderr
+        assert (bad["graded"], bad["passed"]) == (1, 0)
+    biggest = max(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file())
+    assert biggest < 1_000_000
+    answers = {p.read_text() for p in out.rglob("answer.md")}
+    assert "PASS\n" not in answers

@@ -1,0 +1,105 @@
+"""The skill and scripted agent of the outcome-eval tests (tests/test_eval_outcome.py,
+tests/hostile/test_hostile_eval.py): a skill whose evals/ holds answers and a
+verifier, and a model that does better with the skill on two tasks, worse on one,
+and never loads it on a fourth."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from helpers import skillchat, write_files
+from openai_server import ScriptedServer, call, reply
+
+SKILL = "demo-skill"
+# In evals/ only (expected output, expectations, verifier): never in a request.
+SECRET = "SECRET-ANSWER-7f3a"
+WITH = f'"name": "{SKILL}"'  # in the system prompt only when the skill is in the catalog
+
+CHECK_REPORT = f"""import pathlib, sys
+# {SECRET}
+text = (pathlib.Path(sys.argv[1]) / "report.txt").read_text() if (
+    pathlib.Path(sys.argv[1]) / "report.txt").exists() else ""
+sys.exit(0 if "ok from input" in text else 1)
+"""
+
+TASKS = [
+    {
+        "id": "answer",
+        "prompt": "TASK-ANSWER: what is the demo code?",
+        "expected_output": f"the code, {SECRET}",
+        "output_contains": "CODE-42",
+        "expectations": [f"names the code {SECRET}"],
+    },
+    {
+        "id": "report",
+        "prompt": "TASK-REPORT: write report.txt from input.txt",
+        "files": ["evals/files/input.txt"],
+        "verifier": "evals/check_report.py",
+        "files_exist": ["report.txt"],
+    },
+    {"id": "worse", "prompt": "TASK-WORSE: say it plainly", "output_matches": "^plain"},
+    {"id": "noload", "prompt": "TASK-NOLOAD: anything", "output_contains": "fine"},
+]
+
+
+def demo_skill(root: Path, tasks: list[Any] | None = None) -> Path:
+    """`root/skills/demo-skill` with its evals; the skills folder."""
+    write_files(
+        root / "skills" / SKILL,
+        {
+            "SKILL.md": f"---\nname: {SKILL}\ndescription: Answers the demo tasks.\n---\n"
+            "Say CODE-42. Reports: copy input.txt to report.txt.\n",
+            "evals/evals.json": json.dumps({"skill_name": SKILL, "evals": tasks or TASKS}),
+            "evals/check_report.py": CHECK_REPORT,
+            "evals/files/input.txt": "ok from input\n",
+        },
+    )
+    return root / "skills"
+
+
+def evals_json(skills: Path) -> Path:
+    return skills / SKILL / "evals" / "evals.json"
+
+
+def loads() -> dict[str, Any]:
+    return reply(calls=[call("get_skill", {"skill_name": SKILL})])
+
+
+def script_agent(server: ScriptedServer) -> None:
+    """With the skill: right on `answer` and `report`, wrong on `worse`, and on
+    `noload` it never loads the skill. Without: wrong, wrong, right, right."""
+    server.when("TASK-ANSWER", loads(), reply("the code is CODE-42"), system=WITH)
+    copy = call("run_command", {"command": "cp input.txt report.txt"})
+    server.when("TASK-REPORT", loads(), reply(calls=[copy]), reply("done"), system=WITH)
+    server.when("TASK-WORSE", loads(), reply("a fancy answer"), system=WITH)
+    server.when("TASK-ANSWER", reply("no idea"))
+    server.when("TASK-REPORT", reply("I cannot"))
+    server.when("TASK-WORSE", reply("plain answer"))
+    server.when("TASK-NOLOAD", reply("fine"))
+
+
+def outcome_argv(server: ScriptedServer, skills: Path, out: Path, *args: str) -> list[str]:
+    return [
+        "eval",
+        str(evals_json(skills)),
+        "--outcome",
+        "--model",
+        "openai/test-model",
+        "--api-base",
+        server.base_url,
+        "--skills-dir",
+        str(skills),
+        "--out",
+        str(out),
+        "--allow-run",
+        *args,
+    ]
+
+
+def run_outcome(
+    server: ScriptedServer, skills: Path, out: Path, *args: str, **options: Any
+) -> subprocess.CompletedProcess[str]:
+    return skillchat(*outcome_argv(server, skills, out, *args), **options)
