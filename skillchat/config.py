@@ -182,10 +182,12 @@ class Settings:
     named_models: dict[str, dict[str, Any]] = field(default_factory=dict)
     # `[mcp.NAME]` tables (mcp_config.py); `mcp_use` the servers of this session
     # (None: every enabled one; `--mcp NAME` names them, `--no-mcp` none); `mcp_allow`
-    # lets `ask` and `eval` call their tools (`--allow-mcp`).
+    # lets `ask` and `eval` call their tools (`--allow-mcp`); `mcp_elicit` lets them
+    # answer a server's question with its schema's defaults (`--allow-elicit`).
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     mcp_use: tuple[str, ...] | None = None
     mcp_allow: bool = False
+    mcp_elicit: bool = False
     # `[skill_models]`: skill name -> the model its turns go to (a `[models.NAME]` or
     # a model id), over the skill's own `model:` (engine/skill_model.py).
     skill_models: dict[str, str] = field(default_factory=dict)

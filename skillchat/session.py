@@ -38,8 +38,10 @@ if TYPE_CHECKING:
     from skillchat.engine.resolve import Sources
     from skillchat.engine.skill_model import ModelMove
     from skillchat.engine.turn import TurnResult
+    from skillchat.mcp.elicit import Elicit, ElicitAnswer, Form
     from skillchat.mcp.hub import McpHub
     from skillchat.mcp.policy import McpConsent
+    from skillchat.mcp.prompts import Prompt, Resource
     from skillchat.recorder import ChatRecorder
     from skillchat.sandbox.command_tool import Consent, SandboxCommands
     from skillchat.skills.model import Skill
@@ -98,7 +100,8 @@ class Session:
     run_command. `consent` is called for each chat to make its consent, so an
     "always" answered in one chat is never carried into the next. Every question
     (a command, an install, an MCP call, a skill's model), a fork's too, goes
-    through `questions`, the chat's one consent owner (engine/questions.py).
+    through `questions`, the chat's one consent owner (engine/questions.py), and so
+    does an MCP server's question (`elicit`: the REPL's card; else `ask`'s flags).
     """
 
     chat: Chat  # the current chat: its transcript, tool context and loop
@@ -115,6 +118,7 @@ class Session:
         consent: Callable[[], Consent] | None = None,
         backend_for: BackendFor | None = None,
         mcp_consent: Callable[[], McpConsent] | None = None,
+        elicit: Elicit | None = None,
         questions: Questions | None = None,
         target: Target | None = None,
         sources: Sources | None = None,
@@ -152,13 +156,14 @@ class Session:
             self.runner = command_runner(settings, workspace, self, self._asking)
         self.recorder: ChatRecorder | None = None
         self._mcp_consent = mcp_consent
+        self._elicit = elicit  # the REPL's card; `ask`'s and eval's: flag_elicit
         self.mcp: McpHub | None = None
         self._served: list[Skill] = []  # the skills MCP servers serve, as last listed
         if settings.active_mcp_servers():  # the SDK is imported only with a server
             from skillchat.mcp.hub import McpHub
 
             # Started when first needed (mcp/hub.py): nothing here starts or waits.
-            self.mcp = McpHub(settings.active_mcp_servers())
+            self.mcp = McpHub(settings.active_mcp_servers(), self._answer)
         registry = load_registry(settings) if registry is None else registry
         self._start(transcript, settings, registry, self._backend(target))
 
@@ -193,7 +198,29 @@ class Session:
         """One user message through the loop; its events go to the listeners. The
         skills edited, added or removed since the last message count for it."""
         self.refresh_skills()
+        if self.mcp is not None:  # `@SERVER:URI`: a server's resource attached
+            from skillchat.mcp.prompts import with_resources
+
+            text = with_resources(self.mcp, text, self.emit.notice)
         return self.chat.send(text)
+
+    def mcp_prompt(self, typed: str) -> str:
+        """`/mcp__SERVER__PROMPT args`: the prompt's messages, to send as the user's
+        turn (mcp/prompts.py); McpError when no server of the session has it."""
+        from skillchat.errors import McpError
+        from skillchat.mcp.prompts import run_prompt
+
+        if self.mcp is None:
+            raise McpError("no MCP server in this session")
+        return run_prompt(self.mcp, typed)
+
+    def mcp_listed(self) -> tuple[list[Prompt], list[tuple[str, Resource]]]:
+        """The prompts and resources of the servers up now (for completion)."""
+        if self.mcp is None:
+            return [], []
+        states = self.mcp.servers.items()
+        prompts = [p for _, state in states for p in state.prompts]
+        return prompts, [(name, r) for name, state in states for r in state.resources]
 
     def stream(self, text: str) -> Generator[Event, None, TurnResult]:
         """`send` for a caller that pulls: the turn's events, as the listeners get
@@ -374,6 +401,14 @@ class Session:
         return McpTools(
             self.mcp, lambda request: self.questions.ask(consent, request), self._served_changed
         )
+
+    def _answer(self, form: Form) -> ElicitAnswer:
+        """A server's question (on the thread of the call it came in), asked through
+        the chat's one consent owner, as every question is."""
+        from skillchat.mcp.elicit import flag_elicit
+
+        elicit = self._elicit or flag_elicit(self.settings, self.emit.notice)
+        return self.questions.ask(elicit, form)
 
     def _with_served(self, registry: Registry) -> Registry:
         from skillchat.skills.registry import with_served

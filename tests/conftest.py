@@ -63,11 +63,11 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 # The modules that install real packages (skillchat's wheel with pip and uv, skills'
-# packages from the real index, the MCP conformance suite from npm, the MCP reference
-# servers from PyPI): marked `install`.
+# packages from the real index, the MCP conformance suite and server-everything from
+# npm, the MCP reference servers from PyPI): marked `install`.
 INSTALL_MODULES = frozenset(
     {"test_install.py", "test_envs_real.py", "test_mcp_conformance.py",
-     "test_mcp_reference_servers.py"}
+     "test_mcp_reference_servers.py", "test_mcp_everything.py"}
 )  # fmt: skip
 
 

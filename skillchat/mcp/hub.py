@@ -7,6 +7,8 @@
     hub.live_tool("github", "get_issue")     # starts that server if it is not yet
     hub.call("github", "get_issue", {...})   # -> CallToolResult; McpError otherwise
     hub.served_skills()             # the skills of servers declaring the skills extension
+    hub.prompt("docs", "review", {...})  # a prompt's messages, the user's turn (prompts.py)
+    McpHub(servers, elicit)         # a server's questions answered by `elicit` (elicit.py)
     hub.close()                     # also at exit; kill -9 is covered by spawn.py
 
 A server starts when something needs it, never at the hub's making: a request that
@@ -40,7 +42,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from skillchat.errors import ConfigError, McpError
 from skillchat.mcp.catalog import neutral
+from skillchat.mcp.elicit import Elicit, Relay
 from skillchat.mcp.listing import Kept, Listed, keep, kept, listed_of
+from skillchat.mcp.prompts import Prompt, Resource, list_extras, prompt_text
 from skillchat.mcp.results import not_a_result
 from skillchat.mcp.spawn import StderrTail, guarded_command, keep_tail, server_env, start_stdio
 from skillchat.mcp.stdio import too_long
@@ -78,6 +82,8 @@ class ServerState:
     task: asyncio.Task[Any] | None = None
     generation: int = 0
     skill_entries: list[Any] | None = None  # None: the server does not serve skills
+    prompts: list[Prompt] = field(default_factory=list)  # for the user (mcp/prompts.py)
+    resources: list[Resource] = field(default_factory=list)
 
     def stderr_tail(self) -> str:
         """The last words the server wrote on stderr (its own on a failure), on one
@@ -88,9 +94,12 @@ class ServerState:
 class McpHub:
     """The servers of one session (see the module docstring)."""
 
-    def __init__(self, servers: list[McpServerConfig]) -> None:
+    def __init__(self, servers: list[McpServerConfig], elicit: Elicit | None = None) -> None:
         lists = kept(servers)
         self.servers = {s.name: ServerState(s, kept=lists.get(s.name)) for s in servers}
+        # A server's questions, asked on the thread of their call (mcp/elicit.py) with
+        # `elicit`, the chat's answer; None: elicitation not offered.
+        self.questions = Relay(elicit)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self.changed = False  # a server announced a new tool list: read it at the next turn
@@ -236,6 +245,8 @@ class McpHub:
 
     def read(self, server: str, uri: str) -> bytes:
         """One `resources/read` (mcp/skills.py): the resource's raw bytes."""
+        from mcp.shared.exceptions import MCPError
+
         state = self.servers[server]
         client = state.client
         if client is None or state.state != "ready":
@@ -248,6 +259,22 @@ class McpHub:
         except FutureTimeout:
             future.cancel()
             raise McpError(f"no answer from '{server}' in {state.config.timeout_s:g} s") from None
+        except MCPError as exc:
+            raise McpError(f"'{server}' answered with an error: {exc.error.message}") from None
+
+    def prompt(self, server: str, name: str, arguments: dict[str, str]) -> str:
+        """One `prompts/get`: its messages as the user's turn (mcp/prompts.py)."""
+        from mcp.shared.exceptions import MCPError
+
+        state = self._running(server)
+        future = self._submit(prompt_text(cast("Client", state.client), name, arguments))
+        try:
+            return cast(str, self.questions.wait(future, state.config.timeout_s + 2))
+        except FutureTimeout:
+            future.cancel()
+            raise McpError(f"no answer from '{server}' in {state.config.timeout_s:g} s") from None
+        except MCPError as exc:
+            raise McpError(f"'{server}' answered with an error: {exc.error.message}") from None
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """One `tools/call`; McpError for a timeout, a JSON-RPC error, a dead server, a
@@ -262,7 +289,7 @@ class McpHub:
         timeout = state.config.timeout_s
         future = self._submit(client.call_tool(tool, arguments, read_timeout_seconds=timeout))
         try:
-            return cast("CallToolResult", future.result(timeout + 2))
+            return cast("CallToolResult", self.questions.wait(future, timeout + 2))
         except FutureTimeout:
             future.cancel()
             raise McpError(f"no answer from '{server}' in {timeout:g} s (timeout_s)") from None
@@ -361,9 +388,11 @@ class McpHub:
                 from skillchat.mcp.skills import skill_entries  # the SDK is loaded by now
 
                 entries = await skill_entries(client)
+                extras = await list_extras(client, state.config.name)
                 if current():
                     state.tools, state.client, state.state = tools, client, "ready"
                     state.skill_entries = entries
+                    state.prompts, state.resources = extras
                     state.ready.set()
                     keep(state.config, tools, entries is not None)
                 await stop.wait()
@@ -407,15 +436,23 @@ class McpHub:
                 program, args = guarded_command(config.command, config.args)
                 params = StdioServerParameters(command=program, args=args, cwd=config.cwd)
                 transport = stdio_transport(params, process, config.max_answer_bytes)
-                return Client(transport, message_handler=self._on_message, cache=None)
+                return Client(transport, **self._handlers(state))
             from skillchat.mcp.http import http_transport
 
             headers = {key: expand(value) for key, value in config.headers}
             url = config.url or ""
             transport = http_transport(url, headers, config.max_answer_bytes)
-            return Client(transport, message_handler=self._on_message, cache=None)
+            return Client(transport, **self._handlers(state))
         except ConfigError as exc:
             raise McpError(str(exc)) from None
+
+    def _handlers(self, state: ServerState) -> dict[str, Any]:
+        """The client's callbacks: notifications, and a server's questions when the
+        chat answers them (the SDK advertises elicitation only with a callback)."""
+        handlers: dict[str, Any] = {"message_handler": self._on_message, "cache": None}
+        if self.questions.elicit is not None:
+            handlers["elicitation_callback"] = self.questions.callback(state.config.name)
+        return handlers
 
     async def _on_message(self, message: Any) -> None:
         if getattr(getattr(message, "root", message), "method", "") == (

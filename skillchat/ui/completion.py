@@ -1,4 +1,5 @@
-"""Tab completion for the REPL: `/commands`, `/skill-names`, `/skill NAME`, `/resume ID`.
+"""Tab completion for the REPL: `/commands`, `/skill-names`, `/skill NAME`, `/resume ID`,
+`/mcp__SERVER__PROMPT` (a server's prompt, with its arguments), `@SERVER:URI` (a resource).
 
 Only the first word of a line that starts with `/` is completed (plus the argument of
 `/skill` and `/resume`): anything else is a message to the model, where completing
@@ -11,6 +12,7 @@ with control characters visible (ui/safe.py). The sources are callables, so
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
@@ -66,3 +68,20 @@ class SlashCompleter(Completer):
                     display=one_line(prefix + name),
                     display_meta=_meta(meta),
                 )
+
+
+class ResourceCompleter(Completer):
+    """Completes `@SERVER:URI`, the resources the MCP servers list, in a message
+    (the word being typed starts with `@` and names a server, or part of one)."""
+
+    def __init__(self, resources: Callable[[], Iterable[tuple[str, Any]]]) -> None:
+        self.resources = resources
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        word = document.get_word_before_cursor(WORD=True)
+        if not word.startswith("@") or document.text_before_cursor.startswith("/"):
+            return
+        pairs = [(f"{server}:{r.uri}", r.name) for server, r in self.resources()]
+        yield from SlashCompleter._matches(word, pairs, prefix="@")

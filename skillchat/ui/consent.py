@@ -43,7 +43,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillchat.config import Settings
 from skillchat.sandbox.command_tool import RunRequest, Verdict
@@ -103,23 +103,13 @@ def _ask(console: Console, card: Text, question: str, keys: str, questions: Ques
     questions come next are named after the question as they ask (`questions`).
     """
     stream = sys.stdin
-    saved = None
-    with suppress(ImportError, OSError, ValueError, AttributeError):  # not POSIX
-        import termios
-        import tty
-
-        fd = stream.fileno()
-        with suppress(termios.error):  # a pipe or a file
-            saved = termios.tcgetattr(fd)
-    if saved is not None:
-        tty.setcbreak(fd, termios.TCSAFLUSH)  # keys one by one, not echoed; typed-ahead dropped
-    try:
+    with terminal_mode(_one_key) as fd:
         if questions.asker is not None:
             console.print(text(f"{questions.asker}, running on its own, asks:", style="muted"))
         console.print(card)
         try:
             console.print(text(question, style="strong"), end="")
-            if saved is None:
+            if fd is None:
                 line = stream.readline().strip().lower()
                 return line[:1] if line[:1] in keys else ""
             named: set[str] = set()
@@ -137,9 +127,36 @@ def _ask(console: Console, card: Text, question: str, keys: str, questions: Ques
                     return key
         except KeyboardInterrupt:  # Ctrl-C still raises SIGINT in one-key mode
             return ""
+
+
+def _one_key(fd: int, mode: list[Any]) -> None:
+    """Keys one by one, not echoed; what was typed before dropped."""
+    import termios
+    import tty
+
+    tty.setcbreak(fd, termios.TCSAFLUSH)
+
+
+@contextmanager
+def terminal_mode(change: Callable[[int, list[Any]], None]) -> Iterator[int | None]:
+    """stdin's terminal changed by `change(fd, its mode)` (which drops the keys typed
+    so far with `TCSAFLUSH`), given back as it was at the end: its descriptor; None
+    when stdin is not a terminal (a pipe, a file, not POSIX)."""
+    saved = None
+    with suppress(ImportError, OSError, ValueError, AttributeError):  # not POSIX
+        import termios
+
+        fd = sys.stdin.fileno()
+        with suppress(termios.error):  # a pipe or a file
+            saved = termios.tcgetattr(fd)
+    if saved is None:
+        yield None
+        return
+    change(fd, list(saved))
+    try:
+        yield fd
     finally:
-        if saved is not None:
-            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
 class ReplConsent:

@@ -34,7 +34,7 @@ from skillchat.engine.questions import Questions
 from skillchat.errors import SkillchatError
 from skillchat.session import Session
 from skillchat.ui import commands
-from skillchat.ui.completion import SlashCompleter
+from skillchat.ui.completion import ResourceCompleter, SlashCompleter
 from skillchat.ui.consent import McpAsk, ReplConsent, live_card
 from skillchat.ui.console import Consoles, error_line, keys_unechoed
 from skillchat.ui.fork_view import fork_tokens
@@ -51,14 +51,23 @@ if TYPE_CHECKING:
     from skillchat.recorder import ChatRecorder
     from skillchat.skills.registry import Registry
     from skillchat.target import Target
+    from skillchat.ui.elicit_card import ElicitCard
     from skillchat.workspace.files import Workspace
 
 RESUME_PREVIEW_LINES = 12
+MCP_PROMPT = "/mcp__"  # `/mcp__SERVER__PROMPT args`: a server's prompt (mcp/prompts.py)
 LEAVE_WORDS = {"exit", "quit"}  # alone on the line: leave, as /exit does
 
 
 def _unwatched(stream: str, text: str) -> None:
     """The output sink of a command no card shows (a fork's, beside others)."""
+
+
+def _elicit_card(consoles: Consoles, questions: Questions) -> ElicitCard:
+    """The card for an MCP server's question, loaded at the first one asked."""
+    from skillchat.ui.elicit_card import ElicitCard
+
+    return ElicitCard(consoles, questions)
 
 
 class Repl:
@@ -104,6 +113,7 @@ class Repl:
             # One consent per chat: "always" is per chat.
             consent=lambda: ReplConsent(settings, self.consoles, questions),
             mcp_consent=lambda: McpAsk(settings, self.consoles, questions),
+            elicit=lambda form: _elicit_card(self.consoles, questions)(form),
             backend_for=BackgroundBackend,
             questions=questions,
             target=target,
@@ -119,10 +129,15 @@ class Repl:
                 else live_card(self.consoles.out, request)
             )
         self._count_tokens(transcript)
-        slash = SlashCompleter(commands.completions, self._skill_pairs, self._chat_pairs)
+        slash = SlashCompleter(
+            lambda: [*commands.completions(), *self._prompt_pairs()],
+            self._skill_pairs,
+            self._chat_pairs,
+        )
+        resources = ResourceCompleter(lambda: self.session.mcp_listed()[1])
         self.editor = LineEditor(
             user_data_dir() / "history",
-            merge_completers([slash, PathCompleter(lambda: self.workspace)]),
+            merge_completers([slash, resources, PathCompleter(lambda: self.workspace)]),
             self.toolbar,
             self.view.notice,
         )
@@ -181,6 +196,9 @@ class Repl:
             if found is not None:
                 command, arg = found
                 return bool(command.run(self, arg))
+            if text.startswith(MCP_PROMPT):  # a server's prompt: its messages are the turn
+                self.send(self.session.mcp_prompt(text))
+                return False
             self.session.refresh_skills()  # a skill added since the last turn is no typo
             if mistake := unknown_name(text, self.session.registry, commands.COMMANDS):
                 # Not sent: a typo would cost a request and an answer to the wrong text.
@@ -316,6 +334,10 @@ class Repl:
         registry = self.session.registry
         skills = [registry.skills[n] for n in registry.names()]
         return [(s.name, commands.skill_usage(s)) for s in skills if s.user_invocable]
+
+    def _prompt_pairs(self) -> list[tuple[str, str]]:
+        """The MCP servers' prompts, as `/mcp__SERVER__PROMPT` with their arguments."""
+        return [(p.command, p.usage()) for p in self.session.mcp_listed()[0]]
 
     def _chat_pairs(self) -> list[tuple[str, str]]:
         return [(c.id, c.title or "") for c in self.store.list_chats(limit=commands.CHATS_SHOWN)]

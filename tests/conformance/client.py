@@ -7,7 +7,8 @@ any, in `MCP_CONFORMANCE_CONTEXT`). This script writes a config naming that URL 
 `[mcp.conf]`, in a home of its own, then runs the real `skillchat` command on it:
 
 - a scenario that only connects: `skillchat mcp tools conf`;
-- a scenario that wants tools called: `skillchat ask --allow-mcp`, with the scripted
+- a scenario that wants tools called: `skillchat ask --allow-mcp --allow-elicit` (a
+  server's question answered with its schema's defaults), with the scripted
   model of tests/openai_server.py. The "model" reads the tools skillchat offered it
   in its first request and calls the scenario's tools as offered (their
   `mcp__conf__` names, an echo of the schema it was given), then answers "done".
@@ -111,7 +112,7 @@ def main() -> int:
         with ScriptedServer() as model:
             first = reply(hold="offered")  # played once the model has chosen its calls
             model.script(first, reply("done"))
-            chat = skillchat(["ask", "--allow-mcp", "--config", str(config),
+            chat = skillchat(["ask", "--allow-mcp", "--allow-elicit", "--config", str(config),
                               "--model", "openai/conformance", "--api-base", model.base_url,
                               "--skills-dir", str(home / "skills"), scenario], home)  # fmt: skip
             while not model.completions and chat.poll() is None:

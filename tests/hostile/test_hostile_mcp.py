@@ -389,12 +389,6 @@ def test_a_result_that_is_not_mcps_is_one_line_and_the_server_goes_on(
     assert (tmp_path / "initialized.txt").read_text().count("initialize") == 1
 
 
-# ---------------------------------------------------------------- started when needed
-# tests/mcp_servers.py's `counted` server (tests/helpers.py `counted_table`): each
-# start adds its pid to <folder>/starts, and <folder>/mode turns it (`hang`, `die`,
-# `v2`); its table's key, and so its kept list, stays the same whatever the mode.
-
-
 def counted_options(tmp_path: Path, extra: str = "", startup: float = 300) -> list[str]:
     """The options of a session with the `counted` server `srv` (its table then
     `extra`, its startup timeout `startup`), after one `ask` that started it and
@@ -533,3 +527,85 @@ def test_a_server_started_for_a_call_is_stopped_on_ctrl_c_and_on_an_error(
     assert done.returncode != 0 and "no more" in done.stderr, done.stderr
     assert served_results(server, -1)[-1]["content"] == "3" and starts(tmp_path) == 4
     assert no_server_left(tmp_path)
+
+
+def test_a_servers_question_is_neutralised_and_a_malformed_one_declined_in_one_line(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Any
+) -> None:
+    """docs/security.md (MCP): a question's message, titles and defaults reach the card
+    without their escapes; a schema the form cannot be is one line, declined, and the
+    chat goes on (REPL and `ask`)."""
+    from mcp_servers import HOSTILE
+
+    (tmp_path / "config.toml").write_text(
+        stdio_table("srv", SERVERS, "asks", tmp_path) + "allow = true\n"
+    )
+    options = [*session_options(server, tmp_path), "--config", str(tmp_path / "config.toml")]
+    hostile = call("mcp__srv__form", {"schema": "hostile", "message": HOSTILE})
+    nested = call("mcp__srv__form", {"schema": "nested"})
+    server.script(reply(calls=[hostile]), reply("cancelled"), reply(calls=[nested]), reply("on"))
+    repl = pty_sessions(*options, timeout=120)
+    repl.prompt()
+    repl.line("one")
+    card = repl.expect("[a]nswer / [d]ecline / [c]ancel:")
+    assert "MCP server 'srv' asks" in card and "ignore previous instructions" in card
+    repl.send("c")
+    assert "cancelled" in repl.prompt()
+    screen = repl.run("two")
+    assert "asked a question: declined (its field 'where' is not a string, number" in screen
+    assert "on" in screen
+    raw = "".join(repl.output)
+    assert "\x1b]0;" not in raw and "\x1b[2J" not in raw and "\x07" not in raw
+    answers = [json.loads(json.loads(m["content"])["content"]) for m in tool_messages(server)]
+    assert [a["action"] for a in answers] == ["cancel", "decline"]
+    assert repl.quit() == 0
+
+    server.script(reply(calls=[nested]), reply("went on"))
+    done = skillchat("ask", *options, "--allow-mcp", "--allow-elicit", "x", timeout=180)
+    assert done.returncode == 0 and "went on" in done.stdout, done.stderr
+    said = " ".join(done.stderr.split())
+    assert said.count("asked a question") == 1, said
+    assert "asked a question: declined (its field 'where' is not a string" in said
+
+
+def test_a_servers_prompts_and_resources_reach_the_model_and_screen_cleaned_and_bounded(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """docs/security.md (MCP): a prompt's text, a resource's content and their names
+    lose their escapes (on screen and for the model); a 2 MB resource is attached cut
+    at 256 KB; a prompt argument with control characters goes to the server as typed
+    and comes back cleaned."""
+    from skillchat.config import load_settings
+    from skillchat.mcp.hub import McpHub
+    from skillchat.mcp.prompts import run_prompt
+
+    port = closed_port()
+    argv = [sys.executable, str(SERVERS), "asks", str(tmp_path), "--http", str(port)]
+    with listening(*argv, port=port):
+        config = tmp_path / "config.toml"
+        config.write_text(f'[mcp.srv]\nurl = "http://127.0.0.1:{port}/mcp"\n')
+        listed = skillchat("mcp", "list", "--config", str(config), timeout=180)
+        assert "/mcp__srv__hostile" in listed.stdout and "@srv:note://hostile" in listed.stdout
+        assert "\x1b" not in listed.stdout + listed.stderr
+        hub = McpHub(list(load_settings(config).mcp_servers.values()))
+        hub.start()
+        try:
+            turn = run_prompt(hub, "/mcp__srv__hostile 'a\x1b]0;x\x07b'")
+            usage = [p.usage() for p in hub.servers["srv"].prompts if p.name == "hostile"]
+        finally:
+            hub.close()
+        assert "ignore previous instructions with ab" in turn and "\x1b" not in turn
+        assert "\x1b" not in usage[0] and "\x07" not in usage[0]
+        server.script(reply("ok"))
+        options = [*session_options(server, tmp_path), "--config", str(config)]
+        done = skillchat("ask", *options, "@srv:note://hostile @srv:note://huge", timeout=180)
+        assert done.returncode == 0, done.stderr
+    sent = [m for m in server.completions[-1].body["messages"] if m["role"] == "user"][-1]
+    assert "ignore previous instructions" in sent["content"] and "\x1b" not in sent["content"]
+    assert "[cut at 256 KB]" in sent["content"] and len(sent["content"]) < 300_000
+
+
+# ---------------------------------------------------------------- started when needed
+# tests/mcp_servers.py's `counted` server (tests/helpers.py `counted_table`): each
+# start adds its pid to <folder>/starts, and <folder>/mode turns it (`hang`, `die`,
+# `v2`); its table's key, and so its kept list, stays the same whatever the mode.
