@@ -162,7 +162,7 @@ AllowMcpOpt = Annotated[
 ]
 AllowElicitOpt = Annotated[
     bool,
-    typer.Option(
+    Opt(
         "--allow-elicit",
         help="`ask`, `eval`: answer an MCP server's questions with their defaults "
         "(declined without it; the REPL asks).",
