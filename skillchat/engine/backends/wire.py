@@ -46,6 +46,7 @@ import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -160,12 +161,21 @@ class WireResponse:
         self._wire._release(self._connection, reusable=reusable)
 
     def _drain(self) -> None:
-        """Read the rest of the body if it is short and already arriving."""
+        """Read the rest of the body if it is short and already arriving: at most
+        `_DRAIN_LIMIT` bytes within `_DRAIN_WAIT` in all. Each read waits at most that
+        long too, and the time is checked between reads, so a body that drips forever
+        (a byte every few ms, each read answered in time) is closed, not read on."""
         if self._sock is None:
             return
+        deadline = time.monotonic() + _DRAIN_WAIT
+        left = _DRAIN_LIMIT
         try:
             self._sock.settimeout(_DRAIN_WAIT)
-            self._response.read(_DRAIN_LIMIT)
+            while left > 0 and not self.complete and time.monotonic() < deadline:
+                piece = self._response.read1(min(left, 8192))
+                if not piece:
+                    return
+                left -= len(piece)
         except (OSError, http.client.HTTPException, ValueError):
             pass  # not complete: the connection is closed
 
