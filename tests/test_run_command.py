@@ -336,3 +336,24 @@ def test_scratch_folders_are_private_whatever_the_umask(
     root = isolated_env / ".local/share/skillchat/scratch"
     (chat,) = root.iterdir()
     assert root.stat().st_mode & 0o777 == 0o700 and chat.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_scratch_folder_in_a_shared_folder_leaves_that_folder_as_it_was(tmp_path: Path) -> None:
+    """A scratch folder made in a folder skillchat did not make (a temporary folder,
+    whose parent is `/tmp`) leaves that folder's mode alone: chmodding the parent to
+    0700 once took `/tmp` from every other user of the machine."""
+    shared = tmp_path / "shared"  # plays /tmp, inside this test's own folder
+    shared.mkdir()
+    shared.chmod(0o1777)
+    spec = SandboxSpec(scratch=shared / "scratch", skills={})
+    runner = SandboxCommands(
+        require_sandbox(), lambda: spec, lambda request: Verdict("approved", "")
+    )
+    result = json.loads(
+        RunCommand(runner)
+        .run('{"command": "echo x > /scratch/f"}', ToolContext(Settings(), Registry(skills={})))
+        .content
+    )
+    assert result["exit_code"] == 0
+    assert shared.stat().st_mode & 0o7777 == 0o1777
+    assert (shared / "scratch").stat().st_mode & 0o777 == 0o700

@@ -216,13 +216,15 @@ def _memfd(data: bytes) -> int:
 
 
 def _prepare_scratch(scratch: Path, as_root: bool) -> None:
-    """The scratch folder exists, is private (0700, and so is the folder of all chats'
-    scratch folders, whatever the umask), and the command's user (nobody, as root)
-    can write it."""
-    for folder in (scratch.parent, scratch):
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if folder.stat().st_mode & 0o077:
-            folder.chmod(0o700)
+    """The scratch folder exists, is private (0700; a folder made on the way is made
+    0700, which the umask can only narrow), and the command's user (nobody, as root)
+    can write it. Only the scratch folder itself is ever chmodded: its parent may be
+    a folder skillchat did not make (a temporary folder's parent is `/tmp`, which a
+    chmod to 0700 takes from every other user of the machine)."""
+    scratch.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # its own mode, if made
+    scratch.mkdir(exist_ok=True, mode=0o700)
+    if scratch.stat().st_mode & 0o077:
+        scratch.chmod(0o700)
     if as_root and scratch.stat().st_uid != NOBODY:
         os.chown(scratch, NOBODY, NOBODY)
 
