@@ -251,7 +251,12 @@ def test_a_real_skill_with_a_real_script_runs_end_to_end_in_the_sandbox(
     if not source.is_dir():
         pytest.skip(f"no shared corpus at {source}")
     skills = tmp_path / "skills"
-    shutil.copytree(source, skills / "skill-creator")
+    # The shared corpus has no write bits: a copy keeps them, and as a normal user
+    # the test could not add its evals/ to the copy (as root it could).
+    shutil.copytree(source, skills / "skill-creator", copy_function=shutil.copyfile)
+    for folder in [skills / "skill-creator", *(skills / "skill-creator").rglob("*")]:
+        if folder.is_dir() and not folder.is_symlink():
+            folder.chmod(0o755)
     task = {
         "id": "init",
         "prompt": "TASK-INIT: start a skill named hello-world here",
