@@ -142,7 +142,7 @@ def _show_list(consoles: Consoles, rows: list[dict[str, Any]], json_out: bool) -
             status += " (enabled = false: only with --mcp)"
         cells = (row["name"], row["transport"], row["target"], status)
         table.add_row(*(text(one_line(str(v), 200)) for v in cells))
-        extras = [("prompt", f"{p['command']} {p['usage']}") for p in row["prompts"]]
+        extras = [("prompt", " ".join((p["command"], p["usage"]))) for p in row["prompts"]]
         extras += [("resource", uri) for uri in row["resources"]]
         for kind, shown in extras[:LISTED]:
             table.add_row("", kind, text(one_line(shown, 200)))
