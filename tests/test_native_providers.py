@@ -10,6 +10,7 @@ a real request takes, URL and TLS included, and nothing leaves this machine."""
 
 from __future__ import annotations
 
+import re
 import socket
 import ssl
 import subprocess
@@ -19,6 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from anthropic_server import AnthropicServer
+from anthropic_server import call as anthropic_call
+from anthropic_server import reply as anthropic_reply
 from helpers import one_line_error, skillchat
 from openai_server import ScriptedServer, call, reply
 
@@ -66,14 +70,14 @@ def test_gemini_without_its_key_is_one_line_before_anything_is_sent(
 
 @pytest.fixture
 def certificate(tmp_path: Path) -> tuple[Path, Path]:
-    """A self-signed certificate (its own authority) for api.openai.com and a hosted
-    OpenAI-compatible provider's name, and its key."""
+    """A self-signed certificate (its own authority) for api.openai.com,
+    api.anthropic.com and a hosted OpenAI-compatible provider's name, and its key."""
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
          "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2",
          "-subj", "/CN=api.openai.com",
-         "-addext", f"subjectAltName=DNS:api.openai.com,DNS:{HOSTED}",
+         "-addext", f"subjectAltName=DNS:api.openai.com,DNS:api.anthropic.com,DNS:{HOSTED}",
          "-addext", "basicConstraints=critical,CA:TRUE"],
         check=True, capture_output=True,
     )  # fmt: skip
@@ -155,3 +159,30 @@ def test_a_hosted_api_base_is_never_asked_for_props(
     assert done.returncode == 0 and done.stdout.strip() == "39.1", done.stderr
     assert [r.path for r in server.requests] == ["/v1/chat/completions"] * 2
     assert openai_api.asked == [f"CONNECT {HOSTED}:443 HTTP/1.0"]
+
+
+def test_anthropics_own_api_prices_the_cache_and_says_what_it_saved(
+    certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user with ANTHROPIC_API_KEY alone: the chat goes to Anthropic's own API (its
+    prices known), and the usage line says what the prompt cache saved on them."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*certificate)
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-real")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with AnthropicServer(prompt_cache=True) as server:
+        tunnels = Tunnels(server, context)
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{tunnels.port}")
+        server.script(
+            anthropic_reply(calls=[anthropic_call("list_skills")]), anthropic_reply("done")
+        )
+        done = skillchat("ask", "--skills-dir", str(SKILLS), "hi")  # no model named
+        tunnels.listener.close()
+    assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr
+    assert tunnels.asked == ["CONNECT api.anthropic.com:443 HTTP/1.0"]
+    match = re.search(
+        r"in \(([\d,]+) cached\).* · \$([\d.]+) \(the cache saved \$([\d.]+)\)", done.stderr
+    )
+    assert match, done.stderr
+    assert int(match[1].replace(",", "")) > 0 and float(match[3]) > 0

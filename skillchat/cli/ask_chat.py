@@ -80,10 +80,12 @@ def read_prompt(prompt: str | None) -> str:
     return prompt
 
 
-def usage_line(usage: Usage | None) -> str | None:
-    """`tokens: 12,400 in (11,900 cached) + 56 out = 12,456 · $0.0012`: the input
-    read from the provider's prompt cache said when any was (the cost counts it at
-    the cache's price), the cost only when known."""
+def usage_line(usage: Usage | None, model: str) -> str | None:
+    """`tokens: 12,400 in (11,900 cached) + 56 out = 12,456 · $0.0060 (the cache
+    saved $0.0321)`: the input read from the provider's prompt cache said when any
+    was, the cost only when known (counting cached tokens at the cache's price), and
+    what the cache saved on `model`'s prices (or what writing it cost more, on a
+    first turn)."""
     if usage is None:
         return None
     cached = f" ({usage.cached_tokens:,} cached)" if usage.cached_tokens else ""
@@ -91,7 +93,17 @@ def usage_line(usage: Usage | None) -> str | None:
         f"tokens: {usage.prompt_tokens:,} in{cached} + {usage.completion_tokens:,} out "
         f"= {usage.total_tokens:,}"
     )
-    return line + (f" · ${usage.cost:.4f}" if usage.cost is not None else "")
+    if usage.cost is None:
+        return line
+    from skillchat.engine.pricing import cache_saving
+
+    line += f" · ${usage.cost:.4f}"
+    saved = cache_saving(model, usage)
+    if saved is not None and saved >= 0.00005:
+        line += f" (the cache saved ${saved:.4f})"
+    elif saved is not None and saved <= -0.00005:
+        line += f" (writing the cache cost ${-saved:.4f} more)"
+    return line
 
 
 def attach_all(chat: Chat, paths: list[str]) -> None:
@@ -220,7 +232,11 @@ def ask_chat(run: Invocation, line: AskLine) -> int:
         from skillchat.ui.fork_view import fork_tokens
 
         runs = [(fork.model, fork.summary) for fork in forks]
-        parts = [usage_line(result.usage), *fork_tokens(runs), f"chat {session.chat_id}"]
+        parts = [
+            usage_line(result.usage, session.target.model),
+            *fork_tokens(runs),
+            f"chat {session.chat_id}",
+        ]
         said = " · ".join(filter(None, parts))
         # Never wrapped (Rich cuts a pipe's lines at 80): a script reads the chat id here.
         consoles.err.print(said, style="muted", markup=False, highlight=False, soft_wrap=True)

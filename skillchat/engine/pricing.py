@@ -9,6 +9,7 @@ little, and keeps one source of prices for both backends.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -79,6 +80,17 @@ def price(model: str, usage: Usage) -> float | None:
         + usage.cache_write_tokens * write
         + usage.completion_tokens * rate_out
     )
+
+
+def cache_saving(model: str, usage: Usage) -> float | None:
+    """What the prompt cache saved on `usage` against the same tokens all billed at
+    the input price (negative: writing the cache cost more than it saved yet), or
+    None when nothing was read from or written to it, or a price is unknown. Prices
+    are linear, so a turn's summed usage gives the turn's saving."""
+    if usage.cost is None or not (usage.cached_tokens or usage.cache_write_tokens):
+        return None
+    uncached = price(model, replace(usage, cached_tokens=0, cache_write_tokens=0))
+    return None if uncached is None else uncached - usage.cost
 
 
 def _rate(entry: dict[str, Any], key: str, rate_in: float, share: float) -> float:
