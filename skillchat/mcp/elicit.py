@@ -265,14 +265,19 @@ class Relay:
 
         return elicited
 
-    def wait(self, future: Future[Any], timeout: float) -> Any:
-        """`future.result(timeout)`, asking meanwhile the questions the servers ask on
-        this thread (the time one is on screen counts in the call's)."""
+    def wait(self, submit: Callable[[], Future[Any]], timeout: float) -> Any:
+        """The result of the call `submit` starts, asking meanwhile the questions the
+        servers ask on this thread (the time one is on screen counts in the call's).
+        The call is waited for before it starts: a server may ask at once, before
+        this thread would have come to wait. A call still running at `timeout` is
+        cancelled (FutureTimeout)."""
         inbox: queue.Queue[Any] = queue.Queue()
-        future.add_done_callback(lambda done: inbox.put(None))
         self._calls.append(inbox)
         deadline = time.monotonic() + timeout
+        future: Future[Any] | None = None
         try:
+            future = submit()
+            future.add_done_callback(lambda done: inbox.put(None))
             while (asked := inbox.get(timeout=max(0.0, deadline - time.monotonic()))) is not None:
                 form, answered = asked
                 try:
@@ -282,6 +287,8 @@ class Relay:
                     raise
                 answered.set_result(answer)
         except queue.Empty:
+            if future is not None:
+                future.cancel()
             raise FutureTimeout from None
         finally:
             self._calls.remove(inbox)

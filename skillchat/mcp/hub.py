@@ -267,11 +267,16 @@ class McpHub:
         from mcp.shared.exceptions import MCPError
 
         state = self._running(server)
-        future = self._submit(prompt_text(cast("Client", state.client), name, arguments))
+        client = cast("Client", state.client)
         try:
-            return cast(str, self.questions.wait(future, state.config.timeout_s + 2))
+            return cast(
+                str,
+                self.questions.wait(
+                    lambda: self._submit(prompt_text(client, name, arguments)),
+                    state.config.timeout_s + 2,
+                ),
+            )
         except FutureTimeout:
-            future.cancel()
             raise McpError(f"no answer from '{server}' in {state.config.timeout_s:g} s") from None
         except MCPError as exc:
             raise McpError(f"'{server}' answered with an error: {exc.error.message}") from None
@@ -287,11 +292,17 @@ class McpHub:
         if client is None:
             raise McpError(f"MCP server '{server}' is not running: {state.error}")
         timeout = state.config.timeout_s
-        future = self._submit(client.call_tool(tool, arguments, read_timeout_seconds=timeout))
         try:
-            return cast("CallToolResult", self.questions.wait(future, timeout + 2))
+            return cast(
+                "CallToolResult",
+                self.questions.wait(
+                    lambda: self._submit(
+                        client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+                    ),
+                    timeout + 2,
+                ),
+            )
         except FutureTimeout:
-            future.cancel()
             raise McpError(f"no answer from '{server}' in {timeout:g} s (timeout_s)") from None
         except MCPError as exc:
             if _too_long(exc, state):  # that answer was not read; the server goes on
