@@ -104,6 +104,39 @@ def test_ask_streams_an_answer_leaves_no_server_and_continues_on_its_file(
     assert servers() == []
 
 
+# Two waiters for one server still loading, in a process of their own (the server
+# lives as long as the process that started it).
+TWO_WAITERS = """
+import sys, threading
+from skillchat.config import Settings
+from skillchat.engine.local.server import local_api_base, start_local
+start_local(Settings(local_context_max=2048), sys.argv[1])
+got = []
+waiters = [threading.Thread(target=lambda: got.append(local_api_base(sys.argv[1])),
+                            daemon=True) for _ in range(2)]
+for waiter in waiters:
+    waiter.start()
+for waiter in waiters:
+    waiter.join(150)
+print(" ".join(got))
+"""
+
+
+def test_two_threads_waiting_for_one_loading_server_both_get_its_address(
+    smollm2: Path,
+) -> None:
+    """The REPL's loader thread and a `/model` switch back to the file can wait for the
+    server at once, while it still loads: both get its address (without a lock, both
+    woke on its one line, one read it and the other waited on the pipe for ever; seen in
+    CI as a REPL 'waiting for the model' until the test's timeout)."""
+    done = subprocess.run([sys.executable, "-c", TWO_WAITERS, str(smollm2)],
+                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.split()
+    assert first == second and first.startswith("http://127.0.0.1:")
+    assert servers() == []
+
+
 def test_calculator_skill_runs_with_a_local_model(smollm2: Path, tmp_path: Path) -> None:
     config = tmp_path / "skills.toml"
     config.write_text(SKILLS_CONFIG)

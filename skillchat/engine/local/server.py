@@ -30,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -170,13 +171,29 @@ class LocalServer:
         self.process.stdin.write(json.dumps(options).encode() + b"\n")
         self.process.stdin.flush()
         self._address: str | None = None
+        # Two threads may wait at once (the REPL's loader and a `/model` switch back
+        # while the model still loads): both would wake on the one line, one read it,
+        # and the other wait on the pipe for ever.
+        self._waiting = threading.Lock()
+        self._failed: LocalModelError | None = None
         atexit.register(self.stop)
 
     def address(self, timeout: float = LOAD_TIMEOUT) -> str:
         """`http://127.0.0.1:PORT/v1` once the model is loaded; LocalModelError (the
         server's own last error line) when it exits or takes longer than `timeout`."""
-        if self._address is not None:
+        with self._waiting:
+            if self._failed is not None:
+                raise self._failed
+            if self._address is None:
+                try:
+                    self._address = self._wait(timeout)
+                except LocalModelError as exc:
+                    self._failed = exc
+                    raise
             return self._address
+
+    def _wait(self, timeout: float) -> str:
+        """Read the child's one line: its address once loaded."""
         stdout = self.process.stdout
         assert stdout is not None
         with selectors.DefaultSelector() as selector:
@@ -190,8 +207,7 @@ class LocalServer:
         if not line.startswith("http://127.0.0.1:"):
             self.process.wait(STOP_TIMEOUT)
             raise LocalModelError(f"{self.plan.model}: the local server failed: {self._why()}")
-        self._address = f"{line}/v1"
-        return self._address
+        return f"{line}/v1"
 
     def _why(self) -> str:
         """The server's last error line (llama.cpp logs ` E ` lines), else its last line."""
