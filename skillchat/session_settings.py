@@ -53,16 +53,17 @@ def resumed_workspace(
     return replace(settings, workspace=kept)
 
 
-def with_local_model(settings: Settings) -> Settings:
+def with_local_model(settings: Settings, notify: Callable[[str], None]) -> Settings:
     """`--local`: the settings with the default model's file (from the cache, or
-    downloaded first), chosen as `--gguf` would (a continued chat goes on with it).
+    downloaded first, `notify` told what and how big), chosen as `--gguf` would (a
+    continued chat goes on with it).
     One-line LocalModelError when xllamacpp is missing (checked before any
     download) or the download fails."""
     from skillchat.engine.local.hub import default_model
     from skillchat.engine.local.server import require_server
 
     require_server()
-    return replace(settings, gguf=str(default_model()))
+    return replace(settings, gguf=str(default_model(notify)))
 
 
 def continued_target(

@@ -12,6 +12,7 @@ out the ones its runs have no use for (cli/eval_cmd.py).
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields, replace
 from functools import wraps
@@ -354,7 +355,9 @@ def chosen_settings(
     if options.local:
         from skillchat.session_settings import with_local_model
 
-        settings = with_local_model(settings)
+        settings = with_local_model(
+            settings, lambda line: print(f"skillchat: {line}", file=sys.stderr)
+        )
         sources["gguf"] = "flag"
     return settings, sources
 

@@ -24,6 +24,7 @@ import hashlib
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,8 +50,9 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _fetch(repo: str, filename: str, target: Path) -> None:
-    """Download `repo`/`filename` to `target`, resuming `target.part`, verified."""
+def _fetch(repo: str, filename: str, target: Path, announce: Callable[[str], None]) -> None:
+    """Download `repo`/`filename` to `target`, resuming `target.part`, verified;
+    `announce` is told what comes, how big, and where it is kept, before it comes."""
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
     from huggingface_hub.file_download import http_get
 
@@ -66,6 +68,13 @@ def _fetch(repo: str, filename: str, target: Path) -> None:
             stream.truncate(0)
             done = 0
         if done < meta.size:
+            resumed = f", {done / 1e6:.0f} MB of it kept from before" if done else ""
+            announce(
+                f"downloading the local model {repo}/{filename} "
+                f"({meta.size / 1e9:.1f} GB{resumed}), once, into {target.parent}; "
+                "to use an API key instead, set OPENAI_API_KEY or ANTHROPIC_API_KEY "
+                "and leave out --local"
+            )
             http_get(
                 meta.location,
                 stream,
@@ -82,13 +91,14 @@ def _fetch(repo: str, filename: str, target: Path) -> None:
     partial.replace(target)
 
 
-def default_model() -> Path:
-    """The default model's file: from the cache with no network, else downloaded."""
+def default_model(announce: Callable[[str], None]) -> Path:
+    """The default model's file: from the cache with no network, else downloaded
+    (`announce` says what and how big first; huggingface_hub shows the progress)."""
     target = cache_dir() / DEFAULT_REPO.replace("/", "--") / DEFAULT_FILE
     if target.is_file():
         return target
     try:
-        _fetch(DEFAULT_REPO, DEFAULT_FILE, target)
+        _fetch(DEFAULT_REPO, DEFAULT_FILE, target, announce)
     except LocalModelError:
         raise
     except Exception as exc:  # network, HTTP, disk: the client's own words, one line
