@@ -64,7 +64,6 @@ def wheels(pytestconfig: Any) -> Path:
             if fetched.returncode != 0:
                 unavailable(f"the wheels could not be downloaded: {fetched.stderr[-500:]}")
             done.touch()
-        folder.chmod(0o755)  # the fresh user reads them
         return folder / "wheels"
 
 
@@ -80,10 +79,11 @@ def unused_uid() -> int:
 
 
 @pytest.fixture
-def machine(tmp_path: Path) -> Iterator[tuple[Path, list[str]]]:
-    """A fresh clone in a folder the new user owns, and the prefix that runs a command
-    as that user. Root: a new user id, in a folder under the system's temporary folder
-    (pytest's own is root's alone), removed afterwards. Anyone else: themselves."""
+def machine(tmp_path: Path, wheels: Path) -> Iterator[tuple[Path, list[str]]]:
+    """A fresh clone and the wheels in a folder the new user owns, and the prefix that
+    runs a command as that user. Root: a new user id, in a folder under the system's
+    temporary folder (pytest's own is root's alone), removed afterwards. Anyone else:
+    themselves."""
     if os.getuid() == 0:
         if shutil.which("setpriv") is None:
             pytest.skip("no setpriv to run the commands as a new user")
@@ -95,6 +95,7 @@ def machine(tmp_path: Path) -> Iterator[tuple[Path, list[str]]]:
     try:
         subprocess.run(["git", "clone", "-q", str(REPO), str(root / "skillchat")], check=True)
         (root / "home").mkdir()
+        shutil.copytree(wheels, root / "wheels")  # where the new user can read them
         if os.getuid() == 0:
             for path in [root, *root.rglob("*")]:
                 os.lchown(path, uid, uid)
@@ -105,7 +106,7 @@ def machine(tmp_path: Path) -> Iterator[tuple[Path, list[str]]]:
 
 
 def test_the_readmes_commands_work_as_written_for_a_new_user(
-    machine: tuple[Path, list[str]], wheels: Path, smollm2: Path
+    machine: tuple[Path, list[str]], smollm2: Path
 ) -> None:
     root, as_user = machine
     first, second = readme_commands()
@@ -114,7 +115,7 @@ def test_the_readmes_commands_work_as_written_for_a_new_user(
         "PATH": "/usr/bin:/bin",  # Debian's python3, not a developer's
         "LANG": "C.UTF-8",
         "PIP_NO_INDEX": "1",
-        "PIP_FIND_LINKS": str(wheels),
+        "PIP_FIND_LINKS": str(root / "wheels"),
         "HF_HUB_DISABLE_TELEMETRY": "1",
     }
     with serving_as_default_model(smollm2) as hub:
