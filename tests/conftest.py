@@ -271,10 +271,10 @@ def shared() -> Path:
     """The folder of test data kept beside the repository (the real skills, their
     scripts, the real model's start script). A clone without it skips the tests that
     need it, with the reason; under CI, which always has it, they fail instead."""
-    from helpers import SHARED
+    from helpers import NO_SHARED, SHARED
 
     if SHARED is None:
-        reason = f"no shared/ test data beside {REPO} or above it"
+        reason = NO_SHARED
         if os.environ.get("CI"):
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)

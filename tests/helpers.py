@@ -33,6 +33,13 @@ SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "real-skill
 # Where its parts are (paths that do not exist when it is absent).
 REAL_SKILLS = (SHARED or REPO.parent / "shared") / "real-skills"
 REAL_SKILLS_SCRIPTS = (SHARED or REPO.parent / "shared") / "real-skills-scripts"
+# Why a test that needs that data is skipped, in words a person with a plain clone can
+# act on (the project's CI has the folder; a clone of the repository alone has not).
+NO_SHARED = (
+    "needs the project's shared test data (236 real public skills, their scripts, the "
+    "real model's start script) in a folder `shared/` beside the clone, which the "
+    "project's CI provides and a plain clone lacks: skipped (docs/tests.md, 'Without shared/')"
+)
 
 
 def home_env(home: Path) -> dict[str, str]:

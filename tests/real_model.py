@@ -111,7 +111,11 @@ def start(cache: Path, env: dict[str, str]) -> RealModel:
     raises Unavailable with the script's own last words when it cannot."""
     script = find_script()
     if script is None:
-        raise Unavailable(f"shared/real-model/start-real-model.sh is not beside {REPO}")
+        raise Unavailable(
+            "the real model's start script (shared/real-model/start-real-model.sh) is "
+            f"not beside {REPO}: it is part of the project's shared test data, which a "
+            "plain clone lacks (docs/tests.md, 'Without shared/')"
+        )
     cache.mkdir(parents=True, exist_ok=True)
     failure = ""
     for _ in range(3):  # another process may take the free port before the server does

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REAL_SKILLS_SCRIPTS, skillchat
+from helpers import NO_SHARED, REAL_SKILLS_SCRIPTS, skillchat
 from openai_server import ScriptedServer, call, reply
 from sandbox_helpers import require_sandbox
 
@@ -38,7 +38,7 @@ def cached(tmp_path: Path) -> Path:
     if not folder:
         pytest.skip("REAL_INDEX_DIR is not set: the real package index is not used")
     if not ANTHROPIC.is_dir():
-        pytest.skip(f"no real skills corpus at {ANTHROPIC}")
+        pytest.skip(NO_SHARED)
     config = tmp_path / "config.toml"
     config.write_text(
         f'[storage]\npath = "{folder}/chats.db"\n\n[run]\nallow = true\nallow_install = true\n\n'

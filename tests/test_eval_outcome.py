@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REAL_SKILLS_SCRIPTS, one_line_error, skillchat, wait_for, write_files
+from helpers import (
+    NO_SHARED,
+    REAL_SKILLS_SCRIPTS,
+    one_line_error,
+    skillchat,
+    wait_for,
+    write_files,
+)
 from openai_server import ScriptedServer, call, reply
 from outcome_fixture import (
     SECRET,
@@ -249,7 +256,7 @@ def test_a_real_skill_with_a_real_script_runs_end_to_end_in_the_sandbox(
     require_sandbox()
     source = REAL_SKILLS_SCRIPTS / "openai-skills" / "skills" / ".system" / "skill-creator"
     if not source.is_dir():
-        pytest.skip(f"no shared corpus at {source}")
+        pytest.skip(NO_SHARED)
     skills = tmp_path / "skills"
     # The shared corpus has no write bits: a copy keeps them, and as a normal user
     # the test could not add its evals/ to the copy (as root it could).
