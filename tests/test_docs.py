@@ -84,7 +84,8 @@ def test_the_readme_starts_with_what_skillchat_is_and_its_two_commands() -> None
     first = re.search(r"^```\w*\n(.*?)^```", text, re.S | re.M)
     assert first is not None
     assert first.group(1).splitlines() == [
-        'pip install . && skillchat ask "/calculator what is 17% of 230"',
+        "python3 -m venv .venv && . .venv/bin/activate && pip install '.[local]' "
+        '&& skillchat ask --local "/calculator what is 17% of 230"',
         "pip install -e '.[test,local]' && python -m pytest -n auto",
     ]
     assert "skillchat is a terminal chat runner" in text[: first.start()]
