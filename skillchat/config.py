@@ -39,8 +39,11 @@ DEFAULT_CONTEXT_CHARS = 300_000
 DEFAULT_CATALOG_CHARS = 30_000
 # The skills that ship inside the package (calculator, commit-message,
 # skills-system-validation): package data, so they are there after `pipx install`
-# or `uv tool install`, whatever folder skillchat runs from.
-BUNDLED_SKILLS = Path(__file__).resolve().parent / "bundled_skills"
+# or `uv tool install`, whatever folder skillchat runs from. Their sources are the
+# repository's top-level `skills/`; `skillchat/bundled_skills` is a link to it, which
+# the wheel's build follows (so the wheel holds the files), and in a checkout this is
+# that folder's real path (`resolved_skill_dirs` tells it from the project's `./skills`).
+BUNDLED_SKILLS = (Path(__file__).resolve().parent / "bundled_skills").resolve()
 # Bundled skills that are test fixtures, not a user's tools: out of the catalog unless
 # `[skills] fixtures = true` or the bundled folder is named as a skills directory.
 BUNDLED_FIXTURES = frozenset({"skills-system-validation"})
@@ -207,20 +210,27 @@ class Settings:
     def resolved_skill_dirs(self, cwd: Path | None = None) -> list[Path]:
         """Skill directories as absolute paths: `~` expanded, relative to the cwd;
         the bundled skills last (lowest precedence) unless `[skills] bundled = false`
-        (or `--skills-dir`, naming the directories of this one command, turned them off)."""
+        (or `--skills-dir`, naming the directories of this one command, turned them off).
+        In skillchat's own repository, `./skills` is the bundled skills' folder itself:
+        it is listed once, as the bundled one (trusted as skillchat is), not a second
+        time as an untrusted project folder shadowing it."""
         base = cwd or Path.cwd()
         dirs = [base / Path(d).expanduser() for d in self.skill_dirs]
         if self.skills_bundled:
+            bundled = os.path.realpath(BUNDLED_SKILLS)
+            dirs = [d for d in dirs if os.path.realpath(d) != bundled]
             dirs.append(BUNDLED_SKILLS)
         return dirs
 
     def hides_fixtures(self, cwd: Path | None = None) -> bool:
         """Whether discovery leaves out the bundled fixtures: yes, unless asked for
-        (`[skills] fixtures = true`) or their folder is named as a skills directory."""
+        (`[skills] fixtures = true`) or their folder is named as a skills directory (by
+        the user: the default `./skills`, in skillchat's repository, names none)."""
         if self.skills_fixtures:
             return False
         base = cwd or Path.cwd()
-        named = {os.path.realpath(base / Path(d).expanduser()) for d in self.skill_dirs}
+        chosen = () if self.skill_dirs == tuple(default_skill_dirs()) else self.skill_dirs
+        named = {os.path.realpath(base / Path(d).expanduser()) for d in chosen}
         return os.path.realpath(BUNDLED_SKILLS) not in named
 
     def resolved_workspace(self, cwd: Path | None = None) -> Path | None:

@@ -43,3 +43,21 @@ def test_bundled_skills_are_trusted_and_need_no_trust(tmp_path: Path) -> None:
     done = skillchat("skills", "trust", "calculator", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "calculator: bundled with skillchat, always trusted" in done.stdout + done.stderr
+
+
+def test_in_skillchats_own_repository_the_skills_folder_is_the_bundled_one_once() -> None:
+    """The repository's top-level skills/ holds the bundled skills' sources and is also
+    the first project folder (`./skills`) there: listed once, as bundled (trusted),
+    nothing shadowed, the fixture still hidden unless the folder is named."""
+    repo = Path(__file__).resolve().parents[1]
+    assert (repo / "skills").resolve() == BUNDLED_SKILLS
+    done = skillchat("skills", "list", "--json", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    skills = json.loads(done.stdout)["skills"]
+    assert [(s["name"], s["trust"]) for s in skills] == [
+        ("calculator", "bundled"),
+        ("commit-message", "bundled"),
+    ]
+    assert all(Path(s["path"]).parent == repo / "skills" for s in skills)
+    assert "shadow" not in done.stderr
+    assert FIXTURE in listed("--skills-dir", "skills", cwd=repo)

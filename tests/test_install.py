@@ -52,8 +52,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(REPO / name, source / name)
-    shutil.copytree(REPO / "skillchat", source / "skillchat",
+    # As a checkout has them: the bundled skills in the top-level skills/, and
+    # skillchat/bundled_skills a link to it, which the build must follow.
+    shutil.copytree(REPO / "skillchat", source / "skillchat", symlinks=True,
                     ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(REPO / "skills", source / "skills")
+    assert (source / "skillchat" / "bundled_skills").is_symlink()
     wheels = root / "wheels"
     build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
     subprocess.run([*build, "--no-index", "-q", "-w", str(wheels), str(source)],
