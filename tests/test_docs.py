@@ -9,6 +9,8 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from helpers import skillchat
+from openai_server import ScriptedServer, reply
 
 from skillchat.config import BUNDLED_FIXTURES, BUNDLED_SKILLS
 
@@ -116,3 +118,20 @@ def test_the_readme_banner_counts_the_skills_a_fresh_install_shows() -> None:
     skills = [p.parent.name for p in BUNDLED_SKILLS.glob("*/SKILL.md")]
     shown = [name for name in skills if name not in BUNDLED_FIXTURES]
     assert int(count) == len(shown)
+
+
+# ask's closing line on stderr: usage, cost when known, the chat's id.
+USAGE_LINE = re.compile(r"^tokens: [\d,]+ in \+ [\d,]+ out = [\d,]+( · \$\d+\.\d{4})? · chat \w+$")
+
+
+def test_the_readme_tours_usage_line_is_the_one_ask_prints(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    tour = text.split("## A 30-second tour", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    assert USAGE_LINE.match(tour.splitlines()[-1]), tour
+    server.script(reply("17% of 230 = 39.1"))
+    done = skillchat("ask", "--model", "openai/test-model", "--api-base", server.base_url,
+                     "/calculator what is 17% of 230", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert USAGE_LINE.match(done.stderr.splitlines()[-1]), done.stderr
