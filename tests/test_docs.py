@@ -135,3 +135,15 @@ def test_the_readme_tours_usage_line_is_the_one_ask_prints(
                      "/calculator what is 17% of 230", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert USAGE_LINE.match(done.stderr.splitlines()[-1]), done.stderr
+
+
+def test_evals_sample_report_covers_the_shipped_example_not_the_hidden_fixture() -> None:
+    """docs/eval.md's sample is of `examples/eval_queries.json` as shipped: its rows are
+    the skills the example names (the hidden fixture is in neither)."""
+    import json
+
+    sample = (REPO / "docs" / "eval.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^│ ([\w-]+) +│", sample, re.M))
+    example = json.loads((REPO / "examples" / "eval_queries.json").read_text(encoding="utf-8"))
+    assert rows == {entry["skill"] for entry in example}
+    assert not rows & BUNDLED_FIXTURES
