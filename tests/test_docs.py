@@ -142,7 +142,8 @@ def test_evals_sample_report_covers_the_shipped_example_not_the_hidden_fixture()
     the skills the example names (the hidden fixture is in neither)."""
     import json
 
-    sample = (REPO / "docs" / "eval.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "eval.md").read_text(encoding="utf-8")
+    sample = text.split("```\nmodel: openai/test-model\n", 1)[1].split("```", 1)[0]
     rows = set(re.findall(r"^│ ([\w-]+) +│", sample, re.M))
     example = json.loads((REPO / "examples" / "eval_queries.json").read_text(encoding="utf-8"))
     assert rows == {entry["skill"] for entry in example}
