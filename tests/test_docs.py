@@ -148,3 +148,13 @@ def test_evals_sample_report_covers_the_shipped_example_not_the_hidden_fixture()
     example = json.loads((REPO / "examples" / "eval_queries.json").read_text(encoding="utf-8"))
     assert rows == {entry["skill"] for entry in example}
     assert not rows & BUNDLED_FIXTURES
+
+
+def test_the_docs_name_no_folder_a_clone_lacks() -> None:
+    """The shared test data is beside the repository in CI, not in it: only
+    docs/tests.md, which says so, names its folder."""
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        if doc.name == "tests.md":
+            continue
+        text = doc.read_text(encoding="utf-8")
+        assert not re.search(r"shared/real-", text), doc.name

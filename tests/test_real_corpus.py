@@ -179,7 +179,7 @@ def render_doc(
         "fails when this file is out of date or a disagreement has no reason below.",
         "Reference: skills-ref 0.1.1 (`skills_ref.validate`). Verdicts are strict mode.",
         "",
-        f"## The real corpus ({len(verdicts)} skills in `shared/real-skills`)",
+        f"## The real corpus ({len(verdicts)} public skills, the project's shared test data)",
         "",
         "| skill | skillchat | skills-ref | why |",
         "|---|---|---|---|",
