@@ -176,7 +176,9 @@ def eval_cmd(
         jobs,
         lambda job: _redacted(run_once(job, by_model[job.model], registry, options.allow_run)),
     )
-    _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out)
+    from skillchat.skills.overrides import applied
+
+    _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out, applied(registry))
 
 
 def _check_mode(
@@ -238,8 +240,10 @@ def _evaluate(
     runs: int,
     min_trigger_rate: float | None,
     json_out: bool,
+    overrides: dict[str, str],
 ) -> None:
-    """Run it (a progress bar on a terminal), print the report, exit as it says."""
+    """Run it (a progress bar on a terminal), print the report, exit as it says;
+    the report names the user's `overrides` that shaped the catalog."""
     from skillchat.evals.report import build_report
 
     plan = evaluation.plan
@@ -257,6 +261,7 @@ def _evaluate(
         runs=runs,
         min_trigger_rate=min_trigger_rate,
         interrupted=interrupted,
+        overrides=overrides,
     )
     if json_out:
         from skillchat.ui.safe import json_text

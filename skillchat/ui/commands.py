@@ -92,8 +92,11 @@ def _skills(repl: Repl, arg: str) -> None:
     if action in ("disable", "enable"):
         _toggle(repl, action, name.strip())
         return
+    if action in OVERRIDES:
+        _override(repl, action, name.split())
+        return
     if arg:
-        raise UsageError("usage: /skills [disable NAME | enable NAME]")
+        raise UsageError(f"usage: /skills [disable NAME | enable NAME | {_OVERRIDE_USAGE}]")
     session = repl.session
     names = session.registry.names()
     if not names:
@@ -106,6 +109,7 @@ def _skills(repl: Repl, arg: str) -> None:
         shadowed = " (use /skill " + name + ")" if name in COMMANDS else ""
         note = " (user only)" if not skill.model_invocable else ""
         note += " (model only)" if not skill.user_invocable else ""
+        note += f" ({skill.override})" if skill.override else ""
         _print(
             repl,
             mark,
@@ -116,6 +120,9 @@ def _skills(repl: Repl, arg: str) -> None:
         )
     for name in session.settings.skills_disabled:
         _print(repl, "  ", (name, "strong"), ("  disabled", "warning"))
+    for excluded in session.registry.excluded:
+        if excluded.reason == "off" and excluded.name:
+            _print(repl, "  ", (excluded.name, "strong"), ("  off (/skills reset NAME)", "warning"))
 
 
 def _toggle(repl: Repl, action: str, name: str) -> None:
@@ -142,6 +149,30 @@ def _toggle(repl: Repl, action: str, name: str) -> None:
         (f"{name} {action}d for this session", "strong"),
         (f"; to keep it, edit [skills] disabled in {where}", "muted"),
     )
+
+
+# `/skills ACTION NAME [--project]`: the lasting overrides (skills/overrides.py).
+OVERRIDES = ("pin", "name-only", "manual", "off", "reset")
+_OVERRIDE_USAGE = f"{'|'.join(OVERRIDES)} NAME [--project]"
+
+
+def _override(repl: Repl, action: str, words: list[str]) -> None:
+    """The same change as `skillchat skills ACTION NAME`: written to the user's file
+    (or the project's), and the catalog changes from the next message."""
+    from skillchat.session import load_overrides
+    from skillchat.skills.overrides import change
+
+    project = "--project" in words
+    names = [w for w in words if w != "--project"]
+    if len(names) != 1:
+        raise UsageError(f"usage: /skills {_OVERRIDE_USAGE}")
+    session = repl.session
+    said = change(
+        load_overrides(session.settings), session.registry, names[0], action, project=project
+    )
+    session.reload_skills()
+    repl.warn_skills()
+    _print(repl, (one_line(said), "strong"))
 
 
 def _retry(repl: Repl, arg: str) -> None:
@@ -363,7 +394,8 @@ COMMANDS: dict[str, Command] = {
         Command(
             "skills",
             "[disable|enable NAME]",
-            "the skills (● activated in this chat); disable or enable one for this session",
+            "the skills (● activated in this chat); disable or enable one for this "
+            f"session; {'|'.join(OVERRIDES)} NAME [--project] for good",
             _skills,
         ),
         Command("model", "[NAME]", "show the model, or switch to NAME", _model),
