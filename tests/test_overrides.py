@@ -188,9 +188,7 @@ def test_manual_is_the_users_to_start_and_off_is_not_loadable(
     assert len(server.completions) == 1  # nothing was sent for it
 
 
-def test_the_projects_overrides_win_over_the_users(
-    server: ScriptedServer, tmp_path: Path
-) -> None:
+def test_the_projects_overrides_win_over_the_users(server: ScriptedServer, tmp_path: Path) -> None:
     skills = small_library(tmp_path / "skills")
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
@@ -220,7 +218,8 @@ def test_eval_reports_the_overrides_that_applied(server: ScriptedServer, tmp_pat
     override("name-only", "alpha", "--skills-dir", str(skills))
     override("pin", "beta", "--skills-dir", str(skills))
     queries = tmp_path / "evals.json"
-    queries.write_text(json.dumps([{"skill": "alpha", "query": "do alpha", "should_trigger": True}]))
+    entry = {"skill": "alpha", "query": "do alpha", "should_trigger": True}
+    queries.write_text(json.dumps([entry]))
     server.script(reply(calls=[call("get_skill", {"skill_name": "alpha"})]), reply("done"))
     done = skillchat("eval", str(queries), "--json", *session_options(server, skills))
     assert "Traceback" not in done.stderr, done.stderr
