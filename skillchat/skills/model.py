@@ -170,6 +170,6 @@ class Excluded:
         if self.reason == "disabled":
             return "disabled ([skills] disabled, or /skills disable)"
         if self.reason == "off":
-            return "turned off (`skillchat skills reset NAME` turns it back on)"
+            return f"turned off (`skillchat skills reset {self.name}` turns it back on)"
         errors = [p.message for p in self.problems if p.severity == "error"]
         return "; ".join(errors) or "invalid"

@@ -58,7 +58,8 @@ PROJECT_FOLDER = ".skillchat"
 TABLE = "overrides"
 # Thousands of entries fit; more is no overrides file, and is not read into memory.
 MAX_BYTES = 256 * 1024
-# How far a project may go from the user's own choice: it may not go below this.
+# How much a kind hides from the model: a project's override applies only where it
+# hides at least as much as the user's own (`merged`).
 _HIDING = {"manual": 1, "off": 2}
 _BY_NAME: dict[str, Kind] = {kind: kind for kind in KINDS}
 
@@ -105,8 +106,8 @@ def _ignored(path: Path, scope: Scope, problem: Problem) -> OverridesFile:
 
 
 def _read_raw(path: Path, scope: Scope) -> bytes | None:
-    """The file's bytes (at most MAX_BYTES + 1), None when it does not exist. The
-    user's folder may be a link (a dotfiles manager's); the project's may not."""
+    """The file's bytes (at most MAX_BYTES + 1), None when it does not exist; the
+    file itself is never opened through a link, nor a project's `.skillchat` folder."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     if scope == "project":
         flags |= os.O_NOFOLLOW
@@ -188,7 +189,9 @@ class Overrides:
 
     @classmethod
     def load(cls, project: Path | None) -> Overrides:
-        user = read_file(user_file(), "user")
+        # The user's file may be a link (a dotfiles manager's): read and written where
+        # it leads, so the link stays. A project's never is (`_read_raw`).
+        user = read_file(Path(os.path.realpath(user_file())), "user")
         if project is None:
             return cls(user, None)
         return cls(user, read_file(project_file(project), "project"))

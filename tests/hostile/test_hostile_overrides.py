@@ -198,6 +198,22 @@ def test_a_linked_project_file_or_folder_is_not_followed_nor_written_through(
     assert user_file().read_bytes() == mine
 
 
+def test_the_users_own_file_may_be_a_link_and_stays_one(tmp_path: Path) -> None:
+    skills = library(tmp_path / "skills")
+    dotfiles = tmp_path / "dotfiles" / "overrides.toml"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('[overrides]\nalpha = "pin"\n')
+    user_file().parent.mkdir(parents=True, exist_ok=True)
+    user_file().symlink_to(dotfiles)
+    run("skills", "off", "beta", "--skills-dir", str(skills))
+    assert user_file().is_symlink() and 'beta = "off"' in dotfiles.read_text()
+    listed = run("skills", "list", "--skills-dir", str(skills))
+    assert (
+        "ignored" not in listed.stderr
+        and "alpha\tThe alpha skill.\tuntrusted\tpin" in listed.stdout
+    )
+
+
 def test_a_fifo_as_the_overrides_file_does_not_hang(server: ScriptedServer, tmp_path: Path) -> None:
     skills = library(tmp_path / "skills")
     user_file().parent.mkdir(parents=True, exist_ok=True)
