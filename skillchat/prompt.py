@@ -114,16 +114,18 @@ class Catalog:
         return pins if fitting is None else f"{pins}; {fitting}"
 
     def _fitting(self, budget: str) -> str | None:
+        # The pinned skills keep their descriptions whatever the rest loses.
+        but = f", but the {self.pinned} pinned" if self.pinned else ""
         if self.cut:
             return (
                 f"the skill catalog is cut to {self.shown} of {self.total} skills, names "
-                f"only ({budget}); the model can call list_skills and search_skills for "
-                "the rest"
+                f"only{but} ({budget}); the model can call list_skills and search_skills "
+                "for the rest"
             )
         if not self.described:
             return (
-                f"the skill catalog lists all {self.total} skills by name only ({budget}); "
-                "the model can call search_skills for their descriptions"
+                f"the skill catalog lists all {self.total} skills by name only{but} "
+                f"({budget}); the model can call search_skills for their descriptions"
             )
         if self.shortened:
             return (

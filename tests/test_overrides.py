@@ -276,3 +276,23 @@ def test_served_skills_take_overrides_too(
     shown = catalog(server)
     assert shown[0] == {"name": "demo", "description": "[mcp:pub] A skill served over MCP."}
     assert "lying" not in [e["name"] for e in shown]
+
+
+@pytest.mark.usefixtures("shared")
+@pytest.mark.parametrize("budget", [60, 300, 2_000, 2_500, 5_000, 12_000, 30_000, 400_000])
+def test_the_catalog_with_overrides_never_passes_its_budget(budget: int) -> None:
+    from skillchat.prompt import build_catalog
+    from skillchat.skills.overrides import Chosen, apply
+
+    chosen = {n: Chosen("pin", "user") for n in PINNED}
+    chosen[NAME_ONLY] = Chosen("name-only", "project")
+    registry = apply(discover(real_dirs()[1::2]), chosen)
+    built = build_catalog(registry, budget)
+    assert built is not None and len(built.block) <= budget
+    names = [e["name"] for e in json.loads(built.block)["available_skills"]]
+    pinned_size = sum(len(registry.skills[n].model_description) for n in PINNED)
+    if built.pinned_chars is None:  # the pins fit: they lead, whole
+        assert names[:2] == PINNED and pinned_size < budget
+        assert "alone need" not in (built.warning() or "")
+    else:
+        assert "pinned skills alone need" in (built.warning() or "")
