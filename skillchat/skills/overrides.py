@@ -28,14 +28,14 @@ regular file, not UTF-8 TOML, or not the table above is one warning (a registry
 line for the file. The project's file is read through no link (neither
 `.skillchat` nor the file may be one): a cloned repository could otherwise point it
 at another file. **Writing** is the command's alone, whole or not at all
-(safe_io/write.py); a file that cannot be read is not rewritten (its entries would
-be lost): the command says so instead.
+(safe_io/write.py), the file read again under a `flock` of its folder; a file that
+cannot be read is not rewritten (its entries would be lost): the command says so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -241,36 +241,50 @@ def known(registry: Registry, name: str) -> bool:
 
 
 def write(file: OverridesFile, name: str, kind: Kind | None) -> OverridesFile:
-    """Set (or with None, remove) `name`'s override in `file`, written atomically;
-    a file that could not be read is left as it is (a SkillError says so)."""
-    if file.ignored and file.problem is not None:
-        raise SkillError(f"{file.path}: cannot change it, {file.problem.message}; fix or delete it")
-    entries = dict(file.entries)
-    if kind is None:
-        entries.pop(name, None)
-    else:
-        entries[name] = kind
-    import tomli_w
+    """Set (or with None, remove) `name`'s override in `file`'s path, written
+    atomically. The file is read again under an exclusive `flock` of its folder, so
+    two commands at once lose neither's entry; one that cannot be read is left as it
+    is (a SkillError says so)."""
+    import fcntl
 
-    header = "# skillchat skills pin|name-only|manual|off|reset NAME writes this file.\n"
-    data = (header + tomli_w.dumps({TABLE: dict(sorted(entries.items()))})).encode()
-    if file.scope == "project":
-        _project_folder_ready(file.path.parent)
-    replace_atomically(file.path, data, SkillError, "cannot write the overrides")
+    folder = _folder_ready(file)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        file = read_file(file.path, file.scope)
+        if file.ignored and file.problem is not None:
+            raise SkillError(
+                f"{file.path}: cannot change it, {file.problem.message}; fix or delete it"
+            )
+        entries = dict(file.entries)
+        if kind is None:
+            entries.pop(name, None)
+        else:
+            entries[name] = kind
+        import tomli_w
+
+        header = "# skillchat skills pin|name-only|manual|off|reset NAME writes this file.\n"
+        data = (header + tomli_w.dumps({TABLE: dict(sorted(entries.items()))})).encode()
+        replace_atomically(file.path, data, SkillError, "cannot write the overrides")
+    finally:
+        os.close(folder)  # and the flock with it
     return replace(file, entries=entries, problem=None)
 
 
-def _project_folder_ready(folder: Path) -> None:
-    """`.skillchat` made if missing, refused if it is a link or not a folder (a
-    cloned repository's link would send the write elsewhere)."""
+def _folder_ready(file: OverridesFile) -> int:
+    """The file's folder, made if missing, opened (for its lock). A project's
+    `.skillchat` is refused if it is a link or not a folder: a cloned repository's
+    link would send the write elsewhere."""
+    folder = file.path.parent
     try:
-        info = os.lstat(folder)
-    except FileNotFoundError:
-        folder.mkdir(mode=PRIVATE_DIR | 0o055)
-        return
-    if not stat.S_ISDIR(info.st_mode):
-        kind = "a link" if stat.S_ISLNK(info.st_mode) else "not a folder"
-        raise SkillError(f"{folder}: cannot write the project's overrides: it is {kind}")
+        if file.scope == "user":
+            folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+            return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        with contextlib.suppress(FileExistsError):  # a link there is refused by the open
+            folder.mkdir(mode=PRIVATE_DIR | 0o055)
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError as exc:
+        why = "it is a link" if os.path.islink(folder) else exc.strerror or str(exc)
+        raise SkillError(f"{folder}: cannot write the overrides: {why}") from None
 
 
 def parse_kind(action: str) -> Kind | None:

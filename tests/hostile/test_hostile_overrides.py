@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -194,7 +196,7 @@ def test_a_linked_project_file_or_folder_is_not_followed_nor_written_through(
     listed = run("skills", "list", *options, cwd=project)
     assert listed.stderr.count("overrides file ignored") == 1, listed.stderr
     refused = run("skills", "pin", "alpha", "--project", *options, cwd=project)
-    assert ".skillchat is a link" in one_line_error(refused)
+    assert ".skillchat: cannot write the overrides: it is a link" in one_line_error(refused)
     assert user_file().read_bytes() == mine
 
 
@@ -222,3 +224,19 @@ def test_a_fifo_as_the_overrides_file_does_not_hang(server: ScriptedServer, tmp_
     done = run("ask", *session_options(server, skills), "hi", timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("overrides file ignored") == 1, done.stderr
+
+
+def test_commands_at_once_lose_no_entry(tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    names = [f"skill-{i:02d}" for i in range(12)]
+    for name in names:
+        skill_folder(skills, name, f"name: {name}\ndescription: The {name} skill.\n")
+    command = [sys.executable, "-m", "skillchat", "skills", "pin"]
+    options = ["--skills-dir", str(skills)]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    started = [subprocess.Popen([*command, name, *options], **pipes) for name in names]
+    for process in started:
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+    doc = user_file().read_text()
+    assert [name for name in names if f'{name} = "pin"' not in doc] == []
