@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
+from skillchat.ui.override_command import OVERRIDE_USAGE, OVERRIDES, override
 from skillchat.ui.safe import counted, one_line
 
 if TYPE_CHECKING:
@@ -93,10 +94,10 @@ def _skills(repl: Repl, arg: str) -> None:
         _toggle(repl, action, name.strip())
         return
     if action in OVERRIDES:
-        _override(repl, action, name.split())
+        override(repl, action, name.split())
         return
     if arg:
-        raise UsageError(f"usage: /skills [disable NAME | enable NAME | {_OVERRIDE_USAGE}]")
+        raise UsageError(f"usage: /skills [disable NAME | enable NAME | {OVERRIDE_USAGE}]")
     session = repl.session
     names = session.registry.names()
     if not names:
@@ -149,30 +150,6 @@ def _toggle(repl: Repl, action: str, name: str) -> None:
         (f"{name} {action}d for this session", "strong"),
         (f"; to keep it, edit [skills] disabled in {where}", "muted"),
     )
-
-
-# `/skills ACTION NAME [--project]`: the lasting overrides (skills/overrides.py).
-OVERRIDES = ("pin", "name-only", "manual", "off", "reset")
-_OVERRIDE_USAGE = f"{'|'.join(OVERRIDES)} NAME [--project]"
-
-
-def _override(repl: Repl, action: str, words: list[str]) -> None:
-    """The same change as `skillchat skills ACTION NAME`: written to the user's file
-    (or the project's), and the catalog changes from the next message."""
-    from skillchat.session import load_overrides
-    from skillchat.skills.overrides import change
-
-    project = "--project" in words
-    names = [w for w in words if w != "--project"]
-    if len(names) != 1:
-        raise UsageError(f"usage: /skills {_OVERRIDE_USAGE}")
-    session = repl.session
-    said = change(
-        load_overrides(session.settings), session.registry, names[0], action, project=project
-    )
-    session.reload_skills()
-    repl.warn_skills()
-    _print(repl, (one_line(said), "strong"))
 
 
 def _retry(repl: Repl, arg: str) -> None:
@@ -395,7 +372,7 @@ COMMANDS: dict[str, Command] = {
             "skills",
             "[disable|enable NAME]",
             "the skills (● activated in this chat); disable or enable one for this "
-            f"session; {'|'.join(OVERRIDES)} NAME [--project] for good",
+            f"session; {OVERRIDE_USAGE} for good",
             _skills,
         ),
         Command("model", "[NAME]", "show the model, or switch to NAME", _model),
