@@ -228,6 +228,17 @@ def test_eval_reports_the_overrides_that_applied(server: ScriptedServer, tmp_pat
     assert report["skills"][0]["catalog"] == "shortened"
     table = skillchat("eval", str(queries), *session_options(server, skills))
     assert "overrides applied" in table.stdout and "alpha name-only" in table.stdout
+    override("off", "alpha", "--skills-dir", str(skills))
+    refused = skillchat("eval", str(queries), *session_options(server, skills))
+    assert "the skill turned off (`skillchat skills reset alpha`" in one_line_error(refused, 2)
+
+
+def test_an_override_of_a_skill_left_out_another_way_says_why(tmp_path: Path) -> None:
+    skills = small_library(tmp_path / "skills")
+    config = tmp_path / "config.toml"
+    config.write_text('[skills]\ndisabled = ["beta"]\n')
+    done = skillchat("skills", "pin", "beta", "--config", str(config), "--skills-dir", str(skills))
+    assert "'beta' is left out: disabled" in one_line_error(done)
 
 
 def test_the_repl_sets_overrides_for_the_next_message_and_for_good(

@@ -216,6 +216,9 @@ def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> N
     from skillchat.config import fixture_hint
 
     for query in queries:
+        off = [e for e in registry.excluded if e.name == query.skill and e.reason == "off"]
+        if off:
+            raise UsageError(f"{where}: entry {query.id}: the skill {off[0].summary()}")
         if query.skill not in registry.skills:
             raise UsageError(
                 f"{where}: entry {query.id}: no usable skill named '{query.skill}' in the "

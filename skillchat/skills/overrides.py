@@ -313,6 +313,9 @@ def change(
     if kind is None and name not in target.entries:
         raise SkillError(f"{name!r} has no override in {target.path}")
     if kind is not None and not known(registry, name):
+        left = next((e for e in registry.excluded if e.name == name), None)
+        if left is not None:  # disabled, invalid, shadowed: an override would not apply
+            raise SkillError(f"{name!r} is left out: {left.summary()}")
         raise SkillError(f"no skill named {name!r} (see `skillchat skills list`)")
     written = write(target, name, kind)
     now = replace(overrides, project=written) if project else replace(overrides, user=written)
