@@ -19,6 +19,7 @@ import pytest
 from chat_helpers import system_text, tool_messages
 from helpers import REAL_SKILLS, one_line_error, session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
+from pty_session import plain
 from test_mcp import ask, http, shared_server, tag  # noqa: F401  (the fixture: no server outlives a test)
 
 from skillchat.skills.registry import discover
@@ -307,3 +308,19 @@ def test_the_catalog_with_overrides_never_passes_its_budget(budget: int) -> None
         assert "alone need" not in (built.warning() or "")
     else:
         assert "pinned skills alone need" in (built.warning() or "")
+
+
+def test_skills_list_on_a_terminal_shows_the_column(
+    pty_sessions: Callable[..., PtySession], tmp_path: Path
+) -> None:
+    skills = small_library(tmp_path / "skills")
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    override("pin", "alpha", "--skills-dir", str(skills))
+    override("name-only", "beta", "--project", "--skills-dir", str(skills), cwd=project)
+    for extra in ([], ["--long"]):
+        session = pty_sessions("skills", "list", *extra, "--skills-dir", str(skills), cwd=project)
+        assert session.wait() == 0
+        lines = plain("".join(session.output)).replace("│", " ").splitlines()
+        row = {line.split()[0]: line for line in lines if line.split()[:1] in (["alpha"], ["beta"])}
+        assert "pin" in row["alpha"].split() and "name-only (project)" in row["beta"], lines
