@@ -176,7 +176,9 @@ def eval_cmd(
         jobs,
         lambda job: _redacted(run_once(job, by_model[job.model], registry, options.allow_run)),
     )
-    _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out)
+    from skillchat.skills.overrides import applied
+
+    _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out, applied(registry))
 
 
 def _check_mode(
@@ -214,6 +216,9 @@ def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> N
     from skillchat.config import fixture_hint
 
     for query in queries:
+        off = [e for e in registry.excluded if e.name == query.skill and e.reason == "off"]
+        if off:
+            raise UsageError(f"{where}: entry {query.id}: the skill {off[0].summary()}")
         if query.skill not in registry.skills:
             raise UsageError(
                 f"{where}: entry {query.id}: no usable skill named '{query.skill}' in the "
@@ -238,8 +243,10 @@ def _evaluate(
     runs: int,
     min_trigger_rate: float | None,
     json_out: bool,
+    overrides: dict[str, str],
 ) -> None:
-    """Run it (a progress bar on a terminal), print the report, exit as it says."""
+    """Run it (a progress bar on a terminal), print the report, exit as it says;
+    the report names the user's `overrides` that shaped the catalog."""
     from skillchat.evals.report import build_report
 
     plan = evaluation.plan
@@ -257,6 +264,7 @@ def _evaluate(
         runs=runs,
         min_trigger_rate=min_trigger_rate,
         interrupted=interrupted,
+        overrides=overrides,
     )
     if json_out:
         from skillchat.ui.safe import json_text
