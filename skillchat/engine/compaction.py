@@ -138,7 +138,7 @@ def kept_from(messages: list[dict[str, Any]], budget: int) -> int:
     return start
 
 
-def _only_a_summary(older: list[dict[str, Any]]) -> bool:
+def only_a_summary(older: list[dict[str, Any]]) -> bool:
     """True when the older part is nothing but the previous compaction's messages."""
     return older[0].get("content") == COMPACTED_MARK and not any(
         m.get("role") == "user" for m in older[1:]
@@ -227,7 +227,7 @@ class Compactor:
         re-attached skills; None, with one line said, when nothing changed."""
         start = kept_from(messages, budget)
         older = messages[:start]
-        if not older or _only_a_summary(older):
+        if not older or only_a_summary(older):
             self.notice(
                 f"nothing to compact: the chat has no turns before its last {KEEP_TURNS}"
                 if not auto

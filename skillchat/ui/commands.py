@@ -1,5 +1,6 @@
 """The REPL's built-in commands: `/help`, `/skills`, `/model`, `/new`, `/retry`, `/chats`,
-`/resume`, `/show`, `/attach`, `/files`, `/grep`, `/compact`, `/reload`, `/trust`, `/exit`.
+`/resume`, `/show`, `/attach`, `/files`, `/grep`, `/compact`, `/context`,
+`/reload`, `/trust`, `/exit`.
 
 A line whose first word is one of these runs it and never reaches the model; a
 skill with the same name is reached with `/skill NAME`, and the REPL
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
+from skillchat.ui.context_view import show_context
 from skillchat.ui.override_command import OVERRIDE_USAGE, OVERRIDES, override
 from skillchat.ui.safe import counted, one_line
 
@@ -392,6 +394,7 @@ COMMANDS: dict[str, Command] = {
         Command("files", "[GLOB]", "list the workspace as the model sees it", _files),
         Command("grep", "TEXT", "search the workspace as the model would", _grep),
         Command("compact", "", "replace older turns by a summary, skills kept", _compact),
+        Command("context", "", "what fills the context window, by part", show_context),
         Command("reload", "", "rescan the skill directories", _reload),
         Command("trust", "[NAME]", "trust a project skill's allowed-tools (or list them)", _trust),
         Command("exit", "", "leave (or /quit, Ctrl-D)", _exit),
