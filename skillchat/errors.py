@@ -106,6 +106,10 @@ class UsageError(SkillchatError):
     exit_code = 2
 
 
+class TerminalError(SkillchatError):
+    """A terminal habit could not do its part (the external editor, the clipboard)."""
+
+
 class FileAccessError(FileError):
     """A read of a skill or workspace file was refused (skillchat/safe_io/read.py).
 

@@ -4,14 +4,17 @@ editor, stored keys, `/model` completion, the status line, notifications."""
 
 from __future__ import annotations
 
+import base64
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from chat_helpers import sent
 from helpers import session_options, skill_folder
 from openai_server import ScriptedServer, call, reply
-from pty_session import PtySession
+from pty_session import LINE_DONE, PtySession
 
 
 @pytest.fixture
@@ -82,4 +85,80 @@ def test_context_shows_each_part_and_what_compact_would_free(server, repl, tmp_p
     assert total == sum(parts)
     frees = re.search(r"/compact would free up to ~([\d,]+) tokens", shown)
     assert frees and int(frees.group(1).replace(",", "")) >= skill  # the older turns hold it
+    assert session.quit() == 0
+
+
+def clipboard_tool(tmp_path: Path, name: str = "wl-copy") -> tuple[dict[str, str], Path]:
+    """A clipboard tool that writes what it is given to a file, first on PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    got = tmp_path / "clipboard"
+    tool = bin_dir / name
+    tool.write_text(f"#!/bin/sh\ncat > {got}\n")
+    tool.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WAYLAND_DISPLAY": "wayland-test"}
+    return env, got
+
+
+def test_copy_sends_the_answer_by_osc52_and_to_the_clipboard_tool(server, repl, tmp_path) -> None:
+    server.script(reply("first answer"), reply("second **answer**\nline two"))
+    env, got = clipboard_tool(tmp_path)
+    session = repl(env=env)
+    session.run("one")
+    session.run("two")
+    shown = session.run("/copy")
+    assert "copied answer 2 (26 characters) to the clipboard: OSC 52 and wl-copy" in shown
+    sent = "".join(session.output)
+    assert osc52_payloads(sent) == ["second **answer**\nline two"]
+    assert got.read_text() == "second **answer**\nline two"
+    assert "copied answer 1" in session.run("/copy 1")
+    assert got.read_text() == "first answer"
+    assert "1-2 (none: the last)" in session.run("/copy 3")
+    assert session.quit() == 0
+
+
+def test_copy_prints_plainly_what_no_clipboard_takes(server, repl) -> None:
+    lines = [f"line {i:04d} " + "z" * 60 for i in range(1200)]  # ~85,000 characters
+    server.script(reply("\n\n".join(lines)))
+    session = repl(env={"WAYLAND_DISPLAY": "", "DISPLAY": ""})
+    session.run("long")
+    shown = session.run("/copy")
+    assert "no clipboard here: answer 1" in shown
+    assert shown.rstrip().endswith(lines[-1])  # the whole answer, as it was
+    assert "\x1b]52;" not in "".join(session.output)
+    assert session.quit() == 0
+
+
+def osc52_payloads(output: str) -> list[str]:
+    return [
+        base64.b64decode(m).decode("utf-8")
+        for m in re.findall(r"\x1b\]52;c;([A-Za-z0-9+/=]*)\x07", output)
+    ]
+
+
+def editor_script(tmp_path: Path, body: str) -> str:
+    """A small editor: a shell script run as `$EDITOR FILE`."""
+    script = tmp_path / "editor.sh"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_ctrl_x_ctrl_e_edits_the_line_in_the_editor_then_enter_sends_it(server, repl, tmp_path):
+    seen = tmp_path / "seen"
+    editor = editor_script(
+        tmp_path,
+        f'cp "$1" {seen}; stat -c %a "$1" >> {seen}; '
+        'printf "%s\\nsecond line\\n" "$(cat "$1")" > "$1"',
+    )
+    server.script(reply("got it"))
+    session = repl(env={"VISUAL": "", "EDITOR": editor})
+    session.send("a draft")
+    session.send("\x18\x05")  # Ctrl-X Ctrl-E
+    session.until_screen(lambda lines: any("second line" in line for line in lines))
+    session.send("\r")
+    session.expect(LINE_DONE)
+    assert "got it" in session.prompt()
+    assert seen.read_text() == "a draft600\n"  # the typed line, in a private file
+    assert sent(server)[-1] == {"role": "user", "content": "a draft\nsecond line"}
     assert session.quit() == 0

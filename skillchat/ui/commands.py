@@ -1,5 +1,5 @@
 """The REPL's built-in commands: `/help`, `/skills`, `/model`, `/new`, `/retry`, `/chats`,
-`/resume`, `/show`, `/attach`, `/files`, `/grep`, `/compact`, `/context`,
+`/resume`, `/show`, `/attach`, `/files`, `/grep`, `/compact`, `/context`, `/copy`,
 `/reload`, `/trust`, `/exit`.
 
 A line whose first word is one of these runs it and never reaches the model; a
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
 from skillchat.ui.context_view import show_context
+from skillchat.ui.copy_command import copy_answer
 from skillchat.ui.override_command import OVERRIDE_USAGE, OVERRIDES, override
 from skillchat.ui.safe import counted, one_line
 
@@ -395,6 +396,7 @@ COMMANDS: dict[str, Command] = {
         Command("grep", "TEXT", "search the workspace as the model would", _grep),
         Command("compact", "", "replace older turns by a summary, skills kept", _compact),
         Command("context", "", "what fills the context window, by part", show_context),
+        Command("copy", "[N]", "the last answer (or answer N) to the clipboard", copy_answer),
         Command("reload", "", "rescan the skill directories", _reload),
         Command("trust", "[NAME]", "trust a project skill's allowed-tools (or list them)", _trust),
         Command("exit", "", "leave (or /quit, Ctrl-D)", _exit),

@@ -2,6 +2,7 @@
 
 - Enter sends; Esc Enter (what Alt+Enter sends) adds a line. A pasted block arrives
   whole (bracketed paste), newlines and all, and is sent only on Enter.
+- Ctrl-X Ctrl-E opens the line in the external editor (ui/external_editor.py).
 - Ctrl-C clears a line being typed; on an empty line it says how to leave rather
   than leaving, so a Ctrl-C meant for a reply that just ended loses nothing.
   Ctrl-D on an empty line ends the session.
@@ -21,17 +22,20 @@ from pathlib import Path
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import Completer
+from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from skillchat.chats.private import private_dir, private_file
+from skillchat.errors import TerminalError
+from skillchat.ui.external_editor import edit
 
 PROMPT = "❯ "
 CONTINUATION = "· "
 QUIT_HINT = "(press Ctrl-D or type /exit to quit)"
 
 
-def _bindings() -> KeyBindings:
+def _bindings(warn: Callable[[str], None]) -> KeyBindings:
     keys = KeyBindings()
 
     @keys.add("escape", "enter")
@@ -45,6 +49,25 @@ def _bindings() -> KeyBindings:
             buffer.reset()
         else:
             run_in_terminal(lambda: print(QUIT_HINT))
+
+    @keys.add("c-x", "c-e")
+    def _external_editor(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        typed = buffer.text
+
+        def in_editor() -> str | None:
+            try:
+                return edit(typed)
+            except TerminalError as exc:
+                warn(str(exc))
+                return None
+
+        async def run() -> None:
+            edited = await run_in_terminal(in_editor, in_executor=True)
+            if edited is not None:
+                buffer.document = Document(edited, len(edited))
+
+        event.app.create_background_task(run())
 
     return keys
 
@@ -78,7 +101,7 @@ class LineEditor:
             completer=completer,
             complete_while_typing=True,
             bottom_toolbar=lambda: " " + toolbar(),
-            key_bindings=_bindings(),
+            key_bindings=_bindings(warn),
             prompt_continuation=lambda width, line_number, wrap_count: CONTINUATION.rjust(width),
             enable_open_in_editor=False,
         )

@@ -1,0 +1,94 @@
+"""Hostile text and tools against the terminal habits (docs/chats.md "Terminal
+habits"): an answer full of terminal controls put on the clipboard, skill names
+in `/context`, an editor that fails or writes binary, a keys file that is loose
+or corrupt. Each in a real pseudo-terminal or the real command; docs/security.md
+"Terminal habits" holds the promises, each beside its test."""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from chat_helpers import sent
+from helpers import session_options, skill_folder
+from openai_server import ScriptedServer, reply
+from pty_session import LINE_DONE, PtySession
+
+HOSTILE = "ok\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b]0;title\x07\x9b31mred\x00end"
+
+
+@pytest.fixture
+def skills(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    skill_folder(root, "notes", "name: notes\ndescription: Keeps notes.\n", "# Notes\n")
+    return root
+
+
+@pytest.fixture
+def repl(
+    server: ScriptedServer, skills: Path, pty_sessions: Callable[..., PtySession]
+) -> Callable[..., PtySession]:
+    def start(*args: str, env: dict[str, str] | None = None) -> PtySession:
+        session = pty_sessions(*session_options(server, skills), *args, env=env)
+        session.prompt()
+        return session
+
+    return start
+
+
+def test_copy_sends_an_answers_controls_only_inside_base64(server, repl) -> None:
+    server.script(reply(HOSTILE))
+    session = repl(env={"WAYLAND_DISPLAY": "", "DISPLAY": ""})
+    session.run("hi")
+    start = len("".join(session.output))
+    session.run("/copy")
+    after = "".join(session.output)[start:]
+    payloads = re.findall(r"\x1b\]52;c;([^\x07\x1b]*)\x07", after)
+    assert len(payloads) == 1  # ours: the answer's own OSC 52 never reached the terminal
+    assert base64.b64decode(payloads[0]).decode("utf-8") == HOSTILE  # as the model sent it
+    assert "\x1b[2J" not in after and "\x1b]0;" not in after and "\x9b" not in after
+    assert session.quit() == 0
+
+
+def editor(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "editor.sh"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("exit 3", "the editor exited with status 3; the line is as it was"),
+        ("printf 'bin\\377\\000ary' > \"$1\"", "the editor's file is not UTF-8 text"),
+        ("head -c 1000001 /dev/zero | tr '\\0' a > \"$1\"", "over 1,000,000 bytes"),
+    ],
+)
+def test_an_editor_that_fails_or_writes_binary_leaves_the_line_and_says_so(
+    server, repl, tmp_path, body: str, said: str
+) -> None:
+    server.script(reply("answered"))
+    session = repl(env={"VISUAL": editor(tmp_path, body)})
+    session.send("kept line")
+    session.send("\x18\x05")
+    session.until_screen(lambda lines: any(said in line for line in lines))
+    session.send("\r")
+    session.expect(LINE_DONE)
+    assert "answered" in session.prompt()
+    assert sent(server)[-1]["content"] == "kept line"
+    assert "Traceback" not in "".join(session.output)
+    assert session.quit() == 0
+
+
+def test_an_editor_that_does_not_exist_is_one_line(server, repl) -> None:
+    session = repl(env={"VISUAL": "/nonexistent/editor --flag"})
+    session.send("x")
+    session.send("\x18\x05")
+    session.until_screen(lambda lines: any("did not start" in line for line in lines))
+    assert "Traceback" not in "".join(session.output)
+    session.send("\x15")  # Ctrl-U: the kept line goes
+    assert session.quit() == 0
