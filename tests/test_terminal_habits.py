@@ -7,14 +7,14 @@ from __future__ import annotations
 import base64
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from chat_helpers import sent
-from helpers import session_options, skill_folder
+from helpers import skill_folder
 from openai_server import ScriptedServer, call, reply
-from pty_session import LINE_DONE, PtySession
+from pty_session import LINE_DONE
+from terminal_helpers import Start, repl_starter, shell_script
 
 
 @pytest.fixture
@@ -27,15 +27,8 @@ def skills(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def repl(
-    server: ScriptedServer, skills: Path, pty_sessions: Callable[..., PtySession]
-) -> Callable[..., PtySession]:
-    def start(*args: str, env: dict[str, str] | None = None) -> PtySession:
-        session = pty_sessions(*session_options(server, skills), *args, env=env)
-        session.prompt()
-        return session
-
-    return start
+def repl(server: ScriptedServer, skills: Path, pty_sessions: Start) -> Start:
+    return repl_starter(server, skills, pty_sessions)
 
 
 def _row(shown: str, name: str) -> int:
@@ -91,11 +84,8 @@ def test_context_shows_each_part_and_what_compact_would_free(server, repl, tmp_p
 def clipboard_tool(tmp_path: Path, name: str = "wl-copy") -> tuple[dict[str, str], Path]:
     """A clipboard tool that writes what it is given to a file, first on PATH."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
     got = tmp_path / "clipboard"
-    tool = bin_dir / name
-    tool.write_text(f"#!/bin/sh\ncat > {got}\n")
-    tool.chmod(0o755)
+    shell_script(bin_dir, name, f"cat > {got}")
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WAYLAND_DISPLAY": "wayland-test"}
     return env, got
 
@@ -136,18 +126,11 @@ def osc52_payloads(output: str) -> list[str]:
     ]
 
 
-def editor_script(tmp_path: Path, body: str) -> str:
-    """A small editor: a shell script run as `$EDITOR FILE`."""
-    script = tmp_path / "editor.sh"
-    script.write_text(f"#!/bin/sh\n{body}\n")
-    script.chmod(0o755)
-    return str(script)
-
-
 def test_ctrl_x_ctrl_e_edits_the_line_in_the_editor_then_enter_sends_it(server, repl, tmp_path):
     seen = tmp_path / "seen"
-    editor = editor_script(
+    editor = shell_script(
         tmp_path,
+        "editor.sh",
         f'cp "$1" {seen}; stat -c %a "$1" >> {seen}; '
         'printf "%s\\nsecond line\\n" "$(cat "$1")" > "$1"',
     )

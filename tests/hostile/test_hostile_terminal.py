@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from chat_helpers import sent
-from helpers import session_options, skill_folder
+from helpers import skill_folder
 from openai_server import ScriptedServer, reply
-from pty_session import LINE_DONE, PtySession
+from pty_session import LINE_DONE
+from terminal_helpers import Start, repl_starter, shell_script
 
 HOSTILE = "ok\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b]0;title\x07\x9b31mred\x00end"
 
@@ -28,15 +28,8 @@ def skills(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def repl(
-    server: ScriptedServer, skills: Path, pty_sessions: Callable[..., PtySession]
-) -> Callable[..., PtySession]:
-    def start(*args: str, env: dict[str, str] | None = None) -> PtySession:
-        session = pty_sessions(*session_options(server, skills), *args, env=env)
-        session.prompt()
-        return session
-
-    return start
+def repl(server: ScriptedServer, skills: Path, pty_sessions: Start) -> Start:
+    return repl_starter(server, skills, pty_sessions)
 
 
 def test_copy_sends_an_answers_controls_only_inside_base64(server, repl) -> None:
@@ -53,13 +46,6 @@ def test_copy_sends_an_answers_controls_only_inside_base64(server, repl) -> None
     assert session.quit() == 0
 
 
-def editor(tmp_path: Path, body: str) -> str:
-    script = tmp_path / "editor.sh"
-    script.write_text(f"#!/bin/sh\n{body}\n")
-    script.chmod(0o755)
-    return str(script)
-
-
 @pytest.mark.parametrize(
     ("body", "said"),
     [
@@ -72,7 +58,7 @@ def test_an_editor_that_fails_or_writes_binary_leaves_the_line_and_says_so(
     server, repl, tmp_path, body: str, said: str
 ) -> None:
     server.script(reply("answered"))
-    session = repl(env={"VISUAL": editor(tmp_path, body)})
+    session = repl(env={"VISUAL": shell_script(tmp_path, "editor.sh", body)})
     session.send("kept line")
     session.send("\x18\x05")
     session.until_screen(lambda lines: any(said in line for line in lines))
