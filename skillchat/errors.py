@@ -20,6 +20,7 @@ leaves the code just above the one that raised it.
     │   │   ├── StorageError        the database is corrupt, locked or too new
     │   │   └── UnknownChatError    no chat has that id (or the prefix is ambiguous)
     │   ├── McpError                an MCP server cannot be started or answered
+    │   ├── TerminalError           the external editor gave nothing usable
     │   └── ModelError              the model could not answer:
     │       ├── ProviderError       its provider failed (auth, network, 5xx...)
     │       ├── LocalModelError     a local model cannot be found, fetched or served
@@ -107,7 +108,7 @@ class UsageError(SkillchatError):
 
 
 class TerminalError(SkillchatError):
-    """A terminal habit could not do its part (the external editor, the clipboard)."""
+    """The external editor gave nothing usable (ui/external_editor.py)."""
 
 
 class FileAccessError(FileError):

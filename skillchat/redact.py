@@ -46,13 +46,18 @@ _PATTERNS = (
 )
 
 
+def secret_name(name: str) -> bool:
+    """Whether an environment variable of this name is taken to hold a secret."""
+    return _SECRET_NAME.search(name) is not None
+
+
 def _secret_values() -> list[str]:
     """The values of the secret-looking environment variables, longest first (so a
     key that contains another is masked whole)."""
     values = {
         value
         for name, value in os.environ.items()
-        if len(value) >= MIN_SECRET and _SECRET_NAME.search(name)
+        if len(value) >= MIN_SECRET and secret_name(name)
     }
     return sorted(values, key=len, reverse=True)
 

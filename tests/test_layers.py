@@ -38,6 +38,7 @@ LAYERS = (
     "config_file",  # the config file's keys and tables, read by config
     "backend_table",  # one row per model backend, without its SDK: config checks names
     "config",
+    "keys",  # provider keys stored by `skillchat keys set`, put into the environment
     "target",  # where a chat's requests go (made by engine/resolve.py): read by chats too
     "hardlinks",  # which folders may hold hard-linked files (the bundled skills')
     "chats",  # plain persistence: handed the tools' keep policy, imports none of them

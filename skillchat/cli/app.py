@@ -56,6 +56,7 @@ def run(argv: list[str]) -> int:
     if debug:
         argv = [a for a in argv if a != "--debug"]
     try:
+        _use_stored_keys()
         return _run_line(argv, debug)
     except (KeyboardInterrupt, EOFError):  # as click has them: an Abort, said so
         sys.stderr.write("\ninterrupted\n")
@@ -71,6 +72,17 @@ def run(argv: list[str]) -> int:
         if debug:
             _debug_traceback(exc)
         return _fail(f"internal error: {exc.__class__.__name__}: {exc} (rerun with --debug)", 1)
+
+
+def _use_stored_keys() -> None:
+    """Keys stored by `skillchat keys set`, where the environment has none
+    (skillchat/keys.py); a keys file that cannot be used is one line, every start."""
+    from skillchat.keys import use_stored_keys
+
+    if (problem := use_stored_keys()) is not None:
+        from skillchat.ui.console import error_line
+
+        sys.stderr.write(f"skillchat: warning: {error_line(problem)}\n")
 
 
 def _run_line(argv: list[str], debug: bool) -> int:

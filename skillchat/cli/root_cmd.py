@@ -85,6 +85,11 @@ _COMMANDS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "app",
         {"help": "Local models downloaded by --local: list them, remove one."},
     ),
+    "keys": (
+        "skillchat.cli.keys_cmd",
+        "app",
+        {"help": "Store provider keys in a private file: set, list, remove."},
+    ),
     "mcp": (
         "skillchat.cli.mcp_cmd",
         "app",

@@ -7,12 +7,14 @@ or corrupt. Each in a real pseudo-terminal or the real command; docs/security.md
 from __future__ import annotations
 
 import base64
+import json
+import os
 import re
 from pathlib import Path
 
 import pytest
 from chat_helpers import sent
-from helpers import skill_folder
+from helpers import model_for, skill_folder, skillchat
 from openai_server import ScriptedServer, reply
 from pty_session import LINE_DONE
 from terminal_helpers import Start, repl_starter, shell_script
@@ -78,3 +80,40 @@ def test_an_editor_that_does_not_exist_is_one_line(server, repl) -> None:
     assert "Traceback" not in "".join(session.output)
     session.send("\x15")  # Ctrl-U: the kept line goes
     assert session.quit() == 0
+
+
+KEY = "sk-stored-0123456789abcdef"
+
+
+def keys_file() -> Path:
+    return Path(os.environ["XDG_CONFIG_HOME"]) / "skillchat" / "keys.json"
+
+
+@pytest.mark.parametrize(
+    ("content", "mode", "said"),
+    [
+        (json.dumps({"OPENAI_API_KEY": KEY}), 0o644, "is readable by others (mode 644)"),
+        ('{"OPENAI_API_KEY": ', 0o600, "not a keys file"),
+        (json.dumps({"OPENAI_API_KEY": 1, "bad name!": KEY}), 0o600, "not a keys file"),
+        (json.dumps([KEY]), 0o600, "not a keys file"),
+    ],
+)
+def test_a_loose_or_corrupt_keys_file_is_one_line_unused_and_not_rewritten(
+    server: ScriptedServer, content: str, mode: int, said: str
+) -> None:
+    keys_file().parent.mkdir(parents=True)
+    keys_file().write_text(content)
+    keys_file().chmod(mode)
+    server.script(reply("answer"))
+    done = skillchat(
+        "ask", "--model", model_for(server), "--api-base", server.base_url, "hi", subprocess=True
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "answer"
+    warnings = [line for line in done.stderr.splitlines() if "keys.json" in line]
+    assert len(warnings) == 1 and said in warnings[0] and KEY not in done.stderr
+    assert "authorization" not in server.completions[-1].headers or KEY not in str(
+        server.completions[-1].headers["authorization"]
+    )
+    refused = skillchat("keys", "set", "gemini", input="sk-new-key-0000000\n", subprocess=True)
+    assert refused.returncode == 1 and said in refused.stderr
+    assert keys_file().read_text() == content  # the user's keys are not lost
