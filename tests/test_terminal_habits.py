@@ -145,3 +145,26 @@ def test_ctrl_x_ctrl_e_edits_the_line_in_the_editor_then_enter_sends_it(server, 
     assert seen.read_text() == "a draft600\n"  # the typed line, in a private file
     assert sent(server)[-1] == {"role": "user", "content": "a draft\nsecond line"}
     assert session.quit() == 0
+
+
+def test_model_completes_the_configured_and_recently_used_models(server, repl, tmp_path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[models.fast]\nmodel = "openai/fast-one"\napi_base = "{server.base_url}"\n')
+    server.script(reply("earlier"), reply("now"))
+    earlier = repl("--config", str(config), "--model", "openai/used-before")
+    earlier.run("an earlier chat")
+    assert earlier.quit() == 0
+    session = repl("--config", str(config))
+    session.send("/model ")
+    session.send("\t")
+    menu = session.until_screen(
+        lambda lines: (
+            any("[models.fast]: openai/fast-one" in line for line in lines)
+            and any("used in chat" in line for line in lines)
+        )
+    )
+    rows = [line for line in menu if "used in chat" in line or "[models." in line]
+    assert any("openai/used-before" in row for row in rows)
+    assert any("the current model" in line for line in menu)
+    session.send("\x15")  # Ctrl-U: nothing sent
+    assert session.quit() == 0

@@ -1,8 +1,9 @@
 """Tab completion for the REPL: `/commands`, `/skill-names`, `/skill NAME`, `/resume ID`,
+`/model NAME` (the configured and recently used models: ui/model_choices.py),
 `/mcp__SERVER__PROMPT` (a server's prompt, with its arguments), `@SERVER:URI` (a resource).
 
 Only the first word of a line that starts with `/` is completed (plus the argument of
-`/skill` and `/resume`): anything else is a message to the model, where completing
+`/skill`, `/resume` and `/model`): anything else is a message to the model, where completing
 words would get in the way. Each completion carries its meta text (a command's help,
 a skill's description, a chat's title), shown beside it in the menu, on one line
 with control characters visible (ui/safe.py). The sources are callables, so
@@ -28,12 +29,16 @@ def _meta(text: str) -> str:
 
 
 class SlashCompleter(Completer):
-    """Completes built-in commands, skills, and the arguments of `/skill` and `/resume`."""
+    """Completes built-in commands, skills, and the arguments of `/skill`, `/resume`
+    and `/model`."""
 
-    def __init__(self, commands: Pairs, skills: Pairs, chats: Pairs) -> None:
+    def __init__(
+        self, commands: Pairs, skills: Pairs, chats: Pairs, models: Pairs = lambda: []
+    ) -> None:
         self.commands = commands
         self.skills = skills
-        self.chats = chats
+        # The commands whose one argument is completed, and from what.
+        self.arguments = {"/skill": skills, "/resume": chats, "/model": models}
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
@@ -44,10 +49,8 @@ class SlashCompleter(Completer):
         head, space, arg = line.partition(" ")
         if not space:
             yield from self._matches(head, self._first_words(), prefix="/")
-        elif " " not in arg and head == "/skill":
-            yield from self._matches(arg, self.skills())
-        elif " " not in arg and head == "/resume":
-            yield from self._matches(arg, self.chats())
+        elif " " not in arg and (pairs := self.arguments.get(head)) is not None:
+            yield from self._matches(arg, pairs())
 
     def _first_words(self) -> list[tuple[str, str]]:
         """Commands, then the skills no command shadows (those stay under `/skill`)."""

@@ -39,6 +39,7 @@ from skillchat.ui.consent import McpAsk, ReplConsent, live_card
 from skillchat.ui.console import Consoles, error_line, keys_unechoed
 from skillchat.ui.fork_view import fork_tokens
 from skillchat.ui.line_editor import LineEditor
+from skillchat.ui.model_choices import model_choices
 from skillchat.ui.path_completion import PathCompleter
 from skillchat.ui.safe import counted, one_line
 from skillchat.ui.views import ReplView
@@ -133,6 +134,7 @@ class Repl:
             lambda: [*commands.completions(), *self._prompt_pairs()],
             self._skill_pairs,
             self._chat_pairs,
+            lambda: model_choices(self.session.settings, self.session.target.model, self.store),
         )
         resources = ResourceCompleter(lambda: self.session.mcp_listed()[1])
         self.editor = LineEditor(
