@@ -194,6 +194,12 @@ class Settings:
     # `[skill_models]`: skill name -> the model its turns go to (a `[models.NAME]` or
     # a model id), over the skill's own `model:` (engine/skill_model.py).
     skill_models: dict[str, str] = field(default_factory=dict)
+    # `[ui]`: the REPL's status line items (ui/status_line.py; None: the default).
+    ui_status_line: tuple[str, ...] | None = None
+    # How the REPL tells of a turn that took `ui_notify_after_s` or more, or a
+    # question that waits (ui/notify.py): bell, osc9, osc777 or off.
+    ui_notify: str = "bell"
+    ui_notify_after_s: float = 30.0
     config_path: Path | None = None
     warnings: tuple[str, ...] = ()
 
@@ -353,6 +359,13 @@ def _check(settings: Settings, sources: dict[str, str]) -> None:
             )
     if settings.context_window is not None and settings.context_window < 1:
         raise ConfigError(f"{where}: context_window must be at least 1")
+    if (
+        settings.ui_notify not in ("bell", "osc9", "osc777", "off")
+        or settings.ui_notify_after_s < 0
+    ):
+        raise ConfigError(
+            f"{where}: [ui] notify must be bell, osc9, osc777 or off, notify_after_s >= 0"
+        )
     unknown = sorted(set(settings.mcp_use or ()) - set(settings.mcp_servers))
     if unknown:
         known = ", ".join(settings.mcp_servers) or "none configured"

@@ -81,9 +81,12 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("run", "max_timeout_s"): ("run_max_timeout_s", (int, float)),
     ("run", "allow_install"): ("run_allow_install", (bool,)),
     ("run", "install_max_mb"): ("run_install_max_mb", (int,)),
+    ("ui", "status_line"): ("ui_status_line", (list,)),
+    ("ui", "notify"): ("ui_notify", (str,)),
+    ("ui", "notify_after_s"): ("ui_notify_after_s", (int, float)),
 }
-_SECTIONS = {"skills", "storage", "run", "local"}
-_STRING_LISTS = {"skill_dirs", "skills_disabled", "projects"}
+_SECTIONS = {"skills", "storage", "run", "local", "ui"}
+_STRING_LISTS = {"skill_dirs", "skills_disabled", "projects", "ui_status_line"}
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", list: "a list"}
 
 

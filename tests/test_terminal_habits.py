@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import sent
+from consent_helpers import BUNDLED, QUESTION, run_call
 from helpers import skill_folder
 from openai_server import ScriptedServer, call, reply
 from pty_session import LINE_DONE
+from sandbox_helpers import require_sandbox
 from terminal_helpers import Start, repl_starter, shell_script
 
 
@@ -168,3 +170,51 @@ def test_model_completes_the_configured_and_recently_used_models(server, repl, t
     assert any("the current model" in line for line in menu)
     session.send("\x15")  # Ctrl-U: nothing sent
     assert session.quit() == 0
+
+
+def test_the_status_line_shows_the_items_chosen_in_their_order(server, repl, tmp_path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        'context_window = 100000\n[ui]\nstatus_line = ["context", "model", "tokens", "nope"]\n'
+    )
+    server.script(
+        reply("an answer " + "w" * 3000, usage={"prompt_tokens": 1200, "completion_tokens": 34})
+    )
+    session = repl("--config", str(config))
+    assert "[ui] status_line: unknown item(s) nope left out" in "".join(session.output)
+    session.run("hi")
+    last = session.until_screen(lambda lines: "1,234 tokens" in lines[-1])[-1].strip()
+    assert re.fullmatch(r"context \d+% · openai/test-model · 1,234 tokens", last), last
+    assert "chat " not in last  # not chosen
+    assert session.quit() == 0
+
+
+def test_a_long_turn_and_a_waiting_question_notify_by_osc9(server, tmp_path, pty_sessions) -> None:
+    require_sandbox()
+    config = tmp_path / "config.toml"
+    config.write_text('[ui]\nnotify = "osc9"\nnotify_after_s = 0\n')
+    server.script(reply(calls=[run_call("echo hi")]), reply("done"))
+    session = repl_starter(server, BUNDLED, pty_sessions)("--config", str(config))
+    session.line("go")
+    session.expect(QUESTION)
+    assert "\x1b]9;skillchat: a question waits for you\x07" in "".join(session.output)
+    session.send("n")
+    assert "done" in session.prompt()
+    assert "\x1b]9;skillchat: the answer is ready\x07" in "".join(session.output)
+    assert session.quit() == 0
+
+
+def test_a_turn_under_the_threshold_does_not_ring(server, repl, tmp_path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[ui]\nnotify_after_s = 3600\n")
+    server.script(reply("quick"))
+    session = repl("--config", str(config))
+    start = len("".join(session.output))
+    assert "quick" in session.run("hi")
+    assert "\x07" not in plain_text_of_osc("".join(session.output)[start:])
+    assert session.quit() == 0
+
+
+def plain_text_of_osc(output: str) -> str:
+    """`output` without the OSC sequences prompt-toolkit itself may send (a BEL ends them)."""
+    return re.sub(r"\x1b\][^\x07\x1b]*\x07", "", output)

@@ -48,6 +48,8 @@ class Questions:
         self._owner: int | None = None
         self._waiting: list[str] = []
         self.asker: str | None = None  # the fork whose question is on screen, if any
+        # Called as a question is shown: the REPL's notification (ui/notify.py).
+        self.on_question: Callable[[], None] | None = None
 
     def ask(self, consent: Callable[[Request], Answer], request: Request) -> Answer:
         """`consent(request)`, asked on the chat's thread once nothing else is asked

@@ -107,6 +107,8 @@ def _ask(console: Console, card: Text, question: str, keys: str, questions: Ques
         if questions.asker is not None:
             console.print(text(f"{questions.asker}, running on its own, asks:", style="muted"))
         console.print(card)
+        if questions.on_question is not None:
+            questions.on_question()
         try:
             console.print(text(question, style="strong"), end="")
             if fd is None:

@@ -37,11 +37,12 @@ from skillchat.ui import commands
 from skillchat.ui.completion import ResourceCompleter, SlashCompleter
 from skillchat.ui.consent import McpAsk, ReplConsent, live_card
 from skillchat.ui.console import Consoles, error_line, keys_unechoed
-from skillchat.ui.fork_view import fork_tokens
 from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.model_choices import model_choices
+from skillchat.ui.notify import Notifier
 from skillchat.ui.path_completion import PathCompleter
 from skillchat.ui.safe import counted, one_line
+from skillchat.ui.status_line import status_items, status_line
 from skillchat.ui.views import ReplView
 from skillchat.workspace.project import PROJECT_SOURCES
 
@@ -100,10 +101,18 @@ class Repl:
         self.tokens = 0
         self.cached = 0  # of them, input read from the provider's prompt cache
         self.fork_runs: list[tuple[str, dict[str, Any]]] = []  # (model, summary) for the toolbar
+        self.cost: float | None = None  # of this chat's turns, when the prices are known
+        self.context_share: float | None = None  # percent of the window, after a turn
+        self.status_items = status_items(settings.ui_status_line, self.consoles.warn)
         self._warned: set[str] = set()
         self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
         self._resumed = transcript
         questions = Questions()  # the chat's consent owner, which the cards ask through
+        out = self.consoles.out
+        self.notifier = Notifier(
+            settings.ui_notify, settings.ui_notify_after_s, out.file if out.is_terminal else None
+        )
+        questions.on_question = self.notifier.question
         self.session = Session(
             settings,
             registry=registry,
@@ -229,11 +238,18 @@ class Repl:
     def send(self, text: str) -> None:
         """One message to the model (the loop keeps and saves a reply cut by Ctrl-C)."""
         self.last_sent = text
-        with keys_unechoed():
-            result = self.session.send(text)
+        self.notifier.turn_started()
+        try:
+            with keys_unechoed():
+                result = self.session.send(text)
+        finally:  # an answer, an error or Ctrl-C: the turn is over either way
+            self.notifier.turn_ended()
         if result.usage is not None:
             self.tokens += result.usage.total_tokens
             self.cached += result.usage.cached_tokens
+            if result.usage.cost is not None:
+                self.cost = (self.cost or 0) + result.usage.cost
+        self._measure_context()
 
     def _close(self) -> int:
         self.session.close()  # the MCP servers stop with the session
@@ -279,6 +295,7 @@ class Repl:
 
     def _count_tokens(self, transcript: Transcript | None) -> None:
         self.tokens = self.cached = 0
+        self.cost = self.context_share = None
         self.fork_runs = []
         if transcript is not None:
             stored = self.store.load_messages(transcript.chat.id)
@@ -314,22 +331,17 @@ class Repl:
     # --------------------------------------------------------- toolbar, completion
 
     def toolbar(self) -> str:
-        """The bottom line: model, chat, activated skills, attachments, tokens (those
-        read from the prompt cache said; the forks' per model: `forks: 1,234 tokens
-        on local-qwen`); one line, control characters visible (names come from skills
-        and the config)."""
-        chat = self.session.chat
-        parts = [self.session.target.model, f"chat {self.recorder.chat_id or 'new'}"]
-        if chat.activated:
-            parts.append("skills: " + ", ".join(chat.activated))
-        if chat.attachments and chat.attachments.pending:
-            parts.append(f"attached: {len(chat.attachments.pending)} for the next message")
-        cached = f" ({self.cached:,} cached)" if self.cached else ""
-        parts.append(f"{self.tokens:,} tokens{cached}")
-        parts += fork_tokens(self.fork_runs)
-        if self.recorder.failure:
-            parts.append("NOT SAVED")
-        return one_line(" · ".join(parts))
+        """The bottom line: the items of `[ui] status_line` (ui/status_line.py)."""
+        return status_line(self, self.status_items)
+
+    def _measure_context(self) -> None:
+        """How full the window is, for the status line's `context` (after a turn)."""
+        if "context" not in self.status_items:
+            return
+        from skillchat.engine.context_parts import measure
+
+        parts = measure(self.session.chat)
+        self.context_share = parts.total * 100 / parts.window if parts.window else None
 
     def _skill_pairs(self) -> list[tuple[str, str]]:
         """(name, what to type after it and the description) of each `/name` skill,
