@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from chat_helpers import sent
 from consent_helpers import BUNDLED, QUESTION, run_call
-from helpers import skill_folder
+from helpers import skill_folder, wait_for
 from openai_server import ScriptedServer, call, reply
 from pty_session import LINE_DONE
 from sandbox_helpers import require_sandbox
@@ -218,3 +218,23 @@ def test_a_turn_under_the_threshold_does_not_ring(server, repl, tmp_path) -> Non
 def plain_text_of_osc(output: str) -> str:
     """`output` without the OSC sequences prompt-toolkit itself may send (a BEL ends them)."""
     return re.sub(r"\x1b\][^\x07\x1b]*\x07", "", output)
+
+
+def test_a_message_typed_while_a_reply_comes_is_sent_after_it(server, repl) -> None:
+    server.script(reply("the first answer", hold="thinking"), reply("the second answer"))
+    session = repl()
+    session.line("first")
+    assert wait_for(lambda: len(server.completions) == 1)  # the turn is under way
+    session.send("then this one\r")  # typed ahead: queued in the terminal
+    assert wait_for(lambda: session.pending_input() == len("then this one\r"))
+    server.release("thinking")
+    session.expect("the first answer")
+    session.expect("the second answer")
+    session.prompt()
+    assert [m["content"] for m in sent(server) if m["role"] == "user"] == [
+        "first",
+        "then this one",
+    ]
+    screen = session.screen()
+    assert screen.index("the first answer") < screen.index("then this one")
+    assert session.quit() == 0
