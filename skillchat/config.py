@@ -199,6 +199,8 @@ class Settings:
     # How the REPL tells of a turn that took `ui_notify_after_s` or more, or a
     # question that waits (ui/notify.py): bell, osc9, osc777 or off.
     ui_notify: str = "bell"
+    ui_editing_mode: str = "emacs"  # the REPL's keys: emacs or vi
+    ui_theme: str = "dark"  # the REPL's colours: dark, light or auto (ui/background.py)
     ui_notify_after_s: float = 30.0
     config_path: Path | None = None
     warnings: tuple[str, ...] = ()

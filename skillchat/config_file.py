@@ -83,6 +83,8 @@ _FILE_KEYS: dict[tuple[str | None, str], tuple[str, tuple[type, ...]]] = {
     ("run", "install_max_mb"): ("run_install_max_mb", (int,)),
     ("ui", "status_line"): ("ui_status_line", (list,)),
     ("ui", "notify"): ("ui_notify", (str,)),
+    ("ui", "editing_mode"): ("ui_editing_mode", (str,)),
+    ("ui", "theme"): ("ui_theme", (str,)),
     ("ui", "notify_after_s"): ("ui_notify_after_s", (int, float)),
 }
 _SECTIONS = {"skills", "storage", "run", "local", "ui"}

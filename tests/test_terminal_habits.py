@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from chat_helpers import sent
 from consent_helpers import BUNDLED, QUESTION, run_call
-from helpers import skill_folder, wait_for
+from helpers import session_options, skill_folder, wait_for
 from openai_server import ScriptedServer, call, reply
 from pty_session import LINE_DONE
 from sandbox_helpers import require_sandbox
@@ -238,3 +238,65 @@ def test_a_message_typed_while_a_reply_comes_is_sent_after_it(server, repl) -> N
     screen = session.screen()
     assert screen.index("the first answer") < screen.index("then this one")
     assert session.quit() == 0
+
+
+def test_vi_keys_when_the_config_asks(server, repl, tmp_path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[ui]\nediting_mode = "vi"\n')
+    server.script(reply("ok"))
+    session = repl("--config", str(config))
+    session.send("world")
+    session.send("\x1b")  # normal mode
+    session.until_screen(lambda lines: any("world" in line for line in lines))
+    session.send("0ihello \r")  # to the line's start, insert, send
+    session.expect(LINE_DONE)
+    session.prompt()
+    assert sent(server)[-1]["content"] == "hello world"
+    assert session.quit() == 0
+
+
+WARNING_DARK, WARNING_LIGHT = "\x1b[33m (user only)", "\x1b[38;5;166m (user only)"
+COLOURS = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|38;5;\d+|9[0-7])m")
+
+
+@pytest.mark.parametrize(
+    ("theme", "env", "answer", "expected"),
+    [
+        ("dark", {}, None, WARNING_DARK),
+        ("light", {}, None, WARNING_LIGHT),
+        ("auto", {"COLORFGBG": "0;15"}, None, WARNING_LIGHT),
+        ("auto", {"COLORFGBG": "15;0"}, None, WARNING_DARK),
+        ("auto", {}, "\x1b]11;rgb:ffff/fafa/f0f0\x07", WARNING_LIGHT),
+        ("auto", {}, "\x1b]11;rgb:1e1e/1e1e/2e2e\x1b\\", WARNING_DARK),
+    ],
+)
+def test_the_theme_follows_the_config_or_the_terminals_background(
+    server, skills, tmp_path, pty_sessions, theme, env, answer, expected
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[ui]\ntheme = "{theme}"\n')
+    skill_folder(
+        skills, "manual", "name: manual\ndescription: Mine.\ndisable-model-invocation: true\n"
+    )  # `/skills` says "(user only)" in the warning style
+    env = {"NO_COLOR": "", "COLORFGBG": "", **env}
+    if not env["COLORFGBG"]:
+        del env["COLORFGBG"]
+    session = pty_sessions(*session_options(server, skills), "--config", str(config), env=env)
+    if answer is not None:
+        session.expect("\x1b]11;?\x07")
+        session.send(answer)
+    session.prompt()
+    assert expected in session.run("/skills") or expected in "".join(session.output)
+    assert session.quit() == 0
+
+
+def test_no_color_leaves_every_repl_line_without_colour(server, repl, tmp_path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[ui]\ntheme = "light"\nstatus_line = ["x"]\n')
+    server.script(reply(calls=[call("get_skill", {"skill_name": "notes"})]), reply("**done**"))
+    session = repl("--config", str(config), env={"NO_COLOR": "1"})
+    session.run("/notes go")
+    session.run("/copy 9")  # an error line
+    session.run("/context")
+    assert session.quit() == 0
+    assert not COLOURS.search("".join(session.output))

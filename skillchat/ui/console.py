@@ -26,15 +26,15 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 
-def _console(*, stderr: bool) -> Console:
+def _console(*, stderr: bool, light: bool = False) -> Console:
     """A console in the one theme: stdout's does not wrap a long line by itself."""
     from rich.console import Console
 
     from skillchat.ui.theme import theme
 
     if stderr:
-        return Console(stderr=True, highlight=False, theme=theme())
-    return Console(soft_wrap=False, highlight=False, theme=theme())
+        return Console(stderr=True, highlight=False, theme=theme(light))
+    return Console(soft_wrap=False, highlight=False, theme=theme(light))
 
 
 class Consoles:
@@ -44,19 +44,31 @@ class Consoles:
     def __init__(self, out: Console | None = None, err: Console | None = None) -> None:
         self._out = out
         self._err = err
+        self.light = False  # the light theme's colours (`[ui] theme`, ui/background.py)
+
+    def use_light(self) -> None:
+        """Draw in the light theme from now on (consoles made already included)."""
+        from rich.theme import Theme
+
+        from skillchat.ui.theme import LIGHT
+
+        self.light = True
+        for console in (self._out, self._err):
+            if console is not None:
+                console.push_theme(Theme(LIGHT))
 
     @property
     def out(self) -> Console:
         """The answer, the command's result."""
         if self._out is None:
-            self._out = _console(stderr=False)
+            self._out = _console(stderr=False, light=self.light)
         return self._out
 
     @property
     def err(self) -> Console:
         """Cards, progress, warnings, diagnostics."""
         if self._err is None:
-            self._err = _console(stderr=True)
+            self._err = _console(stderr=True, light=self.light)
         return self._err
 
     def err_may_be_terminal(self) -> bool:

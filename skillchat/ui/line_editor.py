@@ -2,6 +2,7 @@
 
 - Enter sends; Esc Enter (what Alt+Enter sends) adds a line. A pasted block arrives
   whole (bracketed paste), newlines and all, and is sent only on Enter.
+- Emacs keys, or vi's with `[ui] editing_mode = "vi"` (Esc to normal mode).
 - Ctrl-X Ctrl-E opens the line in the external editor (ui/external_editor.py).
 - Ctrl-C clears a line being typed; on an empty line it says how to leave rather
   than leaving, so a Ctrl-C meant for a reply that just ended loses nothing.
@@ -95,8 +96,11 @@ class LineEditor:
         completer: Completer,
         toolbar: Callable[[], str],
         warn: Callable[[str], None],
+        *,
+        vi: bool = False,
     ) -> None:
         self._session: PromptSession[str] = PromptSession(
+            vi_mode=vi,
             history=_history(history, warn),
             completer=completer,
             complete_while_typing=True,

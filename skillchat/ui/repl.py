@@ -34,6 +34,7 @@ from skillchat.engine.questions import Questions
 from skillchat.errors import SkillchatError
 from skillchat.session import Session
 from skillchat.ui import commands
+from skillchat.ui.background import is_light
 from skillchat.ui.completion import ResourceCompleter, SlashCompleter
 from skillchat.ui.consent import McpAsk, ReplConsent, live_card
 from skillchat.ui.console import Consoles, error_line, keys_unechoed
@@ -97,6 +98,8 @@ class Repl:
         self.debug = debug
         # The REPL's output: its view, consent and run cards, the slash commands' lines.
         self.consoles = consoles
+        if is_light(settings.ui_theme):
+            consoles.use_light()
         self.view = ReplView(self.consoles)
         self.tokens = 0
         self.cached = 0  # of them, input read from the provider's prompt cache
@@ -151,6 +154,7 @@ class Repl:
             merge_completers([slash, resources, PathCompleter(lambda: self.workspace)]),
             self.toolbar,
             self.view.notice,
+            vi=settings.ui_editing_mode == "vi",
         )
 
     # -------------------------------------------------------------- the session

@@ -42,8 +42,23 @@ STYLES: dict[str, str] = {
 }
 
 
-def theme() -> Theme:
+# On a light background (`[ui] theme`, ui/background.py): yellow and cyan are
+# unreadable on white; the same meanings in darker colours.
+LIGHT: dict[str, str] = {
+    "warning": "dark_orange3",
+    "key": "blue",
+    "skill": "bold blue",
+    "card.border": "blue",
+    "consent.title": "bold dark_orange3",
+    "consent.border": "dark_orange3",
+    "panel.border": "blue",
+    "transcript.role": "bold blue",
+    "transcript.call": "dark_orange3",
+}
+
+
+def theme(light: bool = False) -> Theme:
     """The theme of every console (Rich is imported only when a console is made)."""
     from rich.theme import Theme
 
-    return Theme(STYLES)
+    return Theme({**STYLES, **LIGHT} if light else STYLES)
