@@ -300,3 +300,32 @@ def test_no_color_leaves_every_repl_line_without_colour(server, repl, tmp_path) 
     session.run("/context")
     assert session.quit() == 0
     assert not COLOURS.search("".join(session.output))
+
+
+@pytest.mark.parametrize("no_color", ["1", ""])
+def test_no_color_holds_for_ask_skills_list_and_errors_on_a_terminal(
+    server, skills, pty_sessions, no_color: str
+) -> None:
+    """On a terminal, where colour would be used: none with NO_COLOR, some without
+    (so the check can fail)."""
+    server.script(reply(calls=[call("get_skill", {"skill_name": "notes"})]), reply("**done**"))
+    runs = [
+        ("ask", *session_options(server, skills), "go"),
+        ("skills", "list", "--skills-dir", str(skills)),
+        ("ask", *session_options(server, skills), "/nope-not-a-skill go"),
+    ]
+    seen = ""
+    for args in runs:
+        session = pty_sessions(*args, env={"NO_COLOR": no_color})
+        session.wait()
+        seen += "".join(session.output)
+    assert bool(COLOURS.search(seen)) == (no_color == "")
+
+
+def test_keys_set_reads_the_key_hidden_at_a_terminal(pty_sessions) -> None:
+    session = pty_sessions("keys", "set", "anthropic")
+    session.expect("key for ANTHROPIC_API_KEY: ")
+    session.send("sk-ant-typed-secret-123\r")
+    assert session.wait() == 0
+    assert "sk-ant-typed-secret" not in "".join(session.output)  # not echoed
+    assert "stored ANTHROPIC_API_KEY" in "".join(session.output)

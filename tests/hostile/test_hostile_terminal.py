@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from chat_helpers import sent
 from helpers import model_for, skill_folder, skillchat
-from openai_server import ScriptedServer, reply
+from openai_server import ScriptedServer, call, reply
 from pty_session import LINE_DONE
 from terminal_helpers import Start, repl_starter, shell_script
 
@@ -117,3 +117,23 @@ def test_a_loose_or_corrupt_keys_file_is_one_line_unused_and_not_rewritten(
     refused = skillchat("keys", "set", "gemini", input="sk-new-key-0000000\n", subprocess=True)
     assert refused.returncode == 1 and said in refused.stderr
     assert keys_file().read_text() == content  # the user's keys are not lost
+
+
+def test_context_never_shows_a_skill_name_the_model_made_up(server, repl) -> None:
+    """A get_skill call naming no skill (controls, a fake name) activates nothing:
+    its result counts as a tool result, and /context prints no name of the model's."""
+    evil = "notes\x1b[2J\x1b]0;pwned\x07"
+    server.script(
+        reply(calls=[call("get_skill", {"skill_name": evil})]),
+        reply(calls=[call("get_skill", {"skill_name": "notes"})]),
+        reply("done"),
+    )
+    session = repl()
+    session.run("go")
+    start = len("".join(session.output))
+    shown = session.run("/context")
+    raw = "".join(session.output)[start:]
+    assert "\x1b[2J" not in raw and "\x1b]0;" not in raw
+    rows = [line.split()[1] for line in shown.splitlines() if line.startswith("skill ")]
+    assert rows == ["notes"]
+    assert session.quit() == 0
