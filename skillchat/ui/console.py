@@ -47,14 +47,15 @@ class Consoles:
         self.light = False  # the light theme's colours (`[ui] theme`, ui/background.py)
 
     def use_light(self) -> None:
-        """Draw in the light theme from now on (consoles made already included)."""
-        from rich.theme import Theme
-
-        from skillchat.ui.theme import LIGHT
-
+        """Draw in the light theme from now on (consoles made already included;
+        Rich is not imported for those still to be made)."""
         self.light = True
         for console in (self._out, self._err):
             if console is not None:
+                from rich.theme import Theme
+
+                from skillchat.ui.theme import LIGHT
+
                 console.push_theme(Theme(LIGHT))
 
     @property

@@ -19,6 +19,7 @@ message is saved as it completes (recorder.py). What the session guarantees:
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ from skillchat.ui import commands
 from skillchat.ui.background import is_light
 from skillchat.ui.completion import ResourceCompleter, SlashCompleter
 from skillchat.ui.consent import McpAsk, ReplConsent, live_card
-from skillchat.ui.console import Consoles, error_line, keys_unechoed
+from skillchat.ui.console import Consoles, error_line, keys_unechoed, stdout_is_terminal
 from skillchat.ui.line_editor import LineEditor
 from skillchat.ui.model_choices import model_choices
 from skillchat.ui.notify import Notifier
@@ -111,10 +112,9 @@ class Repl:
         self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
         self._resumed = transcript
         questions = Questions()  # the chat's consent owner, which the cards ask through
-        out = self.consoles.out
-        self.notifier = Notifier(
-            settings.ui_notify, settings.ui_notify_after_s, out.file if out.is_terminal else None
-        )
+        # stdout itself, not its Rich console: Rich loads after the prompt is drawn.
+        terminal = sys.stdout if stdout_is_terminal() else None
+        self.notifier = Notifier(settings.ui_notify, settings.ui_notify_after_s, terminal)
         questions.on_question = self.notifier.question
         self.session = Session(
             settings,
