@@ -72,6 +72,12 @@ def starter_document() -> dict[str, Any]:
             "install_max_mb": d.run_install_max_mb,
         },
         "local": {"context_max": d.local_context_max},
+        "ui": {
+            "notify": d.ui_notify,
+            "notify_after_s": d.ui_notify_after_s,
+            "editing_mode": d.ui_editing_mode,
+            "theme": d.ui_theme,
+        },
     }
 
 
@@ -88,6 +94,7 @@ UNSET_EXAMPLES: dict[tuple[str | None, str], str] = {
     (None, "context_window"): "32768",
     (None, "vision"): "true",
     ("storage", "path"): '"~/chats.db"',
+    ("ui", "status_line"): '["model", "chat", "skills", "tokens", "context"]',
 }
 
 
