@@ -137,3 +137,14 @@ def test_context_never_shows_a_skill_name_the_model_made_up(server, repl) -> Non
     rows = [line.split()[1] for line in shown.splitlines() if line.startswith("skill ")]
     assert rows == ["notes"]
     assert session.quit() == 0
+
+
+def test_a_fifo_as_the_keys_file_does_not_hang(server: ScriptedServer) -> None:
+    keys_file().parent.mkdir(parents=True)
+    os.mkfifo(keys_file(), 0o600)
+    server.script(reply("answer"))
+    done = skillchat(
+        "ask", "--model", model_for(server), "--api-base", server.base_url, "hi", subprocess=True
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "answer"
+    assert "keys.json: not a regular file; stored keys not used" in done.stderr
