@@ -98,8 +98,12 @@ def add_judge_json(
         }
         if verdicts:
             for task in entry["tasks"]:
-                entry_verdicts = [v for v in compared if v.task == task["task"]]
-                task["pairwise"] = tally(entry_verdicts)
+                asked = [v for v in compared if v.task == task["task"]]
+                task["pairwise"] = tally(asked)
+                # A trial number whose pair was never formed (an arm not measured,
+                # an error): not compared either.
+                trials = {r.trial for r in mine if r.task == task["task"]}
+                task["pairwise"]["not_compared"] += len(trials - {v.trial for v in asked})
 
 
 def judge_for(
