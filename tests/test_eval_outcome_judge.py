@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from browser import dump_dom, screenshot
+from helpers import one_line_error
 from openai_server import ScriptedServer, reply
 from outcome_fixture import SECRET, demo_skill, run_outcome, script_agent
 from sandbox_helpers import require_sandbox
@@ -144,7 +145,7 @@ def test_pairwise_asks_both_orders_blind_and_counts_splits(
     ]
     skills = demo_skill(tmp_path, tasks)
     out = tmp_path / "ws"
-    argv = ("--trials", "2", "--yes", "--json", "--pairwise")
+    argv = ("--trials", "2", "--yes", "--json", "--pairwise", "--judge-model", JUDGE)
     done = run_outcome(server, skills, out, *argv)
     assert done.returncode == 0, done.stderr
     assert "up to 8 to compare with/without pairs (both orders)" in done.stderr
@@ -183,7 +184,16 @@ def test_the_html_report_shows_the_chart_in_a_real_browser(
     skills = demo_skill(tmp_path)
     page = tmp_path / "report.html"
     done = run_outcome(
-        server, skills, tmp_path / "ws", "--trials", "2", "--yes", "--html", str(page)
+        server,
+        skills,
+        tmp_path / "ws",
+        "--trials",
+        "2",
+        "--yes",
+        "--html",
+        str(page),
+        "--judge-model",
+        JUDGE,
     )
     assert done.returncode == 0, done.stderr
     assert f"report: {page}" in done.stdout
@@ -197,7 +207,33 @@ def test_the_html_report_shows_the_chart_in_a_real_browser(
     rows = [dom.index(f">{task}</text>") for task in ("worse", "noload", "answer", "report")]
     assert rows == sorted(rows)  # the chart's rows: the negative task first
     assert "not measured" in dom and "pass@2 w/wo" in dom and "-100 pts" in dom
-    assert "judge openai/test-model" in dom and "names the code" in dom and "2/2" in dom
+    assert f"judge {JUDGE}" in dom and "names the code" in dom and "2/2" in dom
     pixels = screenshot(page, profile, 900, 700)
     red, green = pixels.count((0xC6, 0x28, 0x28)), pixels.count((0x2E, 0x7D, 0x32))
     assert red > 500 and green > 1000, (red, green)  # bars, not just coloured text
+
+
+def test_without_a_judge_model_expectations_are_said_not_graded(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """The judge is the user's choice (it costs requests): without --judge-model no
+    judge request goes out, and a line per task says what is not graded."""
+    require_sandbox()
+    script_judge(server)
+    script_agent(server)
+    skills = demo_skill(tmp_path, [JUDGED, MIXED])
+    done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stderr.split())
+    assert (
+        "task judged: nothing deterministic grades it (its expectations need the LLM judge: "
+        "--judge-model MODEL); run, not graded" in said
+    )
+    assert "task mixed: its expectations are not graded (the LLM judge" in said
+    assert not any(GRADER in json.dumps(r.body) for r in server.completions)
+    model = models(done)
+    assert model["judge"] is None
+    by = {t["task"]: t for t in model["tasks"]}
+    assert by["judged"]["delta"] is None and by["mixed"]["delta"] == -1.0
+    pairwise = run_outcome(server, skills, tmp_path / "ws", "--pairwise", "--yes")
+    assert "--pairwise needs --judge-model MODEL" in one_line_error(pairwise, 2)

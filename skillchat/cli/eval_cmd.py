@@ -108,7 +108,7 @@ JudgeModelOpt = Annotated[
     typer.Option(
         "--judge-model",
         metavar="MODEL",
-        help="--outcome: the model that grades expectations (default: the first --model).",
+        help="--outcome: the model that grades expectations (none: they are not graded).",
     ),
 ]
 PairwiseOpt = Annotated[
@@ -176,16 +176,18 @@ def eval_cmd(
     _check_mode(outcome, skill, min_trigger_rate, min_delta, yes, out)
     if not outcome and (judge_model or pairwise or html):
         raise UsageError("--judge-model, --pairwise and --html are for --outcome evals")
+    if pairwise and not judge_model:
+        raise UsageError("--pairwise needs --judge-model MODEL: the model that compares answers")
     if outcome:
         from skillchat.cli.eval_outcome import OutcomeOptions, outcome_eval
 
         chosen = list(dict.fromkeys(model or [settings.model]))
         wanted = OutcomeOptions(
             chosen, trials, k, jobs, min_delta, yes, out, options.allow_run, json_out,
-            verifier_timeout, judge_model or chosen[0], pairwise, html,
+            verifier_timeout, judge_model, pairwise, html,
         )  # fmt: skip
         # The judge's backend is checked with the models': a missing key stops here.
-        named = list(dict.fromkeys([*chosen, wanted.judge_model]))
+        named = list(dict.fromkeys([*chosen, *([judge_model] if judge_model else [])]))
         by_model = _model_settings(replace(settings, tools=True), sources, named)
         outcome_eval(consoles_of(ctx), queries_file, settings, by_model, wanted)
         return

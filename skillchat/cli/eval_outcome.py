@@ -45,7 +45,7 @@ class OutcomeOptions:
     allow_run: bool
     json_out: bool
     verifier_timeout_s: float
-    judge_model: str = ""  # grades expectations, compares pairs (cli: the first model)
+    judge_model: str | None = None  # grades expectations, compares pairs
     pairwise: bool = False
     html: Path | None = None
 
@@ -72,11 +72,18 @@ def outcome_eval(
         raise UsageError(f"--k {k} is more than --trials {options.trials}")
     registry = load_registry(settings)
     tasks = load_tasks(tasks_file, {name: s.root for name, s in registry.skills.items()})
+    judged = options.judge_model is not None
+    need = "the LLM judge: --judge-model MODEL"
     ungraded = [
-        f"evals.json: task {t.id}: nothing grades it (no checks, verifier or expectations); "
-        "run, not graded"
+        f"evals.json: task {t.id}: nothing deterministic grades it"
+        + (f" (its expectations need {need})" if t.expectations else "")
+        + "; run, not graded"
         for t in tasks.tasks
-        if not t.graded and not t.expectations
+        if not t.graded and not (t.expectations and judged)
+    ] + [
+        f"evals.json: task {t.id}: its expectations are not graded ({need})"
+        for t in tasks.tasks
+        if t.graded and t.expectations and not judged
     ]
     for problem in [*tasks.problems, *ungraded]:
         consoles.err.print(

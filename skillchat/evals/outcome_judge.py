@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from skillchat.config import Settings
 from skillchat.engine.events import Usage
 from skillchat.engine.messages import add_usage
-from skillchat.errors import ModelError
+from skillchat.errors import ModelError, SkillchatError
 from skillchat.evals.outcome_grade import Check
 from skillchat.evals.outcome_tasks import Task
 
@@ -73,9 +73,9 @@ class Judge:
     model: str
     settings: Settings
 
-    def ask(self, system: str, user: str) -> tuple[str, Usage | None]:
+    def ask(self, system: str, user: str) -> JudgeReply:
         """One request, no tools: the reply's text (at most JUDGE_REPLY_CHARS) and
-        its usage. ModelError when it fails or floods."""
+        its usage, or why there is none to read (a failure, a flood)."""
         from skillchat.engine.assemble import Assembler
         from skillchat.engine.backends.base import Timeouts
         from skillchat.engine.backends.select import make_backend
@@ -98,22 +98,23 @@ class Judge:
                     assembler.add(delta)
                     usage = add_usage(usage, delta.usage)
                     if assembler.size > JUDGE_REPLY_CHARS:
-                        raise ModelError(
-                            f"its reply passed {JUDGE_REPLY_CHARS:,} characters: stopped"
-                        )
+                        flood = f"its reply passed {JUDGE_REPLY_CHARS:,} characters: stopped"
+                        return JudgeReply(None, usage, flood)
             finally:
                 deltas.close()
-        except ModelError as exc:  # ProviderError is one
-            raise JudgeFailed(str(exc), usage) from None
-        return assembler.reply().text, usage
+        except SkillchatError as exc:  # a provider's error, a local model that cannot run
+            return JudgeReply(None, usage, str(exc))
+        return JudgeReply(assembler.reply().text, usage)
 
 
-class JudgeFailed(ModelError):
-    """A judge request that gave no reply to read, with what it cost so far."""
+@dataclass(frozen=True)
+class JudgeReply:
+    """One judge request's outcome: its text, or the `problem` that left none to
+    read; and its usage either way (a failed request may still have cost tokens)."""
 
-    def __init__(self, reason: str, usage: Usage | None) -> None:
-        super().__init__(reason)
-        self.usage = usage
+    text: str | None
+    usage: Usage | None
+    problem: str | None = None
 
 
 @dataclass
@@ -166,23 +167,20 @@ def judge_answer(
             f"Grade the answer against the {len(expectations)} expectation(s) above.",
         ]
     )
+    reply = judge.ask(JUDGE_RULES, user)
+    if reply.text is None:
+        return _verdict(None, f"{JUDGE_PREFIX}{judge.model}: {reply.problem}; not graded", reply)
     try:
-        text, usage = judge.ask(JUDGE_RULES, user)
-    except JudgeFailed as failed:
-        return _verdict(None, f"{JUDGE_PREFIX}{judge.model}: {failed}; not graded", failed.usage)
-    try:
-        checks = parse_verdicts(text, expectations, shown)
+        checks = parse_verdicts(reply.text, expectations, shown)
     except ValueError as exc:
-        return _verdict(None, f"{JUDGE_PREFIX}{judge.model}: {exc}; not graded", usage)
-    return _verdict(checks, None, usage)
+        return _verdict(None, f"{JUDGE_PREFIX}{judge.model}: {exc}; not graded", reply)
+    return _verdict(checks, None, reply)
 
 
-def _verdict(checks: list[Check] | None, problem: str | None, usage: Usage | None) -> Verdict:
+def _verdict(checks: list[Check] | None, problem: str | None, reply: JudgeReply) -> Verdict:
+    usage = reply.usage
     return Verdict(
-        checks,
-        problem,
-        usage.total_tokens if usage else 0,
-        usage.cost if usage else None,
+        checks, problem, usage.total_tokens if usage else 0, usage.cost if usage else None
     )
 
 

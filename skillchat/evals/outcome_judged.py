@@ -107,10 +107,11 @@ def add_judge_json(
 
 
 def judge_for(
-    tasks: Sequence[Task], by_model: dict[str, Settings], model: str, pairwise: bool
+    tasks: Sequence[Task], by_model: dict[str, Settings], model: str | None, pairwise: bool
 ) -> Judge | None:
-    """The run's judge: needed when a task has expectations or pairs are compared."""
-    if not pairwise and not any(t.expectations for t in tasks):
+    """The run's judge, when one is named and needed: a task has expectations, or
+    pairs are compared."""
+    if model is None or (not pairwise and not any(t.expectations for t in tasks)):
         return None
     return Judge(model, by_model[model])
 

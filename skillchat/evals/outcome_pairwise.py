@@ -13,8 +13,8 @@ are asked every time, so no random state is needed.)
 A pair is compared only when both trials are measured and finished without an
 error. A judge's reply that is not `{"better": "A" | "B" | "tie", "reason": "..."}`
 leaves that pair "not compared", with one line; the run goes on. Verdicts are kept
-in the results store under the content of what was compared (judge model, task,
-both answers), so a re-run asks again only for what changed.
+in the results store under what was compared (judge model, task, model, trial
+number, both answers), so a re-run asks again only for what changed.
 """
 
 from __future__ import annotations
@@ -23,13 +23,15 @@ import hashlib
 import json
 import os
 import secrets
+import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from skillchat.engine.events import Usage
 from skillchat.errors import NotRegularFile
-from skillchat.evals.outcome_judge import JUDGE_PREFIX, Judge, JudgeFailed, block, reply_json
+from skillchat.evals.outcome_judge import JUDGE_PREFIX, Judge, block, reply_json
 from skillchat.evals.outcome_tasks import Task
 from skillchat.localfile import read_regular
 
@@ -76,11 +78,10 @@ class Pair:
 def compare(judge: Judge, pair: Pair, store: Path) -> PairVerdict:
     """The pair's verdict: stored when these answers were compared before."""
     answers = [_answer(pair.with_folder), _answer(pair.without_folder)]
-    key = _key(judge.model, pair.task, answers)
+    key = _key(judge.model, pair, answers)
     path = store / f"pairwise-{key}.json"
     try:
-        kept = PairVerdict(**json.loads(path.read_text(encoding="utf-8")))
-        return PairVerdict(**{**asdict(kept), "task": pair.task.id, "trial": pair.trial})
+        return PairVerdict(**json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):
         pass
     verdict = PairVerdict(pair.task.id, pair.model, pair.trial, None)
@@ -92,10 +93,13 @@ def compare(judge: Judge, pair: Pair, store: Path) -> PairVerdict:
         picks.append(pick)
     verdict.orders = picks
     verdict.winner = _winner(picks)
-    store.mkdir(parents=True, exist_ok=True)
-    part = path.with_suffix(".part")
-    part.write_text(json.dumps(asdict(verdict)), encoding="utf-8")
-    os.replace(part, path)
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        part = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
+        part.write_text(json.dumps(asdict(verdict)), encoding="utf-8")
+        os.replace(part, path)
+    except OSError:
+        pass  # not kept: a re-run asks again
     return verdict
 
 
@@ -126,15 +130,13 @@ def _ask(judge: Judge, prompt: str, a: str, b: str, verdict: PairVerdict) -> str
             "Which answer does the task better?",
         ]
     )
-    try:
-        text, usage = judge.ask(PAIRWISE_RULES, user)
-    except JudgeFailed as failed:
-        _count(verdict, failed.usage)
-        verdict.problem = f"{JUDGE_PREFIX}{judge.model}: {failed}; not compared"
+    reply = judge.ask(PAIRWISE_RULES, user)
+    _count(verdict, reply.usage)
+    if reply.text is None:
+        verdict.problem = f"{JUDGE_PREFIX}{judge.model}: {reply.problem}; not compared"
         return None
-    _count(verdict, usage)
     try:
-        document = reply_json(text)
+        document = reply_json(reply.text)
     except ValueError as exc:
         verdict.problem = f"{JUDGE_PREFIX}{judge.model}: {exc}; not compared"
         return None
@@ -151,7 +153,7 @@ def _ask(judge: Judge, prompt: str, a: str, b: str, verdict: PairVerdict) -> str
     return str(better)
 
 
-def _count(verdict: PairVerdict, usage: Any) -> None:
+def _count(verdict: PairVerdict, usage: Usage | None) -> None:
     if usage is None:
         return
     verdict.tokens += usage.total_tokens
@@ -168,8 +170,10 @@ def _answer(folder: Path) -> str:
     return data.decode("utf-8", "replace")[:ANSWER_CHARS]
 
 
-def _key(model: str, task: Task, answers: list[str]) -> str:
-    parts = [model, task.digest, *answers]
+def _key(model: str, pair: Pair, answers: list[str]) -> str:
+    """Each trial's pair is a sample of its own: two trials that gave the same
+    answers are still asked about apart."""
+    parts = [model, pair.task.digest, pair.model, str(pair.trial), *answers]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 

@@ -23,6 +23,7 @@ GRADER = "strict grader"  # in the judge's system prompt only
 GOOD = {"id": "good", "prompt": "TASK-GOOD: the code?", "output_contains": "CODE-42"}
 JUDGED = {"id": "judged", "prompt": "TASK-JUDGED: be kind", "expectations": ["is kind"]}
 ANSWER = "a kind answer"
+JUDGING = ("--trials", "1", "--yes", "--json", "--judge-model", "openai/test-model")
 
 
 def verdicts(*passed: tuple[bool, str], extra: dict[str, Any] | None = None) -> str:
@@ -79,7 +80,7 @@ def test_a_judge_answering_nonsense_leaves_that_trial_not_graded(
     agent(server, "TASK-GOOD", "CODE-42")
     agent(server, "TASK-JUDGED", ANSWER)
     skills = demo_skill(tmp_path, [GOOD, JUDGED])
-    done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
+    done = run_outcome(server, skills, tmp_path / "ws", *JUDGING)
     assert done.returncode == 1, done.stderr  # a trial left ungraded: said, exit 1
     assert "Traceback" not in done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("eval-judged")]
@@ -127,7 +128,7 @@ def test_an_answer_that_talks_to_the_judge_is_data_in_a_fixed_format(
         tasks.append(task)
     skills = demo_skill(tmp_path, tasks)
     out = tmp_path / "ws"
-    done = run_outcome(server, skills, out, "--trials", "1", "--yes", "--json")
+    done = run_outcome(server, skills, out, *JUDGING)
     assert done.returncode == 1, done.stderr
     by = tasks_of(done)
     assert by["extra"]["with_skill"]["errors"] == 1 and by["noquote"]["with_skill"]["errors"] == 1
@@ -158,7 +159,7 @@ def test_a_long_answer_reaches_the_judge_cut_and_said(
     server.when("TASK-JUDGED", reply(verdicts((True, "kind kind"))), system=GRADER)
     agent(server, "TASK-JUDGED", "kind " * 100_000)
     skills = demo_skill(tmp_path, [JUDGED])
-    done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
+    done = run_outcome(server, skills, tmp_path / "ws", *JUDGING)
     assert done.returncode == 0, done.stderr
     asked = judge_requests(server)
     assert len(asked) == 2
@@ -186,9 +187,7 @@ def test_html_in_answers_prompts_and_verdicts_is_text_in_the_report(
     }
     skills = demo_skill(tmp_path, [hostile])
     page = tmp_path / "report.html"
-    done = run_outcome(
-        server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json", "--html", str(page)
-    )
+    done = run_outcome(server, skills, tmp_path / "ws", *JUDGING, "--html", str(page))
     assert done.returncode == 0, done.stderr
     text = page.read_text()
     assert not re.search(r"<(script|img|iframe|object|embed|link)\b", text, re.IGNORECASE)
