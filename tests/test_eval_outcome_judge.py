@@ -6,13 +6,16 @@ headless Chromium."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from browser import dump_dom, screenshot
-from helpers import one_line_error
+from helpers import one_line_error, wait_for
 from openai_server import ScriptedServer, reply
-from outcome_fixture import SECRET, demo_skill, run_outcome, script_agent
+from outcome_fixture import SECRET, demo_skill, outcome_argv, run_outcome, script_agent
 from sandbox_helpers import require_sandbox
 
 GRADER = "strict grader"  # in the judge's system prompt only
@@ -204,8 +207,9 @@ def test_the_html_report_shows_the_chart_in_a_real_browser(
     profile = tmp_path / "browser"
     profile.mkdir()
     dom = dump_dom(page, profile)
-    rows = [dom.index(f">{task}</text>") for task in ("worse", "noload", "answer", "report")]
-    assert rows == sorted(rows)  # the chart's rows: the negative task first
+    order = ("worse", "noload", "answer", "report", "mean of tasks")
+    rows = [dom.index(f">{task}</text>") for task in order]
+    assert rows == sorted(rows)  # the chart's rows: the negative task first, the mean last
     assert "not measured" in dom and "pass@2 w/wo" in dom and "-100 pts" in dom
     assert f"judge {JUDGE}" in dom and "names the code" in dom and "2/2" in dom
     pixels = screenshot(page, profile, 900, 700)
@@ -235,5 +239,57 @@ def test_without_a_judge_model_expectations_are_said_not_graded(
     assert model["judge"] is None
     by = {t["task"]: t for t in model["tasks"]}
     assert by["judged"]["delta"] is None and by["mixed"]["delta"] == -1.0
+    sent = len(server.completions)
     pairwise = run_outcome(server, skills, tmp_path / "ws", "--pairwise", "--yes")
     assert "--pairwise needs --judge-model MODEL" in one_line_error(pairwise, 2)
+    nowhere = tmp_path / "no-such-folder" / "report.html"
+    html = run_outcome(server, skills, tmp_path / "ws2", "--html", str(nowhere), "--yes")
+    assert f"no folder {nowhere.parent} to write it in" in one_line_error(html, 2)
+    assert len(server.completions) == sent  # both before any request
+
+
+def test_ctrl_c_while_pairs_are_compared_keeps_what_was_compared(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Every trial and every pair compared before Ctrl-C is kept: the same command
+    again asks only about the pair that was in flight."""
+    require_sandbox()
+    first = reply(json.dumps({"better": "A", "reason": "first"}))
+    server.rules.append({"when": "TASK-WORSE", "then": [reply("", delay=120)], "system": COMPARER})
+    server.when("TASK-ANSWER", first, system=COMPARER)
+    script_agent(server)
+    tasks = [
+        {"id": "answer", "prompt": "TASK-ANSWER: what is the demo code?", "output_contains": "x"},
+        {"id": "worse", "prompt": "TASK-WORSE: say it plainly", "output_matches": "^plain"},
+    ]
+    skills = demo_skill(tmp_path, tasks)
+    out = tmp_path / "ws"
+    args = ("--trials", "1", "--jobs", "1", "--yes", "--pairwise", "--judge-model", JUDGE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillchat", *outcome_argv(server, skills, out, *args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        held = lambda: any(  # noqa: E731
+            COMPARER in r.body["messages"][0]["content"] and "TASK-WORSE" in json.dumps(r.body)
+            for r in server.completions
+        )
+        assert wait_for(held), "timed out waiting"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    assert len(list((out / ".results" / "pairwise").glob("*.json"))) == 1  # answer's pair
+    server.rules[0] = {"when": "TASK-WORSE", "then": [first], "system": COMPARER}
+    before = len(server.completions)
+    done = run_outcome(server, skills, out, *args, "--json")
+    assert done.returncode == 0, done.stderr
+    again = [json.dumps(r.body) for r in server.completions[before:]]
+    assert len(again) == 2 and all("TASK-WORSE" in body for body in again)  # both orders
+    by = {t["task"]: t["pairwise"] for t in models(done)["tasks"]}
+    assert by["answer"]["split"] == 1 and by["worse"]["split"] == 1

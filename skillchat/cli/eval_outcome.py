@@ -89,6 +89,8 @@ def outcome_eval(
         consoles.err.print(
             f"warning: {problem}", style="warning", markup=False, highlight=False, soft_wrap=True
         )
+    if options.html is not None and not options.html.parent.is_dir():
+        raise UsageError(f"--html {options.html}: no folder {options.html.parent} to write it in")
     out = options.out or Path(f"{tasks.skill}-workspace")
     with tempfile.TemporaryDirectory(prefix="skillchat-outcome-") as stage:
         registries, digest = arm_registries(registry, tasks.skill, Path(stage))
@@ -186,7 +188,7 @@ def _compare(
     options: OutcomeOptions,
 ) -> tuple[list[PairVerdict], bool]:
     """`--pairwise`: the judge compares every finished pair; Ctrl-C keeps the
-    compared ones (stored) and reports what it has."""
+    compared ones (stored) and the report counts them."""
     from skillchat.evals.outcome_judged import PAIRWISE_FOLDER, compare_all, pairs
     from skillchat.redact import redact
 
@@ -196,10 +198,7 @@ def _compare(
         )
 
     todo = pairs(results, tasks.tasks, folders)
-    try:
-        return compare_all(judge, todo, store.root / PAIRWISE_FOLDER, options.jobs, say), False
-    except KeyboardInterrupt:
-        return [], True
+    return compare_all(judge, todo, store.root / PAIRWISE_FOLDER, options.jobs, say)
 
 
 def _say_error(consoles: Consoles, result: TrialResult) -> None:

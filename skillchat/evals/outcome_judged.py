@@ -48,9 +48,10 @@ def compare_all(
     store: Path,
     jobs: int,
     say: Callable[[str], None],
-) -> list[PairVerdict]:
-    """Every pair's verdict, `jobs` at a time; a pair the judge could not compare
-    is said in one line (`say`) and the others go on. Ctrl-C propagates."""
+) -> tuple[list[PairVerdict], bool]:
+    """Every pair's verdict, `jobs` at a time, and whether Ctrl-C stopped them (the
+    compared ones are kept); a pair the judge could not compare is said in one
+    line (`say`) and the others go on."""
     from skillchat.evals.runner import Evaluation
 
     def told(verdict: PairVerdict) -> None:
@@ -58,8 +59,11 @@ def compare_all(
             say(f"eval-{verdict.task} pair {verdict.trial}: {verdict.problem}")
 
     evaluation = Evaluation(list(todo), jobs, lambda pair: compare(judge, pair, store))
-    evaluation.run(on_outcome=told)
-    return list(evaluation.outcomes)
+    try:
+        evaluation.run(on_outcome=told)
+    except KeyboardInterrupt:
+        return list(evaluation.outcomes), True
+    return list(evaluation.outcomes), False
 
 
 def judge_failed(result: TrialResult) -> bool:

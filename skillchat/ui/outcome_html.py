@@ -102,7 +102,7 @@ def _model(
             f"<p><b>Mean paired delta: {_pts(mean['mean'])}</b>, 95% interval "
             f"[{_pts(mean['low'])}, {_pts(mean['high'])}]{gate}</p>"
         )
-    parts.append(chart(model["tasks"]))
+    parts.append(chart(model["tasks"], mean))
     parts.append(_table(model["tasks"]))
     parts.append(_usage(model))
     parts += [f'<p class="note">note: {e(note)}</p>' for note in model["notes"]]
@@ -113,9 +113,19 @@ def _model(
     return parts
 
 
-def chart(rows: list[dict[str, Any]]) -> str:
+def chart(rows: list[dict[str, Any]], mean: dict[str, float] | None) -> str:
     """Per task a bar from 0 to its difference (left: worse, right: better) and a
-    line across its 95% interval; a task not measured says so in grey."""
+    line across its 95% interval; a task not measured says so in grey. Last, the
+    mean over tasks with its interval."""
+    if mean is not None:
+        rows = [
+            *rows,
+            {
+                "task": "mean of tasks",
+                "delta": mean["mean"],
+                "delta_ci95": [mean["low"], mean["high"]],
+            },
+        ]
     width, height = LABEL + 2 * HALF + 80, ROW * len(rows) + 30
     zero = LABEL + HALF
     svg = [
