@@ -6,16 +6,20 @@ headless Chromium."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from browser import dump_dom, screenshot
-from helpers import one_line_error, wait_for
+from helpers import one_line_error
 from openai_server import ScriptedServer, reply
-from outcome_fixture import SECRET, demo_skill, outcome_argv, run_outcome, script_agent
+from outcome_fixture import (
+    SECRET,
+    demo_skill,
+    interrupted,
+    outcome_argv,
+    run_outcome,
+    script_agent,
+)
 from sandbox_helpers import require_sandbox
 
 GRADER = "strict grader"  # in the judge's system prompt only
@@ -32,6 +36,12 @@ MIXED = {
     "output_matches": "^plain",
     "expectations": ["is plain"],
 }
+
+# Two tasks whose answers differ between the arms: one pair each per trial.
+PAIRED = [
+    {"id": "answer", "prompt": "TASK-ANSWER: what is the demo code?", "output_contains": "x"},
+    {"id": "worse", "prompt": "TASK-WORSE: say it plainly", "output_matches": "^plain"},
+]
 
 
 def verdicts(*passed: tuple[bool, str]) -> str:
@@ -142,11 +152,7 @@ def test_pairwise_asks_both_orders_blind_and_counts_splits(
         "TASK-WORSE", reply(json.dumps({"better": "A", "reason": "first"})), system=COMPARER
     )
     script_agent(server)
-    tasks = [
-        {"id": "answer", "prompt": "TASK-ANSWER: what is the demo code?", "output_contains": "x"},
-        {"id": "worse", "prompt": "TASK-WORSE: say it plainly", "output_matches": "^plain"},
-    ]
-    skills = demo_skill(tmp_path, tasks)
+    skills = demo_skill(tmp_path, PAIRED)
     out = tmp_path / "ws"
     argv = ("--trials", "2", "--yes", "--json", "--pairwise", "--judge-model", JUDGE)
     done = run_outcome(server, skills, out, *argv)
@@ -258,31 +264,15 @@ def test_ctrl_c_while_pairs_are_compared_keeps_what_was_compared(
     server.rules.append({"when": "TASK-WORSE", "then": [reply("", delay=120)], "system": COMPARER})
     server.when("TASK-ANSWER", first, system=COMPARER)
     script_agent(server)
-    tasks = [
-        {"id": "answer", "prompt": "TASK-ANSWER: what is the demo code?", "output_contains": "x"},
-        {"id": "worse", "prompt": "TASK-WORSE: say it plainly", "output_matches": "^plain"},
-    ]
-    skills = demo_skill(tmp_path, tasks)
+    skills = demo_skill(tmp_path, PAIRED)
     out = tmp_path / "ws"
     args = ("--trials", "1", "--jobs", "1", "--yes", "--pairwise", "--judge-model", JUDGE)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "skillchat", *outcome_argv(server, skills, out, *args)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
+    held = lambda: any(  # noqa: E731
+        COMPARER in r.body["messages"][0]["content"] and "TASK-WORSE" in json.dumps(r.body)
+        for r in server.completions
     )
-    try:
-        held = lambda: any(  # noqa: E731
-            COMPARER in r.body["messages"][0]["content"] and "TASK-WORSE" in json.dumps(r.body)
-            for r in server.completions
-        )
-        assert wait_for(held), "timed out waiting"
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130, err
+    code, err = interrupted(outcome_argv(server, skills, out, *args), held)
+    assert code == 130, err
     assert "run the same command again to resume" in err and "Traceback" not in err
     assert len(list((out / ".results" / "pairwise").glob("*.json"))) == 1  # answer's pair
     server.rules[0] = {"when": "TASK-WORSE", "then": [first], "system": COMPARER}
