@@ -37,7 +37,7 @@ POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; background: #fff; }
 table { border-collapse: collapse; margin: 1em 0; }
-td, th { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
+td, th { border: 1px solid #ccc; padding: 4px 8px; text-align: right; white-space: nowrap; }
 td:first-child, th:first-child { text-align: left; }
 .neg { color: #c62828; } .pos { color: #2e7d32; } .nm { color: #9e9e9e; }
 pre { white-space: pre-wrap; background: #f6f6f6; padding: 8px; max-height: 20em; overflow: auto; }
@@ -168,7 +168,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
     k = rows[0]["with_skill"]["k"] if rows else 1
     head = ["task", "with", "without", f"pass@{k} w/wo", f"pass^{k} w/wo", "delta [95%]"]
     if any("pairwise" in row for row in rows):
-        head.append("pairwise: with / without / tie / split")
+        head.append("pairwise: with / without / tie / split / not compared")
     out = ["<table><tr>", *(f"<th>{e(h)}</th>" for h in head), "</tr>"]
     for row in rows:
         w, wo = row["with_skill"], row["without_skill"]
@@ -188,7 +188,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
         ]
         if "pairwise" in row:
             p = row["pairwise"]
-            cells.append(f"{p['with']} / {p['without']} / {p['tie']} / {p['split']}")
+            counts = (p["with"], p["without"], p["tie"], p["split"], p["not_compared"])
+            cells.append(" / ".join(str(n) for n in counts))
         out += ["<tr>", *(f"<td>{c}</td>" for c in cells), "</tr>"]
     out.append("</table>")
     return "".join(out)
@@ -252,7 +253,8 @@ def _verdicts(task: Task, results: list[TrialResult]) -> list[tuple[str, dict[st
                 for c in r.checks
                 if c["text"] == text
             ]
-            counts[arm] = f"{sum(1 for c in checks if c['passed'])}/{len(checks)}"
+            passed = sum(1 for c in checks if c["passed"])
+            counts[arm] = f"{passed}/{len(checks)}" if checks else "not asked"
             evidence = evidence or next((c["evidence"] for c in checks), "")
         rows.append((text, counts, evidence))
     return rows
