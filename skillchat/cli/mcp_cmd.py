@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from skillchat.cli import plugin_cmd
 from skillchat.cli.common import ConfigOpt, JsonOpt
 from skillchat.cli.invocation import consoles_of, load
 from skillchat.errors import McpError, UsageError
@@ -79,6 +80,8 @@ def tools_cmd(
 
     settings = load(ctx, config)
     server = settings.mcp_servers.get(name)
+    if server is None and (off := plugin_cmd.off_line(name)) is not None:
+        raise UsageError(off)
     if server is None:
         known = ", ".join(settings.mcp_servers) or "none configured"
         raise UsageError(f"no [mcp.{name}] in the config ({known})")
@@ -103,6 +106,23 @@ def tools_cmd(
     for offered, why in left.items():
         rows.append({"offered_as": offered, "left_out": why})
     _show_tools(consoles_of(ctx), rows, json_out)
+
+
+@app.command("enable")
+def enable_cmd(
+    name: Annotated[str, typer.Argument(help="An MCP server an installed plugin brought.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Enable without asking.")] = False,
+) -> None:
+    """Turn on a plugin's MCP server, after showing the command it runs."""
+    plugin_cmd.set_enabled(name, True, yes)
+
+
+@app.command("disable")
+def disable_cmd(
+    name: Annotated[str, typer.Argument(help="An MCP server an installed plugin brought.")],
+) -> None:
+    """Turn a plugin's MCP server off again."""
+    plugin_cmd.set_enabled(name, False, True)
 
 
 def _started(servers: list[Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from skillchat.errors import InstallError, TrustError
 from skillchat.skills.content_hash import MAX_BYTES, MAX_ENTRIES
 from skillchat.skills.gitfetch import Source, TreeEntry, clean_path, is_dot_git
 from skillchat.skills.lock import Lock, lock_path, record_for
+from skillchat.skills.plugins import manifest_of
 
 MAX_FILE_BYTES = 10_000_000
 SKILL_MD_NAMES = ("SKILL.md", "skill.md")
@@ -78,6 +79,7 @@ class Prepared:
     commit: str | None
     skills: list[Candidate]
     skipped: list[str]  # entries left out of the fetch (submodules), to show
+    plugin: Any = None  # a plugin (skills/plugins.py): installed whole, servers and all
 
 
 def project_skills_dir(root: Path) -> Path:
@@ -180,6 +182,9 @@ def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepare
             for p in top.rglob("*")
             if not any(is_dot_git(part) for part in p.parts)
         ]
+        if (manifest := manifest_of(listed)) is not None:
+            shutil.copytree(top, work / "plugin", symlinks=True, ignore=_dot_git)
+            return _plugin(source, None, work / "plugin", manifest, stage, names)
         chosen = _choose(find_skill_folders(listed), names, all_)
         skills = []
         for folder in chosen:
@@ -194,6 +199,10 @@ def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepare
         entries = gitfetch.list_tree(repo, commit, source.path)
         skipped = [f"{e.path} (a submodule, not fetched)" for e in entries if e.kind == "commit"]
         blobs = [e for e in entries if e.kind == "blob"]
+        if (manifest := manifest_of([e.path for e in blobs])) is not None:
+            _check_bounds(blobs)
+            gitfetch.write_blobs(repo, blobs, work / "plugin")
+            return _plugin(source, commit, work / "plugin", manifest, stage, names, skipped)
         chosen = _choose(find_skill_folders([e.path for e in blobs]), names, all_)
         skills = []
         for folder in chosen:
@@ -211,6 +220,26 @@ def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepare
     for candidate in skills:
         scan(candidate)
     return Prepared(source, commit, skills, skipped)
+
+
+def _plugin(
+    source: Source,
+    commit: str | None,
+    root: Path,
+    manifest: str,
+    stage: Path,
+    names: list[str],
+    skipped: list[str] | None = None,
+) -> Prepared:
+    """A plugin staged at `root`, its skills staged and scanned as any skill's."""
+    from skillchat.skills.plugin_install import stage as stage_plugin
+
+    if names:
+        raise InstallError("the source is a plugin, installed whole: name no skills")
+    plugin, skills = stage_plugin(root, manifest, stage, source.path)
+    for candidate in skills:
+        scan(candidate)
+    return Prepared(source, commit, skills, skipped or [], plugin)
 
 
 def scan(c: Candidate) -> None:

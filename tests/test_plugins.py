@@ -1,0 +1,116 @@
+"""`skillchat skills add` of a plugin, as a user runs it: a real Agent Plugins v1
+package and a real Claude Code plugin, each with skills and a real stdio MCP server,
+from real git repositories; its server off until enabled; removed without a trace.
+The refusals of hostile plugins: tests/hostile/test_hostile_plugins.py."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from git_repos import commit, make_repo, url
+from helpers import one_line_error, skillchat
+from plugin_helpers import (
+    agent_plugin,
+    agents,
+    claude_plugin,
+    data_dir,
+    executable,
+    lock,
+    servers_file,
+)
+
+
+def plugin_repo(root: Path, files: dict[str, str]) -> Path:
+    """A git repository holding the plugin, its server executable."""
+    make_repo(root, files)
+    executable(root)
+    return commit(root, {})
+
+
+def tools(name: str) -> list[str]:
+    done = skillchat("mcp", "tools", name, "--json")
+    assert done.returncode == 0, done.stderr
+    return [row["name"] for row in json.loads(done.stdout)["tools"]]
+
+
+def test_an_agent_plugin_installs_stays_off_until_enabled_and_removes_cleanly(
+    tmp_path: Path,
+) -> None:
+    repo = plugin_repo(tmp_path / "acme", agent_plugin())
+    done = skillchat("skills", "add", url(repo), "--yes")
+    assert done.returncode == 0, done.stderr
+    root = agents() / "plugins" / "acme"
+    assert "plugin acme 1.0.0 (agent-plugins)" in done.stdout
+    # the summary shows the command the server would run, resolved
+    assert f"MCP server notes (off until `skillchat mcp enable notes`): {root}/bin/notes" in (
+        done.stdout.replace("\n", "")
+    )
+    for skill in ("jot", "recall"):
+        assert (agents() / "skills" / skill / "SKILL.md").is_file()
+    record = lock()["plugins"]["acme"]
+    assert (record["kind"], record["skills"], record["servers"]) == (
+        "agent-plugins",
+        ["jot", "recall"],
+        ["notes"],
+    )
+    assert set(lock()["skills"]) == {"jot", "recall"}
+    for path in (root, root / "bin", root / "bin" / "notes"):  # ${PLUGIN_ROOT}: read-only
+        assert path.stat().st_mode & 0o222 == 0
+    assert data_dir("acme").is_dir()
+    listed = skillchat("skills", "list")
+    assert "jot\tJot a note.\tuser-level" in listed.stdout.splitlines()
+
+    # off: no session starts it, `mcp tools` says how to turn it on
+    off = one_line_error(skillchat("mcp", "tools", "notes"), code=2)
+    assert "is off until you enable it: skillchat mcp enable notes" in off
+    refused = skillchat("mcp", "enable", "notes")  # not a terminal: --yes or nothing
+    assert refused.returncode == 1 and f"{root}/bin/notes" in refused.stdout
+    enabled = skillchat("mcp", "enable", "notes", "--yes")
+    assert enabled.returncode == 0, enabled.stderr
+    assert f"PLUGIN_DATA={data_dir('acme')}" in enabled.stdout
+    assert tools("notes") == ["where"]
+
+    removed = skillchat("skills", "remove", "acme")
+    assert removed.returncode == 0, removed.stderr
+    assert "its data folder" in removed.stdout and "deleted" in removed.stdout
+    assert not os.path.lexists(root) and not data_dir("acme").exists()
+    assert not servers_file().exists()
+    assert lock() == {"version": 1, "skills": {}}
+    assert sorted(os.listdir(agents() / "skills")) == []
+    assert sorted(os.listdir(agents() / "plugins")) == []
+    gone = one_line_error(skillchat("mcp", "tools", "notes"), code=2)
+    assert "no [mcp.notes]" in gone
+
+
+def test_a_claude_code_plugin_from_a_folder_installs_and_removes_the_same(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "tidy"
+    for rel, text in claude_plugin().items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    executable(folder)
+    done = skillchat("skills", "add", str(folder), "--yes")
+    assert done.returncode == 0, done.stderr
+    root = agents() / "plugins" / "tidy"
+    assert "plugin tidy 0.2.0 (claude-code)" in done.stdout
+    assert lock()["plugins"]["tidy"]["servers"] == ["tidy-notes"]
+    record = json.loads(servers_file().read_text())["servers"]["tidy-notes"]
+    assert record["command"] == f"{root}/bin/notes"
+    assert record["env"]["WHERE"] == str(data_dir("tidy"))  # ${CLAUDE_PLUGIN_DATA}
+    assert record["enabled"] is None
+    assert "is off" in one_line_error(skillchat("mcp", "tools", "tidy-notes"), code=2)
+    assert skillchat("mcp", "enable", "tidy-notes", "--yes").returncode == 0
+    assert tools("tidy-notes") == ["where"]
+    assert skillchat("mcp", "disable", "tidy-notes").returncode == 0
+    assert "is off" in one_line_error(skillchat("mcp", "tools", "tidy-notes"), code=2)
+
+    # a skill of the plugin goes only with it
+    alone = one_line_error(skillchat("skills", "remove", "sweep"))
+    assert "came with plugin tidy: skills remove tidy" in alone
+    assert skillchat("skills", "remove", "tidy").returncode == 0
+    assert not os.path.lexists(root) and not servers_file().exists()
+    assert lock() == {"version": 1, "skills": {}}
+    assert os.listdir(agents() / "skills") == []
