@@ -94,6 +94,64 @@ def remove(target: Path, name: str) -> bool:
     return True
 
 
+def update(ctx: typer.Context, target: Path, names: list[str], yes: bool) -> list[str]:
+    """`skills update`'s plugins (the named ones, or all): each fetched again whole,
+    shown, and on a yes swapped in. The skill names left for the skills' own update
+    (a plugin's skills update with it only)."""
+    from skillchat.skills.lock import Lock, lock_path
+
+    lock = Lock.load(lock_path(target))
+    owned = {skill: p for p, r in lock.plugins.items() for skill in r["skills"]}
+    if owner := next((owned[n] for n in names if n in owned), None):
+        raise InstallError(f"a skill of plugin {owner} updates with it: skills update {owner}")
+    for name in [n for n in names if n in lock.plugins] or ([] if names else list(lock.plugins)):
+        _update_one(ctx, target, name, lock.plugins[name], yes)
+    return [n for n in names or lock.skills if n not in lock.plugins and n not in owned]
+
+
+def _update_one(ctx: typer.Context, target: Path, name: str, record: Any, yes: bool) -> None:
+    """Fetch plugin `name` at its ref, show it as `add` does, and swap it in on a yes."""
+    import shutil
+    import tempfile
+
+    from skillchat.cli.invocation import consoles_of
+    from skillchat.cli.skills_add_cmd import _confirm, _show
+    from skillchat.config import load_settings, plugin_servers_path
+    from skillchat.skills import plugin_install
+    from skillchat.skills.install import prepare
+    from skillchat.skills.sync import source_of
+
+    if not record["commit"]:
+        typer.echo(safe.one_line(f"{name}: from a local folder; remove and add it again to update"))
+        return
+    work = Path(tempfile.mkdtemp(prefix="skillchat-update-"))
+    try:
+        prepared = prepare(source_of(record, record["ref"]), work, [], False)
+        if prepared.plugin is None or prepared.plugin.name != name:
+            raise InstallError(f"{name}: the source no longer holds plugin {name}")
+        if prepared.commit == record["commit"] and prepared.plugin.digest == record["digest"]:
+            typer.echo(safe.one_line(f"{name}: up to date ({record['commit'][:12]})"))
+            return
+        settings = load_settings()
+        plugin_install.check(
+            prepared, target, set(settings.mcp_servers), plugin_servers_path(), updating=True
+        )
+        _show(consoles_of(ctx), prepared)
+        show(consoles_of(ctx), prepared, target)
+        refused = [(c.name, why) for c in prepared.skills for why in c.refusals]
+        if refused:
+            raise InstallError(f"{refused[0][0]}: {refused[0][1]}: nothing changed")
+        _confirm(f"Update and trust plugin {name}?", yes)
+        _, off = plugin_install.update(prepared, target, plugin_servers_path(), data_root())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    for server in off:
+        typer.echo(
+            safe.one_line(f"MCP server {server} changed: off until `skillchat mcp enable {server}`")
+        )
+    typer.echo(safe.one_line(f"updated plugin {name} ({(prepared.commit or '')[:12]})"))
+
+
 def set_enabled(name: str, on: bool, yes: bool) -> None:
     """`mcp enable | disable NAME`: bind the yes to the server's record as it is now
     (plugin_servers.py), after showing what it runs."""

@@ -350,9 +350,12 @@ def update_cmd(
     from skillchat.skills import update
 
     target = target_dir(project)
+    skills = plugin_cmd.update(ctx, target, names or [], yes)
+    if not skills:
+        return
     work = Path(tempfile.mkdtemp(prefix="skillchat-update-"))
     try:
-        updates, current = update.plan(target, names or [], work)
+        updates, current = update.plan(target, skills, work)
         for line in current:
             typer.echo(safe.one_line(line))
         if not updates:

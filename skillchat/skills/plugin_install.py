@@ -62,14 +62,19 @@ def stage(root: Path, manifest: str, stage_dir: Path, source_path: str) -> tuple
     return plugin, candidates
 
 
-def check(prepared: Any, target: Path, configured: set[str], servers_file: Path) -> None:
+def check(
+    prepared: Any, target: Path, configured: set[str], servers_file: Path, updating: bool = False
+) -> None:
     """Refuse, before anything is written, a plugin whose name or servers' names
-    are taken (its skills' names: install.collisions)."""
+    are taken (its skills' names: install.collisions); an update may reuse its own."""
     plugin = prepared.plugin
     lock = Lock.load(lock_path(target))
-    if plugin.name in lock.plugins or os.path.lexists(plugins_dir(target) / plugin.name):
+    here = plugin.name in lock.plugins or os.path.lexists(plugins_dir(target) / plugin.name)
+    if here and not updating:
         raise InstallError(f"plugin '{plugin.name}' is already installed (skills remove it first)")
-    taken = configured | set(plugin_servers.load(servers_file))
+    servers = plugin_servers.load(servers_file)
+    mine = {s for s, r in servers.items() if updating and r["plugin"] == plugin.name}
+    taken = (configured - mine) | (set(servers) - mine)  # `configured` holds the enabled
     for name in plugin.servers:
         if name in taken:
             raise InstallError(f"plugin {plugin.name}: an MCP server named '{name}' is configured")
@@ -148,7 +153,9 @@ def install(
     return moved
 
 
-def remove(target: Path, name: str, servers_file: Path, data_root: Path) -> list[str]:
+def remove(
+    target: Path, name: str, servers_file: Path, data_root: Path, keep_data: bool = False
+) -> list[str]:
     """Take the plugin `name` away: its servers first (nothing starts them again),
     its skills, its folder, its data, and last its lock record (an interrupted
     remove is finished by running it again). What was removed, one line each."""
@@ -169,10 +176,35 @@ def remove(target: Path, name: str, servers_file: Path, data_root: Path) -> list
     _delete(root)
     done.append(f"plugin folder {root}")
     data = data_root / name  # never the lock's word: a path there could be anything
-    if os.path.lexists(data):
+    if os.path.lexists(data) and not keep_data:
         _delete(data)
         done.append(f"its data folder {data} (deleted, with what its servers and skills kept)")
     lock = Lock.load(lock_path(target))
     lock.plugins.pop(name, None)
     lock.save()
     return done
+
+
+def update(
+    prepared: Any, target: Path, servers_file: Path, data_root: Path
+) -> tuple[list[Path], list[str]]:
+    """Replace the installed plugin with `prepared` (read and checked whole before
+    this), keeping its data. A server whose record is the same as the one the user
+    enabled stays on; any other is off until enabled again (plugin_servers.py). The
+    skills' folders, and the servers now off that were on."""
+    name = prepared.plugin.name
+    record = Lock.load(lock_path(target)).plugins[name]
+    before = plugin_servers.load(servers_file)
+    remove(target, name, servers_file, data_root, keep_data=True)
+    moved = install(prepared, target, record["ref"], servers_file, data_root)
+    servers = plugin_servers.load(servers_file)
+    off = []
+    for server, old in before.items():
+        if old["plugin"] != name or not plugin_servers.is_enabled(old):
+            continue
+        if server in servers and plugin_servers.digest(servers[server]) == old["enabled"]:
+            servers[server]["enabled"] = old["enabled"]
+        else:
+            off.append(server)
+    plugin_servers.save(servers_file, servers)
+    return moved, off
