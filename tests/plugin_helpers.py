@@ -68,6 +68,16 @@ def executable(root: Path, rel: str = "bin/notes") -> None:
     os.chmod(root / rel, 0o755)
 
 
+def plugin_folder(root: Path, files: dict[str, str]) -> Path:
+    """A plugin as a local folder (not a repository), its server executable."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    if (root / "bin" / "notes").exists():
+        executable(root)
+    return root
+
+
 def agents() -> Path:
     return Path(os.environ["HOME"]) / ".agents"
 

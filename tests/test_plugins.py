@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 from git_repos import commit, make_repo, url
-from helpers import one_line_error, skillchat
+from helpers import one_line_error, session_options, skillchat
+from openai_server import ScriptedServer, call, reply
 from plugin_helpers import (
     agent_plugin,
     agents,
@@ -18,6 +20,7 @@ from plugin_helpers import (
     data_dir,
     executable,
     lock,
+    plugin_folder,
     servers_file,
 )
 
@@ -87,11 +90,7 @@ def test_an_agent_plugin_installs_stays_off_until_enabled_and_removes_cleanly(
 def test_a_claude_code_plugin_from_a_folder_installs_and_removes_the_same(
     tmp_path: Path,
 ) -> None:
-    folder = tmp_path / "tidy"
-    for rel, text in claude_plugin().items():
-        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_text(text)
-    executable(folder)
+    folder = plugin_folder(tmp_path / "tidy", claude_plugin())
     done = skillchat("skills", "add", str(folder), "--yes")
     assert done.returncode == 0, done.stderr
     root = agents() / "plugins" / "tidy"
@@ -114,3 +113,34 @@ def test_a_claude_code_plugin_from_a_folder_installs_and_removes_the_same(
     assert not os.path.lexists(root) and not servers_file().exists()
     assert lock() == {"version": 1, "skills": {}}
     assert os.listdir(agents() / "skills") == []
+
+
+def test_a_plugin_skill_sees_its_plugin_read_only_and_its_data_writable(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """In the sandbox, a plugin's skill gets ${PLUGIN_ROOT} (the installed plugin,
+    read-only) and ${PLUGIN_DATA} (its data folder, writable); another skill neither."""
+    from sandbox_helpers import require_sandbox
+
+    require_sandbox()
+    files = {**agent_plugin(), "notes.txt": "from the plugin\n"}
+    repo = plugin_repo(tmp_path / "acme", files)
+    assert skillchat("skills", "add", url(repo), "--yes").returncode == 0
+    command = (
+        'cat "$PLUGIN_ROOT/notes.txt"; echo kept > "$PLUGIN_DATA/out"; '
+        'echo x > "$PLUGIN_ROOT/new" 2>/dev/null || echo read-only'
+    )
+    server.script(
+        reply("", calls=[call("run_command", {"command": command, "skill_name": "jot"})]),
+        reply("done"),
+    )
+    done = skillchat(
+        "ask", "--json", *session_options(server, agents() / "skills"), "--allow-run", "go",
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    calls = json.loads(done.stdout)["tool_calls"]
+    result = json.loads(calls[0]["result"])
+    assert result["stdout"] == "from the plugin\nread-only\n", result
+    assert (data_dir("acme") / "out").read_text() == "kept\n"
+    assert not (agents() / "plugins" / "acme" / "new").exists()

@@ -14,18 +14,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from skillchat.errors import InstallError, UsageError
+from skillchat.skills.plugin_install import data_root
 from skillchat.ui import safe
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
     from skillchat.ui.console import Consoles
-
-
-def data_root() -> Path:
-    """Where each plugin's `${PLUGIN_DATA}` folder is made: the user's data dir."""
-    from skillchat.config import user_data_dir
-
-    return user_data_dir() / "plugins"
 
 
 def check(prepared: Any, target: Path, project: bool, settings: Settings) -> None:

@@ -29,6 +29,35 @@ from skillchat.skills import plugins
 from skillchat.skills.lock import Lock, lock_path, record_for
 
 
+def data_root() -> Path:
+    """Where each plugin's `${PLUGIN_DATA}` folder is made: the user's data dir."""
+    from skillchat.config import user_data_dir
+
+    return user_data_dir() / "plugins"
+
+
+def in_sandbox(skill_root: Path, skill: str) -> tuple[dict[str, str], list[tuple[Path, str, bool]]]:
+    """What a command of `skill` (installed at `skill_root`) gets when a plugin
+    brought it: PLUGIN_ROOT and PLUGIN_DATA, and the binds that show them (the
+    plugin read-only, its data writable). Nothing for any other skill."""
+    from skillchat.errors import LockError
+    from skillchat.mounts import PLUGIN_DATA_MOUNT, PLUGIN_MOUNT
+
+    target = skill_root.parent
+    try:
+        installed = Lock.load(lock_path(target)).plugins
+    except LockError:
+        return {}, []
+    name = next((p for p, r in installed.items() if skill in r["skills"]), None)
+    if name is None or skill_root != target / skill:
+        return {}, []
+    root, data = target.parent / "plugins" / name, data_root() / name
+    if root.is_symlink() or not root.is_dir() or data.is_symlink() or not data.is_dir():
+        return {}, []
+    env = {"PLUGIN_ROOT": PLUGIN_MOUNT, "PLUGIN_DATA": PLUGIN_DATA_MOUNT}
+    return env, [(root, PLUGIN_MOUNT, False), (data, PLUGIN_DATA_MOUNT, True)]
+
+
 def plugins_dir(target: Path) -> Path:
     """Where plugins' folders go, beside the skills folder; refused when it (or the
     folder that holds both) is a symlink: an install must land where it says."""

@@ -21,19 +21,11 @@ from plugin_helpers import (
     data_dir,
     executable,
     lock,
+    plugin_folder,
     servers_file,
 )
 
 from skillchat.skills.plugins import MCP_SCHEMA
-
-
-def folder_of(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    if (root / "bin" / "notes").exists():
-        executable(root)
-    return root
 
 
 def assert_nothing_installed() -> None:
@@ -83,7 +75,7 @@ def test_a_server_command_outside_the_plugin_is_refused(
     tmp_path: Path, command: str, said: str
 ) -> None:
     files = agent_plugin(server={"type": "stdio", "command": command})
-    root = folder_of(tmp_path / "acme", files)
+    root = plugin_folder(tmp_path / "acme", files)
     (root / "bin" / "link").symlink_to("/usr/bin/python3")  # a real program, outside
     line = one_line_error(skillchat("skills", "add", str(root), "--yes"))
     assert said in line
@@ -117,7 +109,7 @@ def test_a_claude_plugin_naming_a_skill_outside_or_missing_is_refused(
 ) -> None:
     files = claude_plugin()
     files[".claude-plugin/plugin.json"] = json.dumps({"name": "tidy", "skills": [skills]})
-    root = folder_of(tmp_path / "tidy", files)
+    root = plugin_folder(tmp_path / "tidy", files)
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "SKILL.md").write_text(skill_md("elsewhere"))
     line = one_line_error(skillchat("skills", "add", str(root), "--yes"))
