@@ -5,6 +5,7 @@ The refusals of hostile plugins: tests/hostile/test_hostile_plugins.py."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -90,11 +91,20 @@ def test_an_agent_plugin_installs_stays_off_until_enabled_and_removes_cleanly(
 def test_a_claude_code_plugin_from_a_folder_installs_and_removes_the_same(
     tmp_path: Path,
 ) -> None:
-    folder = plugin_folder(tmp_path / "tidy", claude_plugin())
+    marker = tmp_path / "hook-ran"
+    hook = {"type": "command", "command": f"touch {marker}"}
+    hooks = {"hooks": {"SessionStart": [{"hooks": [hook]}]}}
+    files = {**claude_plugin(), "hooks/hooks.json": json.dumps(hooks)}
+    folder = plugin_folder(tmp_path / "tidy", files)
     done = skillchat("skills", "add", str(folder), "--yes")
     assert done.returncode == 0, done.stderr
     root = agents() / "plugins" / "tidy"
     assert "plugin tidy 0.2.0 (claude-code)" in done.stdout
+    # its hooks are recorded, bound to their content, and never run
+    assert "hooks ./hooks/hooks.json: untrusted, not run" in done.stdout
+    digest = hashlib.sha256((folder / "hooks" / "hooks.json").read_bytes()).hexdigest()
+    recorded = lock()["plugins"]["tidy"]["hooks"]
+    assert recorded == [{"path": "./hooks/hooks.json", "sha256": digest}]
     assert lock()["plugins"]["tidy"]["servers"] == ["tidy-notes"]
     record = json.loads(servers_file().read_text())["servers"]["tidy-notes"]
     assert record["command"] == f"{root}/bin/notes"
@@ -103,6 +113,7 @@ def test_a_claude_code_plugin_from_a_folder_installs_and_removes_the_same(
     assert "is off" in one_line_error(skillchat("mcp", "tools", "tidy-notes"), code=2)
     assert skillchat("mcp", "enable", "tidy-notes", "--yes").returncode == 0
     assert tools("tidy-notes") == ["where"]
+    assert not marker.exists()
     assert skillchat("mcp", "disable", "tidy-notes").returncode == 0
     assert "is off" in one_line_error(skillchat("mcp", "tools", "tidy-notes"), code=2)
 

@@ -42,6 +42,9 @@ def show(consoles: Consoles, prepared: Any, target: Path) -> None:
     out.print(safe.text(safe.one_line(head), "strong"), soft_wrap=True)
     for note in plugin.notes:
         out.print(safe.text("  ! " + safe.one_line(note)), soft_wrap=True)
+    for hooks in plugin.hooks:
+        line = f"hooks {hooks['path']}: untrusted, not run (skillchat runs no plugin's hooks)"
+        out.print(safe.text("  " + safe.one_line(line)), soft_wrap=True)
     for name, server in plugin.servers.items():
         record = plugins.resolved(server, plugin.name, home, data_root() / plugin.name)
         line = f"MCP server {name} (off until `skillchat mcp enable {name}`): "

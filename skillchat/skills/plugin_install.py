@@ -167,6 +167,7 @@ def install(
             "digest": plugin.digest,
             "skills": [c.name for c in prepared.skills],
             "servers": sorted(plugin.servers),
+            "hooks": plugin.hooks,  # untrusted, not run
             "installed_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         lock.save()
@@ -191,6 +192,7 @@ def remove(
     from skillchat.skills import install as skill_install
 
     record = Lock.load(lock_path(target)).plugins[name]
+    root = plugins_dir(target) / name  # refused through a symlink before anything goes
     done = []
     servers = plugin_servers.load(servers_file)
     gone = [s for s, r in servers.items() if r["plugin"] == name]
@@ -201,7 +203,6 @@ def remove(
         if skill in locked:
             skill_install.remove(target, skill)
             done.append(f"skill {skill}")
-    root = plugins_dir(target) / name
     _delete(root)
     done.append(f"plugin folder {root}")
     data = data_root / name  # never the lock's word: a path there could be anything

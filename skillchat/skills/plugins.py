@@ -62,6 +62,9 @@ class Plugin:
     skills: list[str] = field(default_factory=list)
     servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     digest: str = ""  # of the whole folder, as the lock records it
+    # Hook files Claude Code's and Codex's layouts bring ({path, sha256}): recorded,
+    # untrusted, never run (skillchat runs no plugin's hooks).
+    hooks: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # shown, not blocking
 
 
@@ -136,6 +139,7 @@ def read(root: Path, manifest: str) -> Plugin:
             plugin.servers = _servers(root, "mcp.json", _json(root, "mcp.json", "mcp.json"), kind)
         return plugin
     plugin.skills = _listed_skills(root, doc.get("skills"), manifest)
+    plugin.hooks = _hooks(root, doc.get("hooks"), manifest)
     declared = doc.get("mcpServers", "./.mcp.json" if (root / ".mcp.json").exists() else None)
     if isinstance(declared, str):
         rel = declared.removeprefix("./")
@@ -145,6 +149,29 @@ def read(root: Path, manifest: str) -> Plugin:
     elif declared is not None:
         raise InstallError(f"manifest {manifest}: 'mcpServers' must be a path or an object")
     return plugin
+
+
+def _hooks(root: Path, declared: Any, manifest: str) -> list[dict[str, str]]:
+    """The hooks a Claude Code or Codex plugin declares (`hooks/hooks.json` unless the
+    manifest's `hooks` names files or holds them inline), each with its content's
+    SHA-256: what a later trust would be bound to."""
+    import hashlib
+
+    if declared is None:
+        declared = "./hooks/hooks.json" if (root / "hooks" / "hooks.json").is_file() else []
+    if isinstance(declared, dict):
+        text = json.dumps(declared, sort_keys=True).encode()
+        return [{"path": f"{manifest} (inline)", "sha256": hashlib.sha256(text).hexdigest()}]
+    paths = [declared] if isinstance(declared, str) else declared
+    if not (isinstance(paths, list) and all(isinstance(p, str) for p in paths)):
+        raise InstallError(f"manifest {manifest}: 'hooks' must be a path, paths or an object")
+    found = []
+    for given in paths:
+        path = inside(root, given.removeprefix("./"), "hooks file")
+        if not path.is_file():
+            raise InstallError(f"manifest {manifest} names hooks {given!r}, which are not there")
+        found.append({"path": given, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
+    return found
 
 
 def _skills_under(root: Path, rel: str) -> list[str]:

@@ -199,6 +199,21 @@ def test_installs_and_updates_through_a_symlinked_plugins_folder_are_refused(
     assert "plugins is a symlink" in line
     assert os.listdir(elsewhere) == []
     assert lock().get("skills", {}) == {} and not servers_file().exists()
+    # installed, then the folder swapped for a link: update and remove change nothing
+    (agents() / "plugins").unlink()
+    assert skillchat("skills", "add", url(repo), "--yes").returncode == 0
+    os.rename(agents() / "plugins", tmp_path / "real")
+    (agents() / "plugins").symlink_to(tmp_path / "real")
+    commit(repo, {"mcp.json": mcp_json({"type": "stdio", "command": "./bin/notes"})})
+    before = (lock(), servers_file().read_text(), sorted(os.listdir(agents() / "skills")))
+    for args in (("update", "acme", "--yes"), ("remove", "acme")):
+        line = one_line_error(skillchat("skills", *args))
+        assert "plugins is a symlink" in line
+        assert before == (
+            lock(),
+            servers_file().read_text(),
+            sorted(os.listdir(agents() / "skills")),
+        )
 
 
 def test_remove_of_a_plugin_swapped_for_a_symlink_deletes_nothing_it_points_at(
