@@ -69,6 +69,14 @@ def test_an_agent_plugin_installs_stays_off_until_enabled_and_removes_cleanly(
     # off: no session starts it, `mcp tools` says how to turn it on
     off = one_line_error(skillchat("mcp", "tools", "notes"), code=2)
     assert "is off until you enable it: skillchat mcp enable notes" in off
+    listed = skillchat("mcp", "list", "--json")  # shown, not started, not a failure
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)["servers"]
+    assert (row["name"], row["state"], row["target"]) == (
+        "notes",
+        "off",
+        f"{root}/bin/notes {data_dir('acme')}/x",
+    )
     refused = skillchat("mcp", "enable", "notes")  # not a terminal: --yes or nothing
     assert refused.returncode == 1 and f"{root}/bin/notes" in refused.stdout
     enabled = skillchat("mcp", "enable", "notes", "--yes")

@@ -38,7 +38,8 @@ def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
     and resources (by name), or why not."""
     settings = load(ctx, config)
     servers = list(settings.mcp_servers.values())
-    if not servers:
+    off = plugin_cmd.off_rows(set(settings.mcp_servers))
+    if not servers and not off:
         where = settings.config_path or "the config file"
         raise UsageError(f"no MCP server is configured: add an [mcp.NAME] table to {where}")
     states = _started(servers)
@@ -63,8 +64,9 @@ def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
                 "error": state.error or None,
             }
         )
+    rows += off  # a plugin's server the user has not enabled: shown, never started
     _show_list(consoles_of(ctx), rows, json_out)
-    if any(row["state"] != "ready" for row in rows):
+    if any(row["state"] not in ("ready", "off") for row in rows):
         raise typer.Exit(1)
 
 
@@ -156,6 +158,8 @@ def _show_list(consoles: Consoles, rows: list[dict[str, Any]], json_out: bool) -
         table.add_column(column)
     for row in rows:
         status = f"{row['tools']} tools" if row["state"] == "ready" else f"failed: {row['error']}"
+        if row["state"] == "off":
+            status = row["error"]
         if row["state"] == "ready" and row["skills"] is not None:
             status += f", {row['skills']} skills"
         if not row["enabled"]:

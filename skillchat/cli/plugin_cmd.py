@@ -183,3 +183,30 @@ def off_line(name: str) -> str | None:
         f"MCP server '{name}' of plugin {record['plugin']} is off until you enable "
         f"it{again}: skillchat mcp enable {name}"
     )
+
+
+def off_rows(configured: set[str]) -> list[dict[str, Any]]:
+    """`mcp list`'s rows for the plugins' servers that are off: what each would run,
+    and the command that turns it on."""
+    from skillchat import plugin_servers
+    from skillchat.config import plugin_servers_path
+
+    rows: list[dict[str, Any]] = []
+    for name, record in plugin_servers.load(plugin_servers_path()).items():
+        if name in configured:
+            continue
+        rows.append(
+            {
+                "name": name,
+                "transport": "stdio" if record["command"] is not None else "http",
+                "target": " ".join([record["command"] or record["url"], *record["args"]]),
+                "enabled": False,
+                "state": "off",
+                "tools": 0,
+                "skills": None,
+                "prompts": [],
+                "resources": [],
+                "error": f"off (plugin {record['plugin']}): skillchat mcp enable {name}",
+            }
+        )
+    return rows
