@@ -163,3 +163,24 @@ def test_a_plugin_skill_sees_its_plugin_read_only_and_its_data_writable(
     assert result["stdout"] == "from the plugin\nread-only\n", result
     assert (data_dir("acme") / "out").read_text() == "kept\n"
     assert not (agents() / "plugins" / "acme" / "new").exists()
+
+
+def test_a_codex_plugin_installs_its_named_skills_and_servers(tmp_path: Path) -> None:
+    manifest = {"name": "sweeper", "skills": "./skills/", "mcpServers": "./.mcp.json"}
+    servers = {"mcpServers": {"sweeper-notes": {"command": "./bin/notes", "cwd": "./bin"}}}
+    files = {
+        **claude_plugin(),
+        ".codex-plugin/plugin.json": json.dumps(manifest),
+        ".mcp.json": json.dumps(servers),
+    }
+    del files[".claude-plugin/plugin.json"]
+    repo = plugin_repo(tmp_path / "sweeper", files)
+    done = skillchat("skills", "add", url(repo), "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "plugin sweeper (codex)" in done.stdout
+    record = json.loads(servers_file().read_text())["servers"]["sweeper-notes"]
+    assert record["cwd"] == str(agents() / "plugins" / "sweeper" / "bin")
+    assert skillchat("mcp", "enable", "sweeper-notes", "--yes").returncode == 0
+    assert tools("sweeper-notes") == ["where"]
+    assert skillchat("skills", "remove", "sweeper").returncode == 0
+    assert lock() == {"version": 1, "skills": {}} and not servers_file().exists()

@@ -38,7 +38,8 @@ def show(consoles: Consoles, prepared: Any, target: Path) -> None:
 
     plugin, out = prepared.plugin, consoles.out
     home = plugin_install.plugins_dir(target) / plugin.name
-    head = f"plugin {plugin.name} {plugin.version or ''} ({plugin.kind}) -> {home}"
+    version = f" {plugin.version}" if plugin.version else ""
+    head = f"plugin {plugin.name}{version} ({plugin.kind}) -> {home}"
     out.print(safe.text(safe.one_line(head), "strong"), soft_wrap=True)
     for note in plugin.notes:
         out.print(safe.text("  ! " + safe.one_line(note)), soft_wrap=True)
