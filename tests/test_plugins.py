@@ -84,6 +84,13 @@ def test_an_agent_plugin_installs_stays_off_until_enabled_and_removes_cleanly(
     assert f"PLUGIN_DATA={data_dir('acme')}" in enabled.stdout
     assert tools("notes") == ["where"]
 
+    assert skillchat("skills", "verify").returncode == 0
+    os.chmod(root / "bin", 0o755)  # the server's script rewritten behind skillchat's back
+    os.chmod(root / "bin" / "notes", 0o755)
+    (root / "bin" / "notes").write_text("#!/bin/sh\n")
+    verify = skillchat("skills", "verify")
+    assert verify.returncode == 1
+    assert "acme (plugin)\tchanged since installed: its folder changed" in verify.stdout
     removed = skillchat("skills", "remove", "acme")
     assert removed.returncode == 0, removed.stderr
     assert "its data folder" in removed.stdout and "deleted" in removed.stdout

@@ -150,6 +150,25 @@ def _update_one(ctx: typer.Context, target: Path, name: str, record: Any, yes: b
     typer.echo(safe.one_line(f"updated plugin {name} ({(prepared.commit or '')[:12]})"))
 
 
+def verified(target: Path, installed: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """`skills verify`'s lines for plugins' folders: each hashed against its lock
+    record (a changed server script is caught here; its skills are checked as skills)."""
+    from skillchat.errors import TrustError
+    from skillchat.skills.content_hash import content_hash
+
+    out = []
+    for name, record in sorted(installed.items()):
+        root = target.parent / "plugins" / name
+        try:
+            same = (
+                root.is_dir() and not root.is_symlink() and content_hash(root) == record["digest"]
+            )
+        except TrustError:
+            same = False
+        out.append((f"{name} (plugin)", [] if same else ["its folder changed since installed"]))
+    return out
+
+
 def set_enabled(name: str, on: bool, yes: bool) -> None:
     """`mcp enable | disable NAME`: bind the yes to the server's record as it is now
     (plugin_servers.py), after showing what it runs."""

@@ -264,6 +264,7 @@ def verify_cmd(
         results += [
             (lock.path, n, _verified(folder / n, r)) for n, r in sorted(lock.skills.items())
         ]
+        results += [(lock.path, n, c) for n, c in plugin_cmd.verified(folder, lock.plugins)]
     bad = [r for r in results if r[2]]
     if json_out:
         doc = {
