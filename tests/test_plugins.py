@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -191,3 +192,25 @@ def test_a_codex_plugin_installs_its_named_skills_and_servers(tmp_path: Path) ->
     assert tools("sweeper-notes") == ["where"]
     assert skillchat("skills", "remove", "sweeper").returncode == 0
     assert lock() == {"version": 1, "skills": {}} and not servers_file().exists()
+
+
+def test_sync_puts_a_missing_plugin_back_as_locked_its_servers_off(tmp_path: Path) -> None:
+    repo = plugin_repo(tmp_path / "acme", agent_plugin())
+    assert skillchat("skills", "add", url(repo), "--yes").returncode == 0
+    assert skillchat("mcp", "enable", "notes", "--yes").returncode == 0
+    locked = lock()
+    root = agents() / "plugins" / "acme"
+    for folder, _, _ in os.walk(root):
+        os.chmod(folder, 0o755)
+    shutil.rmtree(root)
+    shutil.rmtree(agents() / "skills" / "jot")
+    servers_file().unlink()  # a new machine: the lock alone
+    done = skillchat("skills", "sync")
+    assert done.returncode == 0, done.stderr
+    assert "jot: installed" in done.stdout
+    assert "plugin acme: installed (its servers off until enabled)" in done.stdout
+    assert lock() == locked
+    assert root.stat().st_mode & 0o222 == 0
+    assert "is off" in one_line_error(skillchat("mcp", "tools", "notes"), code=2)
+    again = skillchat("skills", "sync")
+    assert "plugin acme: in place" in again.stdout

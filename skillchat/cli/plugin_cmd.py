@@ -169,6 +169,22 @@ def verified(target: Path, installed: dict[str, Any]) -> list[tuple[str, list[st
     return out
 
 
+def sync(target: Path) -> None:
+    """Put back each locked plugin whose folder is missing (skills/plugin_install.py)."""
+    import shutil
+    import tempfile
+
+    from skillchat.config import plugin_servers_path
+    from skillchat.skills import plugin_install
+
+    work = Path(tempfile.mkdtemp(prefix="skillchat-sync-"))
+    try:
+        for line in plugin_install.restore(target, plugin_servers_path(), data_root(), work):
+            typer.echo(safe.one_line(line))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def set_enabled(name: str, on: bool, yes: bool) -> None:
     """`mcp enable | disable NAME`: bind the yes to the server's record as it is now
     (plugin_servers.py), after showing what it runs."""

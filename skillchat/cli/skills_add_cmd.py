@@ -337,6 +337,8 @@ def sync_cmd(
         inside = None if folder == user else Path.cwd()
         for line in sync(folder, frozen=frozen, project=inside):
             typer.echo(safe.one_line(line))
+        if folder == user:  # plugins install for the user only
+            plugin_cmd.sync(folder)
 
 
 @app.command("update", short_help="Update installed skills to their ref's newest commit.")

@@ -238,3 +238,41 @@ def update(
             off.append(server)
     plugin_servers.save(servers_file, servers)
     return moved, off
+
+
+def restore(target: Path, servers_file: Path, data_root: Path, work: Path) -> list[str]:
+    """`skills sync`'s part for plugins: each locked plugin whose folder is missing
+    fetched at its locked commit, held to the lock's digest, and put back read-only
+    with its data folder and its servers (off, as at install); its skills sync as
+    skills. A line per plugin."""
+    from skillchat.skills.install import prepare
+    from skillchat.skills.sync import source_of
+
+    lines = []
+    for i, (name, record) in enumerate(sorted(Lock.load(lock_path(target)).plugins.items())):
+        root = plugins_dir(target) / name
+        if os.path.lexists(root):
+            lines.append(f"plugin {name}: in place")
+            continue
+        (sub := work / str(i)).mkdir()
+        prepared = prepare(source_of(record, record["commit"] or record["ref"]), sub, [], False)
+        plugin = prepared.plugin
+        if plugin is None or plugin.name != name or plugin.digest != record["digest"]:
+            raise InstallError(f"plugin {name}: the source no longer holds what the lock says")
+        root.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=root.parent, prefix=".skillchat-sync-"))
+        try:
+            shutil.copytree(plugin.root, staging / name, symlinks=True)
+            _read_only(staging / name)
+            os.rename(staging / name, root)
+        finally:
+            _delete(staging / name)
+            shutil.rmtree(staging, ignore_errors=True)
+        (data_root / name).mkdir(parents=True, exist_ok=True, mode=0o700)
+        servers = plugin_servers.load(servers_file)
+        for server, spec in plugin.servers.items():
+            if server not in servers:
+                servers[server] = plugins.resolved(spec, name, root, data_root / name)
+        plugin_servers.save(servers_file, servers)
+        lines.append(f"plugin {name}: installed (its servers off until enabled)")
+    return lines
