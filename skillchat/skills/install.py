@@ -166,6 +166,18 @@ def _dot_git(folder: str, names: list[str]) -> list[str]:
     return [n for n in names if is_dot_git(n)]
 
 
+def _copy_local(src: Path, dest: Path) -> None:
+    """Copy a local folder (its `.git` left out, links kept as links); a named pipe,
+    a socket or an unreadable file in it is one line naming it, nothing installed."""
+    try:
+        shutil.copytree(src, dest, symlinks=True, ignore=_dot_git)
+    except shutil.Error as exc:
+        where, _, why = exc.args[0][0]
+        raise InstallError(f"{where}: cannot be copied ({why})") from None
+    except OSError as exc:
+        raise InstallError(f"{exc.filename or src}: cannot be copied ({exc.strerror})") from None
+
+
 def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepared:
     """Fetch `source` into `work` (a fresh private folder) and stage the chosen skills."""
     from skillchat.skills import gitfetch
@@ -183,13 +195,13 @@ def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepare
             if not any(is_dot_git(part) for part in p.parts)
         ]
         if (manifest := manifest_of(listed)) is not None:
-            shutil.copytree(top, work / "plugin", symlinks=True, ignore=_dot_git)
+            _copy_local(top, work / "plugin")
             return _plugin(source, None, work / "plugin", manifest, stage, names)
         chosen = _choose(find_skill_folders(listed), names, all_)
         skills = []
         for folder in chosen:
             dest = stage / (os.path.basename(folder) or top.name)
-            shutil.copytree(top / folder, dest, symlinks=True, ignore=_dot_git)
+            _copy_local(top / folder, dest)
             skills.append(Candidate(f"{source.path}/{folder}".strip("/"), dest))
         commit = None
     else:

@@ -145,6 +145,7 @@ def install(
     shutil.copytree(plugin.root, staging / plugin.name, symlinks=True)
     _read_only(staging / plugin.name)
     servers_before = plugin_servers.load(servers_file)
+    new_data = not os.path.lexists(data)  # an update keeps the old one
     moved: list[Path] = []
     try:
         moved = skill_install.install(prepared, target, ref)
@@ -175,6 +176,8 @@ def install(
         for folder in moved:
             skill_install.remove(target, folder.name)
         _delete(root)
+        if new_data:
+            _delete(data)
         plugin_servers.save(servers_file, servers_before)
         raise
     finally:

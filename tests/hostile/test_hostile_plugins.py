@@ -238,3 +238,17 @@ def test_remove_of_a_plugin_swapped_for_a_symlink_deletes_nothing_it_points_at(
     assert skillchat("skills", "remove", "acme").returncode == 0
     assert (mine / "precious").read_text() == "keep"
     assert not os.path.lexists(root) and not data_dir("acme").exists()
+
+
+def test_a_named_pipe_in_a_local_folder_is_one_line_not_an_internal_error(
+    tmp_path: Path,
+) -> None:
+    """A FIFO in a folder given as the source (a plugin's, or a plain skill's: the
+    same copy) was "internal error" and a traceback's words; now one line."""
+    root = plugin_folder(tmp_path / "acme", agent_plugin())
+    os.mkfifo(root / "skills" / "jot" / "pipe")
+    for source in (root, root / "skills" / "jot"):
+        line = one_line_error(skillchat("skills", "add", str(source), "--yes"))
+        assert "pipe: cannot be copied" in line and "named pipe" in line
+        assert "internal error" not in line
+        assert_nothing_installed()
