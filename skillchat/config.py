@@ -360,6 +360,10 @@ def _check(settings: Settings, sources: dict[str, str]) -> None:
         raise ConfigError(f"{where}: context_window must be at least 1")
     unknown = sorted(set(settings.mcp_use or ()) - set(settings.mcp_servers))
     if unknown:
+        from skillchat.plugin_servers import off_reason
+
+        if off := off_reason(plugin_servers_path(), unknown[0]):
+            raise UsageError(f"--mcp {unknown[0]}: {off}")
         known = ", ".join(settings.mcp_servers) or "none configured"
         raise UsageError(f"--mcp {unknown[0]}: no [mcp.{unknown[0]}] in the config ({known})")
 

@@ -128,3 +128,16 @@ def command_line(record: dict[str, Any]) -> str:
         return f"{record['url']} (headers: {', '.join(record['headers']) or 'none'})"
     env = " ".join(f"{k}={v}" for k, v in record["env"].items())
     return f"{' '.join([record['command'], *record['args']])} (in {record['cwd']}; env: {env})"
+
+
+def off_reason(path: Path, name: str) -> str | None:
+    """Why the installed plugin's server `name` does not start: off until enabled
+    (again, when it changed since). None when no plugin brought it, or it is on."""
+    record = load(path).get(name)
+    if record is None or is_enabled(record):
+        return None
+    again = " again: it changed since you enabled it" if record["enabled"] else ""
+    return (
+        f"MCP server '{name}' of plugin {record['plugin']} is off until you enable "
+        f"it{again}: skillchat mcp enable {name}"
+    )

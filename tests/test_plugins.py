@@ -70,6 +70,8 @@ def test_an_agent_plugin_installs_stays_off_until_enabled_and_removes_cleanly(
     # off: no session starts it, `mcp tools` says how to turn it on
     off = one_line_error(skillchat("mcp", "tools", "notes"), code=2)
     assert "is off until you enable it: skillchat mcp enable notes" in off
+    asked = one_line_error(skillchat("ask", "--mcp", "notes", "hi"), code=2)
+    assert "--mcp notes: MCP server 'notes' of plugin acme is off until you enable" in asked
     listed = skillchat("mcp", "list", "--json")  # shown, not started, not a failure
     assert listed.returncode == 0, listed.stderr
     (row,) = json.loads(listed.stdout)["servers"]

@@ -78,11 +78,13 @@ def tools_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """The tools of one server, as the model would be offered them."""
+    from skillchat.config import plugin_servers_path
     from skillchat.mcp.catalog import build_offer, share_of
+    from skillchat.plugin_servers import off_reason
 
     settings = load(ctx, config)
     server = settings.mcp_servers.get(name)
-    if server is None and (off := plugin_cmd.off_line(name)) is not None:
+    if server is None and (off := off_reason(plugin_servers_path(), name)) is not None:
         raise UsageError(off)
     if server is None:
         known = ", ".join(settings.mcp_servers) or "none configured"

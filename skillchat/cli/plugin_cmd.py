@@ -206,21 +206,6 @@ def set_enabled(name: str, on: bool, yes: bool) -> None:
     typer.echo(safe.one_line(f"{name}: {'enabled' if on else 'off'}"))
 
 
-def off_line(name: str) -> str | None:
-    """Why `mcp tools NAME` cannot start a plugin's server: off until enabled."""
-    from skillchat import plugin_servers
-    from skillchat.config import plugin_servers_path
-
-    record = plugin_servers.load(plugin_servers_path()).get(name)
-    if record is None or plugin_servers.is_enabled(record):
-        return None
-    again = " again: it changed since you enabled it" if record["enabled"] else ""
-    return (
-        f"MCP server '{name}' of plugin {record['plugin']} is off until you enable "
-        f"it{again}: skillchat mcp enable {name}"
-    )
-
-
 def off_rows(configured: set[str]) -> list[dict[str, Any]]:
     """`mcp list`'s rows for the plugins' servers that are off: what each would run,
     and the command that turns it on."""

@@ -128,6 +128,29 @@ def test_a_name_clash_with_an_installed_skill_installs_nothing(tmp_path: Path) -
     assert not servers_file().exists() and not (agents() / "plugins" / "acme").exists()
 
 
+def test_a_server_named_as_one_of_yours_or_a_bad_plugin_name_installs_nothing(
+    tmp_path: Path,
+) -> None:
+    from skillchat.config import user_config_dir
+
+    config = user_config_dir() / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[mcp.notes]\ncommand = "my-own-notes"\n')
+    repo = make_repo(tmp_path / "acme", agent_plugin())
+    line = one_line_error(skillchat("skills", "add", url(repo), "--yes"))
+    assert "an MCP server named 'notes' is configured" in line
+    assert_nothing_installed()
+    assert config.read_text() == '[mcp.notes]\ncommand = "my-own-notes"\n'
+    for i, name in enumerate(("../evil", "Evil", "a--b")):
+        files = {
+            **agent_plugin(),
+            "plugin.json": agent_plugin()["plugin.json"].replace("acme", name),
+        }
+        bad = make_repo(tmp_path / f"bad{i}", files)
+        assert "'name' must be" in one_line_error(skillchat("skills", "add", url(bad), "--yes"))
+        assert_nothing_installed()
+
+
 def test_a_server_env_that_would_read_your_secrets_is_refused(tmp_path: Path) -> None:
     """skillchat's own tables expand `${VAR}` from its environment; a plugin's never
     does: a plugin that asks for a model key gets one line and nothing."""
