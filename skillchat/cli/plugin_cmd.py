@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from skillchat.errors import InstallError, UsageError
+from skillchat.plugin_servers import command_line
 from skillchat.skills.plugin_install import data_root
 from skillchat.ui import safe
 
@@ -49,13 +50,7 @@ def show(consoles: Consoles, prepared: Any, target: Path) -> None:
     for name, server in plugin.servers.items():
         record = plugins.resolved(server, plugin.name, home, data_root() / plugin.name)
         line = f"MCP server {name} (off until `skillchat mcp enable {name}`): "
-        out.print(safe.text("  " + safe.one_line(line + _command(record))), soft_wrap=True)
-
-
-def _command(record: dict[str, Any]) -> str:
-    from skillchat.plugin_servers import command_line
-
-    return command_line(record)
+        out.print(safe.text("  " + safe.one_line(line + command_line(record))), soft_wrap=True)
 
 
 def install(prepared: Any, target: Path, ref: str | None) -> list[Path]:
@@ -199,7 +194,9 @@ def set_enabled(name: str, on: bool, yes: bool) -> None:
         known = ", ".join(servers) or "none installed"
         raise UsageError(f"no MCP server '{name}' of an installed plugin ({known})")
     if on:
-        typer.echo(safe.one_line(f"{name} (plugin {record['plugin']}) runs: {_command(record)}"))
+        typer.echo(
+            safe.one_line(f"{name} (plugin {record['plugin']}) runs: {command_line(record)}")
+        )
         _confirm(f"Enable MCP server {name}?", yes)
     record["enabled"] = plugin_servers.digest(record) if on else None
     plugin_servers.save(path, servers)
