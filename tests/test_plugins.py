@@ -216,3 +216,23 @@ def test_sync_puts_a_missing_plugin_back_as_locked_its_servers_off(tmp_path: Pat
     assert "is off" in one_line_error(skillchat("mcp", "tools", "notes"), code=2)
     again = skillchat("skills", "sync")
     assert "plugin acme: in place" in again.stdout
+
+
+def test_an_enabled_plugin_server_runs_in_its_root_with_its_data(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """The server the model calls starts in ${PLUGIN_ROOT} and gets PLUGIN_ROOT and
+    PLUGIN_DATA (its tool writes the one and answers the other)."""
+    repo = plugin_repo(tmp_path / "acme", agent_plugin())
+    assert skillchat("skills", "add", url(repo), "--yes").returncode == 0
+    assert skillchat("mcp", "enable", "notes", "--yes").returncode == 0
+    server.script(reply("", calls=[call("mcp__notes__where", {})]), reply("done"))
+    done = skillchat(
+        "ask", "--json", *session_options(server, agents() / "skills"), "--allow-mcp", "go",
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    root = agents() / "plugins" / "acme"
+    (called,) = json.loads(done.stdout)["tool_calls"]
+    assert str(root) in called["result"]
+    assert (data_dir("acme") / "seen").read_text() == str(root)  # its folder: the root
