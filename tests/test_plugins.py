@@ -72,6 +72,9 @@ def test_an_agent_plugin_installs_stays_off_until_enabled_and_removes_cleanly(
     assert "is off until you enable it: skillchat mcp enable notes" in off
     asked = one_line_error(skillchat("ask", "--mcp", "notes", "hi"), code=2)
     assert "--mcp notes: MCP server 'notes' of plugin acme is off until you enable" in asked
+    table = skillchat("mcp", "list", env={**os.environ, "COLUMNS": "300"})
+    assert "off (plugin acme): skillchat mcp enable notes" in table.stdout
+    assert "--mcp" not in table.stdout  # `--mcp notes` would not start it either
     listed = skillchat("mcp", "list", "--json")  # shown, not started, not a failure
     assert listed.returncode == 0, listed.stderr
     (row,) = json.loads(listed.stdout)["servers"]

@@ -164,7 +164,7 @@ def _show_list(consoles: Consoles, rows: list[dict[str, Any]], json_out: bool) -
             status = row["error"]
         if row["state"] == "ready" and row["skills"] is not None:
             status += f", {row['skills']} skills"
-        if not row["enabled"]:
+        if not row["enabled"] and row["state"] != "off":
             status += " (enabled = false: only with --mcp)"
         cells = (row["name"], row["transport"], row["target"], status)
         table.add_row(*(text(one_line(str(v), 200)) for v in cells))
