@@ -42,8 +42,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 from skillchat.errors import ConfigError, McpError
 from skillchat.mcp.catalog import neutral
+from skillchat.mcp.connect import (
+    answer_cut,
+    connection_lost,
+    halt,
+    list_tools,
+    reason,
+    settled,
+)
 from skillchat.mcp.elicit import Elicit, Relay
-from skillchat.mcp.listing import Kept, Listed, keep, kept, listed_of
+from skillchat.mcp.listing import Kept, Listed, keep, kept
 from skillchat.mcp.prompts import Prompt, Resource, list_extras, prompt_text
 from skillchat.mcp.results import not_a_result
 from skillchat.mcp.spawn import StderrTail, guarded_command, keep_tail, server_env, start_stdio
@@ -55,11 +63,11 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp_types import CallToolResult
 
+    from skillchat.mcp.oauth import Authorize, Provider
     from skillchat.mcp.skills import ServedSkills
     from skillchat.skills.model import Skill
 
 MAX_RESTARTS = 2
-MAX_LISTED_PAGES = 50  # tools/list pages read from one server (a bound, not a limit)
 _LAST_WORDS = 300  # characters of a server's stderr a failure quotes
 
 
@@ -84,6 +92,7 @@ class ServerState:
     skill_entries: list[Any] | None = None  # None: the server does not serve skills
     prompts: list[Prompt] = field(default_factory=list)  # for the user (mcp/prompts.py)
     resources: list[Resource] = field(default_factory=list)
+    auth: Provider | None = None  # an HTTP server's OAuth (mcp/oauth.py)
 
     def stderr_tail(self) -> str:
         """The last words the server wrote on stderr (its own on a failure), on one
@@ -94,12 +103,20 @@ class ServerState:
 class McpHub:
     """The servers of one session (see the module docstring)."""
 
-    def __init__(self, servers: list[McpServerConfig], elicit: Elicit | None = None) -> None:
+    def __init__(
+        self,
+        servers: list[McpServerConfig],
+        elicit: Elicit | None = None,
+        authorize: Authorize | None = None,
+    ) -> None:
         lists = kept(servers)
         self.servers = {s.name: ServerState(s, kept=lists.get(s.name)) for s in servers}
         # A server's questions, asked on the thread of their call (mcp/elicit.py) with
         # `elicit`, the chat's answer; None: elicitation not offered.
         self.questions = Relay(elicit)
+        # How a login is taken (`mcp login`, mcp/login.py); None: a server that wants
+        # one fails in one line naming `skillchat mcp login NAME`.
+        self.authorize = authorize
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self.changed = False  # a server announced a new tool list: read it at the next turn
@@ -163,7 +180,7 @@ class McpHub:
             return
         for state in self.servers.values():
             if state.state == "starting":  # it never answered: nothing to end in order
-                _halt(state)
+                halt(state)
                 if state.task is not None:
                     loop.call_soon_threadsafe(state.task.cancel)
             if state.stop is not None:
@@ -219,7 +236,7 @@ class McpHub:
         for state in self.servers.values():
             if state.client is not None and state.state == "ready":
                 with suppress(Exception):  # a server that fails here fails at its next call
-                    future = self._submit(_list_tools(state.client))
+                    future = self._submit(list_tools(state.client))
                     state.tools = future.result(state.config.timeout_s)
                     keep(state.config, state.tools, state.skill_entries is not None)
 
@@ -305,12 +322,15 @@ class McpHub:
         except FutureTimeout:
             raise McpError(f"no answer from '{server}' in {timeout:g} s (timeout_s)") from None
         except MCPError as exc:
-            if _too_long(exc, state):  # that answer was not read; the server goes on
+            if state.auth is not None and state.auth.failure:  # a login is needed: one line
+                failure, state.auth.failure = state.auth.failure, ""
+                raise McpError(failure) from None
+            if answer_cut(exc, state):  # that answer was not read; the server goes on
                 raise McpError(
                     f"'{server}' answered with an error: {too_long(state.config.max_answer_bytes)}"
                     f" ([mcp.{server}] max_answer_mb)"
                 ) from None
-            if _connection_lost(exc) or state.state != "ready":
+            if connection_lost(exc) or state.state != "ready":
                 state.state, state.error = "failed", self._died(state, str(exc.error.message))
                 raise McpError(f"MCP server '{server}' {state.error}") from None
             if "timed out" in exc.error.message.lower():
@@ -344,7 +364,7 @@ class McpHub:
         to the end (a moment after it died)."""
         if self._loop is not None:
             with suppress(FutureTimeout, RuntimeError):
-                asyncio.run_coroutine_threadsafe(_settled(state.reader), self._loop).result(3)
+                asyncio.run_coroutine_threadsafe(settled(state.reader), self._loop).result(3)
         tail = state.stderr_tail()
         return f"stopped answering ({detail})" + (f"; its stderr: {tail}" if tail else "")
 
@@ -395,7 +415,7 @@ class McpHub:
                     process.kill()
                 raise
             async with client:
-                tools = await _list_tools(client)
+                tools = await list_tools(client)
                 from skillchat.mcp.skills import skill_entries  # the SDK is loaded by now
 
                 entries = await skill_entries(client)
@@ -411,8 +431,8 @@ class McpHub:
             if current():
                 if state.state == "starting" or not state.error:
                     if isinstance(exc, Exception):  # its last words are in the tail first
-                        await _settled(state.reader)
-                    state.error = _reason(exc, state)
+                        await settled(state.reader)
+                    state.error = reason(exc, state)
                 state.state = "failed"
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
@@ -437,25 +457,17 @@ class McpHub:
         return process
 
     def _client(self, state: ServerState, process: Process | None) -> Client:
-        from mcp import Client, StdioServerParameters
+        from skillchat.mcp.connect import client_of
 
-        from skillchat.mcp.stdio import stdio_transport
+        auth = None
+        if state.config.url is not None:
+            from skillchat.mcp.oauth import wants_oauth
 
-        config = state.config
-        try:
-            if config.command is not None and process is not None:
-                program, args = guarded_command(config.command, config.args)
-                params = StdioServerParameters(command=program, args=args, cwd=config.cwd)
-                transport = stdio_transport(params, process, config.max_answer_bytes)
-                return Client(transport, **self._handlers(state))
-            from skillchat.mcp.http import http_transport
+            if wants_oauth(state.config):
+                from skillchat.mcp.oauth import Provider
 
-            headers = {key: expand(value) for key, value in config.headers}
-            url = config.url or ""
-            transport = http_transport(url, headers, config.max_answer_bytes)
-            return Client(transport, **self._handlers(state))
-        except ConfigError as exc:
-            raise McpError(str(exc)) from None
+                auth = state.auth = Provider(state.config, self.authorize)
+        return client_of(state.config, process, auth, self._handlers(state))
 
     def _handlers(self, state: ServerState) -> dict[str, Any]:
         """The client's callbacks: notifications, and a server's questions when the
@@ -470,58 +482,3 @@ class McpHub:
             "notifications/tools/list_changed"
         ):
             self.changed = True
-
-
-async def _list_tools(client: Client) -> list[Listed]:
-    tools: list[Listed] = []
-    cursor: str | None = None
-    for _ in range(MAX_LISTED_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools += map(listed_of, page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
-
-
-def _halt(state: ServerState) -> None:
-    """End a stdio server that is still starting at once, its whole process group
-    (one hung before it answered would otherwise hold the close for the SDK's
-    grace period of seconds): the transport then sees it gone and closes."""
-    import os
-    import signal
-
-    process = state.process
-    if process is not None and process.returncode is None:
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGTERM)
-
-
-def _too_long(exc: Any, state: ServerState) -> bool:
-    """An answer over the server's `max_answer_mb`: its own line (stdio) or the
-    SDK's error for a body or SSE event cut there (mcp/http.py)."""
-    from skillchat.mcp.http import answer_too_long
-
-    return answer_too_long(str(exc.error.message), state.config.max_answer_bytes)
-
-
-def _connection_lost(exc: Any) -> bool:
-    from mcp_types import CONNECTION_CLOSED
-
-    return bool(exc.error.code == CONNECTION_CLOSED)
-
-
-async def _settled(reader: asyncio.Task[None] | None) -> None:
-    """Until a server's stderr is read to its end, for at most two seconds (a child
-    of it may hold the pipe open)."""
-    if reader is not None:
-        await asyncio.wait({reader}, timeout=2)
-
-
-def _reason(exc: BaseException, state: ServerState) -> str:
-    """Why a server did not start, in one line (an exception group's first cause)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = str(exc) if isinstance(exc, McpError) else f"{type(exc).__name__}: {exc}"
-    tail = state.stderr_tail()
-    return text + (f"; its stderr: {tail}" if tail else "")

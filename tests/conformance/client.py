@@ -19,12 +19,15 @@ wire is skillchat's own client and transport (skillchat/mcp/), as in a chat.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the scri
 from openai_server import ScriptedServer, call, reply
 
 SERVER = "conf"  # the [mcp.NAME] of the suite's server
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the suite's
 Offered = dict[str, dict[str, Any]]  # a tool's own name -> the function as offered
 Calls = list[tuple[str, dict[str, Any]]]  # (tool, arguments)
 
@@ -90,14 +94,59 @@ CALLS: dict[str, Callable[[Offered], Calls]] = {
 }
 
 
-def skillchat(args: list[str], home: Path) -> subprocess.Popen[bytes]:
+def skillchat(args: list[str], home: Path, **kwargs: Any) -> subprocess.Popen[bytes]:
     """The real `skillchat ARGS`, started in `home` (its config, data and state there);
     its output is the suite's record of the client's."""
     folders = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".data",
                "XDG_STATE_HOME": ".state", "XDG_CACHE_HOME": ".cache"}  # fmt: skip
     env = {**os.environ, "HOME": str(home)} | {k: str(home / v) for k, v in folders.items()}
+    for desktop in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY"):  # the "browser" is `browse`
+        env.pop(desktop, None)
     return subprocess.Popen([sys.executable, "-m", "skillchat", *args], env=env,
-                            stdin=subprocess.DEVNULL)  # fmt: skip
+                            stdin=subprocess.DEVNULL, **kwargs)  # fmt: skip
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any) -> None:
+        return None
+
+
+def browse(url: str) -> None:
+    """What the user's browser does with the authorization URL `mcp login` prints: the
+    suite's authorization server approves at once and redirects to skillchat's
+    loopback listener, which the browser then opens."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        opener.open(url, timeout=60)
+        return  # no redirect: the login waits, and ends on its own
+    except urllib.error.HTTPError as answer:
+        location = answer.headers.get("Location")
+    if location:
+        with contextlib.suppress(urllib.error.HTTPError):
+            urllib.request.urlopen(location, timeout=60).read()
+
+
+def login(home: Path, config: Path) -> int:
+    """`skillchat mcp login conf`, its URL opened as a browser would."""
+    user = skillchat(["mcp", "login", SERVER, "--config", str(config)], home,
+                     stdout=subprocess.PIPE)  # fmt: skip
+    assert user.stdout is not None
+    url = user.stdout.readline().decode().strip()
+    if url:
+        browse(url)
+    return user.wait()
+
+
+def auth_config(url: str) -> str:
+    """The `[mcp.conf]` of an auth scenario: a client registered by hand when the
+    scenario gives one, and the client's metadata document URL (which the suite's
+    authorization server accepts when it supports them)."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    lines = [f"[mcp.{SERVER}]", f"url = {json.dumps(url)}",
+             f"client_metadata_url = {json.dumps(CLIENT_METADATA_URL)}"]  # fmt: skip
+    lines += [f"{key} = {json.dumps(context[key])}"
+              for key in ("client_id", "client_secret") if key in context]  # fmt: skip
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -106,6 +155,11 @@ def main() -> int:
         home = Path(folder)
         config = home / "config.toml"
         config.write_text(f"[mcp.{SERVER}]\nurl = {json.dumps(url)}\n", encoding="utf-8")
+        if scenario.startswith("auth/"):
+            config.write_text(auth_config(url), encoding="utf-8")
+            done = login(home, config)
+            if done != 0 or scenario not in CALLS:
+                return done
         if scenario not in CALLS:
             return skillchat(["mcp", "tools", SERVER, "--config", str(config)], home).wait()
         (home / "skills").mkdir()
