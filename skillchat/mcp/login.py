@@ -108,7 +108,7 @@ def login(config: McpServerConfig, show: Callable[[str], None]) -> int:
             raise McpError(f"MCP server '{config.name}': {state.error or 'not logged in'}")
         if state.auth is None or not state.auth.authorized:
             raise McpError(f"MCP server '{config.name}' did not ask for a login: nothing stored")
-        state.auth.storage.commit()
+        state.auth.commit()
         return len(state.tools)
     finally:
         hub.close()

@@ -39,7 +39,9 @@ from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
     OAuthClientMetadata,
+    OAuthMetadata,
     OAuthToken,
+    ProtectedResourceMetadata,
 )
 
 from skillchat.errors import McpError
@@ -108,9 +110,10 @@ class _Storage:
         elif self.config.client_id is None:
             self.file.save(client=record)
 
-    def commit(self) -> None:
-        """The login succeeded: its tokens and registration replace what was kept."""
-        self.file.data = {}
+    def commit(self, discovered: dict[str, Any]) -> None:
+        """The login succeeded: its tokens, registration and the metadata `discovered`
+        (where a refresh goes) replace what was kept."""
+        self.file.data = dict(discovered)
         if self.config.client_id is None and "client" in self.pending:
             self.file.data["client"] = self.pending["client"]
         self.file.tokens_saved(self.pending["tokens"])
@@ -142,8 +145,28 @@ class Provider(OAuthClientProvider):
         )
 
     async def _initialize(self) -> None:
+        """The kept tokens, when they expire, and the metadata they came with (the
+        token endpoint a refresh goes to)."""
         await super()._initialize()
         self.context.token_expiry_time = self.file.expires_at()
+        metadata, resource = self.file.get("metadata"), self.file.get("resource_metadata")
+        if not self.storage.login and isinstance(metadata, dict):
+            self.context.oauth_metadata = OAuthMetadata.model_validate(metadata)
+        if not self.storage.login and isinstance(resource, dict):
+            prm = ProtectedResourceMetadata.model_validate(resource)
+            self.context.protected_resource_metadata = prm
+            if prm.authorization_servers:
+                self.context.auth_server_url = str(prm.authorization_servers[0])
+
+    def commit(self) -> None:
+        """`mcp login` succeeded: keep what it obtained (mcp/login.py)."""
+        found = {
+            "metadata": self.context.oauth_metadata,
+            "resource_metadata": self.context.protected_resource_metadata,
+        }
+        self.storage.commit(
+            {k: v.model_dump(mode="json", exclude_none=True) for k, v in found.items() if v}
+        )
 
     async def _show(self, url: str) -> None:
         issuer = str(self.context.oauth_metadata.issuer) if self.context.oauth_metadata else url

@@ -19,21 +19,19 @@ wire is skillchat's own client and transport (skillchat/mcp/), as in a chat.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the scripted model
 
+from oauth_helpers import logging_in
 from openai_server import ScriptedServer, call, reply
 
 SERVER = "conf"  # the [mcp.NAME] of the suite's server
@@ -91,6 +89,7 @@ CALLS: dict[str, Callable[[Offered], Calls]] = {
         (name, stub(f.get("parameters", {}))) for name, f in tools.items()
     ],
     "json-schema-2020-12-preservation": echo_schema,
+    "auth/scope-step-up": lambda tools: [("test-tool", {})],  # it asks for more scope
 }
 
 
@@ -100,40 +99,17 @@ def skillchat(args: list[str], home: Path, **kwargs: Any) -> subprocess.Popen[by
     folders = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".data",
                "XDG_STATE_HOME": ".state", "XDG_CACHE_HOME": ".cache"}  # fmt: skip
     env = {**os.environ, "HOME": str(home)} | {k: str(home / v) for k, v in folders.items()}
-    for desktop in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY"):  # the "browser" is `browse`
+    for desktop in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY"):  # the browser: oauth_helpers
         env.pop(desktop, None)
     return subprocess.Popen([sys.executable, "-m", "skillchat", *args], env=env,
                             stdin=subprocess.DEVNULL, **kwargs)  # fmt: skip
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any) -> None:
-        return None
-
-
-def browse(url: str) -> None:
-    """What the user's browser does with the authorization URL `mcp login` prints: the
-    suite's authorization server approves at once and redirects to skillchat's
-    loopback listener, which the browser then opens."""
-    opener = urllib.request.build_opener(_NoRedirect)
-    try:
-        opener.open(url, timeout=60)
-        return  # no redirect: the login waits, and ends on its own
-    except urllib.error.HTTPError as answer:
-        location = answer.headers.get("Location")
-    if location:
-        with contextlib.suppress(urllib.error.HTTPError):
-            urllib.request.urlopen(location, timeout=60).read()
 
 
 def login(home: Path, config: Path) -> int:
     """`skillchat mcp login conf`, its URL opened as a browser would."""
     user = skillchat(["mcp", "login", SERVER, "--config", str(config)], home,
                      stdout=subprocess.PIPE)  # fmt: skip
-    assert user.stdout is not None
-    url = user.stdout.readline().decode().strip()
-    if url:
-        browse(url)
+    logging_in(user)
     return user.wait()
 
 
@@ -163,21 +139,36 @@ def main() -> int:
         if scenario not in CALLS:
             return skillchat(["mcp", "tools", SERVER, "--config", str(config)], home).wait()
         (home / "skills").mkdir()
-        with ScriptedServer() as model:
-            first = reply(hold="offered")  # played once the model has chosen its calls
-            model.script(first, reply("done"))
-            chat = skillchat(["ask", "--allow-mcp", "--allow-elicit", "--config", str(config),
-                              "--model", "openai/conformance", "--api-base", model.base_url,
-                              "--skills-dir", str(home / "skills"), scenario], home)  # fmt: skip
-            while not model.completions and chat.poll() is None:
-                time.sleep(0.02)  # until skillchat asks the model, tools offered
-            if model.completions:
-                tools = offered(model.completions[0].body)
-                chosen = [(n, args) for n, args in CALLS[scenario](tools) if n in tools]
-                first["calls"] = [call(f"mcp__{SERVER}__{n}", args) for n, args in chosen]
-                first["text"] = "" if chosen else "none of the scenario's tools is offered"
-                model.release("offered")
-            return chat.wait()
+        code, said = ask(home, config, scenario)
+        if scenario.startswith("auth/") and f"skillchat mcp login {SERVER}" in said:
+            # The server asked for more access in the chat: log in again, as told.
+            if login(home, config) != 0:
+                return 1
+            code, said = ask(home, config, scenario)
+        return code
+
+
+def ask(home: Path, config: Path, scenario: str) -> tuple[int, str]:
+    """`skillchat ask --allow-mcp` with the scripted model calling the scenario's tools:
+    its exit code, and what it said on stderr (passed on)."""
+    with ScriptedServer() as model:
+        first = reply(hold="offered")  # played once the model has chosen its calls
+        model.script(first, reply("done"))
+        chat = skillchat(["ask", "--allow-mcp", "--allow-elicit", "--config", str(config),
+                          "--model", "openai/conformance", "--api-base", model.base_url,
+                          "--skills-dir", str(home / "skills"), scenario], home,
+                         stderr=subprocess.PIPE)  # fmt: skip
+        while not model.completions and chat.poll() is None:
+            time.sleep(0.02)  # until skillchat asks the model, tools offered
+        if model.completions:
+            tools = offered(model.completions[0].body)
+            chosen = [(n, args) for n, args in CALLS[scenario](tools) if n in tools]
+            first["calls"] = [call(f"mcp__{SERVER}__{n}", args) for n, args in chosen]
+            first["text"] = "" if chosen else "none of the scenario's tools is offered"
+            model.release("offered")
+        said = chat.communicate()[1].decode(errors="replace")
+        sys.stderr.write(said)
+        return chat.returncode, said
 
 
 if __name__ == "__main__":
