@@ -7,6 +7,7 @@ No token is ever seen anywhere but in that file."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -111,10 +112,12 @@ def test_login_a_chat_in_the_repl_a_quiet_refresh_logout_and_no_token_seen(
         shown = chats.stdout + export.stdout + export.stderr + listed.stdout + screen
         tokens = (events_at / "tokens.txt").read_text().split()
         assert len(tokens) >= 4  # two access tokens, two refresh tokens
+        files = [p for p in Path(os.environ["HOME"]).rglob("*") if p.is_file()]
+        assert any(b"you are logged in" in p.read_bytes() for p in files)  # the chat, kept
         for token in tokens:
             assert token not in shown
-            for path in Path(os.environ["HOME"]).rglob("*"):
-                if path.is_file() and path != token_file():
+            for path in files:
+                if path != token_file():
                     assert token.encode() not in path.read_bytes(), path
 
         done = skillchat("mcp", "logout", "prot", "--config", str(config))
@@ -141,3 +144,22 @@ def test_a_chat_without_a_login_says_so_in_one_line_and_goes_on(
         # Nothing asked of the authorization server, nothing kept.
         assert not [e for e in events(events_at) if not e.startswith("refused")]
         assert not token_file().exists()
+
+
+def test_a_token_refused_before_its_expiry_is_refreshed_once_quietly(tmp_path: Path) -> None:
+    """The server stops taking a token the client still thinks good (revoked, or its
+    clock ahead): its 401 gets one refresh, and the request goes through."""
+    events_at = tmp_path / "as"
+    with protected(events_at) as table:
+        config = tmp_path / "config.toml"
+        config.write_text(table)
+        assert login(config)[0] == 0
+        kept = json.loads(token_file().read_text())
+        kept["expires_at"] = time.time() + 3600  # the client's view: good for an hour
+        token_file().write_text(json.dumps(kept))
+        logged_in_at = time.time()
+        assert wait_for(lambda: time.time() > logged_in_at + EXPIRES_S + 0.5, 10)
+        done = skillchat("mcp", "tools", "prot", "--config", str(config))
+        assert done.returncode == 0 and "mcp__prot__whoami" in done.stdout, done.stderr
+        assert events(events_at).count("token refresh_token") == 1
+        assert "login" not in done.stderr
