@@ -37,67 +37,37 @@ import threading
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from skillchat.errors import ConfigError, McpError
-from skillchat.mcp.catalog import neutral
+from skillchat.errors import McpError
 from skillchat.mcp.connect import (
+    ServerState,
     answer_cut,
+    client_of,
     connection_lost,
     halt,
     list_tools,
     reason,
     settled,
+    spawn,
 )
 from skillchat.mcp.elicit import Elicit, Relay
-from skillchat.mcp.listing import Kept, Listed, keep, kept
-from skillchat.mcp.prompts import Prompt, Resource, list_extras, prompt_text
+from skillchat.mcp.listing import Listed, keep, kept
+from skillchat.mcp.prompts import list_extras, prompt_text
 from skillchat.mcp.results import not_a_result
-from skillchat.mcp.spawn import StderrTail, guarded_command, keep_tail, server_env, start_stdio
 from skillchat.mcp.stdio import too_long
-from skillchat.mcp_config import McpServerConfig, expand
+from skillchat.mcp_config import McpServerConfig
 
 if TYPE_CHECKING:
     from anyio.abc import Process
     from mcp import Client
     from mcp_types import CallToolResult
 
-    from skillchat.mcp.oauth import Authorize, Provider
+    from skillchat.mcp.oauth import Authorize
     from skillchat.mcp.skills import ServedSkills
     from skillchat.skills.model import Skill
 
 MAX_RESTARTS = 2
-_LAST_WORDS = 300  # characters of a server's stderr a failure quotes
-
-
-@dataclass
-class ServerState:
-    """What the session knows of one server: its state, its tools, why it failed."""
-
-    config: McpServerConfig
-    state: str = "idle"  # idle (not started) | starting | ready | failed | stopped
-    error: str = ""
-    tools: list[Listed] = field(default_factory=list)  # as it listed them this session
-    kept: Kept | None = None  # as it listed them when it last started (mcp/listing.py)
-    process: Process | None = None  # a stdio server's, while it runs
-    restarts: int = 0
-    client: Client | None = None
-    ready: threading.Event = field(default_factory=threading.Event)
-    stop: asyncio.Event | None = None
-    stderr: StderrTail = field(default_factory=StderrTail)
-    reader: asyncio.Task[None] | None = None  # reads stderr into `stderr` (stdio only)
-    task: asyncio.Task[Any] | None = None
-    generation: int = 0
-    skill_entries: list[Any] | None = None  # None: the server does not serve skills
-    prompts: list[Prompt] = field(default_factory=list)  # for the user (mcp/prompts.py)
-    resources: list[Resource] = field(default_factory=list)
-    auth: Provider | None = None  # an HTTP server's OAuth (mcp/oauth.py)
-
-    def stderr_tail(self) -> str:
-        """The last words the server wrote on stderr (its own on a failure), on one
-        line, its escapes and control characters removed."""
-        return neutral(" ".join(self.stderr.text().split())[-_LAST_WORDS:], _LAST_WORDS)
 
 
 class McpHub:
@@ -407,7 +377,7 @@ class McpHub:
             return state.generation == generation
 
         try:
-            process = await self._spawn(state)  # before the SDK is imported: see spawn.py
+            process = await spawn(state)  # before the SDK is imported: see spawn.py
             try:
                 client = self._client(state, process)
             except BaseException:
@@ -441,33 +411,8 @@ class McpHub:
                 state.client = state.process = None
                 state.ready.set()
 
-    async def _spawn(self, state: ServerState) -> Process | None:
-        """A stdio server's process, started with only anyio loaded; None for HTTP."""
-        config = state.config
-        if config.command is None:
-            return None
-        try:
-            program, args = guarded_command(config.command, config.args)
-            env = server_env({key: expand(value) for key, value in config.env})
-        except ConfigError as exc:
-            raise McpError(str(exc)) from None
-        process = state.process = await start_stdio(program, args, env, config.cwd)
-        if process.stderr is not None:
-            state.reader = asyncio.ensure_future(keep_tail(process.stderr, state.stderr))
-        return process
-
     def _client(self, state: ServerState, process: Process | None) -> Client:
-        from skillchat.mcp.connect import client_of
-
-        auth = None
-        if state.config.url is not None:
-            from skillchat.mcp.oauth import wants_oauth
-
-            if wants_oauth(state.config):
-                from skillchat.mcp.oauth import Provider
-
-                auth = state.auth = Provider(state.config, self.authorize)
-        return client_of(state.config, process, auth, self._handlers(state))
+        return client_of(state, process, self.authorize, self._handlers(state))
 
     def _handlers(self, state: ServerState) -> dict[str, Any]:
         """The client's callbacks: notifications, and a server's questions when the

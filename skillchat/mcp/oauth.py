@@ -62,13 +62,6 @@ class Authorize:
     redirected: Callable[[], Awaitable[AuthorizationCodeResult]]
 
 
-def wants_oauth(config: McpServerConfig) -> bool:
-    """An HTTP server without an `Authorization` header of the user's own."""
-    return config.url is not None and not any(
-        key.lower() == "authorization" for key, _ in config.headers
-    )
-
-
 class _Storage:
     """The SDK's token storage over the server's token file. At a login, what the
     flow obtains is held until the login succeeds (`commit`): a flow that fails
