@@ -72,10 +72,29 @@ def events(folder: Path) -> list[str]:
 def test_login_a_chat_in_the_repl_a_quiet_refresh_logout_and_no_token_seen(
     server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
 ) -> None:
+    """A REPL open before the login: the call says to log in, the chat goes on; after
+    `mcp login` (another terminal) the next call works, then refreshes quietly."""
     events_at = tmp_path / "as"
     with protected(events_at) as table:
         config = tmp_path / "config.toml"
         config.write_text(table)
+        (tmp_path / "skills").mkdir()
+        whoami = call("mcp__prot__whoami", {})
+        server.script(
+            reply("first"), reply(calls=[whoami]), reply("second"),
+            reply(calls=[whoami]), reply("third"),
+        )  # fmt: skip
+        repl = pty_sessions(
+            *session_options(server, tmp_path / "skills"), "--config", str(config), timeout=120
+        )
+        repl.prompt()
+        repl.line("who am I")
+        screen = repl.prompt()
+        assert "first" in screen
+        needs = "MCP server 'prot' needs a login: run `skillchat mcp login prot`"
+        assert needs in " ".join(screen.split())  # its tool is not offered
+        assert "mcp__prot__whoami" not in str(server.completions[0].body.get("tools"))
+
         code, url, said = login(config)
         assert code == 0, said
         assert "code_challenge_method=S256" in url and "resource=" in url
@@ -84,32 +103,31 @@ def test_login_a_chat_in_the_repl_a_quiet_refresh_logout_and_no_token_seen(
         assert stat.S_IMODE(token_file().parent.stat().st_mode) == 0o700
         flow = [e for e in events(events_at) if not e.startswith(("refused", "mcp"))]
         assert flow == ["register", "authorize", "token authorization_code"]
-
-        (tmp_path / "skills").mkdir()
-        whoami = call("mcp__prot__whoami", {})
-        server.script(reply(calls=[whoami]), reply("first"), reply(calls=[whoami]), reply("second"))
-        repl = pty_sessions(
-            *session_options(server, tmp_path / "skills"), "--config", str(config), timeout=120
-        )
-        repl.prompt()
-        repl.line("who am I")
-        screen = repl.prompt()
-        assert "first" in screen
-        assert "you are logged in" in tool_messages(server)[-1]["content"]
         logged_in_at = time.time()
+
+        repl.line("again")  # the server is connected again, logged in: its tool offered
+        screen += repl.prompt()
+        assert "second" in screen
+        assert "you are logged in" in tool_messages(server)[-1]["content"]
         # The access token expires: the next call refreshes it first, without a word.
         assert wait_for(lambda: time.time() > logged_in_at + EXPIRES_S + 0.5, 10)
-        repl.line("again")
-        screen += repl.prompt()
-        assert "second" in screen and "login" not in screen
+        repl.line("once more")
+        third = repl.prompt()
+        screen += third
+        assert "third" in third and "login" not in third
         assert "you are logged in" in tool_messages(server)[-1]["content"]
         assert "token refresh_token" in events(events_at)
         assert repl.quit() == 0
 
         chats = skillchat("chats", "list", "--json", "--config", str(config))
-        export = skillchat("chats", "export", "--last", "--config", str(config))
+        chat = json.loads(chats.stdout)
+        chat_id = (chat["chats"] if isinstance(chat, dict) else chat)[0]["id"]
+        export = skillchat("chats", "export", chat_id, "--config", str(config))
+        as_json = skillchat("chats", "export", chat_id, "-f", "json", "--config", str(config))
         listed = skillchat("mcp", "list", "--json", "--config", str(config))
-        shown = chats.stdout + export.stdout + export.stderr + listed.stdout + screen
+        assert export.returncode == as_json.returncode == listed.returncode == 0
+        assert "you are logged in" in export.stdout and "you are logged in" in as_json.stdout
+        shown = chats.stdout + export.stdout + as_json.stdout + listed.stdout + screen
         tokens = (events_at / "tokens.txt").read_text().split()
         assert len(tokens) >= 4  # two access tokens, two refresh tokens
         files = [p for p in Path(os.environ["HOME"]).rglob("*") if p.is_file()]

@@ -210,6 +210,18 @@ class McpHub:
                     state.tools = future.result(state.config.timeout_s)
                     keep(state.config, state.tools, state.skill_entries is not None)
 
+    def logged_in(self) -> bool:
+        """Connect again the servers that failed for want of a login and have one
+        now (`skillchat mcp login` ran in another terminal); whether any was."""
+        again = [
+            s
+            for s in self.servers.values()
+            if s.state == "failed" and s.auth is not None and s.auth.file.changed()
+        ]
+        for state in again:
+            self._restart(state)
+        return bool(again)
+
     def relist_skills(self) -> None:
         """Read the served skills' entries again (at each turn: a changed skill, and
         the trust it loses, is seen at the next message)."""

@@ -42,10 +42,24 @@ class TokenFile:
         self.name, self.url = name, url
         self.path = auth_dir() / f"{name}.json"
         self.data: dict[str, Any] = {}
+        self.seen: tuple[int, int] | None = None  # the file as last read or written
+
+    def changed(self) -> bool:
+        """Whether the file is not the one last read or written here (another
+        `skillchat mcp login` wrote it since)."""
+        return self._stamp() != self.seen
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            info = self.path.stat()
+        except OSError:
+            return None
+        return info.st_ino, info.st_mtime_ns
 
     def load(self) -> TokenFile:
         """Read the file if there is one (tokens for another URL are not used);
         McpError for one that is loose, not the user's, or unreadable."""
+        self.seen = self._stamp()
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
         except FileNotFoundError:
@@ -99,6 +113,7 @@ class TokenFile:
         with os.fdopen(fd, "w", encoding="utf-8") as file:
             json.dump(self.data, file)
         os.replace(temporary, self.path)
+        self.seen = self._stamp()
 
     def tokens_saved(self, tokens: dict[str, Any]) -> None:
         expires_in = tokens.get("expires_in")
