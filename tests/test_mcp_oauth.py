@@ -91,7 +91,7 @@ def test_login_a_chat_in_the_repl_a_quiet_refresh_logout_and_no_token_seen(
         repl.line("who am I")
         screen = repl.prompt()
         assert "first" in screen
-        needs = "MCP server 'prot' needs a login: run `skillchat mcp login prot`"
+        needs = "MCP server 'prot' is not available: needs a login: run `skillchat mcp login prot`"
         assert needs in " ".join(screen.split())  # its tool is not offered
         assert "mcp__prot__whoami" not in str(server.completions[0].body.get("tools"))
 
@@ -155,7 +155,7 @@ def test_a_chat_without_a_login_says_so_in_one_line_and_goes_on(
             "ask", *session_options(server, tmp_path / "skills"),
             "--config", str(tmp_path / "config.toml"), "--allow-mcp", "who am I",
         )  # fmt: skip
-        line = "MCP server 'prot' needs a login: run `skillchat mcp login prot`"
+        line = "MCP server 'prot' is not available: needs a login: run `skillchat mcp login prot`"
         assert line in done.stderr, done.stderr
         assert "went on" in done.stdout, done.stderr
         assert "Traceback" not in done.stderr

@@ -306,7 +306,7 @@ class McpHub:
         except MCPError as exc:
             if state.auth is not None and state.auth.failure:  # a login is needed: one line
                 failure, state.auth.failure = state.auth.failure, ""
-                raise McpError(failure) from None
+                raise McpError(f"MCP server '{server}' {failure}") from None
             if answer_cut(exc, state):  # that answer was not read; the server goes on
                 raise McpError(
                     f"'{server}' answered with an error: {too_long(state.config.max_answer_bytes)}"

@@ -203,12 +203,11 @@ class Provider(OAuthClientProvider):
                     outgoing = await flow.asend(response)
             except StopAsyncIteration:
                 return
-            except McpError:
+            except McpError as exc:  # the login's own (mcp/login.py), or ours
+                self.failure = self.failure or str(exc)
                 raise
             except Exception as exc:  # the SDK's OAuth errors, a bad answer of the server
-                raise self._stop(
-                    f"MCP server '{self.name}': authorization failed: {_why(exc)}"
-                ) from None
+                raise self._stop(f"could not log in: {_why(exc)}") from None
             finally:
                 await flow.aclose()
 
@@ -218,13 +217,11 @@ class Provider(OAuthClientProvider):
             wanted = union_scopes(granted, extract_field_from_www_auth(response, "scope"))
             self.file.save(wanted_scope=wanted)
             more = f" (scope {wanted})" if wanted else ""
-            return (
-                f"MCP server '{self.name}' needs more access{more}: "
-                f"run `skillchat mcp login {self.name}`"
-            )
-        return f"MCP server '{self.name}' needs a login: run `skillchat mcp login {self.name}`"
+            return f"needs more access{more}: run `skillchat mcp login {self.name}`"
+        return f"needs a login: run `skillchat mcp login {self.name}`"
 
     def _stop(self, line: str) -> McpError:
+        """Why the flow stops, as said after "MCP server 'NAME' "."""
         self.failure = line
         return McpError(line)
 
@@ -245,12 +242,10 @@ class Provider(OAuthClientProvider):
         if parsed.scheme != "https" and not (
             parsed.scheme == "http" and _loopback(parsed.hostname)
         ):
-            raise self._stop(
-                f"MCP server '{self.name}': authorization refused: {_origin(url)} is not https"
-            )
+            raise self._stop(f"refused its authorization server: {_origin(url)} is not https")
         if same_origin_as is not None and _origin(url) != _origin(same_origin_as):
             raise self._stop(
-                f"MCP server '{self.name}': authorization refused: the authorization server "
+                f"refused its authorization server: "
                 f"{_origin(same_origin_as)} sends to another origin, {_origin(url)}"
             )
 

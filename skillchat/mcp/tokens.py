@@ -85,10 +85,7 @@ class TokenFile:
         return self
 
     def _refused(self, why: str) -> McpError:
-        return McpError(
-            f"MCP server '{self.name}': its token file {self.path} {why}: "
-            f"run `skillchat mcp login {self.name}`"
-        )
+        return McpError(f"its token file {self.path} {why}: run `skillchat mcp login {self.name}`")
 
     def get(self, key: str) -> Any:
         return self.data.get(key)

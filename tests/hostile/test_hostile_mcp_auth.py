@@ -38,22 +38,22 @@ def refused(tmp_path: Path, mode: str) -> str:
     ("mode", "said"),
     [
         # Its metadata redirects to another origin: not followed, not read.
-        ("redirect", "authorization failed"),
+        ("redirect", "could not log in"),
         # Its metadata names another issuer than the one the resource named.
-        ("wrong-issuer", "authorization failed"),
+        ("wrong-issuer", "could not log in"),
         # Its token endpoint (where the code and verifier would go) is elsewhere.
         ("other-origin", "sends to another origin, http://127.0.0.1:"),
         # The resource names an authorization server over plain http on a remote host.
-        ("http-remote", "authorization refused: http://auth.example.com is not https"),
+        ("http-remote", "refused its authorization server: http://auth.example.com is not https"),
         # Its metadata never ends: cut at a megabyte.
-        ("endless", "authorization failed"),
+        ("endless", "could not log in"),
     ],
 )
 def test_a_hostile_authorization_server_is_refused_in_one_line(
     tmp_path: Path, mode: str, said: str
 ) -> None:
     line = refused(tmp_path, mode)
-    assert said in line and "MCP server 'prot'" in line, line
+    assert said in line and "MCP server 'prot': " in line, line
 
 
 def test_a_redirect_with_another_state_logs_in_to_nothing(tmp_path: Path) -> None:
