@@ -150,7 +150,7 @@ def main() -> int:
 
 def ask(home: Path, config: Path, scenario: str) -> tuple[int, str]:
     """`skillchat ask --allow-mcp` with the scripted model calling the scenario's tools:
-    its exit code, and what it said on stderr (passed on)."""
+    its exit code, and what it told (its stderr, passed on, and the tools' results)."""
     with ScriptedServer() as model:
         first = reply(hold="offered")  # played once the model has chosen its calls
         model.script(first, reply("done"))
@@ -168,7 +168,9 @@ def ask(home: Path, config: Path, scenario: str) -> tuple[int, str]:
             model.release("offered")
         said = chat.communicate()[1].decode(errors="replace")
         sys.stderr.write(said)
-        return chat.returncode, said
+        results = [m.get("content") or "" for m in model.completions[-1].body["messages"]
+                   if m.get("role") == "tool"] if model.completions else []  # fmt: skip
+        return chat.returncode, "\n".join([said, *results])
 
 
 if __name__ == "__main__":
