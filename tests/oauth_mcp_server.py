@@ -18,7 +18,8 @@ MODE makes the authorization server hostile (tests/hostile/test_hostile_mcp_auth
 `redirect` (its metadata answers a redirect to another origin), `wrong-issuer`,
 `other-origin` (its token endpoint on another origin), `http-remote` (the resource
 names an authorization server over http on a remote host), `endless` (its metadata
-never ends).
+never ends). In `step-up` the resource answers a tool call 403 `insufficient_scope`
+(scope `write`) unless the token was granted `write`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ ELSEWHERE = f"http://127.0.0.1:{MCP_PORT + 1}"  # nothing listens there
 EXPIRES_S = 2
 codes: dict[str, dict[str, str]] = {}  # code -> the authorization request
 access: dict[str, float] = {}  # access token -> when it expires
+scopes: dict[str, str] = {}  # access or refresh token -> the scope granted
 refresh: set[str] = set()
 
 
@@ -94,6 +96,11 @@ class Resource(Base):
             metadata = f"{MCP}/.well-known/oauth-protected-resource/mcp"
             challenge = f'Bearer resource_metadata="{metadata}", scope="mcp"'
             self.answer(401, {"error": "invalid_token"}, {"WWW-Authenticate": challenge})
+            return
+        if MODE == "step-up" and method == "tools/call" and "write" not in scopes[token].split():
+            event(f"refused {method}")
+            challenge = 'Bearer error="insufficient_scope", scope="write"'
+            self.answer(403, {"error": "insufficient_scope"}, {"WWW-Authenticate": challenge})
             return
         event(f"mcp {method}")
         if "id" not in message:
@@ -185,16 +192,20 @@ class Authorization(Base):
             if form.get("resource") != f"{MCP}/mcp":
                 self.answer(400, {"error": "invalid_target"})
                 return
+            scope = asked.get("scope", "")
         elif grant != "refresh_token" or form.get("refresh_token") not in refresh:
             self.answer(400, {"error": "invalid_grant"})
             return
+        else:
+            scope = scopes[form["refresh_token"]]
         event(f"token {grant}")
         token, again = "at-" + secrets.token_hex(16), "rt-" + secrets.token_hex(16)
         access[token] = time.time() + EXPIRES_S
+        scopes[token] = scopes[again] = scope
         refresh.add(again)
         issued(token, again)
         body = {"access_token": token, "token_type": "Bearer", "expires_in": EXPIRES_S}
-        self.answer(200, {**body, "refresh_token": again, "scope": "mcp"})
+        self.answer(200, {**body, "refresh_token": again, "scope": scope})
 
 
 if __name__ == "__main__":

@@ -181,3 +181,37 @@ def test_a_token_refused_before_its_expiry_is_refreshed_once_quietly(tmp_path: P
         assert done.returncode == 0 and "mcp__prot__whoami" in done.stdout, done.stderr
         assert events(events_at).count("token refresh_token") == 1
         assert "login" not in done.stderr
+
+
+def test_a_step_up_in_the_repl_is_one_line_then_a_login_elsewhere_grants_it(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    """A call the server refuses for want of scope (403 `insufficient_scope`) says so
+    in one line; the next `mcp login` asks for that scope with the one granted, and
+    the REPL's next call connects again with the new token."""
+    events_at = tmp_path / "as"
+    with protected(events_at, "step-up") as table:
+        config = tmp_path / "config.toml"
+        config.write_text(table)
+        first, url, said = login(config)
+        assert first == 0 and url.endswith("scope=mcp"), said
+        (tmp_path / "skills").mkdir()
+        whoami = call("mcp__prot__whoami", {})
+        server.script(reply(calls=[whoami]), reply("refused"), reply(calls=[whoami]), reply("ok"))
+        repl = pty_sessions(
+            *session_options(server, tmp_path / "skills"), "--config", str(config), timeout=120
+        )
+        repl.prompt()
+        repl.line("who am I")
+        assert "refused" in repl.prompt()
+        more = (
+            "MCP server 'prot' needs more access (scope mcp write): run `skillchat mcp login prot`"
+        )
+        assert more in tool_messages(server)[-1]["content"]
+
+        second, url, said = login(config)
+        assert second == 0 and url.endswith("scope=mcp+write"), said
+        repl.line("again")
+        assert "ok" in repl.prompt()
+        assert "you are logged in" in tool_messages(server)[-1]["content"]
+        assert repl.quit() == 0
