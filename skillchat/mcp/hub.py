@@ -9,6 +9,7 @@
     hub.served_skills()             # the skills of servers declaring the skills extension
     hub.prompt("docs", "review", {...})  # a prompt's messages, the user's turn (prompts.py)
     McpHub(servers, elicit)         # a server's questions answered by `elicit` (elicit.py)
+    McpHub([server], authorize=...)  # `mcp login`: the OAuth flow run whole (login.py)
     hub.close()                     # also at exit; kill -9 is covered by spawn.py
 
 A server starts when something needs it, never at the hub's making: a request that

@@ -12,6 +12,12 @@ any, in `MCP_CONFORMANCE_CONTEXT`). This script writes a config naming that URL 
   model of tests/openai_server.py. The "model" reads the tools skillchat offered it
   in its first request and calls the scenario's tools as offered (their
   `mcp__conf__` names, an echo of the schema it was given), then answers "done".
+- an `auth/*` scenario first logs in as a user would: its `[mcp.conf]` names the
+  scenario's pre-registered client if it has one (and a client metadata URL), then
+  `skillchat mcp login conf` prints the authorization URL, which is opened as a
+  browser would (tests/oauth_helpers.py: the suite's authorization server approves
+  at once and redirects to skillchat's loopback listener). A chat told to log in
+  again (a step-up) does, and asks again.
 
 Its exit code is skillchat's. Nothing here speaks MCP: what the suite sees on the
 wire is skillchat's own client and transport (skillchat/mcp/), as in a chat.
