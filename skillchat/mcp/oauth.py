@@ -22,6 +22,9 @@ PKCE S256, the `resource` indicator, scopes from the challenge, refresh. Around 
   listener with its state checked.
 
 Tokens live in the user's private token file only; the SDK's log is silenced (hub.py).
+The SDK is pinned exactly (pyproject.toml): `Provider` overrides its `_auth_flow` (the
+extension point its base class documents), `_initialize` (the expiry and metadata
+kept with the tokens) and `_perform_authorization_code_grant` (a kept step-up scope).
 """
 
 from __future__ import annotations
