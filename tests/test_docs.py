@@ -163,7 +163,7 @@ def test_the_docs_name_no_folder_a_clone_lacks() -> None:
 # Words of how the project's team worked, not of skillchat: a reader of the docs has no
 # "round", "lead" or branch, and "main" is no name for the version before a change.
 INTERNAL = re.compile(
-    r"\b(?:this|last|that) round\b|\bthe lead\b|\bengineers?\b|\b(?:last )?stop \d+\b"
+    r"\b(?:this|last|that) round\b|\bthe lead\b|\bthe brief\b|\bengineers?\b|\b(?:last )?stop \d+\b"
     r"|\bthe last stop\b|\bissue \d+\b|\bh-[a-z]+\b|\bmain's\b|\bmain at [0-9a-f]{7}"
     r"|\b(?:vs|beside|against|than|on|over) main\b|\bmain:? \d|`main`|\bshared machine\b"
     r"|/work/",
