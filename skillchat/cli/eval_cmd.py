@@ -103,6 +103,30 @@ VerifierTimeoutOpt = Annotated[
     typer.Option("--verifier-timeout", min=1.0, help="--outcome: seconds a verifier may run."),
 ]
 
+BaselineOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--baseline",
+        metavar="DIR",
+        file_okay=False,
+        help="--outcome: compare with this old copy of the skill (the old arm) instead of none.",
+    ),
+]
+BaselineRefOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline-ref",
+        metavar="REF",
+        help="--outcome: the old arm is the skill's folder at this git commit.",
+    ),
+]
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard", metavar="I/N", help="--outcome: run the I-th of N shares (eval merge)."
+    ),
+]
+
 
 # The session options an eval run has no use for: `--model` (eval's own, repeatable),
 # a saved chat to go on with (its runs are fresh and unsaved), a workspace and
@@ -134,6 +158,9 @@ def eval_cmd(
     yes: YesOpt = False,
     out: OutOpt = None,
     verifier_timeout: VerifierTimeoutOpt = 60.0,
+    baseline: BaselineOpt = None,
+    baseline_ref: BaselineRefOpt = None,
+    shard: ShardOpt = None,
     *,
     options: SessionOptions,
 ) -> None:
@@ -149,13 +176,15 @@ def eval_cmd(
     options = replace(options, no_mcp=not options.allow_mcp)
     settings, sources = chosen_settings(ctx, options, allow_install=allow_install)
     _check_mode(outcome, skill, min_trigger_rate, min_delta, yes, out)
+    if not outcome and (baseline or baseline_ref or shard):
+        raise UsageError("--baseline, --baseline-ref and --shard are for --outcome evals")
     if outcome:
         from skillchat.cli.eval_outcome import OutcomeOptions, outcome_eval
 
         chosen = list(dict.fromkeys(model or [settings.model]))
         wanted = OutcomeOptions(
             chosen, trials, k, jobs, min_delta, yes, out, options.allow_run, json_out,
-            verifier_timeout,
+            verifier_timeout, *_arms_and_shard(baseline, baseline_ref, shard, min_delta),
         )  # fmt: skip
         by_model = _model_settings(replace(settings, tools=True), sources, chosen)
         outcome_eval(consoles_of(ctx), queries_file, settings, by_model, wanted)
@@ -193,6 +222,19 @@ def _check_mode(
         raise UsageError("--skill and --min-trigger-rate are for trigger evals, not --outcome")
     if not outcome and (min_delta is not None or yes or out is not None):
         raise UsageError("--min-delta, --yes and --out are for --outcome evals")
+
+
+def _arms_and_shard(
+    baseline: Path | None, ref: str | None, shard: str | None, min_delta: float | None
+) -> tuple[Path | None, str | None, tuple[int, int] | None]:
+    """The old arm's source (one at most) and the shard; a gate is for a whole run."""
+    from skillchat.evals.outcome_shard import parse_shard
+
+    if baseline is not None and ref is not None:
+        raise UsageError("--baseline and --baseline-ref: give one old version, not two")
+    if shard is not None and min_delta is not None:
+        raise UsageError("--min-delta gates the whole run: give it to eval merge, not a shard")
+    return baseline, ref, None if shard is None else parse_shard(shard)
 
 
 def _model_settings(
