@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from envs_helpers import local_index, write_wheel
 from helpers import NO_SHARED, REAL_SKILLS_SCRIPTS, skillchat, write_files
 from openai_server import ScriptedServer, call, reply
+from outcome_fixture import writable_copy
 from sandbox_helpers import require_sandbox
 
 CREATOR = REAL_SKILLS_SCRIPTS / "anthropics-skills" / "skills" / "skill-creator"
@@ -37,10 +38,7 @@ def creator_with_evals(tmp_path: Path) -> Path:
     if not CREATOR.is_dir():
         pytest.skip(NO_SHARED)
     skills = tmp_path / "skills"
-    shutil.copytree(CREATOR, skills / "skill-creator", copy_function=shutil.copyfile)
-    for folder in [skills / "skill-creator", *(skills / "skill-creator").rglob("*")]:
-        if folder.is_dir() and not folder.is_symlink():
-            folder.chmod(0o755)
+    writable_copy(CREATOR, skills / "skill-creator")
     task = {
         "id": "validate",
         "prompt": "TASK-VALIDATE: is the skill in ./draft valid? write verdict.txt",
@@ -74,7 +72,16 @@ def script_validator(server: ScriptedServer) -> None:
     )
 
 
-def run_eval(server: ScriptedServer, skills: Path, config: Path, out: Path) -> dict[str, object]:
+def run_eval(server: ScriptedServer, tmp_path: Path, data: str, package: str) -> dict[str, Any]:
+    """The outcome eval of the validate task, chats and environments in `data`,
+    the skill's missing declaration (PyYAML) given as `package` in [packages]."""
+    skills = creator_with_evals(tmp_path)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[storage]\npath = "{data}/chats.db"\n\n[packages]\nskill-creator = ["{package}"]\n'
+    )
+    script_validator(server)
+    out = tmp_path / "ws"
     argv = [
         "eval", str(skills / "skill-creator/evals/evals.json"), "--outcome",
         "--model", "openai/test-model", "--api-base", server.base_url,
@@ -84,7 +91,7 @@ def run_eval(server: ScriptedServer, skills: Path, config: Path, out: Path) -> d
     done = skillchat(*argv, timeout=900)
     assert done.returncode == 0, done.stderr
     [row] = json.loads(done.stdout)["models"][0]["tasks"]
-    return dict(row)
+    return cast(dict[str, Any], row)
 
 
 def test_a_real_skill_installs_its_packages_and_a_verifier_grades_it(
@@ -94,13 +101,7 @@ def test_a_real_skill_installs_its_packages_and_a_verifier_grades_it(
     folder = os.environ.get("REAL_INDEX_DIR")
     if not folder:
         pytest.skip("REAL_INDEX_DIR is not set: the real package index is not used")
-    skills = creator_with_evals(tmp_path)
-    config = tmp_path / "config.toml"
-    config.write_text(
-        f'[storage]\npath = "{folder}/chats.db"\n\n[packages]\nskill-creator = ["pyyaml"]\n'
-    )
-    script_validator(server)
-    row = run_eval(server, skills, config, tmp_path / "ws")
+    row = run_eval(server, tmp_path, folder, "pyyaml")
     assert row["delta"] == 1.0, row
     verdict = tmp_path / "ws/iteration-1/eval-validate/with_skill/run-1/outputs/verdict.txt"
     assert verdict.read_text() == "Skill is valid!\n"
@@ -113,7 +114,6 @@ def test_the_skills_packages_are_installed_once_in_the_users_store(
     environment store of its own: the package is installed once, where the user's
     chats keep their environments, and every with-skill trial uses it."""
     require_sandbox()
-    skills = creator_with_evals(tmp_path)
     wheels = tmp_path / "wheels"
     # A stand-in yaml with what quick_validate uses, from a local index.
     write_wheel(
@@ -124,13 +124,8 @@ def test_the_skills_packages_are_installed_once_in_the_users_store(
         "    return dict(line.split(': ', 1) for line in text.strip().splitlines())\n",
     )
     local_index(monkeypatch, wheels)
-    config = tmp_path / "config.toml"
     data = tmp_path / "data"
-    config.write_text(
-        f'[storage]\npath = "{data}/chats.db"\n\n[packages]\nskill-creator = ["yaml"]\n'
-    )
-    script_validator(server)
-    row = run_eval(server, skills, config, tmp_path / "ws")
+    row = run_eval(server, tmp_path, str(data), "yaml")
     assert row["delta"] == 1.0, row
     envs = [p for p in (data / "envs").iterdir() if p.is_dir() and p.name != "locks"]
     assert len(envs) == 1 and (envs[0] / "skillchat-env.json").is_file()
