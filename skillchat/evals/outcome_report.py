@@ -158,9 +158,10 @@ def _notes(summary: ModelSummary, measured_tasks: int, k: int) -> list[str]:
     interval = summary.mean_delta
     if interval is not None and interval.low <= 0 <= interval.high:
         notes.append("the interval includes 0: no difference shown either way")
-    unmeasured = sum(row.arms["with"].not_measured for row in summary.rows)
-    if unmeasured:
-        notes.append(f"{unmeasured} with-skill trial(s) never loaded the skill: not measured")
+    for arm in ("with", "old"):
+        unmeasured = sum(row.arms[arm].not_measured for row in summary.rows if arm in row.arms)
+        if unmeasured:
+            notes.append(f"{unmeasured} {arm}-skill trial(s) never loaded the skill: not measured")
     if any(a.graded < k for row in summary.rows for a in row.arms.values()):
         notes.append(f"pass@{k} and pass^{k} need {k} graded trials: blank where fewer")
     return notes
