@@ -163,7 +163,7 @@ def _write_manifest(
         trials=options.trials,
         k=k,
         conditions=held,
-        plan=[store.key(job) for job in plan],
+        plan=[[store.key(j), j.task.id, j.model, j.arm, j.trial] for j in plan],
         shard=list(options.shard) if options.shard else None,
         workspaces={m: str(f.relative_to(out)) for m, f in folders.items()},
     )

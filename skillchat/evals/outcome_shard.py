@@ -111,7 +111,7 @@ class Manifest:
     trials: int
     k: int
     conditions: dict[str, dict[str, Any]]
-    plan: list[str]  # every trial's key, whatever the shard
+    plan: list[list[Any]]  # every trial's [key, task, model, arm, trial], whatever the shard
     shard: list[int] | None  # [I, N]
     workspaces: dict[str, str]  # model: its iteration folder, relative to the out folder
 
@@ -198,25 +198,65 @@ def merge(shards: Sequence[Path], out: Path) -> tuple[Manifest, list[TrialResult
         missing = sorted(set(range(1, n + 1)) - set(taken))
         what = f"shard {missing[0]}/{n} is missing" if missing else "a shard is given twice"
         raise UsageError(f"cannot merge: {what}")
+    if out.resolve() in {s.resolve() for s in shards}:
+        raise UsageError("cannot merge into a shard's folder: --out must be another folder")
+    merged = dataclasses.replace(first, shard=None, workspaces={})
+    check_resume(out, merged)
+    texts: dict[str, str] = {}
     results: list[TrialResult] = []
-    store = out / ".results"
-    store.mkdir(parents=True, exist_ok=True)
-    for key in first.plan:
+    for key, *trial in first.plan:
         holder = next((f for f in shards if (f / ".results" / f"{key}.json").is_file()), None)
         if holder is None:
             raise UsageError(
                 "cannot merge: a trial of the plan is in no shard (one was interrupted: "
                 "run its command again to finish it)"
             )
-        data = (holder / ".results" / f"{key}.json").read_text(encoding="utf-8")
-        try:
-            results.append(TrialResult(**json.loads(data)))
-        except (ValueError, TypeError):
-            raise UsageError(
-                f"{holder}: its result {key} is damaged; run that shard again"
-            ) from None
+        texts[key] = (holder / ".results" / f"{key}.json").read_text(encoding="utf-8")
+        result = _result(texts[key], trial)
+        if result is None:
+            raise UsageError(f"{holder}: its result {key} is damaged; run that shard again")
+        results.append(result)
+    store = out / ".results"
+    store.mkdir(parents=True, exist_ok=True)
+    for key, data in texts.items():
         (store / f"{key}.json").write_text(data, encoding="utf-8")
-    return dataclasses.replace(first, shard=None, workspaces={}), results
+    return merged, results
+
+
+# The types of a stored result's fields, as TrialResult declares them.
+_TYPES: dict[str, tuple[type, ...]] = {
+    "task": (str,), "model": (str,), "arm": (str,), "trial": (int,),
+    "passed": (bool, type(None)), "loaded": (bool,), "measured": (bool,), "checks": (list,),
+    "tokens": (int,), "cost": (float, int, type(None)), "seconds": (float, int),
+    "tool_calls": (int,), "error": (str, type(None)),
+}  # fmt: skip
+
+
+def _result(text: str, trial: list[Any]) -> TrialResult | None:
+    """A shard's stored result, when it is one and is the trial its key names
+    (a file from another store, or edited, would count in the wrong place)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or set(data) - set(_TYPES):
+        return None
+    if not all(isinstance(data.get(k), t) for k, t in _TYPES.items() if k in data):
+        return None
+    checks = data.get("checks", [])
+    if not all(
+        isinstance(c, dict)
+        and isinstance(c.get("text"), str)
+        and isinstance(c.get("passed"), bool)
+        and isinstance(c.get("evidence"), str)
+        for c in checks
+    ):
+        return None
+    try:
+        result = TrialResult(**data)
+    except TypeError:
+        return None
+    return result if [result.task, result.model, result.arm, result.trial] == trial else None
 
 
 def copy_trials(shards: Sequence[Path], manifest: Manifest, folders: dict[str, Path]) -> None:

@@ -251,6 +251,18 @@ def test_merging_shards_of_different_runs_is_refused(
     for folders, says in cases:
         done = skillchat("eval", "merge", *map(str, folders), "--out", str(tmp_path / "m"))
         assert says in one_line_error(done, 2)
+    done = skillchat("eval", "merge", str(one), str(two), "--out", str(one))
+    assert "cannot merge into a shard's folder" in one_line_error(done, 2)
+    # A stored result edited to count elsewhere (another arm) or not typed as one.
+    stored = min([*(one / ".results").glob("*.json"), *(two / ".results").glob("*.json")])
+    text = stored.read_text()
+    result = json.loads(text)
+    flipped = {**result, "arm": "without" if result["arm"] == "with" else "with"}
+    for edit in (json.dumps(flipped), json.dumps({**result, "passed": "yes"}), '{"checks": [1]}'):
+        stored.write_text(edit)
+        done = skillchat("eval", "merge", str(one), str(two), "--out", str(tmp_path / "m"))
+        assert "is damaged; run that shard again" in one_line_error(done, 2)
     assert not (tmp_path / "m" / ".results").exists()
+    stored.write_text(text)
     whole = skillchat("eval", "merge", str(two), str(one), "--out", str(tmp_path / "m"), "--json")
     assert whole.returncode == 0, whole.stderr
