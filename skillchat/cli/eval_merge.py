@@ -57,4 +57,6 @@ def eval_merge(
     )
     arms: tuple[Arm, Arm] = ("with", control(manifest.arms))
     consoles = consoles_of(ctx)
-    report(consoles, results, manifest.task_list(), folders, options, manifest.k, False, arms)
+    tasks = manifest.task_list()
+    # Pairwise verdicts stay in each shard's store: the merged report has the trials'.
+    report(consoles, results, tasks, folders, options, manifest.k, False, arms, (None, []))

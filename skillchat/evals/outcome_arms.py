@@ -29,6 +29,7 @@ from skillchat.skills.model import Skill
 from skillchat.skills.registry import Registry, discover
 
 Arm = Literal["with", "without", "old"]
+ARMS: tuple[Arm, Arm] = ("with", "without")  # the arms without a baseline
 HIDDEN = "evals"  # the skill's folder of answers: never in the copy the agent sees
 
 

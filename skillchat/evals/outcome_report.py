@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillchat.evals.outcome_arms import Arm, arm_folder, control
+from skillchat.evals.outcome_arms import ARMS, Arm, arm_folder, control
 from skillchat.evals.outcome_stats import (
     MIN_TASKS_TO_CONCLUDE,
     MIN_TRIALS_TO_CONCLUDE,
@@ -106,7 +106,7 @@ def summarize(
     tasks: Sequence[str],
     models: Sequence[str],
     k: int,
-    arms: Sequence[Arm] = ("with", "without"),
+    arms: Sequence[Arm] = ARMS,
 ) -> list[ModelSummary]:
     """One summary per model, from the finished trials of `arms`."""
     summaries = []

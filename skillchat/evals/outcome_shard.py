@@ -229,6 +229,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "passed": (bool, type(None)), "loaded": (bool,), "measured": (bool,), "checks": (list,),
     "tokens": (int,), "cost": (float, int, type(None)), "seconds": (float, int),
     "tool_calls": (int,), "error": (str, type(None)),
+    "judge_tokens": (int,), "judge_cost": (float, int, type(None)),
 }  # fmt: skip
 
 
