@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from git_repos import commit, make_repo
 from helpers import one_line_error, skillchat, write_files
 from openai_server import ScriptedServer, reply
@@ -180,3 +181,23 @@ def test_three_shards_as_processes_merged_equal_one_run(
         "eval", "merge", *map(str, shards), "--out", str(tmp_path / "m2"), "--min-delta", "0.5"
     )
     assert gated.returncode == 1 and "under --min-delta +0.50" in gated.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--baseline", "x", "--baseline-ref", "v1"], "give one old version, not two"),
+        (["--shard", "1/2", "--min-delta", "0"], "--min-delta gates the whole run"),
+        (["--baseline", "x", "--html", "r.html"], "not with a baseline yet"),
+        (["--baseline", "x", "--judge-model", "openai/j", "--pairwise"], "not with a baseline"),
+    ],
+)
+def test_flags_that_do_not_combine_are_one_line(
+    server: ScriptedServer, tmp_path: Path, args: list[str], says: str
+) -> None:
+    skills = demo_skill(tmp_path, [ANSWER])
+    assert says in one_line_error(run_outcome(server, skills, tmp_path / "ws", *args), 2)
+    plain = outcome_argv(server, skills, tmp_path / "ws", "--shard", "1/2")
+    plain.remove("--outcome")
+    assert "are for --outcome evals" in one_line_error(skillchat(*plain), 2)
+    assert server.completions == []
