@@ -82,6 +82,11 @@ def user_data_dir() -> Path:
     return Path(_dir(APP_NAME, appauthor=False))
 
 
+def plugin_servers_path() -> Path:
+    """The MCP servers installed plugins brought (plugin_servers.py), beside the config."""
+    return user_config_dir() / "plugin-servers.json"
+
+
 def user_skill_dirs() -> list[str]:
     """The user-level skill directories: the user put these skills there, so they
     are trusted; every other skills directory needs `skillchat skills trust`."""
@@ -364,6 +369,10 @@ def _check(settings: Settings, sources: dict[str, str]) -> None:
         raise ConfigError(f"{where}: context_window must be at least 1")
     unknown = sorted(set(settings.mcp_use or ()) - set(settings.mcp_servers))
     if unknown:
+        from skillchat.plugin_servers import off_reason
+
+        if off := off_reason(plugin_servers_path(), unknown[0]):
+            raise UsageError(f"--mcp {unknown[0]}: {off}")
         known = ", ".join(settings.mcp_servers) or "none configured"
         raise UsageError(f"--mcp {unknown[0]}: no [mcp.{unknown[0]}] in the config ({known})")
 
@@ -391,6 +400,13 @@ def load_with_sources(
         values.update(file_values)
         sources.update({k: "file" for k in file_values})
         config_path = path
+    if plugin_servers_path().exists():  # the enabled ones; the user's own table wins a name
+        from skillchat.plugin_servers import enabled_servers
+
+        values["mcp_servers"] = {
+            **enabled_servers(plugin_servers_path()),
+            **values.get("mcp_servers", {}),
+        }
     for env, name in ENV_KEYS.items():
         if os.environ.get(env):
             values[name] = os.environ[env]

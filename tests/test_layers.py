@@ -35,6 +35,7 @@ LAYERS = (
     "safe_io",  # the descriptor walk and the rules of every read: needs only errors
     "mounts",  # where the sandbox shows folders: allowed-tools rules name them
     "mcp_config",  # the [mcp.NAME] tables, read by config
+    "plugin_servers",  # the MCP servers installed plugins brought, read by config
     "config_file",  # the config file's keys and tables, read by config
     "backend_table",  # one row per model backend, without its SDK: config checks names
     "config",

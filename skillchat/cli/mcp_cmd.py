@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from skillchat.cli import plugin_cmd
 from skillchat.cli.common import ConfigOpt, JsonOpt
 from skillchat.cli.invocation import consoles_of, load
 from skillchat.errors import McpError, UsageError
@@ -40,7 +41,8 @@ def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
     and resources (by name), or why not."""
     settings = load(ctx, config)
     servers = list(settings.mcp_servers.values())
-    if not servers:
+    off = plugin_cmd.off_rows(set(settings.mcp_servers))
+    if not servers and not off:
         where = settings.config_path or "the config file"
         raise UsageError(f"no MCP server is configured: add an [mcp.NAME] table to {where}")
     states = _started(servers)
@@ -65,8 +67,9 @@ def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
                 "error": state.error or None,
             }
         )
+    rows += off  # a plugin's server the user has not enabled: shown, never started
     _show_list(consoles_of(ctx), rows, json_out)
-    if any(row["state"] != "ready" for row in rows):
+    if any(row["state"] not in ("ready", "off") for row in rows):
         raise typer.Exit(1)
 
 
@@ -78,10 +81,14 @@ def tools_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """The tools of one server, as the model would be offered them."""
+    from skillchat.config import plugin_servers_path
     from skillchat.mcp.catalog import build_offer, share_of
+    from skillchat.plugin_servers import off_reason
 
     settings = load(ctx, config)
     server = settings.mcp_servers.get(name)
+    if server is None and (off := off_reason(plugin_servers_path(), name)) is not None:
+        raise UsageError(off)
     if server is None:
         known = ", ".join(settings.mcp_servers) or "none configured"
         raise UsageError(f"no [mcp.{name}] in the config ({known})")
@@ -106,6 +113,23 @@ def tools_cmd(
     for offered, why in left.items():
         rows.append({"offered_as": offered, "left_out": why})
     _show_tools(consoles_of(ctx), rows, json_out)
+
+
+@app.command("enable")
+def enable_cmd(
+    name: Annotated[str, typer.Argument(help="An MCP server an installed plugin brought.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Enable without asking.")] = False,
+) -> None:
+    """Turn on a plugin's MCP server, after showing the command it runs."""
+    plugin_cmd.set_enabled(name, True, yes)
+
+
+@app.command("disable")
+def disable_cmd(
+    name: Annotated[str, typer.Argument(help="An MCP server an installed plugin brought.")],
+) -> None:
+    """Turn a plugin's MCP server off again."""
+    plugin_cmd.set_enabled(name, False, True)
 
 
 def _started(servers: list[Any]) -> dict[str, Any]:
@@ -139,9 +163,11 @@ def _show_list(consoles: Consoles, rows: list[dict[str, Any]], json_out: bool) -
         table.add_column(column)
     for row in rows:
         status = f"{row['tools']} tools" if row["state"] == "ready" else f"failed: {row['error']}"
+        if row["state"] == "off":
+            status = row["error"]
         if row["state"] == "ready" and row["skills"] is not None:
             status += f", {row['skills']} skills"
-        if not row["enabled"]:
+        if not row["enabled"] and row["state"] != "off":
             status += " (enabled = false: only with --mcp)"
         cells = (row["name"], row["transport"], row["target"], status)
         table.add_row(*(text(one_line(str(v), 200)) for v in cells))
