@@ -157,6 +157,9 @@ class Settings:
     # None: 30,000 (DEFAULT_CATALOG_CHARS), or a quarter of a fitted budget.
     catalog_max_chars: int | None = None
     storage_path: str | None = None
+    # Where packages' environments live; None: beside the chat database. An outcome
+    # eval's trial has a database of its own, and shares the user's environments.
+    envs_path: str | None = None
     run_allowed_tools: str = "approve"
     workspace: str | None = None
     # Folders that are projects (besides git work trees): started at or below one, it
@@ -256,6 +259,12 @@ class Settings:
         if self.storage_path:
             return Path(self.storage_path).expanduser()
         return user_data_dir() / "chats.db"
+
+    def envs_folder(self) -> Path:
+        """The skills' package environments (sandbox/envs/store.py)."""
+        if self.envs_path:
+            return Path(self.envs_path)
+        return self.database_path().parent / "envs"
 
 
 def find_config_file(explicit: str | Path | None) -> tuple[Path, bool]:

@@ -6,6 +6,7 @@ and never loads it on a fourth."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,6 +62,16 @@ def demo_skill(root: Path, tasks: list[Any] | None = None) -> Path:
         },
     )
     return root / "skills"
+
+
+def writable_copy(source: Path, target: Path) -> None:
+    """A copy of a skill of the shared corpus, which has no write bits: the copy
+    gets them back, or as a normal user a test could not add its evals/ to it (as
+    root it could)."""
+    shutil.copytree(source, target, copy_function=shutil.copyfile)
+    for folder in [target, *target.rglob("*")]:
+        if folder.is_dir() and not folder.is_symlink():
+            folder.chmod(0o755)
 
 
 def evals_json(skills: Path) -> Path:

@@ -124,6 +124,29 @@ HtmlOpt = Annotated[
         "--html", metavar="FILE", dir_okay=False, help="--outcome: also write an HTML report."
     ),
 ]
+BaselineOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--baseline",
+        metavar="DIR",
+        file_okay=False,
+        help="--outcome: compare with this old copy of the skill (the old arm) instead of none.",
+    ),
+]
+BaselineRefOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline-ref",
+        metavar="REF",
+        help="--outcome: the old arm is the skill's folder at this git commit.",
+    ),
+]
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard", metavar="I/N", help="--outcome: run the I-th of N shares (eval merge)."
+    ),
+]
 
 
 # The session options an eval run has no use for: `--model` (eval's own, repeatable),
@@ -159,6 +182,9 @@ def eval_cmd(
     judge_model: JudgeModelOpt = None,
     pairwise: PairwiseOpt = False,
     html: HtmlOpt = None,
+    baseline: BaselineOpt = None,
+    baseline_ref: BaselineRefOpt = None,
+    shard: ShardOpt = None,
     *,
     options: SessionOptions,
 ) -> None:
@@ -178,6 +204,10 @@ def eval_cmd(
         raise UsageError("--judge-model, --pairwise and --html are for --outcome evals")
     if pairwise and not judge_model:
         raise UsageError("--pairwise needs --judge-model MODEL: the model that compares answers")
+    if not outcome and (baseline or baseline_ref or shard):
+        raise UsageError("--baseline, --baseline-ref and --shard are for --outcome evals")
+    if (baseline or baseline_ref) and (pairwise or html):
+        raise UsageError("--pairwise and --html compare with and without: not with a baseline yet")
     if outcome:
         from skillchat.cli.eval_outcome import OutcomeOptions, outcome_eval
 
@@ -185,6 +215,7 @@ def eval_cmd(
         wanted = OutcomeOptions(
             chosen, trials, k, jobs, min_delta, yes, out, options.allow_run, json_out,
             verifier_timeout, judge_model, pairwise, html,
+            *_arms_and_shard(baseline, baseline_ref, shard, min_delta),
         )  # fmt: skip
         # The judge's backend is checked with the models': a missing key stops here.
         named = list(dict.fromkeys([*chosen, *([judge_model] if judge_model else [])]))
@@ -226,6 +257,19 @@ def _check_mode(
         raise UsageError("--skill and --min-trigger-rate are for trigger evals, not --outcome")
     if not outcome and (min_delta is not None or yes or out is not None):
         raise UsageError("--min-delta, --yes and --out are for --outcome evals")
+
+
+def _arms_and_shard(
+    baseline: Path | None, ref: str | None, shard: str | None, min_delta: float | None
+) -> tuple[Path | None, str | None, tuple[int, int] | None]:
+    """The old arm's source (one at most) and the shard; a gate is for a whole run."""
+    from skillchat.evals.outcome_shard import parse_shard
+
+    if baseline is not None and ref is not None:
+        raise UsageError("--baseline and --baseline-ref: give one old version, not two")
+    if shard is not None and min_delta is not None:
+        raise UsageError("--min-delta gates the whole run: give it to eval merge, not a shard")
+    return baseline, ref, None if shard is None else parse_shard(shard)
 
 
 def _model_settings(

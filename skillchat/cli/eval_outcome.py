@@ -15,7 +15,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -23,6 +23,7 @@ from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
+    from skillchat.evals.outcome_arms import Arm, Arms
     from skillchat.evals.outcome_judge import Judge
     from skillchat.evals.outcome_pairwise import PairVerdict
     from skillchat.evals.outcome_store import ResultStore
@@ -48,6 +49,9 @@ class OutcomeOptions:
     judge_model: str | None = None  # grades expectations, compares pairs
     pairwise: bool = False
     html: Path | None = None
+    baseline: Path | None = None  # the old arm: a snapshot folder of the skill
+    baseline_ref: str | None = None  # ... or its folder at this git commit
+    shard: tuple[int, int] | None = None  # (I, N): run the I-th of N shares
 
 
 def outcome_eval(
@@ -61,6 +65,7 @@ def outcome_eval(
     from skillchat.evals.outcome_arms import arm_registries
     from skillchat.evals.outcome_judged import judge_for, judge_line
     from skillchat.evals.outcome_run import estimate, iteration_folder, model_slug, plan_trials
+    from skillchat.evals.outcome_shard import conditions, in_shard
     from skillchat.evals.outcome_store import ResultStore
     from skillchat.evals.outcome_tasks import load_tasks
     from skillchat.evals.outcome_trial import TrialSetup
@@ -92,20 +97,35 @@ def outcome_eval(
     if options.html is not None and not options.html.parent.is_dir():
         raise UsageError(f"--html {options.html}: no folder {options.html.parent} to write it in")
     out = options.out or Path(f"{tasks.skill}-workspace")
+    status = probe()
     with tempfile.TemporaryDirectory(prefix="skillchat-outcome-") as stage:
-        registries, digest = arm_registries(registry, tasks.skill, Path(stage))
+        root = registry.skills[tasks.skill].root
+        baseline = _baseline(root, options, Path(stage))
+        arms = arm_registries(registry, tasks.skill, Path(stage), baseline)
         base = {m: out / model_slug(m) if len(options.models) > 1 else out for m in options.models}
-        folders = {m: iteration_folder(base[m], digest) for m in options.models}
-        store = ResultStore(out, digest)
-        plan = plan_trials(tasks.tasks, options.models, options.trials, folders)
+        folders = {m: iteration_folder(base[m], arms.digest) for m in options.models}
+        store = ResultStore(out, arms.digest, arms.old_digest)
+        plan = plan_trials(tasks.tasks, options.models, options.trials, folders, arms.names)
+        held = {
+            m: conditions(
+                by_model[m],
+                arms.registries["with"],
+                tasks.skill,
+                status.available,
+                options.allow_run,
+                options.verifier_timeout_s,
+            )
+            for m in options.models
+        }
+        _write_manifest(out, tasks, arms, plan, store, folders, held, options, k)
+        plan = [job for job in plan if in_shard(store.key(job), options.shard)]
         done = {job: r for job in plan if (r := store.get(job)) is not None}
         todo = [job for job in plan if job not in done]
-        status = probe()
         judge = judge_for(tasks.tasks, by_model, options.judge_model, options.pairwise)
         setup = TrialSetup(
             tasks.skill,
-            registry.skills[tasks.skill].root,
-            registries,
+            root,
+            arms.registries,
             by_model,
             options.allow_run,
             status.tools if status.available else None,
@@ -113,7 +133,7 @@ def outcome_eval(
             judge,
         )
         if todo:
-            line = estimate(todo, registries, by_model, tasks.skill).line(len(done))
+            line = estimate(todo, arms.registries, by_model, tasks.skill).line(len(done))
             if judge is not None:
                 line += "\n" + judge_line(judge, todo, options.pairwise)
             _confirm(consoles, line, options.yes)
@@ -124,7 +144,55 @@ def outcome_eval(
             verdicts, interrupted = _compare(
                 consoles, results, tasks, folders, judge, store, options
             )
-    _report(consoles, results, tasks, folders, options, k, interrupted, (judge, verdicts))
+    verdicts_of = (judge, verdicts)
+    report(consoles, results, tasks, folders, options, k, interrupted, arms.names, verdicts_of)
+
+
+def _baseline(root: Path, options: OutcomeOptions, stage: Path) -> Path | None:
+    """The old version's snapshot, staged, when `--baseline` or `--baseline-ref` asks."""
+    from skillchat.evals.outcome_baseline import snapshot_folder, snapshot_ref
+
+    target = stage / "baseline" / root.name
+    if options.baseline is not None:
+        snapshot_folder(options.baseline, target)
+    elif options.baseline_ref is not None:
+        snapshot_ref(root, options.baseline_ref, target)
+    else:
+        return None
+    return target
+
+
+def _write_manifest(
+    out: Path,
+    tasks: Tasks,
+    arms: Arms,
+    plan: list[TrialJob],
+    store: ResultStore,
+    folders: dict[str, Path],
+    held: dict[str, dict[str, Any]],
+    options: OutcomeOptions,
+    k: int,
+) -> None:
+    """The run's manifest (outcome_shard.py), after refusing a store made under
+    other conditions (`held`, by model)."""
+    from skillchat.evals.outcome_shard import Manifest, check_resume, task_entries, write_manifest
+
+    manifest = Manifest(
+        skill=tasks.skill,
+        digest=arms.digest,
+        old_digest=arms.old_digest,
+        arms=list(arms.names),
+        tasks=task_entries(tasks.tasks),
+        models=options.models,
+        trials=options.trials,
+        k=k,
+        conditions=held,
+        plan=[[store.key(j), j.task.id, j.model, j.arm, j.trial] for j in plan],
+        shard=list(options.shard) if options.shard else None,
+        workspaces={m: str(f.relative_to(out)) for m, f in folders.items()},
+    )
+    check_resume(out, manifest)
+    write_manifest(out, manifest)
 
 
 def _confirm(consoles: Consoles, line: str, yes: bool) -> None:
@@ -213,7 +281,7 @@ def _say_error(consoles: Consoles, result: TrialResult) -> None:
         )
 
 
-def _report(
+def report(
     consoles: Consoles,
     results: list[TrialResult],
     tasks: Tasks,
@@ -221,14 +289,16 @@ def _report(
     options: OutcomeOptions,
     k: int,
     interrupted: bool,
+    arms: tuple[Arm, Arm],
     judged: tuple[Judge | None, list[PairVerdict]],
 ) -> None:
+    """The report of `results` (a run's, or merged shards'); exit as it says."""
     from skillchat.evals.outcome_judged import add_judge_json
     from skillchat.evals.outcome_report import meets, summarize, summary_json
     from skillchat.evals.outcome_run import write_benchmarks
 
     ids = [t.id for t in tasks.tasks]
-    summaries = summarize(results, ids, options.models, k)
+    summaries = summarize(results, ids, options.models, k, arms)
     write_benchmarks(summaries, results, folders, tasks.skill, options.trials)
     document = summary_json(summaries, options.min_delta)
     add_judge_json(document, results, judged[1], judged[0], tasks.tasks)

@@ -95,6 +95,12 @@ _COMMANDS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "eval_cmd",
         {"short_help": "Check which skills models pick for test queries."},
     ),
+    # Typed `skillchat eval merge ...` (`_LazyGroup.resolve_command`).
+    "eval merge": (
+        "skillchat.cli.eval_merge",
+        "eval_merge",
+        {"short_help": "Combine the shards of an outcome eval into one report."},
+    ),
 }
 
 
@@ -128,6 +134,12 @@ class _LazyGroup(LazyGroup):
 
     def build(self, name: str) -> Any:
         return _subcommand(name)
+
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:  # type: ignore[override]
+        """`eval merge` is a command of its own: `eval` takes a file as its argument."""
+        if args[:2] == ["eval", "merge"]:
+            args = ["eval merge", *args[2:]]
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: typer.Context, formatter: HelpFormatter) -> None:  # type: ignore[override]
         """click's listing of the subcommands, its lines drawn from `_COMMANDS`

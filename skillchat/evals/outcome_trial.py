@@ -103,9 +103,11 @@ def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
     result = TrialResult(job.task.id, job.model, job.arm, job.trial, None, False, False)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="skillchat-trial-") as state:
+        given = setup.settings[job.model]
         settings = replace(
-            setup.settings[job.model],
+            given,
             storage_path=str(Path(state) / "chats.db"),  # its own scratch folder
+            envs_path=str(given.envs_folder()),  # the skills' packages, installed once
             run_allow_write=True,
         )
         session = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from skillchat.evals.outcome_arms import control
 from skillchat.evals.outcome_report import ArmStats, ModelSummary, delta_of, meets
 from skillchat.evals.outcome_stats import pass_at_k, pass_hat_k
 from skillchat.ui import safe
@@ -59,11 +60,13 @@ def print_outcome(
         k = summary.rows[0].arms["with"].k if summary.rows else 1
         console.print(safe.line("model: ", (summary.model, "strong")))
         table = Table(expand=False)
-        columns = ["task", "with", "without", f"pass@{k} w/wo", f"pass^{k} w/wo", "delta"]
+        other = control(summary.rows[0].arms) if summary.rows else "without"
+        short = "wo" if other == "without" else other
+        columns = ["task", "with", other, f"pass@{k} w/{short}", f"pass^{k} w/{short}", "delta"]
         for name in columns:
             table.add_column(name, justify="left" if name == "task" else "right")
         for row in summary.rows:
-            w, wo = row.arms["with"], row.arms["without"]
+            w, wo = row.arms["with"], row.arms[other]
             at = f"{_at(pass_at_k, w, k)}/{_at(pass_at_k, wo, k)}"
             hat = f"{_at(pass_hat_k, w, k)}/{_at(pass_hat_k, wo, k)}"
             table.add_row(
