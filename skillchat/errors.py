@@ -274,3 +274,12 @@ class LocalModelError(ModelError):
     """A local model cannot be used: a missing or corrupt GGUF file, a failed or
     unverified download, a server that did not start, or no `xllamacpp`
     (skillchat/engine/local/)."""
+
+
+class HookError(ConfigError):
+    """A hook cannot be used as configured (`skillchat hooks trust` of an unknown one,
+    an unusable hooks trust store)."""
+
+
+class HookBlocked(SkillchatError):
+    """A `user_prompt_submit` hook refused the message: its reason is the line."""
