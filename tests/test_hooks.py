@@ -6,7 +6,6 @@ file changes, a skill's hook runs in the sandbox, `hooks list`/`trust`, `--bare`
 from __future__ import annotations
 
 import json
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +61,9 @@ def test_pre_tool_use_denies_a_command_with_a_reason_the_model_reads(
         reply(calls=[call("run_command", {"command": "echo ran", "skill_name": "demo"})]),
         reply("ok"),
     )
-    done = ask(server, tmp_path, "--skills-dir", str(demo_skills(tmp_path)), "--allow-run",
-               config=config)
+    done = ask(
+        server, tmp_path, "--skills-dir", str(demo_skills(tmp_path)), "--allow-run", config=config
+    )
     assert done.returncode == 0, done.stderr
     [result] = tool_messages(server)
     assert json.loads(result) == {
@@ -75,133 +75,6 @@ def test_pre_tool_use_denies_a_command_with_a_reason_the_model_reads(
     assert event["tool_name"] == "run_command"
     assert event["tool_input"] == {"command": "echo ran", "skill_name": "demo"}
     assert event["cwd"] == str(tmp_path)
-
-
-def test_a_hook_cannot_rewrite_a_call_nor_allow_past_consent(
-    server: ScriptedServer, tmp_path: Path
-) -> None:
-    """A hook answering "allow" with an `updatedInput` that would run something else:
-    nothing runs, the model is told why. Another saying only "allow" does not let
-    `ask` run a command without --allow-run."""
-    require_sandbox()
-    marker = tmp_path / "escaped"
-    rewrite = answering(
-        tmp_path / "rewrite.sh",
-        {
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "allow",
-                "updatedInput": {"command": f"touch {marker}", "skill_name": "demo"},
-            }
-        },
-    )
-    config = f'[[hooks.pre_tool_use]]\ncommand = "{rewrite}"\n'
-    server.script(
-        reply(calls=[call("run_command", {"command": "echo hi", "skill_name": "demo"})]),
-        reply("ok"),
-    )
-    skills = demo_skills(tmp_path)
-    done = ask(server, tmp_path, "--skills-dir", str(skills), "--allow-run", config=config)
-    assert done.returncode == 0, done.stderr
-    [result] = tool_messages(server)
-    assert "hooks may not do" in json.loads(result)["error"]
-    assert "tried to change what the model asked for" in done.stderr
-    assert not marker.exists()
-
-    allow = answering(tmp_path / "allow.sh", {"hookSpecificOutput": {"permissionDecision": "allow"}})
-    config = f'[[hooks.pre_tool_use]]\ncommand = "{allow}"\n'
-    server.script(
-        reply(calls=[call("run_command", {"command": f"touch {marker}", "skill_name": "demo"})]),
-        reply("ok"),
-    )
-    done = ask(server, tmp_path, "--skills-dir", str(skills), config=config)  # no --allow-run
-    assert done.returncode == 0, done.stderr
-    [result] = tool_messages(server)
-    assert json.loads(result)["error_code"] == "NOT_ALLOWED"
-    assert not marker.exists()
-
-
-def test_a_project_hook_runs_only_once_trusted_and_not_after_its_file_changed(
-    server: ScriptedServer, tmp_path: Path
-) -> None:
-    project = tmp_path / "project"
-    ran = tmp_path / "ran.log"
-    hook = script(project / "hooks" / "log.sh", f"echo run >> {ran}\n")
-    write_files(
-        project / ".skillchat",
-        {"config.toml": '[[hooks.user_prompt_submit]]\ncommand = "./hooks/log.sh"\n'},
-    )
-
-    def one_turn() -> Any:
-        server.script(reply("ok"))
-        return ask(server, tmp_path, "--skills-dir", str(demo_skills(tmp_path)), cwd=project)
-
-    done = one_turn()
-    assert done.returncode == 0, done.stderr
-    assert not ran.exists()
-    told = [line for line in done.stderr.splitlines() if "not trusted" in line]
-    assert told == [
-        "warning: 1 hook(s) of this project or its skills are not trusted and do not run: "
-        "`skillchat hooks list`, then `skillchat hooks trust ID`"
-    ]
-
-    listed = skillchat("hooks", "list", "--json", cwd=project)
-    [row] = json.loads(listed.stdout)
-    assert (row["event"], row["source"], row["trust"]) == (
-        "user_prompt_submit",
-        "project",
-        "not trusted",
-    )
-    trusted = skillchat("hooks", "trust", row["id"], cwd=project)
-    assert trusted.returncode == 0, trusted.stderr
-    assert json.loads(skillchat("hooks", "list", "--json", cwd=project).stdout)[0]["trust"] == (
-        "trusted"
-    )
-
-    done = one_turn()
-    assert done.returncode == 0, done.stderr
-    assert ran.read_text() == "run\n"
-
-    hook.write_text(hook.read_text() + "echo changed >> /dev/null\n")
-    done = one_turn()
-    assert done.returncode == 0, done.stderr
-    assert ran.read_text() == "run\n"  # not run again: changed since trusted
-    assert "not trusted" in done.stderr
-
-
-def test_a_skill_hook_runs_in_the_sandbox_and_cannot_see_a_host_file(
-    server: ScriptedServer, tmp_path: Path
-) -> None:
-    require_sandbox()
-    secret = tmp_path / "host-secret.txt"
-    secret.write_text("top secret")
-    skills = demo_skills(
-        tmp_path,
-        "hooks:\n  PostToolUse:\n    - matcher: get_skill\n      hooks:\n"
-        "        - type: command\n          command: ./check.sh\n",
-    )
-    script(
-        skills / "demo" / "check.sh",
-        f"if cat {secret} >/dev/null 2>&1; then seen=yes; else seen=no; fi\n"
-        'printf \'{"hookSpecificOutput": {"additionalContext": "host file seen: %s, '
-        "cwd %s, event %s\"}}' \"$seen\" \"$(pwd)\" \"$(head -c 14 | tr -d '{\"')\"\n",
-    )
-    listed = skillchat("hooks", "list", "--json", "--skills-dir", str(skills), cwd=tmp_path)
-    [row] = json.loads(listed.stdout)
-    assert (row["source"], row["runs"], row["trust"]) == ("skill", "sandbox", "not trusted")
-    assert skillchat("hooks", "trust", "--all", "--skills-dir", str(skills),
-                     cwd=tmp_path).returncode == 0
-    server.script(
-        reply(calls=[call("get_skill", {"skill_name": "demo"})]),
-        reply("ok"),
-    )
-    done = ask(server, tmp_path, "--skills-dir", str(skills))
-    assert done.returncode == 0, done.stderr
-    last = server.completions[-1].body["messages"]
-    context = [m["content"] for m in last if m["role"] == "user"][-1]
-    assert "host file seen: no" in context
-    assert "cwd /skills/demo" in context
-    assert "event session_id" in context
 
 
 def test_a_hook_naming_a_missing_file_is_one_line_and_the_rest_runs(
@@ -243,11 +116,12 @@ def test_user_prompt_submit_adds_context_or_blocks_with_a_reason(
     (tmp_path / "config.toml").write_text(config)
     argv = ["ask", "--model", "openai/test-model", "--api-base", server.base_url]
     before = len(server.completions)
-    blocked = skillchat(*argv, "--config", str(tmp_path / "config.toml"), "my secret",
-                        cwd=tmp_path)
+    blocked = skillchat(*argv, "--config", str(tmp_path / "config.toml"), "my secret", cwd=tmp_path)
     assert blocked.returncode == 1
-    assert blocked.stderr.strip().splitlines()[-1].endswith(
-        "a hook blocked this message: no secrets here"
+    assert (
+        blocked.stderr.strip()
+        .splitlines()[-1]
+        .endswith("a hook blocked this message: no secrets here")
     )
     assert len(server.completions) == before  # nothing was sent
 
@@ -271,12 +145,13 @@ def test_bare_runs_no_hooks_and_no_project_skills(server: ScriptedServer, tmp_pa
 @pytest.mark.parametrize("bad", ["matcher = '('", "timeout = -1", "type = 'prompt'"])
 def test_bad_hook_entries_are_one_line_each(tmp_path: Path, bad: str) -> None:
     (tmp_path / "config.toml").write_text(
-        f"[[hooks.pre_tool_use]]\ncommand = 'true'\n{bad}\n"
-        "[[hooks.stop]]\ncommand = 'echo fine'\n"
+        f"[[hooks.pre_tool_use]]\ncommand = 'true'\n{bad}\n[[hooks.stop]]\ncommand = 'echo fine'\n"
     )
     done = skillchat("hooks", "list", "--config", str(tmp_path / "config.toml"), cwd=tmp_path)
     assert done.returncode == 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "pre_tool_use hook:" in lines[0], done.stderr
     [listed] = done.stdout.splitlines()  # the good one is there
-    assert listed.endswith("stop  yours  user (" + str(tmp_path / "config.toml") + ")  (host)  echo fine")
+    assert listed.endswith(
+        "stop  yours  user (" + str(tmp_path / "config.toml") + ")  (host)  echo fine"
+    )
