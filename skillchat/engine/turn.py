@@ -5,8 +5,8 @@ A step is one feature of a turn that is not the loop itself (`/name` activation,
 attached files, fitting the request into the context, compaction, a skill's own
 model). It lives in a module of its own under engine/steps/; `chat_steps` of
 engine/loop.py makes a fresh set for every chat (a step may keep that chat's state
-on itself), and a front end adds its own (session.py: the skill-model switch). The
-loop calls every step at five moments, in the order the steps are listed:
+on itself), and a front end adds its own (session.py: the skill-model switch, the
+hooks). The loop calls every step at these moments, in the order the steps are listed:
 
 - `before_message`: the user's text is known, nothing is in the transcript yet
   (a step may change `turn.content`, the message as it will be sent);
