@@ -1,17 +1,21 @@
 """Hooks (skillchat/hooks, engine/steps/hooks.py), with real hook scripts and the real
 `skillchat` command against the scripted model server: a `pre_tool_use` hook's
-denial reaches the model, a project's hook runs only once trusted and stops when its
-file changes, a skill's hook runs in the sandbox, `hooks list`/`trust`, `--bare`."""
+denial reaches the model, a missing file is one line, a prompt gets context or is
+blocked, every event reaches its hooks, `--bare` runs none. The hostile cases (trust,
+the sandbox, bounds) are tests/hostile/test_hostile_hooks.py."""
 
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import skill_folder, skillchat, write_files
+from helpers import session_options, skill_folder, skillchat, write_files
 from openai_server import ScriptedServer, call, reply
+from pty_session import PtySession
 from sandbox_helpers import require_sandbox
 
 
@@ -155,3 +159,129 @@ def test_bad_hook_entries_are_one_line_each(tmp_path: Path, bad: str) -> None:
     assert listed.endswith(
         "stop  yours  user (" + str(tmp_path / "config.toml") + ")  (host)  echo fine"
     )
+
+
+def logger(tmp: Path) -> tuple[Path, str]:
+    """A hook that logs each event's name and tool, and a config running it for all."""
+    log = tmp / "events.log"
+    hook = script(
+        tmp / "log.sh",
+        f"{sys.executable} -c 'import json,sys; e=json.load(sys.stdin); "
+        f'print(e["hook_event_name"], e.get("tool_name", e.get("source", "")))\' >> {log}\n',
+    )
+    events = ["session_start", "user_prompt_submit", "pre_tool_use", "post_tool_use"]
+    events += ["pre_compact", "stop", "notification"]
+    config = "max_tool_calls = 1\n" + "".join(
+        f'[[hooks.{event}]]\ncommand = "{hook}"\n' for event in events
+    )
+    return log, config
+
+
+def test_every_event_reaches_its_hooks_in_ask(server: ScriptedServer, tmp_path: Path) -> None:
+    """One turn of `ask` with a skill read, a second call over `max_tool_calls` (a
+    notice): each event, in order, with its tool."""
+    log, config = logger(tmp_path)
+    server.script(
+        reply(
+            calls=[
+                call("get_skill", {"skill_name": "demo"}),
+                call("list_skills"),
+            ]
+        ),
+        reply("done"),
+    )
+    done = ask(server, tmp_path, "--skills-dir", str(demo_skills(tmp_path)), config=config)
+    assert done.returncode == 0, done.stderr
+    assert log.read_text().splitlines() == [
+        "SessionStart startup",
+        "UserPromptSubmit ",
+        "Notification ",  # the second call answered with an error, said
+        "PreToolUse get_skill",
+        "PostToolUse get_skill",
+        "PostToolUse list_skills",
+        "Stop ",
+    ]
+
+
+def test_pre_compact_runs_before_a_summary_in_the_repl(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    log, config = logger(tmp_path)
+    (tmp_path / "config.toml").write_text(config)
+    server.script(reply("one"), reply("two"), reply("a summary of it all"))
+    repl = pty_sessions(
+        "--config",
+        str(tmp_path / "config.toml"),
+        *session_options(server, demo_skills(tmp_path)),
+        cwd=tmp_path,
+    )
+    repl.prompt()
+    repl.run("first")
+    repl.run("second")
+    repl.run("/compact")
+    assert repl.quit() == 0
+    assert "PreCompact " in log.read_text().splitlines()
+
+
+def test_pre_tool_use_holds_mcp_tools_too_and_bare_starts_no_server(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """A hook matching `mcp__.*` asks the user about an MCP call: `ask`, where nobody
+    is asked, refuses it with the hook's reason, and the server's tool never runs.
+    Under `--bare` the configured server is not started (its tools not offered)."""
+    from test_mcp import stdio
+
+    seen = tmp_path / "seen.json"
+    ask_user = {"permissionDecision": "ask", "permissionDecisionReason": "MCP calls need a look"}
+    hook = answering(tmp_path / "ask.sh", {"hookSpecificOutput": ask_user}, f"cat > {seen}\n")
+    config = stdio("srv", "basic", tmp_path) + (
+        f'[[hooks.pre_tool_use]]\nmatcher = "mcp__.*"\ncommand = "{hook}"\n'
+    )
+    server.script(reply(calls=[call("mcp__srv__add", {"a": 2, "b": 3})]), reply("ok"))
+    done = ask(
+        server, tmp_path, "--skills-dir", str(demo_skills(tmp_path)), "--allow-mcp", config=config
+    )
+    assert done.returncode == 0, done.stderr
+    [result] = tool_messages(server)
+    assert json.loads(result) == {
+        "error": "a hook wants the user to decide, and nobody is asked here: MCP calls need a look",
+        "error_code": "HOOK_DENIED",
+    }
+    event = json.loads(seen.read_text())
+    assert (event["tool_name"], event["tool_input"]) == ("mcp__srv__add", {"a": 2, "b": 3})
+
+    server.script(reply("bare"))
+    done = ask(server, tmp_path, "--bare", "--allow-mcp", config=config)
+    assert done.returncode == 0, done.stderr
+    offered = [t["function"]["name"] for t in server.completions[-1].body.get("tools", [])]
+    assert offered and not [name for name in offered if name.startswith("mcp__")]
+
+
+def test_the_repl_asks_when_a_hook_says_ask(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    """`permissionDecision: "ask"` shows the hook's reason on a card: `n` refuses the
+    call (the model reads why), `y` lets it run."""
+    ask_user = {"permissionDecision": "ask", "permissionDecisionReason": "reading skills?"}
+    hook = answering(tmp_path / "ask.sh", {"hookSpecificOutput": ask_user})
+    (tmp_path / "config.toml").write_text(f'[[hooks.pre_tool_use]]\ncommand = "{hook}"\n')
+    load = call("get_skill", {"skill_name": "demo"})
+    server.script(reply(calls=[load]), reply("one"), reply(calls=[load]), reply("two"))
+    repl = pty_sessions(
+        "--config", str(tmp_path / "config.toml"), *session_options(server, demo_skills(tmp_path)),
+        cwd=tmp_path,
+    )  # fmt: skip
+    repl.prompt()
+    repl.line("first")
+    card = " ".join(repl.expect("Allow the call? [y]es / [n]o:").split())
+    assert "event: pre_tool_use" in card and "why: reading skills?" in card, card
+    repl.send("n")
+    assert "one" in repl.prompt()
+    [refused] = tool_messages(server)
+    assert "who did not allow it: reading skills?" in json.loads(refused)["error"]
+    repl.line("second")
+    repl.expect("Allow the call? [y]es / [n]o:")
+    repl.send("y")
+    assert "two" in repl.prompt()
+    assert "# Body" in tool_messages(server)[-1]
+    assert repl.quit() == 0

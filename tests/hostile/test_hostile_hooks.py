@@ -256,3 +256,34 @@ def test_the_repl_asks_before_a_project_hook_first_runs(
     assert repl.quit() == 0
     [row] = json.loads(skillchat("hooks", "list", "--json", cwd=project).stdout)
     assert row["trust"] == "trusted"
+
+
+def test_a_fork_is_under_the_same_hooks(server: ScriptedServer, tmp_path: Path) -> None:
+    """Two forks running at once: each fork's own command is refused by the user's
+    `pre_tool_use` hook as the chat's would be, and its model reads the reason."""
+    require_sandbox()
+    from consent_helpers import run_call
+    from helpers import session_options, skill_folder
+    from test_hostile_forks import fork_results
+
+    root = tmp_path / "skills"
+    deny = {"permissionDecision": "deny", "permissionDecisionReason": "forks run nothing"}
+    hook = answering(tmp_path / "deny.sh", {"hookSpecificOutput": deny})
+    (tmp_path / "config.toml").write_text(
+        f'[[hooks.pre_tool_use]]\nmatcher = "run_command"\ncommand = "{hook}"\n'
+    )
+    for name in ("alpha", "beta"):
+        skill_folder(root, name, f"name: {name}\ndescription: {name}.\ncontext: fork\n")
+        server.when("", reply(calls=[run_call(f"echo from-{name}", name)]),
+                    reply(f"{name} done"), system=f'<skill name="{name}">')  # fmt: skip
+    both = [call("get_skill", {"skill_name": n, "task": f"run {n}"}) for n in ("alpha", "beta")]
+    server.script(reply(calls=both), reply("both done"))
+    done = skillchat("ask", *session_options(server, root), "--allow-run", "--config",
+                     str(tmp_path / "config.toml"), "run both")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for name in ("alpha", "beta"):
+        [ran] = fork_results(server, name)
+        assert ran == {
+            "error": "a hook refused this call: forks run nothing",
+            "error_code": "HOOK_DENIED",
+        }

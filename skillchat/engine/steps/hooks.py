@@ -70,6 +70,8 @@ class HookStep(Step):
             return f"a hook refused this call: {decision.reason}"
         if decision.asked is not None:
             hook, why = decision.asked
+            if self.hooks.ask is None:
+                return f"a hook wants the user to decide, and nobody is asked here: {why}"
             if not self.hooks.allowed_by_user(hook, why):
                 return f"a hook asked the user about this call, who did not allow it: {why}"
         return None
