@@ -53,6 +53,18 @@ def tool_messages(server: ScriptedServer) -> list[str]:
     return [m["content"] for m in last if m["role"] == "tool"]
 
 
+def answered_call(
+    server: ScriptedServer, tmp: Path, config: str, move: Any, *flags: str
+) -> tuple[Any, Any]:
+    """One `ask` turn whose one call a hook answered, having saved its event in
+    `seen.json`: the call's result as the model read it, and that event."""
+    server.script(reply(calls=[move]), reply("ok"))
+    done = ask(server, tmp, "--skills-dir", str(demo_skills(tmp)), *flags, config=config)
+    assert done.returncode == 0, done.stderr
+    [result] = tool_messages(server)
+    return json.loads(result), json.loads((tmp / "seen.json").read_text())
+
+
 def test_pre_tool_use_denies_a_command_with_a_reason_the_model_reads(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
@@ -61,20 +73,12 @@ def test_pre_tool_use_denies_a_command_with_a_reason_the_model_reads(
     deny = {"permissionDecision": "deny", "permissionDecisionReason": "no rm in this repo"}
     hook = answering(tmp_path / "deny.sh", {"hookSpecificOutput": deny}, f"cat > {seen}\n")
     config = f'[[hooks.pre_tool_use]]\nmatcher = "run_command"\ncommand = "{hook}"\n'
-    server.script(
-        reply(calls=[call("run_command", {"command": "echo ran", "skill_name": "demo"})]),
-        reply("ok"),
-    )
-    done = ask(
-        server, tmp_path, "--skills-dir", str(demo_skills(tmp_path)), "--allow-run", config=config
-    )
-    assert done.returncode == 0, done.stderr
-    [result] = tool_messages(server)
-    assert json.loads(result) == {
+    move = call("run_command", {"command": "echo ran", "skill_name": "demo"})
+    result, event = answered_call(server, tmp_path, config, move, "--allow-run")
+    assert result == {
         "error": "a hook refused this call: no rm in this repo",
         "error_code": "HOOK_DENIED",
     }
-    event = json.loads(seen.read_text())
     assert event["hook_event_name"] == "PreToolUse"
     assert event["tool_name"] == "run_command"
     assert event["tool_input"] == {"command": "echo ran", "skill_name": "demo"}
@@ -237,17 +241,12 @@ def test_pre_tool_use_holds_mcp_tools_too_and_bare_starts_no_server(
     config = stdio("srv", "basic", tmp_path) + (
         f'[[hooks.pre_tool_use]]\nmatcher = "mcp__.*"\ncommand = "{hook}"\n'
     )
-    server.script(reply(calls=[call("mcp__srv__add", {"a": 2, "b": 3})]), reply("ok"))
-    done = ask(
-        server, tmp_path, "--skills-dir", str(demo_skills(tmp_path)), "--allow-mcp", config=config
-    )
-    assert done.returncode == 0, done.stderr
-    [result] = tool_messages(server)
-    assert json.loads(result) == {
+    move = call("mcp__srv__add", {"a": 2, "b": 3})
+    result, event = answered_call(server, tmp_path, config, move, "--allow-mcp")
+    assert result == {
         "error": "a hook wants the user to decide, and nobody is asked here: MCP calls need a look",
         "error_code": "HOOK_DENIED",
     }
-    event = json.loads(seen.read_text())
     assert (event["tool_name"], event["tool_input"]) == ("mcp__srv__add", {"a": 2, "b": 3})
 
     server.script(reply("bare"))
