@@ -17,6 +17,7 @@ import typer
 from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt
 from skillchat.cli.invocation import consoles_of
 from skillchat.cli.skills_cmd import settings_and_registry
+from skillchat.redact import redact
 from skillchat.ui import safe
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def list_cmd(
             "where": hook.where,
             "runs": "sandbox" if hook.skill else "host",
             "trust": _state(hook, trust),
-            "command": hook.command,
+            "command": redact(hook.command),  # a token written in a command stays off
         }
         for hook in found.hooks
     ]

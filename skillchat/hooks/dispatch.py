@@ -236,4 +236,6 @@ def _clip(text: str) -> str:
 
 
 def _short(command: str) -> str:
+    """A hook's command as a line names it: short, no key in it."""
+    command = redact(command)
     return command if len(command) <= 60 else command[:57] + "..."

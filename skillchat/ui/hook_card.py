@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from skillchat.redact import redact
 from skillchat.ui.safe import clean, exact, text
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def hook_card(question: HookQuestion) -> tuple[Text, str]:
     card.append("\n  from: ", style="muted")
     card.append(exact(hook.where))
     card.append("\n  command: ", style="muted")
-    card.append(exact(hook.command))
+    card.append(exact(redact(hook.command)))  # a token in it stays off the screen
     where = "in the sandbox" if hook.skill else "on this machine, as you"
     card.append(f"\n  runs: {where}", style="muted")
     if question.kind == "trust":

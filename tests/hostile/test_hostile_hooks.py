@@ -287,3 +287,30 @@ def test_a_fork_is_under_the_same_hooks(server: ScriptedServer, tmp_path: Path) 
             "error": "a hook refused this call: forks run nothing",
             "error_code": "HOOK_DENIED",
         }
+
+
+def test_no_key_a_hook_holds_or_prints_is_shown(server: ScriptedServer, tmp_path: Path) -> None:
+    """A token written in a hook's command is masked in `hooks list` and in the line
+    saying it failed; a key a hook prints as its reason (from its environment) is
+    masked where the reason is shown."""
+    token = "sk-hook-token-0123456789abcdef"
+    secret = "the-users-own-key-4242"
+    failing = f"[[hooks.stop]]\ncommand = \"echo 'Bearer {token}' >/dev/null; exit 1\"\n"
+    leaking = "echo leaked $SKILLCHAT_TEST_API_KEY >&2; exit 2"
+    config = failing + f'[[hooks.user_prompt_submit]]\ncommand = "{leaking}"\n'
+    (tmp_path / "config.toml").write_text(config)
+    listed = skillchat("hooks", "list", "--config", str(tmp_path / "config.toml"), cwd=tmp_path)
+    assert listed.returncode == 0 and "Bearer" in listed.stdout
+    assert token not in listed.stdout + listed.stderr
+    argv = ["ask", "--model", "openai/test-model", "--api-base", server.base_url]
+    done = skillchat(*argv, "--config", str(tmp_path / "config.toml"), "hi", cwd=tmp_path,
+                     env={"SKILLCHAT_TEST_API_KEY": secret})  # fmt: skip
+    assert done.returncode == 1
+    assert "a hook blocked this message: leaked ***" in done.stderr
+    assert secret not in done.stdout + done.stderr
+    (tmp_path / "config.toml").write_text(failing)
+    server.script(reply("fine"))
+    done = skillchat(*argv, "--config", str(tmp_path / "config.toml"), "hi", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "stop hook of user" in done.stderr and "failed (exit 1)" in done.stderr
+    assert token not in done.stdout + done.stderr
