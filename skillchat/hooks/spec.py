@@ -32,7 +32,10 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from skillchat.skills.model import Skill
 
 # skillchat's event names -> Claude Code's (`hook_event_name`, and accepted in config).
 EVENTS = {
@@ -238,11 +241,11 @@ def _digest(definition: Mapping[str, Any], files: Iterable[Path]) -> str:
 
 
 def find_hooks(
-    user_table: object, user_config: Path | None, cwd: Path, skills: Iterable[Any]
+    user_table: object, user_config: Path | None, cwd: Path, skills: Iterable[Skill]
 ) -> Found:
     """Every hook of a session started in `cwd`: the user's (`user_table`, the config
-    file's `[hooks]`), the project's, and each skill's frontmatter (`skills`: the
-    registry's, each with `name`, `root`, `skill_md`, `frontmatter`)."""
+    file's `[hooks]`), the project's, and each local skill's frontmatter (a skill
+    served over MCP is read, never run: its hooks are not)."""
     found = Found([], [])
     if user_table is not None and user_config is not None:
         _add(found, read_table(user_table, source="user", origin=user_config, folder=cwd))
@@ -255,7 +258,7 @@ def find_hooks(
             _add(found, read_table(table, source="project", origin=project, folder=cwd))
     for skill in skills:
         table = skill.frontmatter.get("hooks")
-        if table is not None and getattr(skill, "remote", None) is None:
+        if table is not None and skill.remote is None:
             read = read_table(
                 table, source="skill", origin=skill.skill_md, folder=skill.root, skill=skill.name
             )
