@@ -284,3 +284,21 @@ def test_the_repl_asks_when_a_hook_says_ask(
     assert "two" in repl.prompt()
     assert "# Body" in tool_messages(server)[-1]
     assert repl.quit() == 0
+
+
+def test_eval_runs_no_hooks(server: ScriptedServer, tmp_path: Path) -> None:
+    """A user's `user_prompt_submit` hook would add its context to every query eval
+    sends: eval measures the skills, so it runs none (the same hook runs in `ask`)."""
+    from test_eval import activates, queries_file, run_eval
+
+    ran = tmp_path / "ran.log"
+    hook = script(tmp_path / "log.sh", f"echo run >> {ran}\necho 'extra context'\n")
+    (tmp_path / "config.toml").write_text(f'[[hooks.user_prompt_submit]]\ncommand = "{hook}"\n')
+    queries = queries_file(
+        tmp_path, [{"skill": "calculator", "query": "17%?", "should_trigger": True}]
+    )
+    server.script(*activates("calculator"))
+    done = run_eval(server, queries, "--runs", "1", "--config", str(tmp_path / "config.toml"))
+    assert done.returncode == 0, done.stderr
+    assert not ran.exists()
+    assert "extra context" not in json.dumps([r.body for r in server.completions])

@@ -157,12 +157,16 @@ def eval_cmd(
             chosen, trials, k, jobs, min_delta, yes, out, options.allow_run, json_out,
             verifier_timeout,
         )  # fmt: skip
-        by_model = _model_settings(replace(settings, tools=True), sources, chosen)
+        # No hooks: they would change what each trial measures (docs/hooks.md).
+        by_model = _model_settings(
+            replace(settings, tools=True, hooks_enabled=False), sources, chosen
+        )
         outcome_eval(consoles_of(ctx), queries_file, settings, by_model, wanted)
         return
     # Triggering is a get_skill call. A query comes with no workspace, and eval
-    # measures whether a description triggers: a skill with `paths` is listed.
-    settings = replace(settings, tools=True, paths_gate=False)
+    # measures whether a description triggers: a skill with `paths` is listed. No
+    # hooks: a prompt's added context would change what is measured (docs/hooks.md).
+    settings = replace(settings, tools=True, paths_gate=False, hooks_enabled=False)
     queries = load_queries(queries_file, skill)
     from skillchat.session import load_registry
 
