@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping
@@ -51,6 +52,7 @@ _BY_CLAUDE_NAME = {claude: ours for ours, claude in EVENTS.items()}
 # The events whose hooks match a tool's name (`matcher`); the others ignore it.
 TOOL_EVENTS = frozenset({"pre_tool_use", "post_tool_use"})
 PROJECT_CONFIG = Path(".skillchat") / "config.toml"
+_VARIABLE = re.compile(r"\$(?:(\w+)|\{(\w+)\})")
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
 MAX_HOOK_FILE_BYTES = 10_000_000  # a script hashed for trust: larger is refused
@@ -176,7 +178,7 @@ def _read_entry(
         timeout = DEFAULT_TIMEOUT_S
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         return "'timeout' must be a number of seconds above 0"
-    files = _named_files(command, folder)
+    files = _named_files(command, folder, expand=source != "skill")
     if isinstance(files, str):
         return files
     definition = {
@@ -202,12 +204,22 @@ def _read_entry(
     )
 
 
-def _named_files(command: str, folder: Path) -> tuple[Path, ...] | str:
-    """The files `command` names, each existing; or why not (a missing one)."""
+def _named_files(command: str, folder: Path, *, expand: bool) -> tuple[Path, ...] | str:
+    """The files `command` names, each existing; or why not (a missing one). On the
+    host (`expand`), `$VAR` and `${VAR}` are read as the shell will: from the user's
+    environment, with `$CLAUDE_PROJECT_DIR` and `$SKILLCHAT_PROJECT_DIR` the folder
+    (Claude Code's hooks name their scripts `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh`)."""
     try:
         words = shlex.split(command)
     except ValueError:
         return f"cannot read its command line ({command!r}: an unclosed quote)"
+    if expand:
+        env = {
+            **os.environ,
+            "CLAUDE_PROJECT_DIR": str(folder),
+            "SKILLCHAT_PROJECT_DIR": str(folder),
+        }
+        words = [_VARIABLE.sub(lambda m: env.get(m[1] or m[2], m[0]), w) for w in words]
     files: list[Path] = []
     for n, word in enumerate(words):
         pathlike = word.startswith(("/", "./", "../", "~/")) or (n == 0 and "/" in word)

@@ -75,9 +75,10 @@ def test_a_project_hook_runs_only_once_trusted_and_not_after_its_file_changed(
     project = tmp_path / "project"
     ran = tmp_path / "ran.log"
     hook = script(project / "hooks" / "log.sh", f"echo run >> {ran}\n")
+    named = "$CLAUDE_PROJECT_DIR/hooks/log.sh"  # as Claude Code's hooks name scripts
     write_files(
         project / ".skillchat",
-        {"config.toml": '[[hooks.user_prompt_submit]]\ncommand = "./hooks/log.sh"\n'},
+        {"config.toml": f'[[hooks.user_prompt_submit]]\ncommand = "{named}"\n'},
     )
 
     def one_turn() -> Any:

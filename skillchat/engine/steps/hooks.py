@@ -10,7 +10,8 @@ session with the session's `Hooks` and handed to each chat and fork it starts.
   model reads; "ask" asks the user where someone can be asked, else refuses;
 - `post_tool_use` after each call; what it says back reaches the model in a user
   message before the next request;
-- `pre_compact` before a summary; `stop` when the turn has its answer;
+- `pre_compact` before a summary; `stop` when the turn has its answer (not a
+  fork's: its answer is a tool result of the turn);
 - `notification` for each notice the user is shown (this step listens to the chat's
   events for them); a hook's own notices fire none.
 """
@@ -94,7 +95,7 @@ class HookStep(Step):
             chat.keep({"role": "user", "content": f"<hook-context>\n{text}\n</hook-context>"})
 
     def after_reply(self, chat: StepContext, turn: Turn, reply: Reply) -> None:
-        if not reply.tool_calls:
+        if not reply.tool_calls and chat.typed_by_user:  # a fork's end is not the turn's
             self.hooks.fire("stop", {"stop_hook_active": False}, active=chat.context.activated)
 
     def before_compact(self, chat: StepContext, auto: bool) -> None:
