@@ -56,6 +56,7 @@ _VARIABLE = re.compile(r"\$(?:(\w+)|\{(\w+)\})")
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
 MAX_HOOK_FILE_BYTES = 10_000_000  # a script hashed for trust: larger is refused
+MAX_PROJECT_CONFIG_BYTES = 1_000_000
 
 Source = Literal["user", "project", "skill"]
 
@@ -226,6 +227,8 @@ def _named_files(command: str, folder: Path, *, expand: bool) -> tuple[Path, ...
         path = folder / Path(word).expanduser()
         if pathlike and not path.is_file():
             return f"names a missing file: {word} (command: {command})"
+        if pathlike and path.stat().st_size > MAX_HOOK_FILE_BYTES:
+            return f"names a file over {MAX_HOOK_FILE_BYTES // 1_000_000} MB: {word}"
         if pathlike or (n > 0 and _is_file(path)):  # `python3 hook.py`'s script too
             files.append(path.resolve())
     return tuple(files)
@@ -288,7 +291,11 @@ def _project_table(path: Path) -> object | str | None:
     import tomllib
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_PROJECT_CONFIG_BYTES + 1)
+        if len(raw) > MAX_PROJECT_CONFIG_BYTES:
+            return f"{path}: over {MAX_PROJECT_CONFIG_BYTES // 1_000_000} MB, its hooks not read"
+        data = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         return f"{path}: cannot read the project's hooks: {exc}"
     return data.get("hooks")

@@ -315,3 +315,30 @@ def test_no_key_a_hook_holds_or_prints_is_shown(server: ScriptedServer, tmp_path
     assert done.returncode == 0, done.stderr
     assert "stop hook of user" in done.stderr and "failed (exit 1)" in done.stderr
     assert token not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("x = 1\n" * 200_000, "over 1 MB, its hooks not read"),
+        ("[[hooks.stop]\n", "cannot read the project's hooks"),
+        ('[[hooks.stop]]\ncommand = "./big.sh"\n', "names a file over 10 MB: ./big.sh"),
+    ],
+)
+def test_a_bad_project_config_is_one_line_and_the_users_hooks_run(
+    server: ScriptedServer, tmp_path: Path, content: str, said: str
+) -> None:
+    """A project's config too large to read, broken, or naming a script too large to
+    hash: one line, the project's hooks left out, the user's run."""
+    project = tmp_path / "project"
+    write_files(project / ".skillchat", {"config.toml": content})
+    script(project / "big.sh", "# " + "x" * 10_000_001 + "\n")
+    ran = tmp_path / "ran.log"
+    mine = script(tmp_path / "mine.sh", f"echo run >> {ran}\n")
+    server.script(reply("ok"))
+    done = ask(server, tmp_path, "--skills-dir", str(demo_skills(tmp_path)),
+               config=f'[[hooks.stop]]\ncommand = "{mine}"\n', cwd=project)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if said in line]
+    assert len(lines) == 1 and lines[0].startswith("warning: "), done.stderr
+    assert ran.read_text() == "run\n"
