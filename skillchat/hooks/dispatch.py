@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from skillchat.errors import HookError
 from skillchat.hooks.run import MAX_OUTPUT_BYTES, Ran, hook_env, run_on_host
 from skillchat.hooks.spec import EVENTS, Found, Hook
 from skillchat.hooks.trust import HookTrust
@@ -116,7 +117,7 @@ class Hooks:
                 if self._may_run(hook):
                     self._read(hook, self._run(hook, event, payload), event, decision)
         finally:
-            self._busy = threading.local()  # per thread: forks run at once
+            self._busy.on = False
         return decision
 
     def allowed_by_user(self, hook: Hook, reason: str) -> bool:
@@ -139,7 +140,10 @@ class Hooks:
         files = ", ".join(str(f) for f in hook.files) or "none"
         if self.ask(HookQuestion("trust", hook, files)):
             self.trust.trust(hook)
-            self.trust.save()
+            try:
+                self.trust.save()
+            except HookError as exc:  # trusted for this session: said, the chat goes on
+                self.notice(str(exc))
             return True
         self._declined.add(hook.digest)
         return False
