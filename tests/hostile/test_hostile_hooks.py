@@ -342,3 +342,19 @@ def test_a_bad_project_config_is_one_line_and_the_users_hooks_run(
     lines = [line for line in done.stderr.splitlines() if said in line]
     assert len(lines) == 1 and lines[0].startswith("warning: "), done.stderr
     assert ran.read_text() == "run\n"
+
+
+def test_a_notification_hook_that_fails_does_not_fire_itself(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Its failure is a notice, and a notice fires `notification` hooks: a hook's own
+    notices fire none, so one notice is one run and one line."""
+    ran = tmp_path / "ran.log"
+    hook = script(tmp_path / "fail.sh", f"echo run >> {ran}\necho broken >&2\nexit 1\n")
+    config = f'max_tool_calls = 1\n[[hooks.notification]]\ncommand = "{hook}"\n'
+    server.script(reply(calls=[call("list_skills"), call("list_skills")]), reply("done"))
+    done = ask(server, tmp_path, "--skills-dir", str(demo_skills(tmp_path)), config=config)
+    assert done.returncode == 0, done.stderr
+    assert ran.read_text() == "run\n"
+    failed = [line for line in done.stderr.splitlines() if "failed (exit 1): broken" in line]
+    assert len(failed) == 1, done.stderr
