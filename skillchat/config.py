@@ -202,6 +202,10 @@ class Settings:
     # `[skill_models]`: skill name -> the model its turns go to (a `[models.NAME]` or
     # a model id), over the skill's own `model:` (engine/skill_model.py).
     skill_models: dict[str, str] = field(default_factory=dict)
+    # `[hooks]` as the file has it (skillchat/hooks/spec.py reads it); `hooks_enabled`
+    # off under `--bare`, which also leaves out the project's config and skills.
+    hooks: dict[str, Any] = field(default_factory=dict)
+    hooks_enabled: bool = True
     config_path: Path | None = None
     warnings: tuple[str, ...] = ()
 
@@ -265,6 +269,21 @@ class Settings:
         if self.envs_path:
             return Path(self.envs_path)
         return self.database_path().parent / "envs"
+
+
+def _bare(values: dict[str, Any], sources: dict[str, str]) -> None:
+    """`--bare`, for scripts: what the command line names and nothing found around
+    it. No hooks (the user's nor a project's), no MCP servers but those `--mcp`
+    names, no skills folders but those `--skills-dir` names (the bundled skills,
+    part of skillchat, stay unless it does). The user's config file is still read
+    for the rest (the model and its server, the sandbox's limits): it is the user's
+    own, as the command line is; nothing of the project's is."""
+    values["hooks_enabled"] = False
+    sources["hooks_enabled"] = "flag"
+    if sources.get("mcp_use") != "flag":
+        values["mcp_use"], sources["mcp_use"] = (), "flag"
+    if sources.get("skill_dirs") != "flag":
+        values["skill_dirs"], sources["skill_dirs"] = (), "flag"
 
 
 def find_config_file(explicit: str | Path | None) -> tuple[Path, bool]:
@@ -389,6 +408,7 @@ def load_with_sources(
     "flag", "models.NAME"): the command line's to keep (`config show`, which flags
     win over a saved chat's server)."""
     path, required = find_config_file(config)
+    bare = overrides.pop("bare", None)
     values: dict[str, Any] = {}
     sources: dict[str, str] = {f.name: "default" for f in fields(Settings)}
     warnings: list[str] = []
@@ -415,6 +435,8 @@ def load_with_sources(
         if value is not None:
             values[name] = tuple(value) if name == "skill_dirs" else value
             sources[name] = "flag"
+    if bare:
+        _bare(values, sources)
     apply_named_model(values, sources)
     _keyed_default(values, sources)
     if "skill_dirs" in overrides and overrides["skill_dirs"] is not None:

@@ -44,6 +44,7 @@ LAYERS = (
     "chats",  # plain persistence: handed the tools' keep policy, imports none of them
     "skills",  # reads SKILL.md and resources through safe_io
     "workspace",
+    "hooks",  # hooks found, trusted and run on the host: the engine's step calls them
     "tools",
     "mcp",  # MCP servers' tools: a tool source for the toolbox, consent injected from ui
     "prompt",

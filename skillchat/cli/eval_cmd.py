@@ -218,13 +218,17 @@ def eval_cmd(
             *_arms_and_shard(baseline, baseline_ref, shard, min_delta),
         )  # fmt: skip
         # The judge's backend is checked with the models': a missing key stops here.
+        # No hooks: they would change what each trial measures (docs/hooks.md).
         named = list(dict.fromkeys([*chosen, *([judge_model] if judge_model else [])]))
-        by_model = _model_settings(replace(settings, tools=True), sources, named)
+        by_model = _model_settings(
+            replace(settings, tools=True, hooks_enabled=False), sources, named
+        )
         outcome_eval(consoles_of(ctx), queries_file, settings, by_model, wanted)
         return
     # Triggering is a get_skill call. A query comes with no workspace, and eval
-    # measures whether a description triggers: a skill with `paths` is listed.
-    settings = replace(settings, tools=True, paths_gate=False)
+    # measures whether a description triggers: a skill with `paths` is listed. No
+    # hooks: a prompt's added context would change what is measured (docs/hooks.md).
+    settings = replace(settings, tools=True, paths_gate=False, hooks_enabled=False)
     queries = load_queries(queries_file, skill)
     from skillchat.session import load_registry
 

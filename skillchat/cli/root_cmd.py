@@ -90,6 +90,11 @@ _COMMANDS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "app",
         {"help": "The MCP servers of the config: list them, list a server's tools."},
     ),
+    "hooks": (
+        "skillchat.cli.hooks_cmd",
+        "app",
+        {"help": "The hooks of the config, the project and the skills: list, trust."},
+    ),
     "eval": (
         "skillchat.cli.eval_cmd",
         "eval_cmd",
