@@ -1,0 +1,163 @@
+"""`ask --output-format stream-json`, read as a script reads it (docs/stream-json.md):
+a real process whose stdout is read line by line as the lines come, each line
+checked against docs/stream-json.schema.json; the turn uses a skill, a command in
+the real bubblewrap sandbox, a forked skill and a tool of a real stdio MCP server."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from fork_helpers import FORK, digest_skills
+from helpers import REPO, session_options, skill_folder, skillchat
+from openai_server import ScriptedServer, call, reply
+from sandbox_helpers import require_sandbox
+from stream_json_helpers import Stream, checked, rebuilt
+
+ANSWER = "Final: 5, sandboxed-42 and the digest — “done” ✓\nwith a second line."
+
+
+def everything(server: ScriptedServer, tmp_path: Path) -> list[str]:
+    """The scripted turn and the command line that asks for it (but its format): a
+    `/notes` skill, then a command and an MCP call in one reply, then a fork; the
+    answer held until the test releases "final"."""
+    skills = digest_skills(tmp_path / "skills", "three notes")
+    skill_folder(skills, "notes", "name: notes\ndescription: Takes notes.\n")
+    config = tmp_path / "config.toml"
+    servers = REPO / "tests" / "mcp_servers.py"
+    config.write_text(
+        f"[mcp.basic]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps([str(servers), 'basic'])}\n"
+    )
+    server.when("", reply("digest: three notes"), system=FORK)
+    server.when(
+        "do everything",
+        reply("never played: /notes's get_skill is the first assistant message"),
+        reply(
+            "Checking. ",
+            calls=[
+                call(
+                    "run_command",
+                    {"command": "echo sandboxed-$((6*7))", "skill_name": "notes"},
+                    id="call_cmd",
+                ),
+                call("mcp__basic__add", {"a": 2, "b": 3}, id="call_mcp"),
+            ],
+        ),
+        reply(
+            calls=[
+                call(
+                    "get_skill",
+                    {"skill_name": "digest", "task": "digest the notes"},
+                    id="call_fork",
+                )
+            ]
+        ),
+        reply(ANSWER, chunks=9, hold="final"),
+    )
+    return [
+        "ask", *session_options(server, skills), "--config", str(config), "--no-workspace",
+        "--allow-run", "--allow-mcp", "/notes do everything",
+    ]  # fmt: skip
+
+
+def test_a_turn_with_a_skill_a_command_a_fork_and_an_mcp_call_streams_as_it_happens(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    require_sandbox()
+    argv = everything(server, tmp_path)
+    stream = Stream(*argv[:1], "--output-format", "stream-json", *argv[1:])
+    # The fork's result is out while the answer's request is still held: the lines
+    # come as the turn goes, not at its end.
+    stream.until(lambda e: e["type"] == "tool_result" and e["name"] == "get_skill"
+                 and not e["synthetic"])  # fmt: skip
+    assert stream.process.poll() is None
+    assert not [e for e in stream.events if e["type"] == "result"]
+    server.release("final")
+    assert stream.finish() == 0, stream.stderr()
+    events = stream.events
+    result = checked(events)
+
+    init = events[0]
+    assert init["chat_id"] and init["model"] == "openai/test-model"
+    assert init["skills"] == ["digest", "notes"] and init["skills_left_out"] == []
+    assert init["mcp_servers"] == [{"name": "basic", "status": "ready", "error": None, "tools": 8}]
+    assert "mcp__basic__add" in init["tools"] and "run_command" in init["tools"]
+
+    # Every tool use has its one result, by id; the fork's own events carry its number.
+    uses = {e["tool_use_id"]: e for e in events if e["type"] == "tool_use" and "fork" not in e}
+    results = {e["tool_use_id"]: e for e in events
+               if e["type"] == "tool_result" and "fork" not in e}  # fmt: skip
+    assert uses.keys() == results.keys() and len(uses) == 4
+    assert sorted(u["name"] for u in uses.values()) == sorted(
+        ["get_skill", "run_command", "mcp__basic__add", "get_skill"]
+    )
+    by_name = {r["name"]: r for r in results.values() if not r["synthetic"]}
+    ran = json.loads(by_name["run_command"]["content"])
+    assert ran["exit_code"] == 0 and ran["stdout"] == "sandboxed-42\n"  # the real sandbox
+    assert "5" in by_name["mcp__basic__add"]["content"]
+    answered = [(e["tool"], e["decision"]) for e in events if e["type"] == "consent_response"]
+    assert answered == [("run_command", "approved"), ("mcp__basic__add", "approved")]
+    asked = [e["tool"] for e in events if e["type"] == "consent_request"]
+    assert asked == ["run_command", "mcp__basic__add"]
+    started = [e for e in events if e["type"] == "fork_start"]
+    ended = [e for e in events if e["type"] == "fork_end"]
+    assert [(e["skill"], e["task"]) for e in started] == [("digest", "digest the notes")]
+    assert ended[0]["outcome"] == "answered" and ended[0]["fork"] == started[0]["fork"]
+    own = [e for e in events if e.get("fork") == started[0]["fork"]]
+    assert "".join(e["text"] for e in own if e["type"] == "text_delta") == "digest: three notes"
+
+    # The answer, rebuilt from the deltas exactly; the usage, the `json` object's.
+    assert rebuilt(events) == ANSWER == result["answer"]
+    assert len([e for e in events if e["type"] == "text_delta" and "fork" not in e]) > 2
+    assert result["subtype"] == "success" and result["exit_code"] == 0 and result["forks"] == 1
+    mine = [e for e in events if e["type"] == "usage" and "fork" not in e]
+    assert result["usage"]["total_tokens"] == sum(e["total_tokens"] for e in mine)
+    every = [e for e in events if e["type"] == "usage"]
+    assert sum(m["total_tokens"] for m in result["usage_by_model"].values()) == sum(
+        e["total_tokens"] for e in every
+    )
+    done = skillchat(*argv[:1], "--output-format", "json", *argv[1:], subprocess=True)
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    assert report["answer"] == result["answer"]
+    assert report["usage"] == result["usage"]
+    assert report["usage_by_model"] == result["usage_by_model"]
+
+
+def test_json_is_the_one_object_of_json_and_both_spellings_agree(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """`--output-format json` is today's `--json`; asking for both formats at once is
+    a usage error, not a guess."""
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    server.when("hi", reply("hello"))
+    base = ["ask", *session_options(server, skills), "--no-workspace", "hi"]
+    spelled = [json.loads(skillchat(*base, flag).stdout) for flag in ("--json",)]
+    spelled += [json.loads(skillchat(*base, "--output-format", "json").stdout)]
+    assert [s["answer"] for s in spelled] == ["hello", "hello"]
+    assert spelled[0].keys() == spelled[1].keys()
+    both = skillchat(*base, "--json", "--output-format", "stream-json")
+    assert both.returncode == 2 and "exclude each other" in both.stderr
+    assert json.loads(both.stdout)["exit_code"] == 2  # --json's error object, as ever
+
+
+def test_init_names_what_is_left_out_and_why(server: ScriptedServer, tmp_path: Path) -> None:
+    """A skill that cannot load is counted out with its reason in `init`, and the
+    turn goes on; with no MCP server configured, none is listed."""
+    skills = tmp_path / "skills"
+    skill_folder(skills, "good", "name: good\ndescription: Good.\n")
+    skill_folder(skills, "broken", "name: broken\ndescription: [unclosed\n")
+    server.when("hi", reply("hello"))
+    stream = Stream("ask", "--output-format", "stream-json", *session_options(server, skills),
+                    "--no-workspace", "hi")  # fmt: skip
+    assert stream.finish() == 0
+    init, result = stream.events[0], checked(stream.events)
+    assert init["skills"] == ["good"] and init["mcp_servers"] == []
+    [left] = init["skills_left_out"]
+    assert left["reason"] == "invalid" and left["path"].endswith("broken")
+    assert "YAML" in left["why"]
+    assert result["answer"] == "hello"
