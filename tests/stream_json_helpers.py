@@ -9,7 +9,6 @@ import queue
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -25,10 +24,10 @@ LIVE = {chr(c) for c in [*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F
 class Stream:
     """`skillchat ARGS` started, its stdout lines handed over as they come."""
 
-    def __init__(self, *args: str, cwd: Path | None = None) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "skillchat", *args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
         )  # fmt: skip
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.events: list[dict[str, Any]] = []

@@ -6,6 +6,7 @@ the real bubblewrap sandbox, a forked skill and a tool of a real stdio MCP serve
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -161,3 +162,43 @@ def test_init_names_what_is_left_out_and_why(server: ScriptedServer, tmp_path: P
     assert left["reason"] == "invalid" and left["path"].endswith("broken")
     assert "YAML" in left["why"]
     assert result["answer"] == "hello"
+
+
+# At each connection to the model's server, whether Rich or Typer was imported yet.
+PROBE = """
+import json, sys
+port = int(sys.argv.pop(1))
+seen = []
+def connect(event, args):
+    if event == "socket.connect" and args[1][1:2] == (port,):
+        seen.append(sorted(m for m in ("rich", "typer") if m in sys.modules))
+sys.addaudithook(connect)
+from skillchat.cli.app import run
+code = run(sys.argv[1:])
+print(code, json.dumps(seen), file=sys.stderr)
+"""
+
+
+def test_nothing_heavy_is_imported_before_the_request(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """`ask`'s fast path holds with stream-json: `init` and the events before the
+    request are written without Rich (a shortened catalog's warning included, once
+    printed through it) and the line is read without Typer."""
+    server.script(reply("ok"))
+    config = tmp_path / "config.toml"
+    config.write_text("[skills]\ncatalog_max_chars = 400\n")
+    skills = tmp_path / "skills"
+    for n in range(6):
+        skill_folder(skills, f"s{n}", f"name: s{n}\ndescription: {'Does things. ' * 20}\n")
+    argv = ["ask", "--output-format", "stream-json", *session_options(server, skills),
+            "--config", str(config), "--no-workspace", "hi"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(server.port), *argv],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert checked(events)["answer"] == "ok"
+    assert any("shortened" in e["message"] for e in events if e["type"] == "notice")
+    code, seen = done.stderr.splitlines()[-1].split(" ", 1)
+    assert code == "0" and json.loads(seen) and json.loads(seen) == [[]] * len(json.loads(seen))

@@ -10,8 +10,9 @@ Every event has its `type`, its `seq` (0, 1, 2... in the order written) and the
 chat's id.
 
 The chat's id exists once its first message is saved, so the events before it
-(notices while the MCP servers start, a `/name` card) are held and written, after
-`init`, as soon as it does: a script is never told an id it cannot use yet. A fork's
+(notices while the MCP servers start) are held and written, after `init`, as soon as
+it does, or at the latest when the first request leaves (a chat that could not be
+saved has no id: null): a script is never told an id it cannot use yet. A fork's
 own events carry its number (`fork`): the answer is rebuilt from the deltas that
 have none.
 
@@ -36,7 +37,6 @@ from skillchat.engine.emit import (
     ForkEnded,
     ForkStarted,
     ForkStep,
-    MessageAdded,
     Notice,
     TextDelta,
     TextEnded,
@@ -44,6 +44,7 @@ from skillchat.engine.emit import (
     ToolRecord,
     ToolStarted,
     UsageReported,
+    Waiting,
 )
 from skillchat.ui.json_report import JsonReport, decoded
 from skillchat.ui.safe import json_text
@@ -77,10 +78,9 @@ class StreamPrinter:
 
     def __call__(self, event: Event) -> None:
         self.report(event)
+        if self._held is not None and (self._chat_id() is not None or isinstance(event, Waiting)):
+            self._release()  # saved (the recorder listens after this), or a request leaves
         match event:
-            case MessageAdded():
-                if self._held is not None and self._chat_id() is not None:
-                    self._release()
             case ForkStep(fork, skill, _, inner):
                 if (line := _line(inner)) is not None:
                     self._put({**line, "fork": fork, "skill": skill})
