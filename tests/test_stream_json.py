@@ -14,6 +14,7 @@ from typing import Any
 from fork_helpers import FORK, digest_skills
 from helpers import REPO, session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
+from request_probe import REQUEST_PROBE
 from sandbox_helpers import require_sandbox
 from stream_json_helpers import Stream, checked, rebuilt
 
@@ -164,21 +165,6 @@ def test_init_names_what_is_left_out_and_why(server: ScriptedServer, tmp_path: P
     assert result["answer"] == "hello"
 
 
-# At each connection to the model's server, whether Rich or Typer was imported yet.
-PROBE = """
-import json, sys
-port = int(sys.argv.pop(1))
-seen = []
-def connect(event, args):
-    if event == "socket.connect" and args[1][1:2] == (port,):
-        seen.append(sorted(m for m in ("rich", "typer") if m in sys.modules))
-sys.addaudithook(connect)
-from skillchat.cli.app import run
-code = run(sys.argv[1:])
-print(code, json.dumps(seen), file=sys.stderr)
-"""
-
-
 def test_nothing_heavy_is_imported_before_the_request(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
@@ -194,7 +180,7 @@ def test_nothing_heavy_is_imported_before_the_request(
     argv = ["ask", "--output-format", "stream-json", *session_options(server, skills),
             "--config", str(config), "--no-workspace", "hi"]  # fmt: skip
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(server.port), *argv],
+        [sys.executable, "-c", REQUEST_PROBE, str(server.port), *argv],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     events = [json.loads(line) for line in done.stdout.splitlines()]
