@@ -16,7 +16,7 @@ from helpers import REPO, session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
 from request_probe import REQUEST_PROBE
 from sandbox_helpers import require_sandbox
-from stream_json_helpers import Stream, checked, rebuilt
+from stream_json_helpers import VALIDATOR, Stream, checked, rebuilt
 
 ANSWER = "Final: 5, sandboxed-42 and the digest — “done” ✓\nwith a second line."
 
@@ -188,3 +188,20 @@ def test_nothing_heavy_is_imported_before_the_request(
     assert any("shortened" in e["message"] for e in events if e["type"] == "notice")
     code, seen = done.stderr.splitlines()[-1].split(" ", 1)
     assert code == "0" and json.loads(seen) and json.loads(seen) == [[]] * len(json.loads(seen))
+
+
+def test_the_documented_example_is_a_valid_stream() -> None:
+    """docs/stream-json.md's example: every line valid, in order, one chat, its
+    answer rebuilt from its deltas and its usage the sum of its `usage` events."""
+    page = (REPO / "docs" / "stream-json.md").read_text()
+    block = page.split("```json\n", 1)[1].split("```", 1)[0]
+    events = [json.loads(line) for line in block.splitlines()]
+    for event in events:
+        assert not list(VALIDATOR.iter_errors(event)), event
+    result = checked(events)
+    assert rebuilt(events) == result["answer"]
+    usage = [e for e in events if e["type"] == "usage"]
+    mine = sum(e["total_tokens"] for e in usage if "fork" not in e)
+    assert result["usage"]["total_tokens"] == mine
+    every = sum(e["total_tokens"] for e in usage)
+    assert sum(m["total_tokens"] for m in result["usage_by_model"].values()) == every
