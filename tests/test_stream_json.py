@@ -205,3 +205,43 @@ def test_the_documented_example_is_a_valid_stream() -> None:
     assert result["usage"]["total_tokens"] == mine
     every = sum(e["total_tokens"] for e in usage)
     assert sum(m["total_tokens"] for m in result["usage_by_model"].values()) == every
+
+
+def test_a_compaction_a_refused_command_and_a_server_that_fails_are_events(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """The fourth question of a chat continued under a small window compacts it
+    first (a `compaction` event, in the continued chat); a command without
+    `--allow-run` is asked and refused (`consent_response`, its reason); an MCP
+    server that cannot start is in `init` with its error, and the turn goes on."""
+    skills = tmp_path / "skills"
+    skill_folder(skills, "pdf", "name: pdf\ndescription: Reads PDFs.\n", "# PDF\nCheck pages.\n")
+    server.props = {"default_generation_settings": {"n_ctx": 2048}}
+    run = {"command": "echo hi", "skill_name": "pdf"}
+    server.script(reply("one"), reply("two"), reply("three"), reply("The summary."),
+                  reply(calls=[call("run_command", run, id="cmd")]), reply("four"))  # fmt: skip
+    padding = " x" * 350
+    base = ["ask", *session_options(server, skills), "--no-workspace"]
+    for n, text in enumerate(("/pdf alpha", "second", "third")):
+        done = skillchat(*base, *(["-c"] if n else []), text + padding)
+        assert done.returncode == 0, done.stderr
+    config = tmp_path / "config.toml"
+    config.write_text('[mcp.gone]\ncommand = "/nonexistent/server"\n')
+    done = skillchat(*base, "--config", str(config), "--output-format", "stream-json", "-c",
+                     "fourth" + padding)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    for event in events:
+        assert not list(VALIDATOR.iter_errors(event)), event
+    result = checked(events)
+    assert result["answer"] == "four" and done.stderr == ""
+    [gone] = events[0]["mcp_servers"]
+    assert gone["name"] == "gone" and gone["status"] == "failed" and gone["error"]
+    [compacted] = [e for e in events if e["type"] == "compaction"]
+    assert compacted["messages_before"] == 9 and compacted["skills"] == ["pdf"]
+    chats = skillchat("chats", "list").stdout.splitlines()
+    assert len(chats) == 1 and chats[0].startswith(result["chat_id"])
+    [answer] = [e for e in events if e["type"] == "consent_response"]
+    assert answer["decision"] == "refused" and "--allow-run" in answer["reason"]
+    [refused] = [e for e in events if e["type"] == "tool_result" and e["tool_use_id"] == "cmd"]
+    assert refused["is_error"] and refused["error_code"] == "NOT_ALLOWED"
