@@ -51,8 +51,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     runs = parser.parse_args().runs
     with tempfile.TemporaryDirectory() as home, ScriptedServer() as server:
-        env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": f"{home}/.config",
-               "XDG_DATA_HOME": f"{home}/.local/share", "XDG_CACHE_HOME": f"{home}/.cache"}  # fmt: skip
+        folders = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share",
+                   "XDG_CACHE_HOME": ".cache"}  # fmt: skip
+        env = {**os.environ, "HOME": home, **{k: f"{home}/{v}" for k, v in folders.items()}}
         for fmt in FORMATS:  # warm: the sandbox probe is cached, files are in the page cache
             one(server, fmt, env)
         seen: dict[str, list[tuple[float, float, float]]] = {fmt: [] for fmt in FORMATS}
