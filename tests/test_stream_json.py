@@ -13,7 +13,7 @@ from typing import Any
 
 from fork_helpers import FORK, digest_skills
 from helpers import REPO, session_options, skill_folder, skillchat
-from openai_server import ScriptedServer, call, reply
+from openai_server import ScriptedServer, call, error, reply
 from request_probe import REQUEST_PROBE
 from sandbox_helpers import require_sandbox
 from stream_json_helpers import VALIDATOR, Stream, checked, rebuilt
@@ -145,6 +145,9 @@ def test_json_is_the_one_object_of_json_and_both_spellings_agree(
     both = skillchat(*base, "--json", "--output-format", "stream-json")
     assert both.returncode == 2 and "exclude each other" in both.stderr
     assert json.loads(both.stdout)["exit_code"] == 2  # --json's error object, as ever
+    server.when("fail", error(500))
+    failed = skillchat(*base[:-1], "--output-format", "json", "fail")
+    assert failed.returncode == 1 and json.loads(failed.stdout)["exit_code"] == 1  # as --json's
 
 
 def test_init_names_what_is_left_out_and_why(server: ScriptedServer, tmp_path: Path) -> None:

@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, TypeVar
 
 from skillchat.engine.emit import (
     Compacted,
@@ -54,6 +53,19 @@ if TYPE_CHECKING:
     from skillchat.sandbox.command_tool import Consent, RunRequest, Verdict
     from skillchat.session import Session
     from skillchat.skills.registry import Registry
+
+
+class Decided(Protocol):
+    """A consent's answer (a command's `Verdict`, an MCP call's `McpVerdict`)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
+Answer = TypeVar("Answer", bound=Decided)
 
 # The most characters of one tool result an event carries (the model got all of it;
 # `content_chars` says how much that was). A megabyte of a server's output is not
@@ -131,23 +143,17 @@ class StreamPrinter:
         def consent(request: McpRequest) -> McpVerdict:
             asked = {"tool": request.offered, "server": request.server,
                      "arguments": request.arguments, "reason": request.verdict.reason}  # fmt: skip
-            with self.asked(asked) as answered:
-                verdict = inner(request)
-                answered(verdict.kind, verdict.reason)
-            return verdict
+            return self.told(asked, lambda: inner(request))
 
         return consent
 
-    @contextmanager
-    def asked(self, question: dict[str, Any]) -> Iterator[Callable[[str, str], None]]:
-        """A `consent_request` now, its `consent_response` when the block answers."""
+    def told(self, question: dict[str, Any], answer: Callable[[], Answer]) -> Answer:
+        """A `consent_request` for `question`, `answer()`, its `consent_response`."""
         self._put({"type": "consent_request", **question})
-
-        def answered(decision: str, reason: str) -> None:
-            self._put({"type": "consent_response", "tool": question["tool"],
-                       "decision": decision, "reason": reason})  # fmt: skip
-
-        yield answered
+        verdict = answer()
+        self._put({"type": "consent_response", "tool": question["tool"],
+                   "decision": verdict.kind, "reason": verdict.reason})  # fmt: skip
+        return verdict
 
     # ---------------------------------------------------------- writing
 
@@ -217,10 +223,7 @@ class StreamConsent:
         asked = {"tool": "run_command", "command": request.command, "skill": request.skill_name,
                  "network": request.network, "writes": request.writes,
                  "reason": request.verdict.reason}  # fmt: skip
-        with self.printer.asked(asked) as answered:
-            verdict = self.inner(request)
-            answered(verdict.kind, verdict.reason)
-        return verdict
+        return self.printer.told(asked, lambda: self.inner(request))
 
 
 def _line(event: Event) -> dict[str, Any] | None:
