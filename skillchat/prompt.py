@@ -7,7 +7,9 @@ stable across turns (so providers can cache the prompt prefix), and unambiguous 
 parse. It always fits `catalog_max_chars`, fairly: every skill keeps its name, and
 descriptions are shortened to one common length before any is dropped (see
 `build_catalog`); the model is then pointed at `search_skills` (whole descriptions)
-and, if even the names were cut, at `list_skills`. The caller warns the user
+and, if even the names were cut, at `list_skills`. The user's lasting overrides
+(skills/overrides.py) come first: pinned skills lead, whole; `name-only` ones are
+names; `manual` and `off` ones are not listed. The caller warns the user
 (`Catalog.warning`). With no skills and no workspace the model gets no system prompt.
 """
 
@@ -72,7 +74,10 @@ class Catalog:
 
     `shown` skills are in the block out of `total`; `cap` is the common length every
     longer description was shortened to (None: all whole), `shortened` how many were;
-    `described` is False when only names fit.
+    `described` is False when only names fit. `pinned` skills lead, whole, and
+    `name_only` ones are names by the user's choice (skills/overrides.py);
+    `pinned_chars` is what the pinned skills needed when that alone passed the
+    budget (they were then fitted with the rest).
     """
 
     block: str
@@ -82,6 +87,9 @@ class Catalog:
     shortened: int = 0
     cap: int | None = None
     described: bool = True
+    pinned: int = 0
+    name_only: int = 0
+    pinned_chars: int | None = None
 
     @property
     def cut(self) -> bool:
@@ -90,21 +98,34 @@ class Catalog:
     @property
     def incomplete(self) -> bool:
         """The model sees less than every whole description: search_skills helps."""
-        return self.cut or self.shortened > 0 or not self.described
+        return self.cut or self.shortened > 0 or not self.described or self.name_only > 0
 
     def warning(self) -> str | None:
-        """The line that tells the user the model does not see every skill whole."""
+        """The line that tells the user the model does not see every skill whole
+        (but for the `name-only` skills: the user chose that)."""
         budget = f"catalog_max_chars = {self.max_chars}"
+        fitting = self._fitting(budget)
+        if self.pinned_chars is None:
+            return fitting
+        pins = (
+            f"the pinned skills alone need {self.pinned_chars:,} characters "
+            f"({budget}): they are fitted with the others, not pinned"
+        )
+        return pins if fitting is None else f"{pins}; {fitting}"
+
+    def _fitting(self, budget: str) -> str | None:
+        # The pinned skills keep their descriptions whatever the rest loses.
+        but = f", but the {self.pinned} pinned" if self.pinned else ""
         if self.cut:
             return (
                 f"the skill catalog is cut to {self.shown} of {self.total} skills, names "
-                f"only ({budget}); the model can call list_skills and search_skills for "
-                "the rest"
+                f"only{but} ({budget}); the model can call list_skills and search_skills "
+                "for the rest"
             )
         if not self.described:
             return (
-                f"the skill catalog lists all {self.total} skills by name only ({budget}); "
-                "the model can call search_skills for their descriptions"
+                f"the skill catalog lists all {self.total} skills by name only{but} "
+                f"({budget}); the model can call search_skills for their descriptions"
             )
         if self.shortened:
             return (
@@ -179,25 +200,69 @@ def build_catalog(
     """The block for `registry` (but the `unlisted` skills) within `max_chars`; None
     if there are no skills.
 
-    Fair to every skill, in this order: all descriptions whole if they fit; else
-    every description longer than a common cap is shortened to it (the largest cap
-    that fits, found by bisection on sizes, without building the block each time),
-    so no skill keeps a long description while another loses its own; else names
-    only; else names cut at a whole entry. Deterministic and stable across turns,
-    so providers can cache the prompt.
+    The user's overrides first (skills/overrides.py): pinned skills lead, whole, and
+    the rest is fitted into what they leave; `name-only` ones are listed by name.
+    Pinned skills that alone pass `max_chars` lose that place (said: `Catalog.warning`)
+    and are fitted with the rest, so the block never passes its budget.
     """
     # A skill hidden from the model is not listed, nor one whose `paths` match nothing.
     names = [name for name in registry.model_names() if name not in unlisted]
     if not names:
         return None
-    descriptions = [registry.skills[name].model_description for name in names]
-    whole = [_entry(n, d) for n, d in zip(names, descriptions, strict=True)]
-    if _size(whole) <= max_chars:
-        return Catalog(_block(whole), len(names), len(names), max_chars)
+    skills = registry.skills
+    pinned = [n for n in names if skills[n].override == "pin"]
+    head = [_entry(n, skills[n].model_description) for n in pinned]
+    room = max_chars - sum(len(entry) + 2 for entry in head)
+    over = None
+    if head and room < len(_OPEN) + len(_CLOSE):
+        over, head, pinned = max_chars - room, [], []
+    rest = [n for n in names if skills[n].override != "pin"] if pinned else names
+    fitted = _fit(registry, rest, room if head else max_chars)
+    entries = head + fitted.entries
+    name_only = sum(skills[n].override == "name-only" for n in names)
+    return Catalog(
+        _block(entries),
+        len(head) + fitted.shown,
+        len(names),
+        max_chars,
+        fitted.shortened,
+        fitted.cap,
+        fitted.described,
+        pinned=len(head),
+        name_only=name_only,
+        pinned_chars=over,
+    )
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    entries: list[str]
+    shown: int
+    shortened: int = 0
+    cap: int | None = None
+    described: bool = True
+
+
+def _fit(registry: Registry, names: Sequence[str], max_chars: int) -> _Fitted:
+    """`names`' entries within `max_chars`, fair to every skill, in this order: all
+    descriptions whole if they fit; else every description longer than a common cap
+    is shortened to it (the largest cap that fits, found by bisection on sizes,
+    without building the block each time), so no skill keeps a long description
+    while another loses its own; else names only; else names cut at a whole entry.
+    A `name-only` skill is its name at every step. Deterministic and stable across
+    turns, so providers can cache the prompt."""
+    if not names:
+        return _Fitted([], 0)
     bare = [_entry(n, None) for n in names]
+    described = [n for n in names if registry.skills[n].override != "name-only"]
+    descriptions = [registry.skills[name].model_description for name in described]
+    whole = dict(zip(described, descriptions, strict=True))
+    entries = [_entry(n, whole[n]) if n in whole else b for n, b in zip(names, bare, strict=True)]
+    if _size(entries) <= max_chars:
+        return _Fitted(entries, len(names))
     # An entry with a description is the bare one plus `, "description": <json>`.
-    fixed = _size(bare) + len(names) * len(', "description": ')
-    if fixed + len(names) * (MIN_DESCRIPTION + 2) <= max_chars:
+    fixed = _size(bare) + len(described) * len(', "description": ')
+    if described and fixed + len(described) * (MIN_DESCRIPTION + 2) <= max_chars:
         cuttable = [_Cuttable(d) for d in descriptions]
         low, high, cap = MIN_DESCRIPTION, max(map(len, descriptions)), None
         while low <= high:  # the largest cap whose catalog fits
@@ -207,9 +272,12 @@ def build_catalog(
             else:
                 high = mid - 1
         if cap is not None:
-            entries = [_entry(n, c.cut(cap)) for n, c in zip(names, cuttable, strict=True)]
+            cut = {n: c.cut(cap) for n, c in zip(described, cuttable, strict=True)}
+            entries = [
+                _entry(n, cut[n]) if n in cut else b for n, b in zip(names, bare, strict=True)
+            ]
             shortened = sum(len(d) > cap for d in descriptions)
-            return Catalog(_block(entries), len(names), len(names), max_chars, shortened, cap)
+            return _Fitted(entries, len(names), shortened, cap)
     shown: list[str] = []
     size = len(_OPEN) + len(_CLOSE)
     for entry in bare:  # names only, cut at a whole entry
@@ -217,7 +285,7 @@ def build_catalog(
         if size > max_chars:
             break
         shown.append(entry)
-    return Catalog(_block(shown), len(shown), len(names), max_chars, len(names), 0, False)
+    return _Fitted(shown, len(shown), len(described), 0, False)
 
 
 def _block(entries: Sequence[str]) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillchat.session_settings import continued_target
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from skillchat.recorder import ChatRecorder
     from skillchat.sandbox.command_tool import Consent, SandboxCommands
     from skillchat.skills.model import Skill
+    from skillchat.skills.overrides import Overrides
     from skillchat.skills.registry import Registry
     from skillchat.target import Target
     from skillchat.tools.base import ToolContext, ToolResult
@@ -64,7 +66,7 @@ def load_registry(settings: Settings) -> Registry:
     if not settings.skills_enabled:
         return Registry(skills={})
     hidden = {BUNDLED_SKILLS: BUNDLED_FIXTURES} if settings.hides_fixtures() else {}
-    return checked(  # installed skills that drifted from their lock: one problem each
+    registry = checked(  # installed skills that drifted from their lock: one problem each
         discover(
             settings.resolved_skill_dirs(),
             max_skills=settings.max_skills,
@@ -73,6 +75,25 @@ def load_registry(settings: Settings) -> Registry:
             hidden=hidden,
         )
     )
+    return with_overrides(registry, load_overrides(settings))
+
+
+def load_overrides(settings: Settings) -> Overrides:
+    """The user's lasting per-skill overrides and the project's (skills/overrides.py),
+    the project being the one the command started in."""
+    from skillchat.skills.overrides import Overrides
+    from skillchat.workspace.project import project_folder
+
+    found = project_folder(Path.cwd(), settings.projects)
+    return Overrides.load(found[0] if found else None)
+
+
+def with_overrides(registry: Registry, overrides: Overrides) -> Registry:
+    """`registry` with `overrides` applied, and their files' problems beside its own."""
+    from skillchat.skills.overrides import apply
+
+    problems = (*registry.problems, *overrides.problems())
+    return apply(replace(registry, problems=problems), overrides.chosen())
 
 
 class Session:

@@ -6,11 +6,14 @@ and never loads it on a fourth."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from helpers import skillchat, write_files
+from helpers import skillchat, wait_for, write_files
 from openai_server import ScriptedServer, call, reply
 
 SKILL = "demo-skill"
@@ -103,3 +106,22 @@ def run_outcome(
     server: ScriptedServer, skills: Path, out: Path, *args: str, **options: Any
 ) -> subprocess.CompletedProcess[str]:
     return skillchat(*outcome_argv(server, skills, out, *args), **options)
+
+
+def interrupted(argv: list[str], held: Callable[[], bool]) -> tuple[int, str]:
+    """Run `skillchat argv` as a real process, send it SIGINT once `held()` is
+    true (a request in flight), and give its exit code and stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillchat", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert wait_for(held), "timed out waiting"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    return proc.returncode, err

@@ -95,10 +95,12 @@ def machine(tmp_path: Path, wheels: Path) -> Iterator[tuple[Path, list[str]]]:
     try:
         subprocess.run(["git", "clone", "-q", str(REPO), str(root / "skillchat")], check=True)
         (root / "home").mkdir()
-        shutil.copytree(wheels, root / "wheels")  # where the new user can read them
         if os.getuid() == 0:
             for path in [root, *root.rglob("*")]:
                 os.lchown(path, uid, uid)
+        # Where the new user can read them: hard links (root's, world-readable), not
+        # 212 MB copied; not chowned, which would change the cached files themselves.
+        shutil.copytree(wheels, root / "wheels", copy_function=os.link)
         yield root, as_user
     finally:
         if root != tmp_path:
@@ -117,7 +119,12 @@ def test_the_readmes_commands_work_as_written_for_a_new_user(
         "PIP_NO_INDEX": "1",
         "PIP_FIND_LINKS": str(root / "wheels"),
         "HF_HUB_DISABLE_TELEMETRY": "1",
+        # The machine's config, outside the new user's home: a short reply and a small
+        # context keep the 135M model (standing in for the 1.5B one) from writing its
+        # whole share of the window, minutes on a loaded CPU.
+        "SKILLCHAT_CONFIG": str(root / "machine.toml"),
     }
+    (root / "machine.toml").write_text("max_tokens = 48\n[local]\ncontext_max = 4096\n")
     with serving_as_default_model(smollm2) as hub:
         done = subprocess.run(
             [*as_user, "env", "-i", *(f"{k}={v}" for k, v in env.items()),

@@ -103,6 +103,28 @@ VerifierTimeoutOpt = Annotated[
     typer.Option("--verifier-timeout", min=1.0, help="--outcome: seconds a verifier may run."),
 ]
 
+JudgeModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-model",
+        metavar="MODEL",
+        help="--outcome: the model that grades expectations (none: they are not graded).",
+    ),
+]
+PairwiseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--pairwise",
+        help="--outcome: the judge also compares each with/without pair, blind, both orders.",
+    ),
+]
+HtmlOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--html", metavar="FILE", dir_okay=False, help="--outcome: also write an HTML report."
+    ),
+]
+
 
 # The session options an eval run has no use for: `--model` (eval's own, repeatable),
 # a saved chat to go on with (its runs are fresh and unsaved), a workspace and
@@ -134,6 +156,9 @@ def eval_cmd(
     yes: YesOpt = False,
     out: OutOpt = None,
     verifier_timeout: VerifierTimeoutOpt = 60.0,
+    judge_model: JudgeModelOpt = None,
+    pairwise: PairwiseOpt = False,
+    html: HtmlOpt = None,
     *,
     options: SessionOptions,
 ) -> None:
@@ -149,15 +174,21 @@ def eval_cmd(
     options = replace(options, no_mcp=not options.allow_mcp)
     settings, sources = chosen_settings(ctx, options, allow_install=allow_install)
     _check_mode(outcome, skill, min_trigger_rate, min_delta, yes, out)
+    if not outcome and (judge_model or pairwise or html):
+        raise UsageError("--judge-model, --pairwise and --html are for --outcome evals")
+    if pairwise and not judge_model:
+        raise UsageError("--pairwise needs --judge-model MODEL: the model that compares answers")
     if outcome:
         from skillchat.cli.eval_outcome import OutcomeOptions, outcome_eval
 
         chosen = list(dict.fromkeys(model or [settings.model]))
         wanted = OutcomeOptions(
             chosen, trials, k, jobs, min_delta, yes, out, options.allow_run, json_out,
-            verifier_timeout,
+            verifier_timeout, judge_model, pairwise, html,
         )  # fmt: skip
-        by_model = _model_settings(replace(settings, tools=True), sources, chosen)
+        # The judge's backend is checked with the models': a missing key stops here.
+        named = list(dict.fromkeys([*chosen, *([judge_model] if judge_model else [])]))
+        by_model = _model_settings(replace(settings, tools=True), sources, named)
         outcome_eval(consoles_of(ctx), queries_file, settings, by_model, wanted)
         return
     # Triggering is a get_skill call. A query comes with no workspace, and eval
@@ -176,7 +207,9 @@ def eval_cmd(
         jobs,
         lambda job: _redacted(run_once(job, by_model[job.model], registry, options.allow_run)),
     )
-    _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out)
+    from skillchat.skills.overrides import applied
+
+    _evaluate(consoles_of(ctx), evaluation, runs, min_trigger_rate, json_out, applied(registry))
 
 
 def _check_mode(
@@ -214,6 +247,9 @@ def _check_skills(queries: list[EvalQuery], registry: Registry, where: str) -> N
     from skillchat.config import fixture_hint
 
     for query in queries:
+        off = [e for e in registry.excluded if e.name == query.skill and e.reason == "off"]
+        if off:
+            raise UsageError(f"{where}: entry {query.id}: the skill {off[0].summary()}")
         if query.skill not in registry.skills:
             raise UsageError(
                 f"{where}: entry {query.id}: no usable skill named '{query.skill}' in the "
@@ -238,8 +274,10 @@ def _evaluate(
     runs: int,
     min_trigger_rate: float | None,
     json_out: bool,
+    overrides: dict[str, str],
 ) -> None:
-    """Run it (a progress bar on a terminal), print the report, exit as it says."""
+    """Run it (a progress bar on a terminal), print the report, exit as it says;
+    the report names the user's `overrides` that shaped the catalog."""
     from skillchat.evals.report import build_report
 
     plan = evaluation.plan
@@ -257,6 +295,7 @@ def _evaluate(
         runs=runs,
         min_trigger_rate=min_trigger_rate,
         interrupted=interrupted,
+        overrides=overrides,
     )
     if json_out:
         from skillchat.ui.safe import json_text

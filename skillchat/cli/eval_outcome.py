@@ -23,6 +23,8 @@ from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
+    from skillchat.evals.outcome_judge import Judge
+    from skillchat.evals.outcome_pairwise import PairVerdict
     from skillchat.evals.outcome_store import ResultStore
     from skillchat.evals.outcome_tasks import Tasks
     from skillchat.evals.outcome_trial import TrialJob, TrialResult, TrialSetup
@@ -43,6 +45,9 @@ class OutcomeOptions:
     allow_run: bool
     json_out: bool
     verifier_timeout_s: float
+    judge_model: str | None = None  # grades expectations, compares pairs
+    pairwise: bool = False
+    html: Path | None = None
 
 
 def outcome_eval(
@@ -54,6 +59,7 @@ def outcome_eval(
 ) -> None:
     """Plan, confirm, run (resuming), report; exit as the report says."""
     from skillchat.evals.outcome_arms import arm_registries
+    from skillchat.evals.outcome_judged import judge_for, judge_line
     from skillchat.evals.outcome_run import estimate, iteration_folder, model_slug, plan_trials
     from skillchat.evals.outcome_store import ResultStore
     from skillchat.evals.outcome_tasks import load_tasks
@@ -66,17 +72,25 @@ def outcome_eval(
         raise UsageError(f"--k {k} is more than --trials {options.trials}")
     registry = load_registry(settings)
     tasks = load_tasks(tasks_file, {name: s.root for name, s in registry.skills.items()})
+    judged = options.judge_model is not None
+    need = "the LLM judge: --judge-model MODEL"
     ungraded = [
         f"evals.json: task {t.id}: nothing deterministic grades it"
-        + (" (its expectations need the LLM judge, not built yet)" if t.expectations else "")
+        + (f" (its expectations need {need})" if t.expectations else "")
         + "; run, not graded"
         for t in tasks.tasks
-        if not t.graded
+        if not t.graded and not (t.expectations and judged)
+    ] + [
+        f"evals.json: task {t.id}: its expectations are not graded ({need})"
+        for t in tasks.tasks
+        if t.graded and t.expectations and not judged
     ]
     for problem in [*tasks.problems, *ungraded]:
         consoles.err.print(
             f"warning: {problem}", style="warning", markup=False, highlight=False, soft_wrap=True
         )
+    if options.html is not None and not options.html.parent.is_dir():
+        raise UsageError(f"--html {options.html}: no folder {options.html.parent} to write it in")
     out = options.out or Path(f"{tasks.skill}-workspace")
     with tempfile.TemporaryDirectory(prefix="skillchat-outcome-") as stage:
         registries, digest = arm_registries(registry, tasks.skill, Path(stage))
@@ -87,6 +101,7 @@ def outcome_eval(
         done = {job: r for job in plan if (r := store.get(job)) is not None}
         todo = [job for job in plan if job not in done]
         status = probe()
+        judge = judge_for(tasks.tasks, by_model, options.judge_model, options.pairwise)
         setup = TrialSetup(
             tasks.skill,
             registry.skills[tasks.skill].root,
@@ -95,12 +110,21 @@ def outcome_eval(
             options.allow_run,
             status.tools if status.available else None,
             options.verifier_timeout_s,
+            judge,
         )
         if todo:
             line = estimate(todo, registries, by_model, tasks.skill).line(len(done))
+            if judge is not None:
+                line += "\n" + judge_line(judge, todo, options.pairwise)
             _confirm(consoles, line, options.yes)
         results, interrupted = _run(consoles, todo, setup, store, options)
-    _report(consoles, [*done.values(), *results], tasks, folders, options, k, interrupted)
+        results = [*done.values(), *results]
+        verdicts: list[PairVerdict] = []
+        if judge is not None and options.pairwise and not interrupted:
+            verdicts, interrupted = _compare(
+                consoles, results, tasks, folders, judge, store, options
+            )
+    _report(consoles, results, tasks, folders, options, k, interrupted, (judge, verdicts))
 
 
 def _confirm(consoles: Consoles, line: str, yes: bool) -> None:
@@ -154,6 +178,29 @@ def _run(
     return list(evaluation.outcomes), False
 
 
+def _compare(
+    consoles: Consoles,
+    results: list[TrialResult],
+    tasks: Tasks,
+    folders: dict[str, Path],
+    judge: Judge,
+    store: ResultStore,
+    options: OutcomeOptions,
+) -> tuple[list[PairVerdict], bool]:
+    """`--pairwise`: the judge compares every finished pair; Ctrl-C keeps the
+    compared ones (stored) and the report counts them."""
+    from skillchat.evals.outcome_judged import PAIRWISE_FOLDER, compare_all, pairs
+    from skillchat.redact import redact
+
+    def say(line: str) -> None:
+        consoles.err.print(
+            redact(line), style="warning", markup=False, highlight=False, soft_wrap=True
+        )
+
+    todo = pairs(results, tasks.tasks, folders)
+    return compare_all(judge, todo, store.root / PAIRWISE_FOLDER, options.jobs, say)
+
+
 def _say_error(consoles: Consoles, result: TrialResult) -> None:
     """A trial's error, one line as it happens (the run goes on)."""
     if result.error:
@@ -174,26 +221,38 @@ def _report(
     options: OutcomeOptions,
     k: int,
     interrupted: bool,
+    judged: tuple[Judge | None, list[PairVerdict]],
 ) -> None:
+    from skillchat.evals.outcome_judged import add_judge_json
     from skillchat.evals.outcome_report import meets, summarize, summary_json
     from skillchat.evals.outcome_run import write_benchmarks
 
     ids = [t.id for t in tasks.tasks]
     summaries = summarize(results, ids, options.models, k)
     write_benchmarks(summaries, results, folders, tasks.skill, options.trials)
+    document = summary_json(summaries, options.min_delta)
+    add_judge_json(document, results, judged[1], judged[0], tasks.tasks)
+    document["interrupted"] = interrupted
+    document["workspaces"] = {m: str(f) for m, f in folders.items()}
+    if options.html is not None:
+        from skillchat.ui.outcome_html import write_html
+
+        write_html(options.html, document, tasks, results, folders)
     if options.json_out:
         from skillchat.ui.safe import json_text
 
-        document = summary_json(summaries, options.min_delta)
-        document["interrupted"] = interrupted
-        document["workspaces"] = {m: str(f) for m, f in folders.items()}
         sys.stdout.write(json_text(document, indent=2) + "\n")
     else:
-        from skillchat.ui.outcome_table import print_outcome
+        from skillchat.ui.outcome_table import print_judge, print_outcome
 
         print_outcome(summaries, options.min_delta, consoles.out)
+        print_judge(document, consoles.out)
         for model, folder in folders.items():
             consoles.out.print(f"workspace ({model}): {folder}", markup=False, highlight=False)
+        if options.html is not None:
+            consoles.out.print(
+                f"report: {options.html}", markup=False, highlight=False, soft_wrap=True
+            )
     if interrupted:
         consoles.err.print(
             "interrupted: finished trials are kept; run the same command again to resume",

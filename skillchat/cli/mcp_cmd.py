@@ -6,10 +6,13 @@ values), whether it started and how many tools it offers, or why it failed.
 `tools NAME` lists one server's tools (`--json` for scripts: name, offered name,
 description, input schema, annotations, and whether a provider can take it).
 Exit 1 when a server named or listed did not start.
+`login NAME` / `logout NAME`: an HTTP server's OAuth login (mcp/login.py), forgotten.
 """
 
 from __future__ import annotations
 
+import sys
+from contextlib import suppress
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -172,3 +175,64 @@ def _show_tools(consoles: Consoles, rows: list[dict[str, Any]], json_out: bool) 
             description = one_line(row["description"], 120)
             table.add_row(text(one_line(row["offered_as"], 80)), text(description))
     consoles.out.print(table)
+
+
+@app.command("login")
+def login_cmd(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The HTTP server: [mcp.NAME] in the config.")],
+    config: ConfigOpt = None,
+) -> None:
+    """Log in to an HTTP server that asks for OAuth: prints the authorization URL (and
+    opens a browser when one is set), takes the redirect on 127.0.0.1, keeps the token
+    in a file only you can read."""
+    from skillchat.mcp.login import login
+
+    server = _http_server(ctx, name, config)
+    consoles = consoles_of(ctx)
+
+    def show(url: str) -> None:
+        consoles.err.print(f"To log in to '{name}', open this URL in a browser:", highlight=False)
+        sys.stdout.write(url + "\n")
+        sys.stdout.flush()
+        _open_browser(url)
+
+    tools = login(server, show)
+    consoles.err.print(f"logged in to '{name}' ({tools} tools)", highlight=False)
+
+
+@app.command("logout")
+def logout_cmd(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The HTTP server: [mcp.NAME] in the config.")],
+    config: ConfigOpt = None,
+) -> None:
+    """Forget the token `mcp login` kept for a server."""
+    from skillchat.mcp.tokens import TokenFile
+
+    server = _http_server(ctx, name, config)
+    forgot = TokenFile(name, server.url or "").forget()
+    said = f"logged out of '{name}'" if forgot else f"no login kept for '{name}'"
+    consoles_of(ctx).err.print(said, highlight=False)
+
+
+def _http_server(ctx: typer.Context, name: str, config: Any) -> Any:
+    settings = load(ctx, config)
+    server = settings.mcp_servers.get(name)
+    if server is None:
+        known = ", ".join(settings.mcp_servers) or "none configured"
+        raise UsageError(f"no [mcp.{name}] in the config ({known})")
+    if server.url is None:
+        raise UsageError(f"[mcp.{name}] is a stdio server: only an HTTP server has a login")
+    return server
+
+
+def _open_browser(url: str) -> None:
+    """A browser, only where the user has one: `$BROWSER`, or a desktop session."""
+    import os
+
+    if any(os.environ.get(v) for v in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY")):
+        import webbrowser
+
+        with suppress(webbrowser.Error):
+            webbrowser.open(url)

@@ -4,7 +4,8 @@
 skillchat/skills/trust.py).
 
 Three output forms for each: Rich tables and Markdown on a terminal, plain lines
-when piped (`name<TAB>description<TAB>trust`, easy to `cut`), and `--json` for scripts.
+when piped (`name<TAB>description<TAB>trust`, then `<TAB>override` when the user
+overrode any: skills/overrides.py; easy to `cut`), and `--json` for scripts.
 No MCP server starts for these commands unless asked: `skills list --served` lists
 the skills the configured servers serve beside the local ones, and `skills show` and
 `skills trust` look among them for a name no local skill has (`--no-mcp`: not even
@@ -57,6 +58,11 @@ SUBCOMMANDS = {
     "sync": "skillchat.cli.skills_add_cmd",
     "update": "skillchat.cli.skills_add_cmd",
     "deps": "skillchat.cli.skills_deps_cmd",
+    "pin": "skillchat.cli.skills_override_cmd",
+    "name-only": "skillchat.cli.skills_override_cmd",
+    "manual": "skillchat.cli.skills_override_cmd",
+    "off": "skillchat.cli.skills_override_cmd",
+    "reset": "skillchat.cli.skills_override_cmd",
 }
 
 
@@ -159,7 +165,8 @@ def load_trust(settings: Settings, consoles: Consoles) -> TrustStore:
     return store
 
 
-def _skill_json(s: Skill, trust: TrustState) -> dict[str, Any]:
+def _skill_json(s: Skill, trust: TrustState, registry: Registry) -> dict[str, Any]:
+    chosen = registry.overrides.get(s.name)
     return {
         "name": s.name,
         "description": s.description,
@@ -171,6 +178,8 @@ def _skill_json(s: Skill, trust: TrustState) -> dict[str, Any]:
         "bundled": s.source_dir == BUNDLED_SKILLS,
         "model_invocable": s.model_invocable,
         "user_invocable": s.user_invocable,
+        "override": s.override,
+        "override_from": chosen.scope if chosen is not None else None,
         "warnings": [problem_json(p) for p in s.warnings],
     }
 
@@ -244,7 +253,7 @@ def list_cmd(
     trust = {s.name: store.state(s) for s in skills}
     if json_out:
         doc = {
-            "skills": [_skill_json(s, trust[s.name]) for s in skills],
+            "skills": [_skill_json(s, trust[s.name], registry) for s in skills],
             "excluded": [_excluded_json(e) for e in registry.excluded],
             "directories": [str(d) for d in registry.directories],
             "directory_problems": [problem_json(p) for p in registry.problems],
@@ -259,17 +268,23 @@ def list_cmd(
         if not skills:  # said on stderr: stdout stays empty for scripts
             dirs = ", ".join(str(d) for d in registry.directories) or "no directories"
             consoles.err.print(f"no skills found (searched: {dirs})", markup=False, soft_wrap=True)
+        # The override last, when any applies: a column added keeps `cut -f1-3` working.
+        overridden = any(s.override for s in skills)
         for s in skills:
             description = safe.one_line(s.description)
-            typer.echo(f"{safe.one_line(s.name)}\t{description}\t{trust[s.name].value}")
+            row = f"{safe.one_line(s.name)}\t{description}\t{trust[s.name].value}"
+            typer.echo(f"{row}\t{s.override or '-'}" if overridden else row)
         if footer:
             consoles.err.print(footer, markup=False, soft_wrap=True)
         return
     out = consoles.out
+    overrides = {
+        s.name: chosen.shown() for s in skills if (chosen := registry.overrides.get(s.name))
+    }
     if skills and long:
-        out.print(long_table(skills, trust))
+        out.print(long_table(skills, trust, overrides))
     elif skills:
-        for line in short_lines(skills, trust, out.width):
+        for line in short_lines(skills, trust, out.width, overrides):
             out.print(line, no_wrap=True, overflow="ellipsis")
     else:
         dirs = ", ".join(str(d) for d in registry.directories) or "none of the directories exist"

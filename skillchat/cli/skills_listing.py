@@ -3,6 +3,7 @@ lists (211 real skills took 1,590 lines as a folded table), the grid with `--lon
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from skillchat.config import BUNDLED_SKILLS
@@ -36,24 +37,34 @@ def _rows(skills: list[Skill], trust: dict[str, TrustState]) -> list[tuple[str, 
     return rows
 
 
-def short_lines(skills: list[Skill], trust: dict[str, TrustState], width: int) -> list[Any]:
+def short_lines(
+    skills: list[Skill],
+    trust: dict[str, TrustState],
+    width: int,
+    overrides: Mapping[str, str] | None = None,
+) -> list[Any]:
     """One line per skill, as `gh` lists, cut to the terminal's width, so 200 skills
     take 200 lines, not 1,500. The name column takes at most half the width: one
     name of 64 characters would otherwise leave every other skill no description
-    (it is cut, with an ellipsis; `--long` shows it whole)."""
+    (it is cut, with an ellipsis; `--long` shows it whole). `overrides` (the user's,
+    skills/overrides.py, as shown) is a column when there are any."""
     rows = _rows(skills, trust)
     name_w = min(max(len(safe.one_line(name)) for name, _, _ in rows), max(width // 2, 12))
     trust_w = max(len(shown[0]) for _, shown, _ in rows)
+    override_w = max(map(len, overrides.values()), default=0) if overrides else 0
     lines = []
     for name, shown, description in rows:
         shown_name = safe.one_line(name)
         if len(shown_name) > name_w:
             shown_name = shown_name[: name_w - 1] + "…"
+        override = (overrides or {}).get(name, "")
+        column: list[str | tuple[str, str]] = [(override.ljust(override_w), "warning"), "  "]
         line = safe.line(
             (shown_name.ljust(name_w), "skill"),
             "  ",
             (shown[0].ljust(trust_w), shown[1]),
             "  ",
+            *(column if override_w else []),
             description,
         )
         line.truncate(width, overflow="ellipsis")
@@ -61,14 +72,20 @@ def short_lines(skills: list[Skill], trust: dict[str, TrustState], width: int) -
     return lines
 
 
-def long_table(skills: list[Skill], trust: dict[str, TrustState]) -> Any:
-    """`--long`: whole descriptions, folded, in a grid."""
+def long_table(
+    skills: list[Skill], trust: dict[str, TrustState], overrides: Mapping[str, str] | None = None
+) -> Any:
+    """`--long`: whole descriptions, folded, in a grid (an `override` column when
+    there are any)."""
     from rich.table import Table
 
     table = Table(title=None, show_lines=False, expand=False)
     table.add_column("skill", style="skill", no_wrap=True)
     table.add_column("trust", no_wrap=True)
+    if overrides:
+        table.add_column("override", no_wrap=True, style="warning")
     table.add_column("description", overflow="fold")
     for name, shown, description in _rows(skills, trust):
-        table.add_row(safe.text(name), safe.line(shown), safe.text(description))
+        override = [safe.text(overrides.get(name, ""))] if overrides else []
+        table.add_row(safe.text(name), safe.line(shown), *override, safe.text(description))
     return table

@@ -143,6 +143,8 @@ class Report:
     planned: int
     min_trigger_rate: float | None
     interrupted: bool
+    # The user's overrides that shaped the catalog (skills/overrides.py `applied`).
+    overrides: dict[str, str] = field(default_factory=dict)
 
     @property
     def finished(self) -> int:
@@ -166,6 +168,7 @@ class Report:
             "interrupted": self.interrupted,
             "min_trigger_rate": self.min_trigger_rate,
             "ok": self.ok,
+            "overrides": self.overrides,
             "skills": [s.as_json(self.min_trigger_rate) for s in self.skills],
             "queries": [r.as_json() for s in self.skills for r in s.queries],
         }
@@ -178,6 +181,7 @@ def build_report(
     runs: int,
     min_trigger_rate: float | None,
     interrupted: bool,
+    overrides: dict[str, str] | None = None,
 ) -> Report:
     """Group `outcomes` by the queries of `plan` (queries with no finished run stay
     listed, with none): skills and models in the order they first appear."""
@@ -195,7 +199,7 @@ def build_report(
         queries[(q.skill, outcome.job.model, q.id, q.query)].outcomes.append(outcome)
     models = list(dict.fromkeys(job.model for job in plan))
     ordered = sorted(skills.values(), key=lambda s: models.index(s.model))
-    return Report(ordered, models, runs, len(plan), min_trigger_rate, interrupted)
+    return Report(ordered, models, runs, len(plan), min_trigger_rate, interrupted, overrides or {})
 
 
 def _run_json(outcome: RunOutcome) -> dict[str, Any]:

@@ -86,6 +86,8 @@ class Skill:
     implicit: bool = True
     # Served by an MCP server (skills/remote.py): `root` is its folder in the cache.
     remote: RemoteSkill | None = field(default=None, hash=False, compare=False)
+    # The user's lasting override (skills/overrides.py): "pin", "name-only", "manual".
+    override: str | None = None
 
     @cached_property
     def declared(self) -> Declared:
@@ -116,8 +118,9 @@ class Skill:
     @property
     def model_invocable(self) -> bool:
         """The model may see and load it: not `disable-model-invocation: true` (Claude
-        Code) nor `allow_implicit_invocation: false` (Codex). `/name` still works."""
-        return self.declared.model_invocable and self.implicit
+        Code) nor `allow_implicit_invocation: false` (Codex), nor made `manual` by the
+        user (skills/overrides.py). `/name` still works."""
+        return self.declared.model_invocable and self.implicit and self.override != "manual"
 
     @property
     def user_invocable(self) -> bool:
@@ -146,7 +149,7 @@ class Skill:
         return f"[{self.origin}] {text}" if self.remote is not None else text
 
 
-ExclusionReason = Literal["invalid", "shadowed", "over-limit", "disabled"]
+ExclusionReason = Literal["invalid", "shadowed", "over-limit", "disabled", "off"]
 
 
 @dataclass(frozen=True)
@@ -166,5 +169,7 @@ class Excluded:
             return "over the max_skills limit"
         if self.reason == "disabled":
             return "disabled ([skills] disabled, or /skills disable)"
+        if self.reason == "off":
+            return f"turned off (`skillchat skills reset {self.name}` turns it back on)"
         errors = [p.message for p in self.problems if p.severity == "error"]
         return "; ".join(errors) or "invalid"

@@ -43,7 +43,7 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from skillchat.skills import frontmatter_cache
@@ -51,6 +51,7 @@ from skillchat.skills.changes import Stamp, folder_stamps
 from skillchat.skills.folders import SkillDir, list_skill_dirs
 from skillchat.skills.frontmatter import SKILL_MD_NAMES
 from skillchat.skills.model import Excluded, Problem, Skill
+from skillchat.skills.overrides import Chosen, apply
 from skillchat.skills.validation import inspect_skill
 from skillchat.skills.vendor import read_codex_policy
 
@@ -71,6 +72,9 @@ class Registry:
     directories: tuple[Path, ...] = ()
     problems: tuple[Problem, ...] = ()
     stamps: dict[str, Stamp] | None = field(default=None, compare=False, repr=False)
+    # The user's lasting overrides by skill name (skills/overrides.py `apply`), kept
+    # so the skills MCP servers serve later get them too.
+    overrides: Mapping[str, Chosen] = field(default_factory=dict, compare=False, repr=False)
 
     def changed(self) -> bool:
         """Whether a skill folder or SKILL.md changed since this registry was read;
@@ -276,6 +280,4 @@ def with_served(
         else:
             usable[skill.name] = skill
     skills = {name: usable[name] for name in sorted(usable)}
-    return Registry(
-        skills, tuple(excluded), registry.directories, registry.problems, registry.stamps
-    )
+    return apply(replace(registry, skills=skills, excluded=tuple(excluded)), registry.overrides)

@@ -110,7 +110,11 @@ def lookup(context: ToolContext, skill_name: str, *, by_model: bool = True) -> S
         raise FileAccessError(
             "USER_ONLY",
             f"Skill '{skill.name}' can only be started by the user (/{skill.name}); "
-            "its author turned off model invocation",
+            + (
+                "the user made it manual"
+                if skill.override == "manual"
+                else "its author turned off model invocation"
+            ),
         )
     return skill
 

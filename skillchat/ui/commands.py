@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
+from skillchat.ui.override_command import OVERRIDE_USAGE, OVERRIDES, override
 from skillchat.ui.safe import counted, one_line
 
 if TYPE_CHECKING:
@@ -92,8 +93,11 @@ def _skills(repl: Repl, arg: str) -> None:
     if action in ("disable", "enable"):
         _toggle(repl, action, name.strip())
         return
+    if action in OVERRIDES:
+        override(repl, action, name.split())
+        return
     if arg:
-        raise UsageError("usage: /skills [disable NAME | enable NAME]")
+        raise UsageError(f"usage: /skills [disable NAME | enable NAME | {OVERRIDE_USAGE}]")
     session = repl.session
     names = session.registry.names()
     if not names:
@@ -106,6 +110,7 @@ def _skills(repl: Repl, arg: str) -> None:
         shadowed = " (use /skill " + name + ")" if name in COMMANDS else ""
         note = " (user only)" if not skill.model_invocable else ""
         note += " (model only)" if not skill.user_invocable else ""
+        note += f" ({skill.override})" if skill.override else ""
         _print(
             repl,
             mark,
@@ -116,6 +121,9 @@ def _skills(repl: Repl, arg: str) -> None:
         )
     for name in session.settings.skills_disabled:
         _print(repl, "  ", (name, "strong"), ("  disabled", "warning"))
+    for excluded in session.registry.excluded:
+        if excluded.reason == "off" and excluded.name:
+            _print(repl, "  ", (excluded.name, "strong"), ("  off (/skills reset NAME)", "warning"))
 
 
 def _toggle(repl: Repl, action: str, name: str) -> None:
@@ -363,7 +371,8 @@ COMMANDS: dict[str, Command] = {
         Command(
             "skills",
             "[disable|enable NAME]",
-            "the skills (● activated in this chat); disable or enable one for this session",
+            "the skills (● activated in this chat); disable or enable one for this "
+            f"session; {OVERRIDE_USAGE} for good",
             _skills,
         ),
         Command("model", "[NAME]", "show the model, or switch to NAME", _model),

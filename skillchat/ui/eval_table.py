@@ -97,8 +97,16 @@ def print_report(report: Report, console: Console) -> None:
 def notes(report: Report) -> list[str]:
     """Lines on the catalog's effect, unfinished runs and the minimum rate."""
     lines = []
+    if report.overrides:
+        chosen = ", ".join(f"{name} {shown}" for name, shown in report.overrides.items())
+        lines.append(f"overrides applied (skillchat skills pin|name-only|manual|off): {chosen}")
     for s in report.skills:
-        if s.catalog == "shortened":
+        if s.skill in report.overrides and s.catalog != "full":
+            lines.append(
+                f"{s.skill}: {report.overrides[s.skill]} by the user's override, so the "
+                "model saw less than the author wrote"
+            )
+        elif s.catalog == "shortened":
             lines.append(
                 f"{s.skill}: its description was shortened in the catalog on {s.model} "
                 "(catalog_max_chars): the model saw less than the author wrote"

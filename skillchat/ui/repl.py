@@ -330,9 +330,11 @@ class Repl:
         return one_line(" · ".join(parts))
 
     def _skill_pairs(self) -> list[tuple[str, str]]:
-        """(name, what to type after it and the description) of each `/name` skill."""
+        """(name, what to type after it and the description) of each `/name` skill,
+        the ones the user pinned first (a skill turned off is not in the registry)."""
         registry = self.session.registry
         skills = [registry.skills[n] for n in registry.names()]
+        skills.sort(key=lambda s: s.override != "pin")
         return [(s.name, commands.skill_usage(s)) for s in skills if s.user_invocable]
 
     def _prompt_pairs(self) -> list[tuple[str, str]]:
