@@ -9,14 +9,17 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from fork_helpers import FORK, digest_skills
 from helpers import REPO, session_options, skill_folder, skillchat
 from openai_server import ScriptedServer, call, error, reply
 from request_probe import REQUEST_PROBE
 from sandbox_helpers import require_sandbox
-from stream_json_helpers import VALIDATOR, Stream, checked, rebuilt
+from stream_json_helpers import SCHEMA, VALIDATOR, Stream, checked, rebuilt
+
+from skillchat.engine.emit import TextEnd
+from skillchat.skills.model import ExclusionReason
 
 ANSWER = "Final: 5, sandboxed-42 and the digest — “done” ✓\nwith a second line."
 
@@ -248,3 +251,15 @@ def test_a_compaction_a_refused_command_and_a_server_that_fails_are_events(
     assert answer["decision"] == "refused" and "--allow-run" in answer["reason"]
     [refused] = [e for e in events if e["type"] == "tool_result" and e["tool_use_id"] == "cmd"]
     assert refused["is_error"] and refused["error_code"] == "NOT_ALLOWED"
+
+
+def test_the_schemas_lists_are_the_codes() -> None:
+    """What the schema lists as a field's values is what the code can write: a
+    new reason a skill is left out, a new way a reply's text ends, is added to both."""
+    defs = SCHEMA["$defs"]
+    left_out = defs["init"]["properties"]["skills_left_out"]["items"]["properties"]
+    assert set(left_out["reason"]["enum"]) == set(get_args(ExclusionReason))
+    assert set(defs["text_end"]["properties"]["how"]["enum"]) == set(get_args(TextEnd))
+    assert set(SCHEMA["properties"]["type"]["enum"]) == {
+        ref["$ref"].rsplit("/", 1)[1] for ref in SCHEMA["oneOf"]
+    }
