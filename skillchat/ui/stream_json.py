@@ -148,8 +148,10 @@ class StreamPrinter:
         return consent
 
     def told(self, question: dict[str, Any], answer: Callable[[], Answer]) -> Answer:
-        """A `consent_request` for `question`, `answer()`, its `consent_response`."""
-        self._put({"type": "consent_request", **question})
+        """A `consent_request` for `question` (naming the fork that asks: "digest #2"),
+        `answer()`, its `consent_response`."""
+        asker = self.session.questions.asker if self.session is not None else None
+        self._put({"type": "consent_request", **question} | ({"asked_by": asker} if asker else {}))
         verdict = answer()
         self._put({"type": "consent_response", "tool": question["tool"],
                    "decision": verdict.kind, "reason": verdict.reason})  # fmt: skip

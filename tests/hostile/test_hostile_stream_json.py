@@ -167,3 +167,40 @@ def test_sigterm_mid_turn_still_ends_with_a_result(server: ScriptedServer, tmp_p
     assert stream.finish() == 143
     result = checked(stream.events)
     assert result["subtype"] == "terminated" and result["exit_code"] == 143
+
+
+def test_two_forks_at_once_running_commands_keep_their_events_apart(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Two forked skills started by one reply run at once, each running a command in
+    the sandbox: every event of each carries its own fork's number, each consent
+    question names the fork asking it, each call pairs with its result inside its
+    fork, and the chat's own answer is rebuilt from the chat's deltas alone."""
+    require_sandbox()
+    skills = tmp_path / "skills"
+    for name in ("alpha", "beta"):
+        skill_folder(skills, name, f"name: {name}\ndescription: Works.\ncontext: fork\n",
+                     f"# {name}\nRun one command.\n")  # fmt: skip
+        run = {"command": f"echo from-{name}", "skill_name": name}
+        server.when("", reply(f"{name} says ", calls=[call("run_command", run, id=f"{name}_cmd")]),
+                    reply(f"{name} done"), system=f'<skill name="{name}">')  # fmt: skip
+    tasks = [call("get_skill", {"skill_name": n, "task": f"work {n}"}, id=f"{n}_fork")
+             for n in ("alpha", "beta")]  # fmt: skip
+    server.when("both", reply(calls=tasks), reply("both done"))
+    stream = streamed(server, skills, "--allow-run", "both")
+    assert stream.finish() == 0, stream.stderr()
+    result = checked(stream.events)
+    assert rebuilt(stream.events) == result["answer"] == "both done"
+    numbers = {e["skill"]: e["fork"] for e in stream.events if e["type"] == "fork_start"}
+    assert sorted(numbers) == ["alpha", "beta"] and len(set(numbers.values())) == 2
+    for name, number in numbers.items():
+        own = [e for e in stream.events if e.get("fork") == number]
+        assert {e["skill"] for e in own} == {name}
+        [use] = [e for e in own if e["type"] == "tool_use"]
+        [done] = [e for e in own if e["type"] == "tool_result"]
+        assert use["tool_use_id"] == done["tool_use_id"] == f"{name}_cmd"
+        assert json.loads(done["content"])["stdout"] == f"from-{name}\n"
+        text = "".join(e["text"] for e in own if e["type"] == "text_delta")
+        assert text == f"{name} says {name} done"
+    asked = sorted(e["asked_by"] for e in stream.events if e["type"] == "consent_request")
+    assert asked == [f"alpha #{numbers['alpha']}", f"beta #{numbers['beta']}"]
