@@ -263,3 +263,18 @@ def test_the_schemas_lists_are_the_codes() -> None:
     assert set(SCHEMA["properties"]["type"]["enum"]) == {
         ref["$ref"].rsplit("/", 1)[1] for ref in SCHEMA["oneOf"]
     }
+
+
+def test_print_takes_the_format_as_claude_p_does(server: ScriptedServer, tmp_path: Path) -> None:
+    """`skillchat -p --output-format stream-json "QUESTION"`, the line a `claude -p`
+    script has: the format's value is not read as the question, in either order."""
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    server.when("hi there", reply("hello"))
+    base = [*session_options(server, skills), "--no-workspace"]
+    for argv in (["-p", "--output-format", "stream-json", "hi there", *base],
+                 ["--output-format", "stream-json", *base, "-p", "hi there"]):  # fmt: skip
+        done = skillchat(*argv)
+        assert done.returncode == 0, done.stderr
+        events = [json.loads(line) for line in done.stdout.splitlines()]
+        assert checked(events)["answer"] == "hello"

@@ -16,9 +16,12 @@ PRINT_FLAGS = ("-p", "--print")
 
 
 def _value_options(command: Any) -> set[str]:
-    """The root's options that take a value (`--model NAME`): the word after one
-    is its value, not a question."""
-    names: set[str] = set()
+    """The root's options that take a value (`--model NAME`), and `ask`'s own
+    (`--output-format FORMAT`, for `-p`): the word after one is its value, not a
+    question."""
+    from skillchat.cli.ask_line import OPTIONS
+
+    names = {name for name, (_, kind) in OPTIONS.items() if kind.type is not bool}
     for param in command.params:
         if getattr(param, "param_type_name", "") == "option" and not param.is_flag:
             names.update(param.opts)
