@@ -332,7 +332,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._endless(move, base)
             return
         data = [e if isinstance(e, str) else json.dumps(e) for e in events]
-        if self._send(move, [f"data: {d}\n\n".encode() for d in data]):
+        # surrogateescape: a raw string's "\udcff" goes out as the byte 0xff (invalid UTF-8)
+        if self._send(move, [f"data: {d}\n\n".encode("utf-8", "surrogateescape") for d in data]):
             if move.get("done", True):
                 self._chunk(b"data: [DONE]\n\n")
             self._chunk(b"")

@@ -103,10 +103,10 @@ def run_tools(chat: ToolRound, reply: Reply, limit: int) -> list[ToolRecord]:
             elif (done := ready.get(call.id)) is not None:
                 result = _cleaned(done)
             else:
-                chat.emit(ToolStarted(call.name, arguments))
+                chat.emit(ToolStarted(call.name, arguments, call.id))
                 result = _cleaned(chat.toolbox.run(call.name, arguments))
             chat.took(call.id, result)
-            records.append(ToolRecord(call.name, arguments, result))
+            records.append(ToolRecord(call.name, arguments, result, call_id=call.id))
     except BaseException:
         for call in reply.tool_calls:
             chat.ledger.forget(call.id)
