@@ -88,12 +88,12 @@ _COMMANDS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "mcp": (
         "skillchat.cli.mcp_cmd",
         "app",
-        {"help": "The MCP servers of the config: list them, list a server's tools."},
+        {"help": "MCP servers: list them and their tools, log in."},
     ),
     "hooks": (
         "skillchat.cli.hooks_cmd",
         "app",
-        {"help": "The hooks of the config, the project and the skills: list, trust."},
+        {"help": "Hooks of the config, project and skills: list, trust."},
     ),
     "eval": (
         "skillchat.cli.eval_cmd",
