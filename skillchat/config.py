@@ -206,6 +206,9 @@ class Settings:
     # off under `--bare`, which also leaves out the project's config and skills.
     hooks: dict[str, Any] = field(default_factory=dict)
     hooks_enabled: bool = True
+    # The project's own files in `.skillchat/` (its per-skill overrides): off under
+    # `--bare`, as its config and hooks are.
+    project_files: bool = True
     config_path: Path | None = None
     warnings: tuple[str, ...] = ()
 
@@ -280,6 +283,7 @@ def _bare(values: dict[str, Any], sources: dict[str, str]) -> None:
     own, as the command line is; nothing of the project's is."""
     values["hooks_enabled"] = False
     sources["hooks_enabled"] = "flag"
+    values["project_files"], sources["project_files"] = False, "flag"
     if sources.get("mcp_use") != "flag":
         values["mcp_use"], sources["mcp_use"] = (), "flag"
     if sources.get("skill_dirs") != "flag":

@@ -82,11 +82,11 @@ def load_registry(settings: Settings) -> Registry:
 
 def load_overrides(settings: Settings) -> Overrides:
     """The user's lasting per-skill overrides and the project's (skills/overrides.py),
-    the project being the one the command started in."""
+    the project being the one the command started in (none under `--bare`)."""
     from skillchat.skills.overrides import Overrides
     from skillchat.workspace.project import project_folder
 
-    found = project_folder(Path.cwd(), settings.projects)
+    found = project_folder(Path.cwd(), settings.projects) if settings.project_files else None
     return Overrides.load(found[0] if found else None)
 
 

@@ -150,6 +150,22 @@ def test_bare_runs_no_hooks_and_no_project_skills(server: ScriptedServer, tmp_pa
     assert "local-one" not in json.dumps(server.completions[-1].body)
 
 
+def test_bare_leaves_out_the_projects_skill_overrides(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """A project's `.skillchat/overrides.toml` is the project's, as its hooks are: a
+    script's `--bare` run sees the catalog the command line and the user chose."""
+    project = tmp_path / "project"
+    write_files(project, {".skillchat/overrides.toml": '[overrides]\ncalculator = "off"\n'})
+    (project / ".git").mkdir()  # a git work tree: the project
+    server.script(reply("a"), reply("b"))
+    assert ask(server, tmp_path, cwd=project).returncode == 0
+    assert '"calculator"' not in json.dumps(server.completions[-1].body)
+    done = ask(server, tmp_path, "--bare", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert "calculator" in json.dumps(server.completions[-1].body)
+
+
 @pytest.mark.parametrize("bad", ["matcher = '('", "timeout = -1", "type = 'prompt'"])
 def test_bad_hook_entries_are_one_line_each(tmp_path: Path, bad: str) -> None:
     (tmp_path / "config.toml").write_text(
