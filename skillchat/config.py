@@ -82,6 +82,11 @@ def user_data_dir() -> Path:
     return Path(_dir(APP_NAME, appauthor=False))
 
 
+def plugin_servers_path() -> Path:
+    """The MCP servers installed plugins brought (plugin_servers.py), beside the config."""
+    return user_config_dir() / "plugin-servers.json"
+
+
 def user_skill_dirs() -> list[str]:
     """The user-level skill directories: the user put these skills there, so they
     are trusted; every other skills directory needs `skillchat skills trust`."""
@@ -152,6 +157,9 @@ class Settings:
     # None: 30,000 (DEFAULT_CATALOG_CHARS), or a quarter of a fitted budget.
     catalog_max_chars: int | None = None
     storage_path: str | None = None
+    # Where packages' environments live; None: beside the chat database. An outcome
+    # eval's trial has a database of its own, and shares the user's environments.
+    envs_path: str | None = None
     run_allowed_tools: str = "approve"
     workspace: str | None = None
     # Folders that are projects (besides git work trees): started at or below one, it
@@ -194,6 +202,13 @@ class Settings:
     # `[skill_models]`: skill name -> the model its turns go to (a `[models.NAME]` or
     # a model id), over the skill's own `model:` (engine/skill_model.py).
     skill_models: dict[str, str] = field(default_factory=dict)
+    # `[hooks]` as the file has it (skillchat/hooks/spec.py reads it); `hooks_enabled`
+    # off under `--bare`, which also leaves out the project's config and skills.
+    hooks: dict[str, Any] = field(default_factory=dict)
+    hooks_enabled: bool = True
+    # The project's own files in `.skillchat/` (its per-skill overrides): off under
+    # `--bare`, as its config and hooks are.
+    project_files: bool = True
     # `[ui]`: the REPL's status line items (ui/status_line.py; None: the default).
     ui_status_line: tuple[str, ...] | None = None
     # How the REPL tells of a turn that took `ui_notify_after_s` or more, or a
@@ -259,6 +274,28 @@ class Settings:
         if self.storage_path:
             return Path(self.storage_path).expanduser()
         return user_data_dir() / "chats.db"
+
+    def envs_folder(self) -> Path:
+        """The skills' package environments (sandbox/envs/store.py)."""
+        if self.envs_path:
+            return Path(self.envs_path)
+        return self.database_path().parent / "envs"
+
+
+def _bare(values: dict[str, Any], sources: dict[str, str]) -> None:
+    """`--bare`, for scripts: what the command line names and nothing found around
+    it. No hooks (the user's nor a project's), no MCP servers but those `--mcp`
+    names, no skills folders but those `--skills-dir` names (the bundled skills,
+    part of skillchat, stay unless it does). The user's config file is still read
+    for the rest (the model and its server, the sandbox's limits): it is the user's
+    own, as the command line is; nothing of the project's is."""
+    values["hooks_enabled"] = False
+    sources["hooks_enabled"] = "flag"
+    values["project_files"], sources["project_files"] = False, "flag"
+    if sources.get("mcp_use") != "flag":
+        values["mcp_use"], sources["mcp_use"] = (), "flag"
+    if sources.get("skill_dirs") != "flag":
+        values["skill_dirs"], sources["skill_dirs"] = (), "flag"
 
 
 def find_config_file(explicit: str | Path | None) -> tuple[Path, bool]:
@@ -368,8 +405,16 @@ def _check(settings: Settings, sources: dict[str, str]) -> None:
         raise ConfigError(
             f"{where}: [ui] notify must be bell, osc9, osc777 or off, notify_after_s >= 0"
         )
+    if settings.ui_editing_mode not in ("emacs", "vi"):
+        raise ConfigError(f"{where}: [ui] editing_mode must be emacs or vi")
+    if settings.ui_theme not in ("dark", "light", "auto"):
+        raise ConfigError(f"{where}: [ui] theme must be dark, light or auto")
     unknown = sorted(set(settings.mcp_use or ()) - set(settings.mcp_servers))
     if unknown:
+        from skillchat.plugin_servers import off_reason
+
+        if off := off_reason(plugin_servers_path(), unknown[0]):
+            raise UsageError(f"--mcp {unknown[0]}: {off}")
         known = ", ".join(settings.mcp_servers) or "none configured"
         raise UsageError(f"--mcp {unknown[0]}: no [mcp.{unknown[0]}] in the config ({known})")
 
@@ -386,6 +431,7 @@ def load_with_sources(
     "flag", "models.NAME"): the command line's to keep (`config show`, which flags
     win over a saved chat's server)."""
     path, required = find_config_file(config)
+    bare = overrides.pop("bare", None)
     values: dict[str, Any] = {}
     sources: dict[str, str] = {f.name: "default" for f in fields(Settings)}
     warnings: list[str] = []
@@ -397,6 +443,13 @@ def load_with_sources(
         values.update(file_values)
         sources.update({k: "file" for k in file_values})
         config_path = path
+    if plugin_servers_path().exists():  # the enabled ones; the user's own table wins a name
+        from skillchat.plugin_servers import enabled_servers
+
+        values["mcp_servers"] = {
+            **enabled_servers(plugin_servers_path()),
+            **values.get("mcp_servers", {}),
+        }
     for env, name in ENV_KEYS.items():
         if os.environ.get(env):
             values[name] = os.environ[env]
@@ -405,6 +458,8 @@ def load_with_sources(
         if value is not None:
             values[name] = tuple(value) if name == "skill_dirs" else value
             sources[name] = "flag"
+    if bare:
+        _bare(values, sources)
     apply_named_model(values, sources)
     _keyed_default(values, sources)
     if "skill_dirs" in overrides and overrides["skill_dirs"] is not None:

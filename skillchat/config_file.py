@@ -149,6 +149,8 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
         values["skill_packages"] = _skill_packages(path, text, data.pop("packages"))
     if "skill_models" in data:
         values["skill_models"] = _skill_models(path, text, data.pop("skill_models"))
+    if "hooks" in data:  # read by skillchat/hooks/spec.py: a bad hook is one line there
+        values["hooks"] = data.pop("hooks")
     for top_key, top_value in data.items():
         items: list[tuple[str | None, str, Any]]
         if top_key in _SECTIONS and isinstance(top_value, dict):

@@ -5,7 +5,9 @@ leaves the code just above the one that raised it.
     ├── SkillchatError              user-facing: the CLI prints str(err) as one line
     │   │                           and exits with exit_code (1), never a traceback
     │   ├── UsageError              exit 2: bad flags or arguments, an unknown `/skill`
-    │   ├── ConfigError             a config file or value that cannot be used
+    │   ├── ConfigError             a config file or value that cannot be used:
+    │   │   └── HookError           a hook id that names none, hook trust not saved
+    │   ├── HookBlocked             a `user_prompt_submit` hook refused the message
     │   ├── SkillError              a skill that cannot be used:
     │   │   ├── FrontmatterError    its SKILL.md's frontmatter (has a line)
     │   │   ├── TrustError          its folder cannot be hashed, or trust not saved
@@ -56,7 +58,8 @@ engine; FrontmatterError in skills/frontmatter.py (discovery and validation turn
 into a Problem); TrustError in skills/trust.py; FileAccessError in safe_io/read.py
 (and the tools' skill lookup); WorkspaceError in workspace/files.py (the session
 words it as a ConfigError or UsageError naming where the workspace came from);
-StorageError and UnknownChatError in chats/; McpError in mcp/; ProviderError in engine/backends and
+StorageError and UnknownChatError in chats/; HookError and HookBlocked in hooks/,
+cli/hooks_cmd.py and engine/steps/hooks.py; McpError in mcp/; ProviderError in engine/backends and
 engine/retry; LocalModelError in engine/local/; ToolRoundLimit in engine/loop.py;
 ToolArgumentError in tools/, sandbox/command_tool.py and skills/shell_words.py (a `/name`
 word that cannot be quoted into an inline command); MalformedChunk in the
@@ -279,3 +282,12 @@ class LocalModelError(ModelError):
     """A local model cannot be used: a missing or corrupt GGUF file, a failed or
     unverified download, a server that did not start, or no `xllamacpp`
     (skillchat/engine/local/)."""
+
+
+class HookError(ConfigError):
+    """A hook cannot be used as configured (`skillchat hooks trust` of an unknown one,
+    an unusable hooks trust store)."""
+
+
+class HookBlocked(SkillchatError):
+    """A `user_prompt_submit` hook refused the message: its reason is the line."""

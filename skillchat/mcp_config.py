@@ -10,6 +10,11 @@
     url = "https://mcp.example.com/mcp"
     headers = { Authorization = "Bearer ${DOCS_TOKEN}" }
 
+    [mcp.remote]                       # an HTTP server that asks for an OAuth login
+    url = "https://mcp.example.org/mcp"     # `skillchat mcp login remote` (mcp/oauth.py)
+    client_id = "skillchat-at-example"      # optional: registered by hand, else dynamic
+    client_secret = "${REMOTE_SECRET}"      # optional, with client_id
+
 A stdio server gets only what `env` lists (plus PATH, HOME, USER, LOGNAME, SHELL,
 TERM, which any program needs), never skillchat's whole environment: a model key
 must not reach a server the user did not hand it to. Secrets belong in environment
@@ -55,6 +60,11 @@ class McpServerConfig:
     timeout_s: float = DEFAULT_TIMEOUT_S
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
     max_answer_mb: int = DEFAULT_MAX_ANSWER_MB
+    # OAuth (mcp/oauth.py): a client registered with the authorization server by
+    # hand (the secret as "${VAR}"), or the URL of the client's metadata document.
+    client_id: str | None = None
+    client_secret: str | None = None
+    client_metadata_url: str | None = None
 
     @property
     def max_answer_bytes(self) -> int:
@@ -101,6 +111,9 @@ _KEYS: dict[str, type | tuple[type, ...]] = {
     "timeout_s": (int, float),
     "startup_timeout_s": (int, float),
     "max_answer_mb": int,
+    "client_id": str,
+    "client_secret": str,
+    "client_metadata_url": str,
 }
 
 
@@ -150,6 +163,9 @@ def mcp_servers(path: Path, tables: Any) -> dict[str, McpServerConfig]:
             max_answer_mb=int(
                 _positive(where, "max_answer_mb", table.get("max_answer_mb", DEFAULT_MAX_ANSWER_MB))
             ),
+            client_id=table.get("client_id"),
+            client_secret=table.get("client_secret"),
+            client_metadata_url=table.get("client_metadata_url"),
         )
     return servers
 

@@ -11,6 +11,10 @@ from __future__ import annotations
 SKILLS_MOUNT = "/skills"
 WORKSPACE_MOUNT = "/workspace"
 SCRATCH_MOUNT = "/scratch"
+# A plugin's skill (skills/plugin_install.py) also sees its plugin's folder, read-only,
+# and its data folder, writable: ${PLUGIN_ROOT} and ${PLUGIN_DATA} inside the sandbox.
+PLUGIN_MOUNT = "/plugin"
+PLUGIN_DATA_MOUNT = "/plugin-data"
 
 
 def start_folder(workspace: bool) -> str:

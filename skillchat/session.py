@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from skillchat.engine.questions import OneAtATime, Questions
     from skillchat.engine.resolve import Sources
     from skillchat.engine.skill_model import ModelMove
+    from skillchat.engine.steps.hooks import HookStep
     from skillchat.engine.turn import TurnResult
+    from skillchat.hooks.dispatch import Hooks
     from skillchat.mcp.elicit import Elicit, ElicitAnswer, Form
     from skillchat.mcp.hub import McpHub
     from skillchat.mcp.policy import McpConsent
@@ -80,11 +82,11 @@ def load_registry(settings: Settings) -> Registry:
 
 def load_overrides(settings: Settings) -> Overrides:
     """The user's lasting per-skill overrides and the project's (skills/overrides.py),
-    the project being the one the command started in."""
+    the project being the one the command started in (none under `--bare`)."""
     from skillchat.skills.overrides import Overrides
     from skillchat.workspace.project import project_folder
 
-    found = project_folder(Path.cwd(), settings.projects)
+    found = project_folder(Path.cwd(), settings.projects) if settings.project_files else None
     return Overrides.load(found[0] if found else None)
 
 
@@ -186,6 +188,7 @@ class Session:
             # Started when first needed (mcp/hub.py): nothing here starts or waits.
             self.mcp = McpHub(settings.active_mcp_servers(), self._answer)
         registry = load_registry(settings) if registry is None else registry
+        self.hooks = self._hooks(settings, registry, workspace)
         self._start(transcript, settings, registry, self._backend(target))
 
     @property
@@ -368,7 +371,32 @@ class Session:
             self.questions,
             self._allow_model,
             lambda: self._asked,
+            self._hook_steps,
         )
+
+    def _hooks(
+        self, settings: Settings, first: Registry, workspace: Workspace | None
+    ) -> Hooks | None:
+        """The session's hooks (skillchat/hooks): asked about in the REPL (a consent
+        with `ask_hook`), never run untrusted where nobody is asked."""
+        from skillchat.sandbox.hooks import session_hooks
+
+        asking = self._asking
+        ask = asking.ask_hook if asking and hasattr(asking.consent, "ask_hook") else None
+        return session_hooks(
+            settings,
+            lambda: self.chat.registry if hasattr(self, "chat") else first,
+            workspace.root if workspace is not None else None,
+            self.emit.notice,
+            ask,
+            lambda: self.chat_id,
+        )
+
+    def _hook_steps(self) -> list[HookStep]:
+        """The hooks' step of a chat or fork, when the session has hooks."""
+        from skillchat.engine.steps.hooks import HookStep
+
+        return [HookStep(self.hooks)] if self.hooks is not None else []
 
     def _start(
         self,
@@ -396,6 +424,8 @@ class Session:
                 workspace=str(self.workspace.root) if self.workspace else None,
             )
             listeners.append(self.recorder)
+        hooks = self._hook_steps()
+        listeners += hooks  # a notice is a `notification`
         self.chat = Chat(
             settings,
             registry,
@@ -404,8 +434,10 @@ class Session:
             workspace=self.workspace,
             tools=chat_tools(self.runner, self._fork()),
             source=self._mcp_tools(settings),
-            steps=[SkillModel(lambda: self._asked, self._use, self._allow_model)],
+            steps=[SkillModel(lambda: self._asked, self._use, self._allow_model), *hooks],
         )
+        for step in hooks:
+            step.started("resume" if transcript is not None else "startup")
         if transcript is not None:
             chat = transcript.chat
             self.chat.restore(transcript.messages, chat.activated_skills, chat.served_skills)

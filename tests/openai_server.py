@@ -60,7 +60,8 @@ user message yet, the second after one, and so on (the last repeats). Rules are
 tried in the order given; a rule is the JSON-able `{"when": text, "then": [moves]}`
 (in a script file too). `system="..."` narrows a rule to requests whose system
 message contains that text too: a forked skill's conversation (its SKILL.md body is
-in its system prompt) is told from its parent's that way.
+in its system prompt) is told from its parent's that way. `pattern="..."` narrows it
+to those whose first user message a regex matches (which of two texts comes first).
 
 CLI: `python tests/openai_server.py --script moves.json [--loop]` prints the port on
 its first stdout line, then serves until killed; `GET /_requests` returns the log.
@@ -70,6 +71,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import socket
 import sys
 import threading
@@ -330,7 +332,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._endless(move, base)
             return
         data = [e if isinstance(e, str) else json.dumps(e) for e in events]
-        if self._send(move, [f"data: {d}\n\n".encode() for d in data]):
+        # surrogateescape: a raw string's "\udcff" goes out as the byte 0xff (invalid UTF-8)
+        if self._send(move, [f"data: {d}\n\n".encode("utf-8", "surrogateescape") for d in data]):
             if move.get("done", True):
                 self._chunk(b"data: [DONE]\n\n")
             self._chunk(b"")
@@ -388,6 +391,8 @@ def _ruled_move(rules: list[Move], body: dict[str, Any]) -> Move | None:
     step = sum(1 for m in messages[users[0] :] if m.get("role") == "assistant")
     for rule in rules:
         if rule.get("system") and rule["system"] not in str(system):
+            continue
+        if rule.get("pattern") and not re.search(rule["pattern"], text, re.DOTALL):
             continue
         if rule["when"] in text and rule["then"]:
             return rule["then"][min(step, len(rule["then"]) - 1)]
@@ -454,13 +459,18 @@ class ScriptedServer(ThreadingHTTPServer):
                 (self.rules if "when" in move else self.moves).append(move)
         return self
 
-    def when(self, text: str, *moves: Move, system: str | None = None) -> ScriptedServer:
+    def when(
+        self, text: str, *moves: Move, system: str | None = None, pattern: str | None = None
+    ) -> ScriptedServer:
         """A rule: conversations whose first user message contains `text` (and
-        whose system message contains `system`) play `moves` in turn, whatever else
+        whose system message contains `system`, and in which the regex `pattern` is
+        found: where two texts stand in it, say) play `moves` in turn, whatever else
         is in flight (see the module docstring)."""
         rule: Move = {"when": text, "then": list(moves)}
         if system is not None:
             rule["system"] = system
+        if pattern is not None:
+            rule["pattern"] = pattern
         return self.script(rule)
 
     def _gate(self, name: str) -> threading.Event:

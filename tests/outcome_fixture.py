@@ -6,11 +6,15 @@ and never loads it on a fourth."""
 from __future__ import annotations
 
 import json
+import shutil
+import signal
 import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from helpers import skillchat, write_files
+from helpers import skillchat, wait_for, write_files
 from openai_server import ScriptedServer, call, reply
 
 SKILL = "demo-skill"
@@ -60,6 +64,16 @@ def demo_skill(root: Path, tasks: list[Any] | None = None) -> Path:
     return root / "skills"
 
 
+def writable_copy(source: Path, target: Path) -> None:
+    """A copy of a skill of the shared corpus, which has no write bits: the copy
+    gets them back, or as a normal user a test could not add its evals/ to it (as
+    root it could)."""
+    shutil.copytree(source, target, copy_function=shutil.copyfile)
+    for folder in [target, *target.rglob("*")]:
+        if folder.is_dir() and not folder.is_symlink():
+            folder.chmod(0o755)
+
+
 def evals_json(skills: Path) -> Path:
     return skills / SKILL / "evals" / "evals.json"
 
@@ -103,3 +117,22 @@ def run_outcome(
     server: ScriptedServer, skills: Path, out: Path, *args: str, **options: Any
 ) -> subprocess.CompletedProcess[str]:
     return skillchat(*outcome_argv(server, skills, out, *args), **options)
+
+
+def interrupted(argv: list[str], held: Callable[[], bool]) -> tuple[int, str]:
+    """Run `skillchat argv` as a real process, send it SIGINT once `held()` is
+    true (a request in flight), and give its exit code and stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillchat", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert wait_for(held), "timed out waiting"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    return proc.returncode, err

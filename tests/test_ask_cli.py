@@ -28,6 +28,7 @@ from helpers import (
     skillchat,
 )
 from openai_server import ScriptedServer, call, error, reply
+from request_probe import REQUEST_PROBE
 
 from skillchat.sandbox.detect import probe
 
@@ -306,29 +307,6 @@ def test_openai_path_imports_no_litellm_mcp_or_markdown_on_a_pipe(server: Script
     probed = "0 ['skillchat.sandbox.layout']"  # a probe that failed is not cached
     assert loaded[0] in ("0 []", probed)
     assert loaded[1] == "0 []" or (loaded[1] == probed and not probe().available)
-
-
-# What `ask` must not have imported when its request leaves, whatever it printed
-# first: each was on that path once (docs/performance.md).
-NOT_BEFORE_REQUEST = (
-    "rich",  # the catalog's warning was printed through it
-    "typer",  # a plain `ask` line is read without it (cli/ask_line.py), click included
-)
-# At each connection to the server (the `/props` probe's, then the request's), the
-# modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect
-# as it happens, so nothing of skillchat is patched.
-REQUEST_PROBE = f"""
-import json, sys
-port = int(sys.argv.pop(1))
-seen = []
-def connect(event, args):
-    if event == "socket.connect" and args[1][1:2] == (port,):
-        seen.append(sorted(m for m in {NOT_BEFORE_REQUEST} if m in sys.modules))
-sys.addaudithook(connect)
-from skillchat.cli.app import run
-code = run(sys.argv[1:])
-print(code, json.dumps(seen), file=sys.stderr)
-"""
 
 
 def test_no_rich_or_typer_before_the_request_when_the_catalog_warns(

@@ -16,7 +16,7 @@ import typer
 
 from skillchat.backend_table import BACKEND_NAMES
 from skillchat.cli import ask_cmd
-from skillchat.cli.ask_line import OPTIONS, AskLine, AttachOpt, read
+from skillchat.cli.ask_line import OPTIONS, AskLine, AttachOpt, OutputFormatOpt, read
 from skillchat.cli.opts import JsonFlag
 from skillchat.cli.session_options import AllowInstallOpt, SessionOptions, session_command
 
@@ -67,11 +67,12 @@ def _probe(
     attach: AttachOpt = None,
     json_out: JsonFlag = False,
     allow_install: AllowInstallOpt = False,
+    output_format: OutputFormatOpt = None,
     *,
     options: SessionOptions,
 ) -> AskLine:
     """`ask`'s parameters as Typer hands them over."""
-    return AskLine(prompt, attach, json_out, allow_install, options)
+    return AskLine(prompt, attach, json_out, allow_install, options, output_format)
 
 
 def test_the_probe_takes_what_ask_takes() -> None:
@@ -118,6 +119,8 @@ def plain_lines(p: dict[str, str]) -> list[list[str]]:
         ["-m", "a", "-m", "b", "q", "--continue"],
         ["--max-tokens", "1", "--reply-timeout", "0.001", "q"],
         ["--thinking", "--thinking-budget", "1024", "q"],
+        ["--output-format", "stream-json", "q"],
+        ["--output-format", "json", "--json", "q"],
     ]
 
 
@@ -140,6 +143,7 @@ def test_anything_else_is_left_to_typer(places: dict[str, str]) -> None:
         ["--reply-timeout", "0", "q"],
         ["--reply-timeout", "soon", "q"],
         ["--backend", "nope", "q"],
+        ["--output-format", "jsonl", "q"],
         ["--thinking-budget", "1023", "q"],
         ["--config", places["dir"], "q"],  # a directory where a file is asked for
         ["a", "b"],

@@ -158,3 +158,21 @@ def test_the_docs_name_no_folder_a_clone_lacks() -> None:
             continue
         text = doc.read_text(encoding="utf-8")
         assert not re.search(r"shared/real-", text), doc.name
+
+
+# Words of how the project's team worked, not of skillchat: a reader of the docs has no
+# "round", "lead" or branch, and "main" is no name for the version before a change.
+INTERNAL = re.compile(
+    r"\b(?:this|last|that) round\b|\bthe lead\b|\bthe brief\b|\bengineers?\b|\b(?:last )?stop \d+\b"
+    r"|\bthe last stop\b|\bissue \d+\b|\bh-[a-z]+\b|\bmain's\b|\bmain at [0-9a-f]{7}"
+    r"|\b(?:vs|beside|against|than|on|over) main\b|\bmain:? \d|`main`|\bshared machine\b"
+    r"|/work/",
+    re.I,
+)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_the_docs_use_no_internal_wording(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    found = sorted({m.group(0) for m in INTERNAL.finditer(text)})
+    assert found == [], f"{page.relative_to(REPO)}: {found}"

@@ -5,7 +5,6 @@ runs its commands and the verifier, and the report is read as CI and a user woul
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from outcome_fixture import (
     outcome_argv,
     run_outcome,
     script_agent,
+    writable_copy,
 )
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
@@ -258,12 +258,7 @@ def test_a_real_skill_with_a_real_script_runs_end_to_end_in_the_sandbox(
     if not source.is_dir():
         pytest.skip(NO_SHARED)
     skills = tmp_path / "skills"
-    # The shared corpus has no write bits: a copy keeps them, and as a normal user
-    # the test could not add its evals/ to the copy (as root it could).
-    shutil.copytree(source, skills / "skill-creator", copy_function=shutil.copyfile)
-    for folder in [skills / "skill-creator", *(skills / "skill-creator").rglob("*")]:
-        if folder.is_dir() and not folder.is_symlink():
-            folder.chmod(0o755)
+    writable_copy(source, skills / "skill-creator")
     task = {
         "id": "init",
         "prompt": "TASK-INIT: start a skill named hello-world here",

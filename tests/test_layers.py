@@ -35,6 +35,7 @@ LAYERS = (
     "safe_io",  # the descriptor walk and the rules of every read: needs only errors
     "mounts",  # where the sandbox shows folders: allowed-tools rules name them
     "mcp_config",  # the [mcp.NAME] tables, read by config
+    "plugin_servers",  # the MCP servers installed plugins brought, read by config
     "config_file",  # the config file's keys and tables, read by config
     "backend_table",  # one row per model backend, without its SDK: config checks names
     "config",
@@ -44,6 +45,7 @@ LAYERS = (
     "chats",  # plain persistence: handed the tools' keep policy, imports none of them
     "skills",  # reads SKILL.md and resources through safe_io
     "workspace",
+    "hooks",  # hooks found, trusted and run on the host: the engine's step calls them
     "tools",
     "mcp",  # MCP servers' tools: a tool source for the toolbox, consent injected from ui
     "prompt",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from chat_helpers import sent
 from consent_helpers import BUNDLED, QUESTION, run_call
-from helpers import session_options, skill_folder, wait_for
+from helpers import session_options, skill_folder, skillchat, wait_for
 from openai_server import ScriptedServer, call, reply
 from pty_session import LINE_DONE
 from sandbox_helpers import require_sandbox
@@ -329,3 +329,19 @@ def test_keys_set_reads_the_key_hidden_at_a_terminal(pty_sessions) -> None:
     assert session.wait() == 0
     assert "sk-ant-typed-secret" not in "".join(session.output)  # not echoed
     assert "stored ANTHROPIC_API_KEY" in "".join(session.output)
+
+
+@pytest.mark.parametrize(
+    ("ui", "said"),
+    [
+        ('theme = "pink"', "[ui] theme must be dark, light or auto"),
+        ('editing_mode = "ed"', "[ui] editing_mode must be emacs or vi"),
+        ('notify = "siren"', "[ui] notify must be bell, osc9, osc777 or off"),
+        ("status_line = [1]", "'ui.status_line' must be a list of strings"),
+    ],
+)
+def test_a_wrong_ui_value_is_one_config_line(tmp_path, ui: str, said: str) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f"[ui]\n{ui}\n")
+    done = skillchat("--config", str(config), "ask", "hi")
+    assert done.returncode == 1 and said in done.stderr and len(done.stderr.splitlines()) == 1

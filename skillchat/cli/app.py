@@ -39,9 +39,13 @@ def _debug_traceback(exc: BaseException) -> None:
 
 
 def _json_error(argv: list[str], message: str, code: int) -> None:
-    """`ask --json` that fails: a JSON object on stdout too, so a script reading it
-    gets an answer it can parse (the one-line error still goes to stderr)."""
-    if "--json" not in argv or "ask" not in argv:
+    """`ask --json` (`--output-format json`) that fails: a JSON object on stdout
+    too, so a script reading it gets an answer it can parse (the one-line error
+    still goes to stderr). stream-json says its errors itself (ui/stream_json.py)."""
+    from itertools import pairwise
+
+    wanted = "--json" in argv or ("--output-format", "json") in pairwise(argv)
+    if not wanted or "ask" not in argv:
         return
     import json
 

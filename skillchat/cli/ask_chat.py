@@ -25,10 +25,14 @@ from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
     from skillchat.cli.ask_line import AskLine
+    from skillchat.config import Settings
     from skillchat.engine.emit import Listener
     from skillchat.engine.events import Usage
     from skillchat.engine.loop import Chat
+    from skillchat.mcp.policy import McpConsent
+    from skillchat.sandbox.command_tool import Consent
     from skillchat.sandbox.envs.provider import InstallRequest
+    from skillchat.ui.stream_json import StreamPrinter
 
 
 # The most stdin `ask` takes: a big diff or log fits; more would not fit a context.
@@ -142,8 +146,23 @@ def sigterm_interrupts() -> Iterator[None]:
 
 def ask_chat(run: Invocation, line: AskLine) -> int:
     """Ask one question (`line`, `ask`'s arguments); the exit code: 0, or 130/143
-    when interrupted or terminated (what arrived is out and saved)."""
+    when interrupted or terminated (what arrived is out and saved). With
+    `--output-format stream-json` every error is an event too, before cli/app.py
+    says it on stderr."""
+    if line.format() != "stream-json":
+        return _ask(run, line, None)
+    from skillchat.errors import SkillchatError
+    from skillchat.ui.stream_json import StreamPrinter
 
+    stream = StreamPrinter()
+    try:
+        return _ask(run, line, stream)
+    except SkillchatError as exc:
+        stream.failed(exc, exc.exit_code)
+        raise
+
+
+def _ask(run: Invocation, line: AskLine, stream: StreamPrinter | None) -> int:
     text = read_prompt(line.prompt)
     attach = line.attach
     opened = open_chat(
@@ -159,6 +178,7 @@ def ask_chat(run: Invocation, line: AskLine) -> int:
     settings, folder, store, transcript = (
         opened.settings, opened.workspace, opened.store, opened.transcript,
     )  # fmt: skip
+    from skillchat.engine.emit import ViewListener
     from skillchat.errors import StorageError
     from skillchat.sandbox.setup import flag_consent
     from skillchat.session import Session, load_registry
@@ -168,22 +188,34 @@ def ask_chat(run: Invocation, line: AskLine) -> int:
     consoles = consoles_of(run)  # this command's output: the views and its own lines
     warn = consoles.warn
     # A workspace the user did not name is said.
-    if note := workspace_note(settings, opened.sources["workspace"]):
+    if (note := workspace_note(settings, opened.sources["workspace"])) and stream:
+        stream.notice(note)
+    elif note:
         consoles.err.print(note, style="muted", markup=False, highlight=False, soft_wrap=True)
     registry = load_registry(settings)
     for problem in registry.problems:  # e.g. an installed skill changed since installed
-        warn(f"{problem.path}: {problem.message}")
+        if stream is not None:
+            stream.problem(problem.message, path=str(problem.path))
+        else:
+            warn(f"{problem.path}: {problem.message}")
+    if stream is not None:
+        stream.registry = registry
+        stream.model = opened.target.model if opened.target is not None else settings.model
     from skillchat.engine.invocation import unknown_name
 
     if mistake := unknown_name(text, registry):
         # Refused, not sent as text: a script's typo would pay for a wrong answer.
         raise UsageError(f"{mistake} (nothing was sent)")
     listeners: list[Listener] = []
-    if line.json_out:
+    view: ViewListener
+    if stream is not None:
+        view = ViewListener()  # nothing on stderr: every event is on stdout
+        listeners.append(stream)
+    elif line.format() == "json":
         from skillchat.ui.json_report import JsonReport
 
         report = JsonReport()
-        view: views.CardsView = views.CardsView(consoles)
+        view = views.CardsView(consoles)
         listeners.append(report)
     elif stdout_is_terminal():
         view = views.TerminalView(consoles)
@@ -203,6 +235,10 @@ def ask_chat(run: Invocation, line: AskLine) -> int:
 
         return stderr_install_progress(consoles.err, request)
 
+    def consent() -> Consent:
+        flags = flag_consent(settings, install_progress)
+        return stream.consent(flags) if stream is not None else flags
+
     session = Session(
         settings,
         registry=registry,
@@ -210,10 +246,13 @@ def ask_chat(run: Invocation, line: AskLine) -> int:
         transcript=transcript,
         listeners=[view, *listeners],
         workspace=folder,
-        consent=lambda: flag_consent(settings, install_progress),
+        consent=consent,
+        mcp_consent=stream_mcp_consent(settings, stream) if stream is not None else None,
         target=opened.target,
         sources=opened.sources,
     )
+    if stream is not None:
+        stream.session, stream.model = session, session.target.model
     attach_all(session.chat, attach or [])
     try:
         with keys_unechoed(), sigterm_interrupts():
@@ -221,10 +260,18 @@ def ask_chat(run: Invocation, line: AskLine) -> int:
     except KeyboardInterrupt as stop:  # what was shown stays shown (the view flushed it)
         how = "terminated" if isinstance(stop, Terminated) else "interrupted"
         consoles.err.print(how, style="warning", markup=False, highlight=False)
-        return 143 if how == "terminated" else 130
+        code = 143 if how == "terminated" else 130
+        if stream is not None:
+            stream.finish(how, code)
+        return code
     finally:
         session.close()  # the MCP servers: stopped before the answer is reported
-    if line.json_out:
+    recorder = session.recorder
+    if stream is not None:
+        if recorder and recorder.pending:  # raised, said as the `result`
+            raise StorageError(f"the chat was not saved: {recorder.failure}")
+        stream.finish("success", 0)
+    elif line.format() == "json":
         from skillchat.ui.safe import json_text
 
         sys.stdout.write(json_text(report.report(session.target.model, session.chat_id)) + "\n")
@@ -240,7 +287,18 @@ def ask_chat(run: Invocation, line: AskLine) -> int:
         said = " · ".join(filter(None, parts))
         # Never wrapped (Rich cuts a pipe's lines at 80): a script reads the chat id here.
         consoles.err.print(said, style="muted", markup=False, highlight=False, soft_wrap=True)
-    recorder = session.recorder
     if recorder and recorder.pending:  # the answer is out; a script must learn it is unsaved
         raise StorageError(f"the chat was not saved: {recorder.failure}")
     return 0
+
+
+def stream_mcp_consent(settings: Settings, stream: StreamPrinter) -> Callable[[], McpConsent]:
+    """The MCP calls' consent of `ask` (its flags), each question and answer said as
+    stream-json events."""
+
+    def consent() -> McpConsent:
+        from skillchat.mcp.policy import flag_consent
+
+        return stream.mcp_consent(flag_consent(settings))
+
+    return consent

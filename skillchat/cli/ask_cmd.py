@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from skillchat.cli.ask_line import AskLine, AttachOpt
+from skillchat.cli.ask_line import AskLine, AttachOpt, OutputFormatOpt
 from skillchat.cli.opts import JsonFlag
 from skillchat.cli.session_options import AllowInstallOpt, SessionOptions, session_command
 
@@ -30,6 +30,7 @@ def ask(
     attach: AttachOpt = None,
     json_out: JsonFlag = False,
     allow_install: AllowInstallOpt = False,
+    output_format: OutputFormatOpt = None,
     *,
     options: SessionOptions,
 ) -> int:
@@ -40,4 +41,4 @@ def ask(
     """
     from skillchat.cli.ask_chat import ask_chat
 
-    return ask_chat(ctx, AskLine(prompt, attach, json_out, allow_install, options))
+    return ask_chat(ctx, AskLine(prompt, attach, json_out, allow_install, options, output_format))

@@ -25,6 +25,7 @@ from typing import Annotated, Any, get_args, get_origin
 
 from skillchat.cli.opts import JsonFlag, Opt, opt_of
 from skillchat.cli.session_options import HINTS, AllowInstallOpt, SessionOptions
+from skillchat.errors import UsageError
 
 AttachOpt = Annotated[
     list[str] | None,
@@ -36,11 +37,22 @@ AttachOpt = Annotated[
         "absolute inside it); repeatable.",
     ),
 ]
+OutputFormatOpt = Annotated[
+    str | None,
+    Opt(
+        "--output-format",
+        metavar="FORMAT",
+        choices=("text", "json", "stream-json"),
+        help="text (default); json: one object at the end (as --json); stream-json: one "
+        "JSON event per line as the turn happens (docs/stream-json.md).",
+    ),
+]
 # `ask`'s own options (not the session's), as cli/ask_cmd.py's `ask` declares them.
 OWN: dict[str, Any] = {
     "attach": AttachOpt,
     "json_out": JsonFlag,
     "allow_install": AllowInstallOpt,
+    "output_format": OutputFormatOpt,
 }
 
 
@@ -95,6 +107,13 @@ class AskLine:
     json_out: bool
     allow_install: bool
     options: SessionOptions
+    output_format: str | None = None  # --output-format; --json is "json"
+
+    def format(self) -> str:
+        """text, json or stream-json: `--output-format`, with `--json` its alias."""
+        if self.json_out and self.output_format not in (None, "json"):
+            raise UsageError(f"--json and --output-format {self.output_format} exclude each other")
+        return "json" if self.json_out else self.output_format or "text"
 
 
 # What a value that Typer must read (and may refuse) is read as here.
@@ -163,4 +182,5 @@ def read(argv: list[str]) -> AskLine | None:
         json_out=bool(own["json_out"]),
         allow_install=bool(own["allow_install"]),
         options=SessionOptions(**given),
+        output_format=own["output_format"],
     )

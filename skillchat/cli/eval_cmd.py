@@ -103,6 +103,51 @@ VerifierTimeoutOpt = Annotated[
     typer.Option("--verifier-timeout", min=1.0, help="--outcome: seconds a verifier may run."),
 ]
 
+JudgeModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-model",
+        metavar="MODEL",
+        help="--outcome: the model that grades expectations (none: they are not graded).",
+    ),
+]
+PairwiseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--pairwise",
+        help="--outcome: the judge also compares each with/without pair, blind, both orders.",
+    ),
+]
+HtmlOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--html", metavar="FILE", dir_okay=False, help="--outcome: also write an HTML report."
+    ),
+]
+BaselineOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--baseline",
+        metavar="DIR",
+        file_okay=False,
+        help="--outcome: compare with this old copy of the skill (the old arm) instead of none.",
+    ),
+]
+BaselineRefOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline-ref",
+        metavar="REF",
+        help="--outcome: the old arm is the skill's folder at this git commit.",
+    ),
+]
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard", metavar="I/N", help="--outcome: run the I-th of N shares (eval merge)."
+    ),
+]
+
 
 # The session options an eval run has no use for: `--model` (eval's own, repeatable),
 # a saved chat to go on with (its runs are fresh and unsaved), a workspace and
@@ -134,6 +179,12 @@ def eval_cmd(
     yes: YesOpt = False,
     out: OutOpt = None,
     verifier_timeout: VerifierTimeoutOpt = 60.0,
+    judge_model: JudgeModelOpt = None,
+    pairwise: PairwiseOpt = False,
+    html: HtmlOpt = None,
+    baseline: BaselineOpt = None,
+    baseline_ref: BaselineRefOpt = None,
+    shard: ShardOpt = None,
     *,
     options: SessionOptions,
 ) -> None:
@@ -149,20 +200,35 @@ def eval_cmd(
     options = replace(options, no_mcp=not options.allow_mcp)
     settings, sources = chosen_settings(ctx, options, allow_install=allow_install)
     _check_mode(outcome, skill, min_trigger_rate, min_delta, yes, out)
+    if not outcome and (judge_model or pairwise or html):
+        raise UsageError("--judge-model, --pairwise and --html are for --outcome evals")
+    if pairwise and not judge_model:
+        raise UsageError("--pairwise needs --judge-model MODEL: the model that compares answers")
+    if not outcome and (baseline or baseline_ref or shard):
+        raise UsageError("--baseline, --baseline-ref and --shard are for --outcome evals")
+    if (baseline or baseline_ref) and (pairwise or html):
+        raise UsageError("--pairwise and --html compare with and without: not with a baseline yet")
     if outcome:
         from skillchat.cli.eval_outcome import OutcomeOptions, outcome_eval
 
         chosen = list(dict.fromkeys(model or [settings.model]))
         wanted = OutcomeOptions(
             chosen, trials, k, jobs, min_delta, yes, out, options.allow_run, json_out,
-            verifier_timeout,
+            verifier_timeout, judge_model, pairwise, html,
+            *_arms_and_shard(baseline, baseline_ref, shard, min_delta),
         )  # fmt: skip
-        by_model = _model_settings(replace(settings, tools=True), sources, chosen)
+        # The judge's backend is checked with the models': a missing key stops here.
+        # No hooks: they would change what each trial measures (docs/hooks.md).
+        named = list(dict.fromkeys([*chosen, *([judge_model] if judge_model else [])]))
+        by_model = _model_settings(
+            replace(settings, tools=True, hooks_enabled=False), sources, named
+        )
         outcome_eval(consoles_of(ctx), queries_file, settings, by_model, wanted)
         return
     # Triggering is a get_skill call. A query comes with no workspace, and eval
-    # measures whether a description triggers: a skill with `paths` is listed.
-    settings = replace(settings, tools=True, paths_gate=False)
+    # measures whether a description triggers: a skill with `paths` is listed. No
+    # hooks: a prompt's added context would change what is measured (docs/hooks.md).
+    settings = replace(settings, tools=True, paths_gate=False, hooks_enabled=False)
     queries = load_queries(queries_file, skill)
     from skillchat.session import load_registry
 
@@ -195,6 +261,19 @@ def _check_mode(
         raise UsageError("--skill and --min-trigger-rate are for trigger evals, not --outcome")
     if not outcome and (min_delta is not None or yes or out is not None):
         raise UsageError("--min-delta, --yes and --out are for --outcome evals")
+
+
+def _arms_and_shard(
+    baseline: Path | None, ref: str | None, shard: str | None, min_delta: float | None
+) -> tuple[Path | None, str | None, tuple[int, int] | None]:
+    """The old arm's source (one at most) and the shard; a gate is for a whole run."""
+    from skillchat.evals.outcome_shard import parse_shard
+
+    if baseline is not None and ref is not None:
+        raise UsageError("--baseline and --baseline-ref: give one old version, not two")
+    if shard is not None and min_delta is not None:
+        raise UsageError("--min-delta gates the whole run: give it to eval merge, not a shard")
+    return baseline, ref, None if shard is None else parse_shard(shard)
 
 
 def _model_settings(

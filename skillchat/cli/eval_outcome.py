@@ -15,7 +15,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -23,6 +23,9 @@ from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
     from skillchat.config import Settings
+    from skillchat.evals.outcome_arms import Arm, Arms
+    from skillchat.evals.outcome_judge import Judge
+    from skillchat.evals.outcome_pairwise import PairVerdict
     from skillchat.evals.outcome_store import ResultStore
     from skillchat.evals.outcome_tasks import Tasks
     from skillchat.evals.outcome_trial import TrialJob, TrialResult, TrialSetup
@@ -43,6 +46,12 @@ class OutcomeOptions:
     allow_run: bool
     json_out: bool
     verifier_timeout_s: float
+    judge_model: str | None = None  # grades expectations, compares pairs
+    pairwise: bool = False
+    html: Path | None = None
+    baseline: Path | None = None  # the old arm: a snapshot folder of the skill
+    baseline_ref: str | None = None  # ... or its folder at this git commit
+    shard: tuple[int, int] | None = None  # (I, N): run the I-th of N shares
 
 
 def outcome_eval(
@@ -54,7 +63,9 @@ def outcome_eval(
 ) -> None:
     """Plan, confirm, run (resuming), report; exit as the report says."""
     from skillchat.evals.outcome_arms import arm_registries
+    from skillchat.evals.outcome_judged import judge_for, judge_line
     from skillchat.evals.outcome_run import estimate, iteration_folder, model_slug, plan_trials
+    from skillchat.evals.outcome_shard import conditions, in_shard
     from skillchat.evals.outcome_store import ResultStore
     from skillchat.evals.outcome_tasks import load_tasks
     from skillchat.evals.outcome_trial import TrialSetup
@@ -66,41 +77,122 @@ def outcome_eval(
         raise UsageError(f"--k {k} is more than --trials {options.trials}")
     registry = load_registry(settings)
     tasks = load_tasks(tasks_file, {name: s.root for name, s in registry.skills.items()})
+    judged = options.judge_model is not None
+    need = "the LLM judge: --judge-model MODEL"
     ungraded = [
         f"evals.json: task {t.id}: nothing deterministic grades it"
-        + (" (its expectations need the LLM judge, not built yet)" if t.expectations else "")
+        + (f" (its expectations need {need})" if t.expectations else "")
         + "; run, not graded"
         for t in tasks.tasks
-        if not t.graded
+        if not t.graded and not (t.expectations and judged)
+    ] + [
+        f"evals.json: task {t.id}: its expectations are not graded ({need})"
+        for t in tasks.tasks
+        if t.graded and t.expectations and not judged
     ]
     for problem in [*tasks.problems, *ungraded]:
         consoles.err.print(
             f"warning: {problem}", style="warning", markup=False, highlight=False, soft_wrap=True
         )
+    if options.html is not None and not options.html.parent.is_dir():
+        raise UsageError(f"--html {options.html}: no folder {options.html.parent} to write it in")
     out = options.out or Path(f"{tasks.skill}-workspace")
+    status = probe()
     with tempfile.TemporaryDirectory(prefix="skillchat-outcome-") as stage:
-        registries, digest = arm_registries(registry, tasks.skill, Path(stage))
+        root = registry.skills[tasks.skill].root
+        baseline = _baseline(root, options, Path(stage))
+        arms = arm_registries(registry, tasks.skill, Path(stage), baseline)
         base = {m: out / model_slug(m) if len(options.models) > 1 else out for m in options.models}
-        folders = {m: iteration_folder(base[m], digest) for m in options.models}
-        store = ResultStore(out, digest)
-        plan = plan_trials(tasks.tasks, options.models, options.trials, folders)
+        folders = {m: iteration_folder(base[m], arms.digest) for m in options.models}
+        store = ResultStore(out, arms.digest, arms.old_digest)
+        plan = plan_trials(tasks.tasks, options.models, options.trials, folders, arms.names)
+        held = {
+            m: conditions(
+                by_model[m],
+                arms.registries["with"],
+                tasks.skill,
+                status.available,
+                options.allow_run,
+                options.verifier_timeout_s,
+            )
+            for m in options.models
+        }
+        _write_manifest(out, tasks, arms, plan, store, folders, held, options, k)
+        plan = [job for job in plan if in_shard(store.key(job), options.shard)]
         done = {job: r for job in plan if (r := store.get(job)) is not None}
         todo = [job for job in plan if job not in done]
-        status = probe()
+        judge = judge_for(tasks.tasks, by_model, options.judge_model, options.pairwise)
         setup = TrialSetup(
             tasks.skill,
-            registry.skills[tasks.skill].root,
-            registries,
+            root,
+            arms.registries,
             by_model,
             options.allow_run,
             status.tools if status.available else None,
             options.verifier_timeout_s,
+            judge,
         )
         if todo:
-            line = estimate(todo, registries, by_model, tasks.skill).line(len(done))
+            line = estimate(todo, arms.registries, by_model, tasks.skill).line(len(done))
+            if judge is not None:
+                line += "\n" + judge_line(judge, todo, options.pairwise)
             _confirm(consoles, line, options.yes)
         results, interrupted = _run(consoles, todo, setup, store, options)
-    _report(consoles, [*done.values(), *results], tasks, folders, options, k, interrupted)
+        results = [*done.values(), *results]
+        verdicts: list[PairVerdict] = []
+        if judge is not None and options.pairwise and not interrupted:
+            verdicts, interrupted = _compare(
+                consoles, results, tasks, folders, judge, store, options
+            )
+    verdicts_of = (judge, verdicts)
+    report(consoles, results, tasks, folders, options, k, interrupted, arms.names, verdicts_of)
+
+
+def _baseline(root: Path, options: OutcomeOptions, stage: Path) -> Path | None:
+    """The old version's snapshot, staged, when `--baseline` or `--baseline-ref` asks."""
+    from skillchat.evals.outcome_baseline import snapshot_folder, snapshot_ref
+
+    target = stage / "baseline" / root.name
+    if options.baseline is not None:
+        snapshot_folder(options.baseline, target)
+    elif options.baseline_ref is not None:
+        snapshot_ref(root, options.baseline_ref, target)
+    else:
+        return None
+    return target
+
+
+def _write_manifest(
+    out: Path,
+    tasks: Tasks,
+    arms: Arms,
+    plan: list[TrialJob],
+    store: ResultStore,
+    folders: dict[str, Path],
+    held: dict[str, dict[str, Any]],
+    options: OutcomeOptions,
+    k: int,
+) -> None:
+    """The run's manifest (outcome_shard.py), after refusing a store made under
+    other conditions (`held`, by model)."""
+    from skillchat.evals.outcome_shard import Manifest, check_resume, task_entries, write_manifest
+
+    manifest = Manifest(
+        skill=tasks.skill,
+        digest=arms.digest,
+        old_digest=arms.old_digest,
+        arms=list(arms.names),
+        tasks=task_entries(tasks.tasks),
+        models=options.models,
+        trials=options.trials,
+        k=k,
+        conditions=held,
+        plan=[[store.key(j), j.task.id, j.model, j.arm, j.trial] for j in plan],
+        shard=list(options.shard) if options.shard else None,
+        workspaces={m: str(f.relative_to(out)) for m, f in folders.items()},
+    )
+    check_resume(out, manifest)
+    write_manifest(out, manifest)
 
 
 def _confirm(consoles: Consoles, line: str, yes: bool) -> None:
@@ -154,6 +246,29 @@ def _run(
     return list(evaluation.outcomes), False
 
 
+def _compare(
+    consoles: Consoles,
+    results: list[TrialResult],
+    tasks: Tasks,
+    folders: dict[str, Path],
+    judge: Judge,
+    store: ResultStore,
+    options: OutcomeOptions,
+) -> tuple[list[PairVerdict], bool]:
+    """`--pairwise`: the judge compares every finished pair; Ctrl-C keeps the
+    compared ones (stored) and the report counts them."""
+    from skillchat.evals.outcome_judged import PAIRWISE_FOLDER, compare_all, pairs
+    from skillchat.redact import redact
+
+    def say(line: str) -> None:
+        consoles.err.print(
+            redact(line), style="warning", markup=False, highlight=False, soft_wrap=True
+        )
+
+    todo = pairs(results, tasks.tasks, folders)
+    return compare_all(judge, todo, store.root / PAIRWISE_FOLDER, options.jobs, say)
+
+
 def _say_error(consoles: Consoles, result: TrialResult) -> None:
     """A trial's error, one line as it happens (the run goes on)."""
     if result.error:
@@ -166,7 +281,7 @@ def _say_error(consoles: Consoles, result: TrialResult) -> None:
         )
 
 
-def _report(
+def report(
     consoles: Consoles,
     results: list[TrialResult],
     tasks: Tasks,
@@ -174,26 +289,40 @@ def _report(
     options: OutcomeOptions,
     k: int,
     interrupted: bool,
+    arms: tuple[Arm, Arm],
+    judged: tuple[Judge | None, list[PairVerdict]],
 ) -> None:
+    """The report of `results` (a run's, or merged shards'); exit as it says."""
+    from skillchat.evals.outcome_judged import add_judge_json
     from skillchat.evals.outcome_report import meets, summarize, summary_json
     from skillchat.evals.outcome_run import write_benchmarks
 
     ids = [t.id for t in tasks.tasks]
-    summaries = summarize(results, ids, options.models, k)
+    summaries = summarize(results, ids, options.models, k, arms)
     write_benchmarks(summaries, results, folders, tasks.skill, options.trials)
+    document = summary_json(summaries, options.min_delta)
+    add_judge_json(document, results, judged[1], judged[0], tasks.tasks)
+    document["interrupted"] = interrupted
+    document["workspaces"] = {m: str(f) for m, f in folders.items()}
+    if options.html is not None:
+        from skillchat.ui.outcome_html import write_html
+
+        write_html(options.html, document, tasks, results, folders)
     if options.json_out:
         from skillchat.ui.safe import json_text
 
-        document = summary_json(summaries, options.min_delta)
-        document["interrupted"] = interrupted
-        document["workspaces"] = {m: str(f) for m, f in folders.items()}
         sys.stdout.write(json_text(document, indent=2) + "\n")
     else:
-        from skillchat.ui.outcome_table import print_outcome
+        from skillchat.ui.outcome_table import print_judge, print_outcome
 
         print_outcome(summaries, options.min_delta, consoles.out)
+        print_judge(document, consoles.out)
         for model, folder in folders.items():
             consoles.out.print(f"workspace ({model}): {folder}", markup=False, highlight=False)
+        if options.html is not None:
+            consoles.out.print(
+                f"report: {options.html}", markup=False, highlight=False, soft_wrap=True
+            )
     if interrupted:
         consoles.err.print(
             "interrupted: finished trials are kept; run the same command again to resume",

@@ -6,14 +6,18 @@ values), whether it started and how many tools it offers, or why it failed.
 `tools NAME` lists one server's tools (`--json` for scripts: name, offered name,
 description, input schema, annotations, and whether a provider can take it).
 Exit 1 when a server named or listed did not start.
+`login NAME` / `logout NAME`: an HTTP server's OAuth login (mcp/login.py), forgotten.
 """
 
 from __future__ import annotations
 
+import sys
+from contextlib import suppress
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from skillchat.cli import plugin_cmd
 from skillchat.cli.common import ConfigOpt, JsonOpt
 from skillchat.cli.invocation import consoles_of, load
 from skillchat.errors import McpError, UsageError
@@ -37,7 +41,8 @@ def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
     and resources (by name), or why not."""
     settings = load(ctx, config)
     servers = list(settings.mcp_servers.values())
-    if not servers:
+    off = plugin_cmd.off_rows(set(settings.mcp_servers))
+    if not servers and not off:
         where = settings.config_path or "the config file"
         raise UsageError(f"no MCP server is configured: add an [mcp.NAME] table to {where}")
     states = _started(servers)
@@ -62,8 +67,9 @@ def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
                 "error": state.error or None,
             }
         )
+    rows += off  # a plugin's server the user has not enabled: shown, never started
     _show_list(consoles_of(ctx), rows, json_out)
-    if any(row["state"] != "ready" for row in rows):
+    if any(row["state"] not in ("ready", "off") for row in rows):
         raise typer.Exit(1)
 
 
@@ -75,10 +81,14 @@ def tools_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """The tools of one server, as the model would be offered them."""
+    from skillchat.config import plugin_servers_path
     from skillchat.mcp.catalog import build_offer, share_of
+    from skillchat.plugin_servers import off_reason
 
     settings = load(ctx, config)
     server = settings.mcp_servers.get(name)
+    if server is None and (off := off_reason(plugin_servers_path(), name)) is not None:
+        raise UsageError(off)
     if server is None:
         known = ", ".join(settings.mcp_servers) or "none configured"
         raise UsageError(f"no [mcp.{name}] in the config ({known})")
@@ -103,6 +113,23 @@ def tools_cmd(
     for offered, why in left.items():
         rows.append({"offered_as": offered, "left_out": why})
     _show_tools(consoles_of(ctx), rows, json_out)
+
+
+@app.command("enable")
+def enable_cmd(
+    name: Annotated[str, typer.Argument(help="An MCP server an installed plugin brought.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Enable without asking.")] = False,
+) -> None:
+    """Turn on a plugin's MCP server, after showing the command it runs."""
+    plugin_cmd.set_enabled(name, True, yes)
+
+
+@app.command("disable")
+def disable_cmd(
+    name: Annotated[str, typer.Argument(help="An MCP server an installed plugin brought.")],
+) -> None:
+    """Turn a plugin's MCP server off again."""
+    plugin_cmd.set_enabled(name, False, True)
 
 
 def _started(servers: list[Any]) -> dict[str, Any]:
@@ -136,9 +163,11 @@ def _show_list(consoles: Consoles, rows: list[dict[str, Any]], json_out: bool) -
         table.add_column(column)
     for row in rows:
         status = f"{row['tools']} tools" if row["state"] == "ready" else f"failed: {row['error']}"
+        if row["state"] == "off":
+            status = row["error"]
         if row["state"] == "ready" and row["skills"] is not None:
             status += f", {row['skills']} skills"
-        if not row["enabled"]:
+        if not row["enabled"] and row["state"] != "off":
             status += " (enabled = false: only with --mcp)"
         cells = (row["name"], row["transport"], row["target"], status)
         table.add_row(*(text(one_line(str(v), 200)) for v in cells))
@@ -172,3 +201,64 @@ def _show_tools(consoles: Consoles, rows: list[dict[str, Any]], json_out: bool) 
             description = one_line(row["description"], 120)
             table.add_row(text(one_line(row["offered_as"], 80)), text(description))
     consoles.out.print(table)
+
+
+@app.command("login")
+def login_cmd(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The HTTP server: [mcp.NAME] in the config.")],
+    config: ConfigOpt = None,
+) -> None:
+    """Log in to an HTTP server that asks for OAuth: prints the authorization URL (and
+    opens a browser when one is set), takes the redirect on 127.0.0.1, keeps the token
+    in a file only you can read."""
+    from skillchat.mcp.login import login
+
+    server = _http_server(ctx, name, config)
+    consoles = consoles_of(ctx)
+
+    def show(url: str) -> None:
+        consoles.err.print(f"To log in to '{name}', open this URL in a browser:", highlight=False)
+        sys.stdout.write(url + "\n")
+        sys.stdout.flush()
+        _open_browser(url)
+
+    tools = login(server, show)
+    consoles.err.print(f"logged in to '{name}' ({tools} tools)", highlight=False)
+
+
+@app.command("logout")
+def logout_cmd(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The HTTP server: [mcp.NAME] in the config.")],
+    config: ConfigOpt = None,
+) -> None:
+    """Forget the token `mcp login` kept for a server."""
+    from skillchat.mcp.tokens import TokenFile
+
+    server = _http_server(ctx, name, config)
+    forgot = TokenFile(name, server.url or "").forget()
+    said = f"logged out of '{name}'" if forgot else f"no login kept for '{name}'"
+    consoles_of(ctx).err.print(said, highlight=False)
+
+
+def _http_server(ctx: typer.Context, name: str, config: Any) -> Any:
+    settings = load(ctx, config)
+    server = settings.mcp_servers.get(name)
+    if server is None:
+        known = ", ".join(settings.mcp_servers) or "none configured"
+        raise UsageError(f"no [mcp.{name}] in the config ({known})")
+    if server.url is None:
+        raise UsageError(f"[mcp.{name}] is a stdio server: only an HTTP server has a login")
+    return server
+
+
+def _open_browser(url: str) -> None:
+    """A browser, only where the user has one: `$BROWSER`, or a desktop session."""
+    import os
+
+    if any(os.environ.get(v) for v in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY")):
+        import webbrowser
+
+        with suppress(webbrowser.Error):
+            webbrowser.open(url)

@@ -63,3 +63,8 @@ SKILLS_DIR = Opt(
 JSON = Opt("--json", help="Print JSON instead of text.")
 JsonFlag = Annotated[bool, JSON]  # for a command made by `session_command`
 NO_MCP = Opt("--no-mcp", help="Start no MCP server.")
+BARE = Opt(
+    "--bare",
+    help="For scripts: no hooks, no MCP servers, no project config or skills: only the "
+    "skills --skills-dir names (else the bundled ones) and the servers --mcp names.",
+)

@@ -15,10 +15,15 @@ from typing import Any
 PRINT_FLAGS = ("-p", "--print")
 
 
-def _value_options(command: Any) -> set[str]:
-    """The root's options that take a value (`--model NAME`): the word after one
-    is its value, not a question."""
+def _value_options(command: Any, printing: bool) -> set[str]:
+    """The root's options that take a value (`--model NAME`), and with `-p` `ask`'s
+    own too (`--output-format FORMAT`): the word after one is its value, not a
+    question. (`ask`'s table is read only then: `--help` imports no command's code.)"""
     names: set[str] = set()
+    if printing:
+        from skillchat.cli.ask_line import OPTIONS
+
+        names = {name for name, (_, kind) in OPTIONS.items() if kind.type is not bool}
     for param in command.params:
         if getattr(param, "param_type_name", "") == "option" and not param.is_flag:
             names.update(param.opts)
@@ -72,11 +77,10 @@ def question_argv(argv: list[str], command: Any) -> list[str]:
     `--first-message QUESTION`; unchanged when the first word is a command (or a typo
     of one) or there is no question at all."""
     commands = list(command.list_commands(None))
-    at = _first_word(argv, _value_options(command))
+    printing = any(flag in argv for flag in PRINT_FLAGS)
+    at = _first_word(argv, _value_options(command, printing))
     if at is None:
-        if any(
-            flag in argv for flag in PRINT_FLAGS
-        ):  # `git diff | skillchat -p`: ask reads the pipe
+        if printing:  # `git diff | skillchat -p`: ask reads the pipe
             return ["ask", *(a for a in argv if a not in PRINT_FLAGS)]
         return argv
     word = argv[at]

@@ -93,12 +93,23 @@ _COMMANDS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "mcp": (
         "skillchat.cli.mcp_cmd",
         "app",
-        {"help": "The MCP servers of the config: list them, list a server's tools."},
+        {"help": "MCP servers: list them and their tools, log in."},
+    ),
+    "hooks": (
+        "skillchat.cli.hooks_cmd",
+        "app",
+        {"help": "Hooks of the config, project and skills: list, trust."},
     ),
     "eval": (
         "skillchat.cli.eval_cmd",
         "eval_cmd",
         {"short_help": "Check which skills models pick for test queries."},
+    ),
+    # Typed `skillchat eval merge ...` (`_LazyGroup.resolve_command`).
+    "eval merge": (
+        "skillchat.cli.eval_merge",
+        "eval_merge",
+        {"short_help": "Combine the shards of an outcome eval into one report."},
     ),
 }
 
@@ -133,6 +144,12 @@ class _LazyGroup(LazyGroup):
 
     def build(self, name: str) -> Any:
         return _subcommand(name)
+
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:  # type: ignore[override]
+        """`eval merge` is a command of its own: `eval` takes a file as its argument."""
+        if args[:2] == ["eval", "merge"]:
+            args = ["eval merge", *args[2:]]
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: typer.Context, formatter: HelpFormatter) -> None:  # type: ignore[override]
         """click's listing of the subcommands, its lines drawn from `_COMMANDS`

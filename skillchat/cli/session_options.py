@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 
 from skillchat.backend_table import BACKEND_NAMES, DEFAULT_THINKING
 from skillchat.cli.invocation import Invocation, consoles_of, load_sourced, skill_dirs_override
-from skillchat.cli.opts import CONFIG, NO_MCP, SKILLS_DIR, Opt, typer_hint
+from skillchat.cli.opts import BARE, CONFIG, NO_MCP, SKILLS_DIR, Opt, typer_hint
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
@@ -244,6 +244,7 @@ class SessionOptions:
     no_mcp: Annotated[bool, NO_MCP] = False
     allow_mcp: AllowMcpOpt = False
     allow_elicit: AllowElicitOpt = False
+    bare: Annotated[bool, BARE] = False
 
     def said(self) -> bool:
         """Whether any option but `--config` was given (they belong after a
@@ -272,6 +273,7 @@ class SessionOptions:
             "mcp_use": () if self.no_mcp else (tuple(self.mcp) if self.mcp else None),
             "mcp_allow": True if self.allow_mcp else None,
             "mcp_elicit": True if self.allow_elicit else None,
+            "bare": True if self.bare else None,
         }
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from skillchat.cli import plugin_cmd
 from skillchat.cli.common import ConfigOpt, JsonOpt
 from skillchat.cli.invocation import consoles_of
 from skillchat.cli.skills_cmd import app, settings_and_registry
@@ -176,14 +177,21 @@ def add_cmd(
         prepared = install.prepare(src, work, names or [], all_)
         for c in prepared.skills:
             install.collisions(c, target, installed)
+        if prepared.plugin is not None:
+            plugin_cmd.check(prepared, target, project, settings)
         _show(consoles_of(ctx), prepared)
+        if prepared.plugin is not None:
+            plugin_cmd.show(consoles_of(ctx), prepared, target)
         refused = [(c.name, why) for c in prepared.skills for why in c.refusals]
         if refused:
             name, why = refused[0]
             raise InstallError(f"{name}: {why}: nothing installed")
         n = safe.counted(len(prepared.skills), "skill")
         _confirm(f"Install and trust {n} into {target}?", yes)
-        moved = install.install(prepared, target, src.ref)
+        if prepared.plugin is not None:
+            moved = plugin_cmd.install(prepared, target, src.ref)
+        else:
+            moved = install.install(prepared, target, src.ref)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if project:
@@ -212,10 +220,12 @@ def remove_cmd(
     name: Annotated[str, typer.Argument(help="The installed skill.")],
     project: ProjectOpt = False,
 ) -> None:
-    """Remove an installed skill: its folder and its lock entry."""
+    """Remove an installed skill: its folder and its lock entry; or a plugin, whole."""
     from skillchat.skills.install import remove
 
     target = target_dir(project)
+    if plugin_cmd.remove(target, name):
+        return
     remove(target, name)
     typer.echo(safe.one_line(f"removed {name} from {target}"))
 
@@ -254,6 +264,7 @@ def verify_cmd(
         results += [
             (lock.path, n, _verified(folder / n, r)) for n, r in sorted(lock.skills.items())
         ]
+        results += [(lock.path, n, c) for n, c in plugin_cmd.verified(folder, lock.plugins)]
     bad = [r for r in results if r[2]]
     if json_out:
         doc = {
@@ -326,6 +337,8 @@ def sync_cmd(
         inside = None if folder == user else Path.cwd()
         for line in sync(folder, frozen=frozen, project=inside):
             typer.echo(safe.one_line(line))
+        if folder == user:  # plugins install for the user only
+            plugin_cmd.sync(folder)
 
 
 @app.command("update", short_help="Update installed skills to their ref's newest commit.")
@@ -340,9 +353,12 @@ def update_cmd(
     from skillchat.skills import update
 
     target = target_dir(project)
+    skills = plugin_cmd.update(ctx, target, names or [], yes)
+    if not skills:
+        return
     work = Path(tempfile.mkdtemp(prefix="skillchat-update-"))
     try:
-        updates, current = update.plan(target, names or [], work)
+        updates, current = update.plan(target, skills, work)
         for line in current:
             typer.echo(safe.one_line(line))
         if not updates:

@@ -88,7 +88,7 @@ def deps_cmd(
         raise UsageError("--remove needs a skill NAME")
     consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir)
-    store = EnvStore(settings.database_path().parent / "envs")
+    store = EnvStore(settings.envs_folder())
     skills = [find_skill(registry, name)] if name else list(registry.skills.values())
     rows: list[dict[str, Any]] = []
     for skill in skills:

@@ -34,7 +34,7 @@ def validate_cmd(
     skills_dir: SkillsDirOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Report every problem of every skill; exit 1 if any has an error.
+    """Report every problem of every skill; exit 1 on an error.
 
     Without PATH, checks the configured skill directories (or --skills-dir).
     """

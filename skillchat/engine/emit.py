@@ -55,6 +55,7 @@ class ToolRecord(NamedTuple):
     arguments: str  # the raw JSON text the model sent
     result: ToolResult
     synthetic: bool = False  # added by skillchat (`/name`, attachments), not the model
+    call_id: str = ""  # the call's id in the transcript (`ask`'s stream-json pairs by it)
 
 
 class Waiting(NamedTuple):
@@ -80,6 +81,7 @@ class ToolStarted(NamedTuple):
 
     name: str
     arguments: str
+    call_id: str = ""  # the call's id, as its `ToolRecord` has it
 
 
 class ToolFinished(NamedTuple):

@@ -51,6 +51,7 @@ from skillchat.engine.loop import Chat
 from skillchat.engine.messages import add_usage
 from skillchat.engine.questions import Questions, current
 from skillchat.engine.skill_model import MoveConsent, same_server, skill_target
+from skillchat.engine.turn import Step
 from skillchat.errors import SkillchatError, ToolRoundLimit
 from skillchat.prompt import InjectedSkill
 from skillchat.skills.model import Skill
@@ -120,8 +121,10 @@ class SkillFork:
         questions: Questions,
         allow_model: MoveConsent,
         asked: Callable[[], Settings],
+        steps: Callable[[], Sequence[Step]] = tuple,
     ) -> None:
         self.parent = parent
+        self.steps = steps  # the session's for each fork (its hooks: steps/hooks.py)
         self.asked = asked  # what the user asked for: a skill's model is resolved from it
         self.backend_for = backend_for
         self.tools = tools
@@ -177,6 +180,7 @@ class SkillFork:
             watch,
             workspace=parent.context.workspace,
             tools=self.tools(),
+            steps=self.steps(),
         )
         child.activated.append(skill.name)  # its own `/name`-only skill is usable
         run.started = True

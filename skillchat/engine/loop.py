@@ -283,6 +283,8 @@ class Chat:
         Ctrl-C during the summary request leaves the chat as it was."""
         from skillchat.engine.compaction import Compactor
 
+        for step in self.steps:
+            step.before_compact(self, auto)
         compactor = Compactor(
             self.settings, self.backend, self.context, self.emit, self.toolbox.get(GET_SKILL)
         )
@@ -330,6 +332,13 @@ class Chat:
         self.emit(ToolFinished(record))
         for step in self.steps:
             step.after_tool(self, record)
+
+    def refusal(self, name: str, arguments: str) -> str | None:
+        """Why a step will not let a call run (the first that says), or None."""
+        for step in self.steps:
+            if (why := step.before_tool(self, name, arguments)) is not None:
+                return why
+        return None
 
     def attach(self, path: str) -> FileText | Image:
         """Queue a workspace file for the next message (`/attach`, `--attach`).

@@ -66,7 +66,7 @@ def concurrent_forks(
     inbox: queue.Queue[Event | Question] = queue.Queue()
     fork.relay = inbox.put
     for call in chosen:
-        emit(ToolStarted(call.name, call.arguments))
+        emit(ToolStarted(call.name, call.arguments, call.id))
     try:
         with fork.questions.relayed(inbox.put), ThreadPoolExecutor(FORK_CONCURRENCY) as pool:
             futures = {c.id: pool.submit(toolbox.run, c.name, c.arguments) for c in chosen}

@@ -127,6 +127,11 @@ class OneAtATime:
         ask = getattr(self.consent, "ask_model", None)
         return ask is not None and bool(self.questions.ask(ask, move))
 
+    def ask_hook(self, question: Any) -> bool:
+        """A hook to trust, or a call a hook wants the user to decide (hooks/)."""
+        ask = getattr(self.consent, "ask_hook", None)
+        return ask is not None and bool(self.questions.ask(ask, question))
+
     @contextmanager
     def install_progress(self, request: Any) -> Iterator[Callable[[str], None]]:
         """The consent's own view of an install (none on a fork's thread: `elsewhere`)."""

@@ -53,6 +53,8 @@ class ToolRound(Protocol):
 
     def tool_finished(self, record: ToolRecord) -> None: ...
 
+    def refusal(self, name: str, arguments: str) -> str | None: ...
+
 
 def run_tools(chat: ToolRound, reply: Reply, limit: int) -> list[ToolRecord]:
     """Every call of `reply` run (at most `limit`: `max_tool_calls`), kept with its
@@ -70,8 +72,16 @@ def run_tools(chat: ToolRound, reply: Reply, limit: int) -> list[ToolRecord]:
     from skillchat.engine.parallel_forks import concurrent_forks
 
     try:
+        refused = {  # a step's (a hook's) refusal, asked before anything runs
+            c.id: why
+            for c in reply.tool_calls[:limit]
+            if not too_deep(c.arguments) and (why := chat.refusal(c.name, c.arguments))
+        }
         ready = concurrent_forks(  # forked skills, at once
-            reply.tool_calls[:limit], chat.toolbox, chat.registry, chat.emit
+            [c for c in reply.tool_calls[:limit] if c.id not in refused],
+            chat.toolbox,
+            chat.registry,
+            chat.emit,
         )
         for n, call in enumerate(reply.tool_calls):
             arguments = call.arguments
@@ -88,13 +98,15 @@ def run_tools(chat: ToolRound, reply: Reply, limit: int) -> list[ToolRecord]:
                 result = _refused(
                     chat.toolbox, call.name, "INVALID_ARGUMENT", "arguments are nested too deeply"
                 )
+            elif (why := refused.get(call.id)) is not None:
+                result = _refused(chat.toolbox, call.name, "HOOK_DENIED", why)
             elif (done := ready.get(call.id)) is not None:
                 result = _cleaned(done)
             else:
-                chat.emit(ToolStarted(call.name, arguments))
+                chat.emit(ToolStarted(call.name, arguments, call.id))
                 result = _cleaned(chat.toolbox.run(call.name, arguments))
             chat.took(call.id, result)
-            records.append(ToolRecord(call.name, arguments, result))
+            records.append(ToolRecord(call.name, arguments, result, call_id=call.id))
     except BaseException:
         for call in reply.tool_calls:
             chat.ledger.forget(call.id)

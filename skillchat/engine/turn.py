@@ -5,8 +5,8 @@ A step is one feature of a turn that is not the loop itself (`/name` activation,
 attached files, fitting the request into the context, compaction, a skill's own
 model). It lives in a module of its own under engine/steps/; `chat_steps` of
 engine/loop.py makes a fresh set for every chat (a step may keep that chat's state
-on itself), and a front end adds its own (session.py: the skill-model switch). The
-loop calls every step at five moments, in the order the steps are listed:
+on itself), and a front end adds its own (session.py: the skill-model switch, the
+hooks). The loop calls every step at these moments, in the order the steps are listed:
 
 - `before_message`: the user's text is known, nothing is in the transcript yet
   (a step may change `turn.content`, the message as it will be sent);
@@ -16,7 +16,10 @@ loop calls every step at five moments, in the order the steps are listed:
 - `after_reply`: a reply arrived, its usage reported, before its calls run (a step
   may drop them: `reply.tool_calls`);
 - `after_tool`: a call and its result were added and shown (the model's, or one a
-  step made as if the model had), before the next request.
+  step made as if the model had), before the next request;
+- `before_tool`: a call of the model's is about to run: a step may refuse it, the
+  reason being the call's error result (steps/hooks.py: a `pre_tool_use` hook);
+- `before_compact`: the older turns are about to be summarised.
 
 A step reads and acts on its chat only through `StepContext`, so what a feature
 may touch is written in one place, and a change to the loop's own members does
@@ -153,3 +156,10 @@ class Step:
 
     def after_tool(self, chat: StepContext, record: ToolRecord) -> None:
         """A tool call and its result were added to the transcript and shown."""
+
+    def before_tool(self, chat: StepContext, name: str, arguments: str) -> str | None:
+        """A call is about to run: why it must not (its error result), or None."""
+        return None
+
+    def before_compact(self, chat: StepContext, auto: bool) -> None:
+        """The older turns are about to be summarised (`auto`: not by `/compact`)."""

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillchat.evals.outcome_arms import ARMS, Arm, arm_folder
+from skillchat.evals.outcome_arms import ARMS, Arm, arm_folder, control
 from skillchat.evals.outcome_stats import (
     MIN_TASKS_TO_CONCLUDE,
     MIN_TRIALS_TO_CONCLUDE,
@@ -62,14 +62,14 @@ class TaskRow:
 
     @property
     def delta(self) -> float | None:
-        """with - without, when both arms have a graded trial."""
-        w, wo = self.arms["with"].rate, self.arms["without"].rate
+        """with - the control arm, when both arms have a graded trial."""
+        w, wo = self.arms["with"].rate, self.arms[control(self.arms)].rate
         return None if w is None or wo is None else w - wo
 
     @property
     def interval(self) -> Interval | None:
         """The delta's bootstrap 95% interval over the task's trials."""
-        w, wo = self.arms["with"], self.arms["without"]
+        w, wo = self.arms["with"], self.arms[control(self.arms)]
         return bootstrap_difference((w.passed, w.graded), (wo.passed, wo.graded))
 
 
@@ -102,9 +102,13 @@ def _order(row: TaskRow) -> tuple[int, float]:
 
 
 def summarize(
-    results: Sequence[TrialResult], tasks: Sequence[str], models: Sequence[str], k: int
+    results: Sequence[TrialResult],
+    tasks: Sequence[str],
+    models: Sequence[str],
+    k: int,
+    arms: Sequence[Arm] = ARMS,
 ) -> list[ModelSummary]:
-    """One summary per model, from the finished trials."""
+    """One summary per model, from the finished trials of `arms`."""
     summaries = []
     for model in models:
         mine = [r for r in results if r.model == model]
@@ -114,7 +118,7 @@ def summarize(
                 model,
                 {
                     arm: _arm_stats([r for r in mine if r.task == task and r.arm == arm], k)
-                    for arm in ARMS
+                    for arm in arms
                 },
             )
             for task in tasks
@@ -127,7 +131,7 @@ def summarize(
                 "seconds": mean_stddev([r.seconds for r in mine if r.arm == arm]),
                 "cost": mean_stddev([r.cost for r in mine if r.arm == arm and r.cost is not None]),
             }
-            for arm in ARMS
+            for arm in arms
         }
         summary = ModelSummary(model, rows, bootstrap_mean(deltas), usage)
         summary.notes = _notes(summary, len(deltas), k)
@@ -154,17 +158,18 @@ def _notes(summary: ModelSummary, measured_tasks: int, k: int) -> list[str]:
     interval = summary.mean_delta
     if interval is not None and interval.low <= 0 <= interval.high:
         notes.append("the interval includes 0: no difference shown either way")
-    unmeasured = sum(row.arms["with"].not_measured for row in summary.rows)
-    if unmeasured:
-        notes.append(f"{unmeasured} with-skill trial(s) never loaded the skill: not measured")
+    for arm in ("with", "old"):
+        unmeasured = sum(row.arms[arm].not_measured for row in summary.rows if arm in row.arms)
+        if unmeasured:
+            notes.append(f"{unmeasured} {arm}-skill trial(s) never loaded the skill: not measured")
     if any(a.graded < k for row in summary.rows for a in row.arms.values()):
         notes.append(f"pass@{k} and pass^{k} need {k} graded trials: blank where fewer")
     return notes
 
 
 def delta_of(usage: dict[Arm, dict[str, dict[str, float | None]]], key: str) -> float | None:
-    """with - without of a usage mean, when both are known."""
-    w, wo = usage["with"][key]["mean"], usage["without"][key]["mean"]
+    """with - the control arm of a usage mean, when both are known."""
+    w, wo = usage["with"][key]["mean"], usage[control(usage)][key]["mean"]
     return None if w is None or wo is None else w - wo
 
 
@@ -181,7 +186,7 @@ def summary_json(summaries: Sequence[ModelSummary], min_delta: float | None) -> 
                         "task": row.task,
                         "delta": row.delta,
                         "delta_ci95": _bounds(row.interval),
-                        **{arm_folder(arm): row.arms[arm].as_json() for arm in ARMS},
+                        **{arm_folder(arm): stats.as_json() for arm, stats in row.arms.items()},
                     }
                     for row in s.rows
                 ],
@@ -236,7 +241,7 @@ def benchmark_json(
         if r.model == summary.model
     ]
     run_summary: dict[str, Any] = {}
-    for arm in ARMS:
+    for arm in summary.usage:
         rates = [
             float(r.passed)
             for r in results
@@ -248,7 +253,7 @@ def benchmark_json(
             "tokens": summary.usage[arm]["tokens"],
             "cost": summary.usage[arm]["cost"],
         }
-    w, wo = run_summary["with_skill"], run_summary["without_skill"]
+    w, wo = run_summary["with_skill"], run_summary[arm_folder(control(summary.usage))]
     run_summary["delta"] = {
         "pass_rate": _signed(w["pass_rate"]["mean"], wo["pass_rate"]["mean"], "{:+.2f}"),
         "time_seconds": _signed(w["time_seconds"]["mean"], wo["time_seconds"]["mean"], "{:+.1f}"),

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillchat.config import Settings
-from skillchat.evals.outcome_arms import ARMS, Arm, arm_folder
+from skillchat.evals.outcome_arms import Arm, arm_folder
 from skillchat.evals.outcome_report import ModelSummary, benchmark_json
 from skillchat.evals.outcome_tasks import Task
 from skillchat.evals.outcome_trial import TrialJob, TrialResult
@@ -58,7 +58,11 @@ def iteration_folder(base: Path, digest: str) -> Path:
 
 
 def plan_trials(
-    tasks: Sequence[Task], models: Sequence[str], trials: int, folders: dict[str, Path]
+    tasks: Sequence[Task],
+    models: Sequence[str],
+    trials: int,
+    folders: dict[str, Path],
+    arms: Sequence[Arm],
 ) -> list[TrialJob]:
     """Every (task, arm, model) `trials` times, in passes: the first covers all."""
     return [
@@ -66,7 +70,7 @@ def plan_trials(
         for n in range(1, trials + 1)
         for model in models
         for task in tasks
-        for arm in ARMS
+        for arm in arms
     ]
 
 
@@ -109,7 +113,7 @@ def estimate(
         if key not in fixed:
             report = skill_costs(settings[job.model], registries[job.arm], counter)
             mine = [s.activation for s in report.skills if s.name == skill]
-            loaded = mine[0] if mine and job.arm == "with" else 0
+            loaded = mine[0] if mine and job.arm != "without" else 0
             fixed[key] = report.total + loaded
         trial = ASSUMED_REQUESTS * (fixed[key] + counter.count(job.task.prompt))
         tokens += trial

@@ -1,8 +1,8 @@
 """The results store of outcome evals: one JSON file per finished trial, named by a
 content key (the skill's digest as the agent sees it, the task's digest, model,
-arm, trial number), so a run stopped by Ctrl-C or a crash loses no finished trial
-and running the same command again runs only what is missing (Inspect's
-`eval-set` semantics). Editing the skill or a task changes its key: those
+arm (`old` with its baseline's digest), trial number), so a run stopped by Ctrl-C
+or a crash loses no finished trial and running the same command again runs only
+what is missing (Inspect's `eval-set` semantics). Editing the skill or a task changes its key: those
 trials run again, the others are kept.
 """
 
@@ -20,12 +20,14 @@ from skillchat.evals.outcome_trial import TrialJob, TrialResult
 class ResultStore:
     """`<out>/.results/<key>.json`, written atomically (a rename)."""
 
-    def __init__(self, root: Path, skill_digest: str) -> None:
+    def __init__(self, root: Path, skill_digest: str, old_digest: str | None = None) -> None:
         self.root = root / ".results"
         self.skill_digest = skill_digest
+        self.old_digest = old_digest
 
     def key(self, job: TrialJob) -> str:
-        parts = [self.skill_digest, job.task.digest, job.model, job.arm, str(job.trial)]
+        arm = f"old:{self.old_digest}" if job.arm == "old" else job.arm
+        parts = [self.skill_digest, job.task.digest, job.model, arm, str(job.trial)]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
     def get(self, job: TrialJob) -> TrialResult | None:

@@ -11,9 +11,10 @@ guide's format, read as it is, plus the fields skillchat grades by.
                 "files_exist": ["filled.pdf"]}]}     # skillchat: in the outputs
 
 Paths in `files` and `verifier` are relative to the skill's folder and must stay
-in it. `expected_output` and `expectations`/`assertions` are for an LLM judge,
-which is not built yet: a task they alone would grade is run, not graded, and the
-report says so. None of them is ever shown to the agent.
+in it. `expectations`/`assertions` are graded by the LLM judge (outcome_judge.py)
+after the deterministic checks; `expected_output` is kept as the guide has it. A
+task nothing grades is run, not graded, and the report says so. None of them is
+ever shown to the agent.
 
 A file that cannot be read or is not this shape is a UsageError (one line, before
 any request). One bad entry is left out with a line of its own (`Tasks.problems`)
@@ -49,7 +50,7 @@ class Task:
     output_contains: tuple[str, ...] = ()
     output_matches: tuple[str, ...] = ()
     files_exist: tuple[str, ...] = ()
-    expectations: tuple[str, ...] = ()  # for the LLM judge (not built): said, not graded
+    expectations: tuple[str, ...] = ()  # graded by the LLM judge (outcome_judge.py)
     digest: str = ""  # of the entry, its files and verifier: a changed task is a new one
 
     @property

@@ -27,6 +27,7 @@ from skillchat.config import Settings
 from skillchat.errors import SkillchatError
 from skillchat.evals.outcome_arms import Arm
 from skillchat.evals.outcome_grade import grade
+from skillchat.evals.outcome_judge import Judge, judge_trial
 from skillchat.evals.outcome_tasks import Task
 from skillchat.evals.runner import Tally, eval_consent
 from skillchat.sandbox.detect import Tools
@@ -61,6 +62,8 @@ class TrialResult:
     seconds: float = 0.0
     tool_calls: int = 0
     error: str | None = None
+    judge_tokens: int = 0  # the judge's, apart from the arm's (outcome_judge.py)
+    judge_cost: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,6 +80,7 @@ class TrialSetup:
     allow_run: bool
     sandbox: Tools | None
     verifier_timeout_s: float
+    judge: Judge | None = None  # grades `expectations`; None: they are not graded
 
 
 def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
@@ -99,9 +103,11 @@ def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
     result = TrialResult(job.task.id, job.model, job.arm, job.trial, None, False, False)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="skillchat-trial-") as state:
+        given = setup.settings[job.model]
         settings = replace(
-            setup.settings[job.model],
+            given,
             storage_path=str(Path(state) / "chats.db"),  # its own scratch folder
+            envs_path=str(given.envs_folder()),  # the skills' packages, installed once
             run_allow_write=True,
         )
         session = None
@@ -132,7 +138,8 @@ def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
     if job.arm == "without" and result.loaded:
         result.error = result.error or "the skill was loaded in the without arm"
     result.measured = result.error is None and (job.arm == "without" or result.loaded)
-    if result.measured and job.task.graded:
+    judged = setup.judge is not None and bool(job.task.expectations)
+    if result.measured and (job.task.graded or judged):
         try:
             checks = grade(
                 job.task,
@@ -142,6 +149,8 @@ def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
                 setup.sandbox,
                 setup.verifier_timeout_s,
             )
+            if setup.judge is not None and judged and all(c.passed for c in checks):
+                checks += judge_trial(setup.judge, job.task, answer, outputs, result)
         except SkillchatError as exc:
             result.error = str(exc)
         else:

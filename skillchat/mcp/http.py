@@ -41,13 +41,22 @@ from skillchat.mcp.stdio import too_long
 _SSE_TOO_LONG = re.compile(r"Server-sent event exceeded the \d+ byte limit")
 
 
-def http_transport(url: str, headers: dict[str, str], limit: int) -> Any:
+# An answer of the OAuth flow (metadata, registration, token: mcp/oauth.py) is a few
+# kilobytes; one past this is cut, as a server's huge or endless answer.
+AUTH_ANSWER_LIMIT = 1024 * 1024
+
+
+def http_transport(
+    url: str, headers: dict[str, str], limit: int, auth: httpx2.Auth | None = None
+) -> Any:
     """The SDK's streamable-HTTP client over `_Transport`, with the SDK's client settings
-    (its timeouts), its JSON answers and SSE events bounded at `limit` bytes."""
+    (its timeouts), its JSON answers and SSE events bounded at `limit` bytes, and
+    `auth` (mcp/oauth.py) when the server may ask for a login."""
     client = httpx2.AsyncClient(
         headers=headers,
         timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
-        transport=_Bounded(httpx2.AsyncHTTPTransport(), limit),
+        transport=_Bounded(httpx2.AsyncHTTPTransport(), limit, url),
+        auth=auth,
     )
     return _streamable_http(_Transport(url, max_sse_event_size=limit), client)
 
@@ -124,21 +133,25 @@ class _BoundedStream(httpx2.AsyncByteStream):
 
 class _Bounded(httpx2.AsyncBaseTransport):
     """The client's transport, with a POST's non-SSE answer counted as it streams
-    (SSE answers and the GET stream have the SDK's per-event cap)."""
+    (SSE answers and the GET stream have the SDK's per-event cap), and any answer
+    of a URL other than the server's (OAuth's) bounded at `AUTH_ANSWER_LIMIT`."""
 
-    def __init__(self, inner: httpx2.AsyncBaseTransport, limit: int) -> None:
-        self.inner, self.limit = inner, limit
+    def __init__(self, inner: httpx2.AsyncBaseTransport, limit: int, endpoint: str) -> None:
+        self.inner, self.limit, self.endpoint = inner, limit, httpx2.URL(endpoint)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self.inner.handle_async_request(request)
         kind = response.headers.get("content-type", "").lower()
-        if request.method != "POST" or kind.startswith("text/event-stream"):
+        limit = self.limit
+        if request.url.copy_with(query=None) != self.endpoint.copy_with(query=None):
+            limit = AUTH_ANSWER_LIMIT
+        elif request.method != "POST" or kind.startswith("text/event-stream"):
             return response
         assert isinstance(response.stream, httpx2.AsyncByteStream)
         return httpx2.Response(
             response.status_code,
             headers=response.headers,
-            stream=_BoundedStream(response.stream, self.limit),
+            stream=_BoundedStream(response.stream, limit),
             extensions=response.extensions,
         )
 

@@ -9,6 +9,7 @@
     hub.served_skills()             # the skills of servers declaring the skills extension
     hub.prompt("docs", "review", {...})  # a prompt's messages, the user's turn (prompts.py)
     McpHub(servers, elicit)         # a server's questions answered by `elicit` (elicit.py)
+    McpHub([server], authorize=...)  # `mcp login`: the OAuth flow run whole (login.py)
     hub.close()                     # also at exit; kill -9 is covered by spawn.py
 
 A server starts when something needs it, never at the hub's making: a request that
@@ -37,69 +38,56 @@ import threading
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from skillchat.errors import ConfigError, McpError
-from skillchat.mcp.catalog import neutral
+from skillchat.errors import McpError
+from skillchat.mcp.connect import (
+    ServerState,
+    answer_cut,
+    client_of,
+    connection_lost,
+    halt,
+    list_tools,
+    reason,
+    settled,
+    spawn,
+)
 from skillchat.mcp.elicit import Elicit, Relay
-from skillchat.mcp.listing import Kept, Listed, keep, kept, listed_of
-from skillchat.mcp.prompts import Prompt, Resource, list_extras, prompt_text
+from skillchat.mcp.listing import Listed, keep, kept
+from skillchat.mcp.prompts import list_extras, prompt_text
 from skillchat.mcp.results import not_a_result
-from skillchat.mcp.spawn import StderrTail, guarded_command, keep_tail, server_env, start_stdio
 from skillchat.mcp.stdio import too_long
-from skillchat.mcp_config import McpServerConfig, expand
+from skillchat.mcp_config import McpServerConfig
 
 if TYPE_CHECKING:
     from anyio.abc import Process
     from mcp import Client
     from mcp_types import CallToolResult
 
+    from skillchat.mcp.oauth import Authorize
     from skillchat.mcp.skills import ServedSkills
     from skillchat.skills.model import Skill
 
 MAX_RESTARTS = 2
-MAX_LISTED_PAGES = 50  # tools/list pages read from one server (a bound, not a limit)
-_LAST_WORDS = 300  # characters of a server's stderr a failure quotes
-
-
-@dataclass
-class ServerState:
-    """What the session knows of one server: its state, its tools, why it failed."""
-
-    config: McpServerConfig
-    state: str = "idle"  # idle (not started) | starting | ready | failed | stopped
-    error: str = ""
-    tools: list[Listed] = field(default_factory=list)  # as it listed them this session
-    kept: Kept | None = None  # as it listed them when it last started (mcp/listing.py)
-    process: Process | None = None  # a stdio server's, while it runs
-    restarts: int = 0
-    client: Client | None = None
-    ready: threading.Event = field(default_factory=threading.Event)
-    stop: asyncio.Event | None = None
-    stderr: StderrTail = field(default_factory=StderrTail)
-    reader: asyncio.Task[None] | None = None  # reads stderr into `stderr` (stdio only)
-    task: asyncio.Task[Any] | None = None
-    generation: int = 0
-    skill_entries: list[Any] | None = None  # None: the server does not serve skills
-    prompts: list[Prompt] = field(default_factory=list)  # for the user (mcp/prompts.py)
-    resources: list[Resource] = field(default_factory=list)
-
-    def stderr_tail(self) -> str:
-        """The last words the server wrote on stderr (its own on a failure), on one
-        line, its escapes and control characters removed."""
-        return neutral(" ".join(self.stderr.text().split())[-_LAST_WORDS:], _LAST_WORDS)
 
 
 class McpHub:
     """The servers of one session (see the module docstring)."""
 
-    def __init__(self, servers: list[McpServerConfig], elicit: Elicit | None = None) -> None:
+    def __init__(
+        self,
+        servers: list[McpServerConfig],
+        elicit: Elicit | None = None,
+        authorize: Authorize | None = None,
+    ) -> None:
         lists = kept(servers)
         self.servers = {s.name: ServerState(s, kept=lists.get(s.name)) for s in servers}
         # A server's questions, asked on the thread of their call (mcp/elicit.py) with
         # `elicit`, the chat's answer; None: elicitation not offered.
         self.questions = Relay(elicit)
+        # How a login is taken (`mcp login`, mcp/login.py); None: a server that wants
+        # one fails in one line naming `skillchat mcp login NAME`.
+        self.authorize = authorize
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self.changed = False  # a server announced a new tool list: read it at the next turn
@@ -163,7 +151,7 @@ class McpHub:
             return
         for state in self.servers.values():
             if state.state == "starting":  # it never answered: nothing to end in order
-                _halt(state)
+                halt(state)
                 if state.task is not None:
                     loop.call_soon_threadsafe(state.task.cancel)
             if state.stop is not None:
@@ -219,9 +207,21 @@ class McpHub:
         for state in self.servers.values():
             if state.client is not None and state.state == "ready":
                 with suppress(Exception):  # a server that fails here fails at its next call
-                    future = self._submit(_list_tools(state.client))
+                    future = self._submit(list_tools(state.client))
                     state.tools = future.result(state.config.timeout_s)
                     keep(state.config, state.tools, state.skill_entries is not None)
+
+    def logged_in(self) -> bool:
+        """Connect again the servers that failed for want of a login and have one
+        now (`skillchat mcp login` ran in another terminal); whether any was."""
+        again = [
+            s
+            for s in self.servers.values()
+            if s.state == "failed" and s.auth is not None and s.auth.file.changed()
+        ]
+        for state in again:
+            self._restart(state)
+        return bool(again)
 
     def relist_skills(self) -> None:
         """Read the served skills' entries again (at each turn: a changed skill, and
@@ -305,12 +305,15 @@ class McpHub:
         except FutureTimeout:
             raise McpError(f"no answer from '{server}' in {timeout:g} s (timeout_s)") from None
         except MCPError as exc:
-            if _too_long(exc, state):  # that answer was not read; the server goes on
+            if state.auth is not None and state.auth.failure:  # a login is needed: one line
+                failure, state.auth.failure = state.auth.failure, ""
+                raise McpError(f"MCP server '{server}' {failure}") from None
+            if answer_cut(exc, state):  # that answer was not read; the server goes on
                 raise McpError(
                     f"'{server}' answered with an error: {too_long(state.config.max_answer_bytes)}"
                     f" ([mcp.{server}] max_answer_mb)"
                 ) from None
-            if _connection_lost(exc) or state.state != "ready":
+            if connection_lost(exc) or state.state != "ready":
                 state.state, state.error = "failed", self._died(state, str(exc.error.message))
                 raise McpError(f"MCP server '{server}' {state.error}") from None
             if "timed out" in exc.error.message.lower():
@@ -344,7 +347,7 @@ class McpHub:
         to the end (a moment after it died)."""
         if self._loop is not None:
             with suppress(FutureTimeout, RuntimeError):
-                asyncio.run_coroutine_threadsafe(_settled(state.reader), self._loop).result(3)
+                asyncio.run_coroutine_threadsafe(settled(state.reader), self._loop).result(3)
         tail = state.stderr_tail()
         return f"stopped answering ({detail})" + (f"; its stderr: {tail}" if tail else "")
 
@@ -387,7 +390,7 @@ class McpHub:
             return state.generation == generation
 
         try:
-            process = await self._spawn(state)  # before the SDK is imported: see spawn.py
+            process = await spawn(state)  # before the SDK is imported: see spawn.py
             try:
                 client = self._client(state, process)
             except BaseException:
@@ -395,7 +398,7 @@ class McpHub:
                     process.kill()
                 raise
             async with client:
-                tools = await _list_tools(client)
+                tools = await list_tools(client)
                 from skillchat.mcp.skills import skill_entries  # the SDK is loaded by now
 
                 entries = await skill_entries(client)
@@ -411,8 +414,8 @@ class McpHub:
             if current():
                 if state.state == "starting" or not state.error:
                     if isinstance(exc, Exception):  # its last words are in the tail first
-                        await _settled(state.reader)
-                    state.error = _reason(exc, state)
+                        await settled(state.reader)
+                    state.error = reason(exc, state)
                 state.state = "failed"
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
@@ -421,41 +424,8 @@ class McpHub:
                 state.client = state.process = None
                 state.ready.set()
 
-    async def _spawn(self, state: ServerState) -> Process | None:
-        """A stdio server's process, started with only anyio loaded; None for HTTP."""
-        config = state.config
-        if config.command is None:
-            return None
-        try:
-            program, args = guarded_command(config.command, config.args)
-            env = server_env({key: expand(value) for key, value in config.env})
-        except ConfigError as exc:
-            raise McpError(str(exc)) from None
-        process = state.process = await start_stdio(program, args, env, config.cwd)
-        if process.stderr is not None:
-            state.reader = asyncio.ensure_future(keep_tail(process.stderr, state.stderr))
-        return process
-
     def _client(self, state: ServerState, process: Process | None) -> Client:
-        from mcp import Client, StdioServerParameters
-
-        from skillchat.mcp.stdio import stdio_transport
-
-        config = state.config
-        try:
-            if config.command is not None and process is not None:
-                program, args = guarded_command(config.command, config.args)
-                params = StdioServerParameters(command=program, args=args, cwd=config.cwd)
-                transport = stdio_transport(params, process, config.max_answer_bytes)
-                return Client(transport, **self._handlers(state))
-            from skillchat.mcp.http import http_transport
-
-            headers = {key: expand(value) for key, value in config.headers}
-            url = config.url or ""
-            transport = http_transport(url, headers, config.max_answer_bytes)
-            return Client(transport, **self._handlers(state))
-        except ConfigError as exc:
-            raise McpError(str(exc)) from None
+        return client_of(state, process, self.authorize, self._handlers(state))
 
     def _handlers(self, state: ServerState) -> dict[str, Any]:
         """The client's callbacks: notifications, and a server's questions when the
@@ -470,58 +440,3 @@ class McpHub:
             "notifications/tools/list_changed"
         ):
             self.changed = True
-
-
-async def _list_tools(client: Client) -> list[Listed]:
-    tools: list[Listed] = []
-    cursor: str | None = None
-    for _ in range(MAX_LISTED_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools += map(listed_of, page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
-
-
-def _halt(state: ServerState) -> None:
-    """End a stdio server that is still starting at once, its whole process group
-    (one hung before it answered would otherwise hold the close for the SDK's
-    grace period of seconds): the transport then sees it gone and closes."""
-    import os
-    import signal
-
-    process = state.process
-    if process is not None and process.returncode is None:
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGTERM)
-
-
-def _too_long(exc: Any, state: ServerState) -> bool:
-    """An answer over the server's `max_answer_mb`: its own line (stdio) or the
-    SDK's error for a body or SSE event cut there (mcp/http.py)."""
-    from skillchat.mcp.http import answer_too_long
-
-    return answer_too_long(str(exc.error.message), state.config.max_answer_bytes)
-
-
-def _connection_lost(exc: Any) -> bool:
-    from mcp_types import CONNECTION_CLOSED
-
-    return bool(exc.error.code == CONNECTION_CLOSED)
-
-
-async def _settled(reader: asyncio.Task[None] | None) -> None:
-    """Until a server's stderr is read to its end, for at most two seconds (a child
-    of it may hold the pipe open)."""
-    if reader is not None:
-        await asyncio.wait({reader}, timeout=2)
-
-
-def _reason(exc: BaseException, state: ServerState) -> str:
-    """Why a server did not start, in one line (an exception group's first cause)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = str(exc) if isinstance(exc, McpError) else f"{type(exc).__name__}: {exc}"
-    tail = state.stderr_tail()
-    return text + (f"; its stderr: {tail}" if tail else "")

@@ -69,6 +69,8 @@ class McpTools:
         if self.hub.changed:  # announced by a server since the last message
             self.hub.relist()
             self._offer = None
+        if self._waited and self.hub.logged_in():  # its tools are offered from now on
+            self._offer = None
         self._waited = True
         self.renew(context)
         offer = self.offer(context)

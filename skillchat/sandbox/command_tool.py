@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -154,8 +155,9 @@ class SandboxCommands:
         from skillchat.sandbox.envs.notes import missing_notes
         from skillchat.sandbox.envs.provider import EnvUse
         from skillchat.sandbox.protect import remove_mount_points
-        from skillchat.sandbox.runner import run_in_sandbox
+        from skillchat.sandbox.runner import NOBODY, run_in_sandbox
         from skillchat.sandbox.skill_here import skill_entries
+        from skillchat.skills.plugin_install import in_sandbox
 
         if self._envs is None and self._make_envs is not None:
             self._envs = self._make_envs()
@@ -170,8 +172,12 @@ class SandboxCommands:
         root = spec.mountable_skills()[skill] if skill else None
         if skill and root and spec.workspace is None:  # its SKILL.md's relative paths work
             here, made = skill_entries(skill, root, spec.scratch)
+        plugin_env, plugin = in_sandbox(root, skill) if skill and root else ({}, [])
+        extra |= plugin_env
+        if plugin and os.geteuid() == 0:  # as root the command runs as nobody: the data
+            os.chown(plugin[1][0], NOBODY, NOBODY)  # folder is its, as the scratch is
         limits = replace(spec.limits, timeout_s=timeout)
-        spec = replace(spec, limits=limits, binds=spec.binds + here + use.binds)
+        spec = replace(spec, limits=limits, binds=spec.binds + here + use.binds + tuple(plugin))
         try:
             with self.watch(request) if self.watch else nullcontext(None) as sink:
                 outcome = run_in_sandbox(

@@ -117,7 +117,7 @@ def skill_envs(
         return bool(ask(request)) if ask is not None else False
 
     return SkillEnvs(
-        EnvStore(settings.database_path().parent / "envs"),
+        EnvStore(settings.envs_folder()),
         tools,
         lambda: {n: s.root for n, s in registry().skills.items() if s.remote is None},
         settings.skill_packages,

@@ -32,6 +32,7 @@ from skillchat.errors import InstallError, TrustError
 from skillchat.skills.content_hash import MAX_BYTES, MAX_ENTRIES
 from skillchat.skills.gitfetch import Source, TreeEntry, clean_path, is_dot_git
 from skillchat.skills.lock import Lock, lock_path, record_for
+from skillchat.skills.plugins import manifest_of
 
 MAX_FILE_BYTES = 10_000_000
 SKILL_MD_NAMES = ("SKILL.md", "skill.md")
@@ -78,6 +79,7 @@ class Prepared:
     commit: str | None
     skills: list[Candidate]
     skipped: list[str]  # entries left out of the fetch (submodules), to show
+    plugin: Any = None  # a plugin (skills/plugins.py): installed whole, servers and all
 
 
 def project_skills_dir(root: Path) -> Path:
@@ -164,6 +166,18 @@ def _dot_git(folder: str, names: list[str]) -> list[str]:
     return [n for n in names if is_dot_git(n)]
 
 
+def _copy_local(src: Path, dest: Path) -> None:
+    """Copy a local folder (its `.git` left out, links kept as links); a named pipe,
+    a socket or an unreadable file in it is one line naming it, nothing installed."""
+    try:
+        shutil.copytree(src, dest, symlinks=True, ignore=_dot_git)
+    except shutil.Error as exc:
+        where, _, why = exc.args[0][0]
+        raise InstallError(f"{where}: cannot be copied ({why})") from None
+    except OSError as exc:
+        raise InstallError(f"{exc.filename or src}: cannot be copied ({exc.strerror})") from None
+
+
 def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepared:
     """Fetch `source` into `work` (a fresh private folder) and stage the chosen skills."""
     from skillchat.skills import gitfetch
@@ -180,11 +194,14 @@ def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepare
             for p in top.rglob("*")
             if not any(is_dot_git(part) for part in p.parts)
         ]
+        if (manifest := manifest_of(listed)) is not None:
+            _copy_local(top, work / "plugin")
+            return _plugin(source, None, work / "plugin", manifest, stage, names)
         chosen = _choose(find_skill_folders(listed), names, all_)
         skills = []
         for folder in chosen:
             dest = stage / (os.path.basename(folder) or top.name)
-            shutil.copytree(top / folder, dest, symlinks=True, ignore=_dot_git)
+            _copy_local(top / folder, dest)
             skills.append(Candidate(f"{source.path}/{folder}".strip("/"), dest))
         commit = None
     else:
@@ -194,6 +211,10 @@ def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepare
         entries = gitfetch.list_tree(repo, commit, source.path)
         skipped = [f"{e.path} (a submodule, not fetched)" for e in entries if e.kind == "commit"]
         blobs = [e for e in entries if e.kind == "blob"]
+        if (manifest := manifest_of([e.path for e in blobs])) is not None:
+            _check_bounds(blobs)
+            gitfetch.write_blobs(repo, blobs, work / "plugin")
+            return _plugin(source, commit, work / "plugin", manifest, stage, names, skipped)
         chosen = _choose(find_skill_folders([e.path for e in blobs]), names, all_)
         skills = []
         for folder in chosen:
@@ -211,6 +232,26 @@ def prepare(source: Source, work: Path, names: list[str], all_: bool) -> Prepare
     for candidate in skills:
         scan(candidate)
     return Prepared(source, commit, skills, skipped)
+
+
+def _plugin(
+    source: Source,
+    commit: str | None,
+    root: Path,
+    manifest: str,
+    stage: Path,
+    names: list[str],
+    skipped: list[str] | None = None,
+) -> Prepared:
+    """A plugin staged at `root`, its skills staged and scanned as any skill's."""
+    from skillchat.skills.plugin_install import stage as stage_plugin
+
+    if names:
+        raise InstallError("the source is a plugin, installed whole: name no skills")
+    plugin, skills = stage_plugin(root, manifest, stage, source.path)
+    for candidate in skills:
+        scan(candidate)
+    return Prepared(source, commit, skills, skipped or [], plugin)
 
 
 def scan(c: Candidate) -> None:

@@ -31,7 +31,7 @@ import errno
 import json
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +61,9 @@ class Lock:
 
     path: Path
     skills: dict[str, dict[str, Any]]
+    # Installed plugins (skills/plugin_install.py) by name: where each came from and
+    # the skills and MCP servers it brought. Absent from a lock without plugins.
+    plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path) -> Lock:
@@ -88,12 +91,14 @@ class Lock:
                     f"{path}: {json.dumps(name)} is not a skill name "
                     "(lowercase letters, digits and '-'): the lock cannot be used"
                 )
-        return cls(path, skills)
+        return cls(path, skills, _plugins(path, raw))
 
     def save(self) -> None:
         """Replace the lock file whole (safe_io/write.py), readable by all: a project's
         lock is meant to be committed; LockError when it cannot be written."""
-        doc = {"version": LOCK_VERSION, "skills": dict(sorted(self.skills.items()))}
+        doc: dict[str, Any] = {"version": LOCK_VERSION, "skills": dict(sorted(self.skills.items()))}
+        if self.plugins:
+            doc["plugins"] = dict(sorted(self.plugins.items()))
         data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
         replace_atomically(self.path, data, LockError, "cannot write the lock", mode=0o644)
         _LOCKS.pop(str(self.path), None)
@@ -102,6 +107,24 @@ class Lock:
 def _parse(raw: bytes) -> dict[str, dict[str, Any]] | None:
     """The records of a lock file, or None when it is not one skillchat wrote."""
     return skill_records(raw, LOCK_VERSION, _valid_record)
+
+
+def _plugins(path: Path, raw: bytes) -> dict[str, dict[str, Any]]:
+    """The lock's `plugins` records (its skills parsed already): each names its
+    skills and servers as lists of strings, or the lock cannot be used."""
+    from skillchat.skills.plugins import good_plugin_name
+
+    plugins: dict[str, dict[str, Any]] = json.loads(raw).get("plugins", {})
+    ok = isinstance(plugins, dict) and all(
+        good_plugin_name(name)
+        and isinstance(r, dict)
+        and all(isinstance(r.get(k), list) for k in ("skills", "servers"))
+        and all(isinstance(n, str) for k in ("skills", "servers") for n in r[k])
+        for name, r in plugins.items()
+    )
+    if not ok:
+        raise LockError(f"{path}: its plugins are not records skillchat wrote (edited by hand?)")
+    return plugins
 
 
 def _valid_record(record: dict[str, Any]) -> bool:

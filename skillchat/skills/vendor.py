@@ -14,6 +14,8 @@ Frontmatter keys outside the spec that skillchat honours (see `Skill` in model.p
 - `context: fork` (Claude Code): the skill's work runs in a conversation of its own
   (engine/fork.py); `model` (Claude Code): the model its turns go to
   (engine/skill_model.py).
+- `hooks` (Claude Code): commands at the chat's moments while the skill is active,
+  run in the sandbox once the user trusted them (skillchat/hooks).
 
 Codex keeps its per-skill settings beside SKILL.md, in `agents/openai.yaml`; its
 `policy.allow_implicit_invocation: false` means what `disable-model-invocation`
@@ -53,7 +55,8 @@ VENDOR_KEYS: dict[str, str] = {
     "context": "`context: fork` is honoured by Claude Code and skillchat (the skill runs "
     "as a conversation of its own); other clients ignore it",
     "agent": "honoured by Claude Code only",
-    "hooks": "honoured by Claude Code only",
+    "hooks": "honoured by Claude Code and skillchat (skillchat runs them in the sandbox, "
+    "once trusted: docs/hooks.md); other clients ignore them",
 }
 
 

@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # the sandbox's machinery loads at the first command, MCP's a
 
     from skillchat.engine.questions import Questions
     from skillchat.engine.skill_model import ModelMove
+    from skillchat.hooks.dispatch import HookQuestion
     from skillchat.mcp.policy import McpRequest, McpVerdict
     from skillchat.sandbox.envs.provider import InstallRequest
     from skillchat.sandbox.runner import OutputSink
@@ -285,6 +286,13 @@ class ReplConsent:
         answer = _ask(self.console, card, "Move to its model? [y]es / [n]o: ", "yn", self.questions)
         self.console.print(text("yes" if answer == "y" else "no"))
         return answer == "y"
+
+    def ask_hook(self, question: HookQuestion) -> bool:
+        """Trust a hook, or allow a call a hook asks about (ui/hook_card.py)."""
+        from skillchat.ui.hook_card import hook_card, shown
+
+        card, ask = hook_card(question)
+        return shown(self.console, _ask(self.console, card, ask, "yn", self.questions))
 
     @contextmanager
     def install_progress(self, request: InstallRequest) -> Iterator[Callable[[str], None]]:

@@ -91,14 +91,18 @@ def usage_by_model(
     return totals
 
 
-def _call(record: ToolRecord) -> dict[str, Any]:
+def decoded(arguments: str) -> Any:
+    """A call's arguments decoded; invalid JSON from the model: as it was sent."""
     try:
-        arguments: Any = json.loads(record.arguments)
+        return json.loads(arguments)
     except ValueError:
-        arguments = record.arguments  # invalid JSON from the model: as it was sent
+        return arguments
+
+
+def _call(record: ToolRecord) -> dict[str, Any]:
     return {
         "name": record.name,
-        "arguments": arguments,
+        "arguments": decoded(record.arguments),
         "result": record.result.content,
         "is_error": record.result.is_error,
     }

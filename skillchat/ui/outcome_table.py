@@ -7,8 +7,9 @@ Task ids and model names come from files: every one goes through ui/safe.py."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from skillchat.evals.outcome_arms import control
 from skillchat.evals.outcome_report import ArmStats, ModelSummary, delta_of, meets
 from skillchat.evals.outcome_stats import pass_at_k, pass_hat_k
 from skillchat.ui import safe
@@ -59,11 +60,13 @@ def print_outcome(
         k = summary.rows[0].arms["with"].k if summary.rows else 1
         console.print(safe.line("model: ", (summary.model, "strong")))
         table = Table(expand=False)
-        columns = ["task", "with", "without", f"pass@{k} w/wo", f"pass^{k} w/wo", "delta"]
+        other = control(summary.rows[0].arms) if summary.rows else "without"
+        short = "wo" if other == "without" else other
+        columns = ["task", "with", other, f"pass@{k} w/{short}", f"pass^{k} w/{short}", "delta"]
         for name in columns:
             table.add_column(name, justify="left" if name == "task" else "right")
         for row in summary.rows:
-            w, wo = row.arms["with"], row.arms["without"]
+            w, wo = row.arms["with"], row.arms[other]
             at = f"{_at(pass_at_k, w, k)}/{_at(pass_at_k, wo, k)}"
             hat = f"{_at(pass_hat_k, w, k)}/{_at(pass_hat_k, wo, k)}"
             table.add_row(
@@ -111,3 +114,34 @@ def print_outcome(
             console.print(safe.text("; ".join(parts)), soft_wrap=True)
         for note in summary.notes:
             console.print(safe.line(("note: ", "warning"), note), soft_wrap=True)
+
+
+def print_judge(document: dict[str, Any], console: Console) -> None:
+    """Per model, the judge's line (what it graded, what it could not, what it
+    cost, apart from the arms') and with --pairwise a line per task."""
+    for entry in document["models"]:
+        judge = entry.get("judge")
+        if not judge:
+            continue
+        cost = "cost unknown" if judge["cost"] is None else f"${judge['cost']:.4f}"
+        console.print(
+            safe.line(
+                ("judge ", "strong"),
+                f"{judge['model']} on {entry['model']}: {judge['verdicts']} verdict(s), "
+                f"{judge['not_graded']} trial(s) not graded, {judge['pairs_compared']} pair(s) "
+                f"compared; {judge['tokens']:,} tokens, {cost} (not in the arms' usage)",
+            ),
+            soft_wrap=True,
+        )
+        for task in entry["tasks"]:
+            counts = task.get("pairwise")
+            if counts:
+                console.print(
+                    safe.line(
+                        f"  pairwise eval-{safe.one_line(task['task'], 24)}: ",
+                        f"with better {counts['with']}, without better {counts['without']}, "
+                        f"tie {counts['tie']}, split by position {counts['split']}, "
+                        f"not compared {counts['not_compared']}",
+                    ),
+                    soft_wrap=True,
+                )

@@ -12,6 +12,12 @@ any, in `MCP_CONFORMANCE_CONTEXT`). This script writes a config naming that URL 
   model of tests/openai_server.py. The "model" reads the tools skillchat offered it
   in its first request and calls the scenario's tools as offered (their
   `mcp__conf__` names, an echo of the schema it was given), then answers "done".
+- an `auth/*` scenario first logs in as a user would: its `[mcp.conf]` names the
+  scenario's pre-registered client if it has one (and a client metadata URL), then
+  `skillchat mcp login conf` prints the authorization URL, which is opened as a
+  browser would (tests/oauth_helpers.py: the suite's authorization server approves
+  at once and redirects to skillchat's loopback listener). A chat told to log in
+  again (a step-up) does, and asks again.
 
 Its exit code is skillchat's. Nothing here speaks MCP: what the suite sees on the
 wire is skillchat's own client and transport (skillchat/mcp/), as in a chat.
@@ -31,9 +37,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the scripted model
 
+from oauth_helpers import logging_in
 from openai_server import ScriptedServer, call, reply
 
 SERVER = "conf"  # the [mcp.NAME] of the suite's server
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the suite's
 Offered = dict[str, dict[str, Any]]  # a tool's own name -> the function as offered
 Calls = list[tuple[str, dict[str, Any]]]  # (tool, arguments)
 
@@ -87,17 +95,40 @@ CALLS: dict[str, Callable[[Offered], Calls]] = {
         (name, stub(f.get("parameters", {}))) for name, f in tools.items()
     ],
     "json-schema-2020-12-preservation": echo_schema,
+    "auth/scope-step-up": lambda tools: [("test-tool", {})],  # it asks for more scope
 }
 
 
-def skillchat(args: list[str], home: Path) -> subprocess.Popen[bytes]:
+def skillchat(args: list[str], home: Path, **kwargs: Any) -> subprocess.Popen[bytes]:
     """The real `skillchat ARGS`, started in `home` (its config, data and state there);
     its output is the suite's record of the client's."""
     folders = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".data",
                "XDG_STATE_HOME": ".state", "XDG_CACHE_HOME": ".cache"}  # fmt: skip
     env = {**os.environ, "HOME": str(home)} | {k: str(home / v) for k, v in folders.items()}
+    for desktop in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY"):  # the browser: oauth_helpers
+        env.pop(desktop, None)
     return subprocess.Popen([sys.executable, "-m", "skillchat", *args], env=env,
-                            stdin=subprocess.DEVNULL)  # fmt: skip
+                            stdin=subprocess.DEVNULL, **kwargs)  # fmt: skip
+
+
+def login(home: Path, config: Path) -> int:
+    """`skillchat mcp login conf`, its URL opened as a browser would."""
+    user = skillchat(["mcp", "login", SERVER, "--config", str(config)], home,
+                     stdout=subprocess.PIPE)  # fmt: skip
+    logging_in(user)
+    return user.wait()
+
+
+def auth_config(url: str) -> str:
+    """The `[mcp.conf]` of an auth scenario: a client registered by hand when the
+    scenario gives one, and the client's metadata document URL (which the suite's
+    authorization server accepts when it supports them)."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    lines = [f"[mcp.{SERVER}]", f"url = {json.dumps(url)}",
+             f"client_metadata_url = {json.dumps(CLIENT_METADATA_URL)}"]  # fmt: skip
+    lines += [f"{key} = {json.dumps(context[key])}"
+              for key in ("client_id", "client_secret") if key in context]  # fmt: skip
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -106,24 +137,46 @@ def main() -> int:
         home = Path(folder)
         config = home / "config.toml"
         config.write_text(f"[mcp.{SERVER}]\nurl = {json.dumps(url)}\n", encoding="utf-8")
+        if scenario.startswith("auth/"):
+            config.write_text(auth_config(url), encoding="utf-8")
+            done = login(home, config)
+            if done != 0 or scenario not in CALLS:
+                return done
         if scenario not in CALLS:
             return skillchat(["mcp", "tools", SERVER, "--config", str(config)], home).wait()
         (home / "skills").mkdir()
-        with ScriptedServer() as model:
-            first = reply(hold="offered")  # played once the model has chosen its calls
-            model.script(first, reply("done"))
-            chat = skillchat(["ask", "--allow-mcp", "--allow-elicit", "--config", str(config),
-                              "--model", "openai/conformance", "--api-base", model.base_url,
-                              "--skills-dir", str(home / "skills"), scenario], home)  # fmt: skip
-            while not model.completions and chat.poll() is None:
-                time.sleep(0.02)  # until skillchat asks the model, tools offered
-            if model.completions:
-                tools = offered(model.completions[0].body)
-                chosen = [(n, args) for n, args in CALLS[scenario](tools) if n in tools]
-                first["calls"] = [call(f"mcp__{SERVER}__{n}", args) for n, args in chosen]
-                first["text"] = "" if chosen else "none of the scenario's tools is offered"
-                model.release("offered")
-            return chat.wait()
+        code, said = ask(home, config, scenario)
+        if scenario.startswith("auth/") and f"skillchat mcp login {SERVER}" in said:
+            # The server asked for more access in the chat: log in again, as told.
+            if login(home, config) != 0:
+                return 1
+            code, said = ask(home, config, scenario)
+        return code
+
+
+def ask(home: Path, config: Path, scenario: str) -> tuple[int, str]:
+    """`skillchat ask --allow-mcp` with the scripted model calling the scenario's tools:
+    its exit code, and what it told (its stderr, passed on, and the tools' results)."""
+    with ScriptedServer() as model:
+        first = reply(hold="offered")  # played once the model has chosen its calls
+        model.script(first, reply("done"))
+        chat = skillchat(["ask", "--allow-mcp", "--allow-elicit", "--config", str(config),
+                          "--model", "openai/conformance", "--api-base", model.base_url,
+                          "--skills-dir", str(home / "skills"), scenario], home,
+                         stderr=subprocess.PIPE)  # fmt: skip
+        while not model.completions and chat.poll() is None:
+            time.sleep(0.02)  # until skillchat asks the model, tools offered
+        if model.completions:
+            tools = offered(model.completions[0].body)
+            chosen = [(n, args) for n, args in CALLS[scenario](tools) if n in tools]
+            first["calls"] = [call(f"mcp__{SERVER}__{n}", args) for n, args in chosen]
+            first["text"] = "" if chosen else "none of the scenario's tools is offered"
+            model.release("offered")
+        said = chat.communicate()[1].decode(errors="replace")
+        sys.stderr.write(said)
+        results = [m.get("content") or "" for m in model.completions[-1].body["messages"]
+                   if m.get("role") == "tool"] if model.completions else []  # fmt: skip
+        return chat.returncode, "\n".join([said, *results])
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import one_line_error, write_files
-from openai_server import ScriptedServer
+from git_repos import commit, make_repo
+from helpers import one_line_error, skillchat, write_files
+from openai_server import ScriptedServer, reply
 from outcome_fixture import SKILL, demo_skill, evals_json, run_outcome, script_agent
 from sandbox_helpers import require_sandbox
 
@@ -151,3 +152,117 @@ def test_a_verifier_that_floods_fills_or_tampers_is_bounded(
     assert biggest < 1_000_000
     answers = {p.read_text() for p in out.rglob("answer.md")}
     assert "PASS\n" not in answers
+
+
+def test_a_baseline_that_is_or_holds_a_link_out_is_one_line(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """A snapshot is files: a baseline folder that is a link (a PR can make
+    `.baseline/skill` point at `~/.ssh`), or holds one to a host file, is refused
+    before anything is read into a trial."""
+    skills = demo_skill(tmp_path, [GOOD])
+    secret = write_files(tmp_path / "home", {".env": "KEY=host-secret\n"})
+    old = write_files(
+        tmp_path / "old" / SKILL, {"SKILL.md": (skills / SKILL / "SKILL.md").read_text()}
+    )
+    linked = tmp_path / "linked"
+    linked.symlink_to(old)
+    done = run_outcome(server, skills, tmp_path / "ws", "--yes", "--baseline", str(linked))
+    assert "is a link; give the folder itself" in one_line_error(done, 2)
+    (old / "notes.md").symlink_to(secret / ".env")
+    done = run_outcome(server, skills, tmp_path / "ws", "--yes", "--baseline", str(old))
+    assert "notes.md is a link; a snapshot holds files only" in one_line_error(done, 2)
+    assert "host-secret" not in done.stdout + done.stderr
+    assert server.completions == []
+
+
+@pytest.mark.parametrize(
+    ("ref", "says"),
+    [
+        ("no-such-tag", "--baseline-ref no-such-tag: no such commit in"),
+        ("--output=/tmp/x", "no such commit in"),  # an option, never read as one
+        ("HEAD~5", "no such commit in"),
+        ("first", "the skill's folder demo-skill is not in that commit"),
+        ("linked", "SKILL.md is a link or submodule; a snapshot holds files only"),
+    ],
+)
+def test_a_baseline_ref_that_is_no_snapshot_is_one_line(
+    server: ScriptedServer, tmp_path: Path, ref: str, says: str
+) -> None:
+    make_repo(tmp_path / "skills", {"README": "before the skill\n"}, tag="first")
+    skills = demo_skill(tmp_path, [GOOD])
+    secret = write_files(tmp_path / "home", {".env": "KEY=host-secret\n"}) / ".env"
+    md = skills / SKILL / "SKILL.md"
+    text = md.read_text()
+    md.unlink()
+    md.symlink_to(secret)
+    commit(skills, {}, tag="linked")
+    md.unlink()
+    commit(skills, {f"{SKILL}/SKILL.md": text})
+    done = run_outcome(server, skills, tmp_path / "ws", "--yes", "--baseline-ref", ref)
+    assert says in one_line_error(done, 2)
+    assert "host-secret" not in done.stderr and not Path("/tmp/x").exists()
+    assert server.completions == []
+
+
+@pytest.mark.parametrize("spec", ["3/2", "0/0", "0/3", "a/b", "1/0", "-1/2", "1/2/3"])
+def test_a_shard_spec_out_of_range_is_one_line(
+    server: ScriptedServer, tmp_path: Path, spec: str
+) -> None:
+    skills = demo_skill(tmp_path, [GOOD])
+    done = run_outcome(server, skills, tmp_path / "ws", "--yes", "--shard", spec)
+    assert f"--shard {spec}: expected I/N" in one_line_error(done, 2)
+    assert server.completions == []
+
+
+def test_merging_shards_of_different_runs_is_refused(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Shards of another tasks file, other arms or other settings, a shard missing
+    or given twice, a folder that is no shard: one line each, nothing merged."""
+    server.when("TASK-ANSWER", reply("CODE-42"))
+    server.when("TASK-OTHER", reply("CODE-42"))
+    skills = demo_skill(tmp_path, [GOOD])
+    old = write_files(
+        tmp_path / "old" / SKILL, {"SKILL.md": (skills / SKILL / "SKILL.md").read_text()}
+    )
+
+    def shard(name: str, spec: str, *args: str) -> Path:
+        out = tmp_path / name
+        done = run_outcome(server, skills, out, "--trials", "1", "--yes", "--shard", spec, *args)
+        assert done.returncode in (0, 1), done.stderr
+        return out
+
+    one, two = shard("one", "1/2"), shard("two", "2/2")
+    old_arm = shard("oldarm", "2/2", "--baseline", str(old))
+    settings = shard("tokens", "2/2", "--max-tokens", "50")
+    other = {"id": "answer", "prompt": "TASK-OTHER", "output_contains": "CODE-42"}
+    evals_json(skills).write_text(json.dumps({"skill_name": SKILL, "evals": [other]}))
+    tasks = shard("tasks", "2/2")
+    cases = [
+        ([one, tasks], "differs from"),
+        ([one, tasks], "in its tasks (another tasks file"),
+        ([one, old_arm], "in its arms (a --baseline, or none)"),
+        ([one, settings], "in its conditions"),
+        ([one], "shard 2/2 is missing"),
+        ([one, one, two], "a shard is given twice"),
+        ([one, tmp_path / "old"], "no outcome eval was run there"),
+    ]
+    for folders, says in cases:
+        done = skillchat("eval", "merge", *map(str, folders), "--out", str(tmp_path / "m"))
+        assert says in one_line_error(done, 2)
+    done = skillchat("eval", "merge", str(one), str(two), "--out", str(one))
+    assert "cannot merge into a shard's folder" in one_line_error(done, 2)
+    # A stored result edited to count elsewhere (another arm) or not typed as one.
+    stored = min([*(one / ".results").glob("*.json"), *(two / ".results").glob("*.json")])
+    text = stored.read_text()
+    result = json.loads(text)
+    flipped = {**result, "arm": "without" if result["arm"] == "with" else "with"}
+    for edit in (json.dumps(flipped), json.dumps({**result, "passed": "yes"}), '{"checks": [1]}'):
+        stored.write_text(edit)
+        done = skillchat("eval", "merge", str(one), str(two), "--out", str(tmp_path / "m"))
+        assert "is damaged; run that shard again" in one_line_error(done, 2)
+    assert not (tmp_path / "m" / ".results").exists()
+    stored.write_text(text)
+    whole = skillchat("eval", "merge", str(two), str(one), "--out", str(tmp_path / "m"), "--json")
+    assert whole.returncode == 0, whole.stderr

@@ -47,14 +47,14 @@ class Activation(Step):
 def _activate(chat: StepContext, invocation: Invocation) -> ToolRecord:
     """A get_skill call and its result, as if the model had made it."""
     call = ToolCall(new_call_id(), GET_SKILL, json.dumps({"skill_name": invocation.skill}))
-    chat.emit(ToolStarted(call.name, call.arguments))
+    chat.emit(ToolStarted(call.name, call.arguments, call.id))
     tool = chat.toolbox.get(GET_SKILL)  # the chat's own: inline commands, forks
     loader = tool if isinstance(tool, GetSkill) else GetSkill()
     result = loader.load(chat.context, invocation.skill, arguments=invocation.rest)
     chat.took(call.id, result)
     chat.keep(assistant_message("", [call]))
     chat.keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
-    record = ToolRecord(call.name, call.arguments, result, synthetic=True)
+    record = ToolRecord(call.name, call.arguments, result, synthetic=True, call_id=call.id)
     chat.tool_finished(record)
     return record
 

@@ -51,11 +51,13 @@ def _attached(chat: StepContext, files: list[FileText | Image]) -> list[ToolReco
         chat.keep(assistant_message("", calls))
     records = []
     for call, result in zip(calls, results, strict=True):
-        chat.emit(ToolStarted(call.name, call.arguments))
+        chat.emit(ToolStarted(call.name, call.arguments, call.id))
         chat.took(call.id, result)
         if chat.tools_enabled:
             chat.keep({"role": "tool", "tool_call_id": call.id, "content": result.content})
-        records.append(ToolRecord(call.name, call.arguments, result, synthetic=True))
+        records.append(
+            ToolRecord(call.name, call.arguments, result, synthetic=True, call_id=call.id)
+        )
         chat.tool_finished(records[-1])
     if chat.tools_enabled:
         keep_images(chat.keep, calls, records)

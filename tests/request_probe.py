@@ -1,0 +1,28 @@
+"""What `ask` may not have imported when its request leaves, checked in a fresh
+interpreter by an audit hook that sees each connection to the model's server
+(nothing of skillchat patched): tests/test_ask_cli.py, tests/test_stream_json.py.
+
+    python -c REQUEST_PROBE PORT ask ...   # stderr's last line: EXIT [[...], ...]
+"""
+
+# What `ask` must not have imported when its request leaves, whatever it printed
+# first: each was on that path once (docs/performance.md).
+NOT_BEFORE_REQUEST = (
+    "rich",  # the catalog's warning was printed through it
+    "typer",  # a plain `ask` line is read without it (cli/ask_line.py), click included
+)
+# At each connection to the server (the `/props` probe's, then the request's), the
+# modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect
+# as it happens, so nothing of skillchat is patched.
+REQUEST_PROBE = f"""
+import json, sys
+port = int(sys.argv.pop(1))
+seen = []
+def connect(event, args):
+    if event == "socket.connect" and args[1][1:2] == (port,):
+        seen.append(sorted(m for m in {NOT_BEFORE_REQUEST} if m in sys.modules))
+sys.addaudithook(connect)
+from skillchat.cli.app import run
+code = run(sys.argv[1:])
+print(code, json.dumps(seen), file=sys.stderr)
+"""
