@@ -61,7 +61,10 @@ def _help(repl: Repl, arg: str) -> None:
     ]
     rows.append(("/skill NAME ...", "use a skill, even one a command shadows"))
     rows.append(("/NAME ...", "use the skill NAME for this message (Tab completes)"))
-    keys = "Enter sends · Esc Enter (Alt+Enter) new line · Ctrl-C stops a reply · Ctrl-D quits"
+    keys = (
+        "Enter sends · Esc Enter (Alt+Enter) new line · Ctrl-X Ctrl-E editor · "
+        "Ctrl-C stops a reply · Ctrl-D quits"
+    )
     hinted = [
         s for s in repl.session.registry.skills.values() if s.user_invocable and s.argument_hint
     ]
