@@ -22,7 +22,10 @@ from typing import NamedTuple
 
 # The keyless ways are named too: a new user without a key can still chat.
 KEYLESS = "or run a model on this machine with no key: --local (or --gguf FILE)"
-NO_KEY = f"OPENAI_API_KEY is not set: export it, or pass --api-base for a local server, {KEYLESS}"
+NO_KEY = (
+    "OPENAI_API_KEY is not set: export it or `skillchat keys set` it, "
+    f"or pass --api-base for a local server, {KEYLESS}"
+)
 
 # Extended thinking's budget in tokens: `--thinking` alone, and the least the
 # Messages API takes (the anthropic backend sends it).
@@ -142,7 +145,8 @@ def _provider_key_problem(model: str, api_base: str | None) -> str | None:
     missing = missing_key(model, api_base)
     if missing:
         return (
-            f"{missing} is not set: export it (or pass --api-base for a proxy that holds it), "
+            f"{missing} is not set: export it or `skillchat keys set` it "
+            "(or pass --api-base for a proxy that holds it), "
             f"{KEYLESS}"
         )
     return None

@@ -152,7 +152,8 @@ def test_no_key_and_no_api_base_fails_before_any_request(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(
         ProviderError,
-        match="OPENAI_API_KEY is not set: export it, or pass --api-base for a local server",
+        match="OPENAI_API_KEY is not set: export it or `skillchat keys set` it, "
+        "or pass --api-base for a local server",
     ):
         backend_of(Settings(model="openai/test-model", backend=kind))
 

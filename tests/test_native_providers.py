@@ -62,9 +62,9 @@ def test_gemini_without_its_key_is_one_line_before_anything_is_sent(
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     done = skillchat("ask", "--model", "gemini/gemini-2.5-flash", "hi")
     assert one_line_error(done) == (
-        "skillchat: error: GEMINI_API_KEY is not set: export it (or pass --api-base for a "
-        "proxy that holds it), or run a model on this machine with no key: --local (or "
-        "--gguf FILE)"
+        "skillchat: error: GEMINI_API_KEY is not set: export it or `skillchat keys set` it "
+        "(or pass --api-base for a proxy that holds it), "
+        "or run a model on this machine with no key: --local (or --gguf FILE)"
     )
 
 

@@ -42,7 +42,7 @@ def test_ask_stops_at_once_without_importing_litellm() -> None:
     lines = done.stderr.strip().splitlines()
     assert lines[-1] == "1 False"
     assert lines[0] == (
-        "skillchat: error: ANTHROPIC_API_KEY is not set: export it "
+        "skillchat: error: ANTHROPIC_API_KEY is not set: export it or `skillchat keys set` it "
         "(or pass --api-base for a proxy that holds it), "
         "or run a model on this machine with no key: --local (or --gguf FILE)"
     )
