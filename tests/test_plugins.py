@@ -10,7 +10,9 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from git_repos import commit, make_repo, url
 from helpers import one_line_error, session_options, skillchat
@@ -25,6 +27,9 @@ from plugin_helpers import (
     plugin_folder,
     servers_file,
 )
+
+if TYPE_CHECKING:
+    from pty_session import PtySession
 
 
 def plugin_repo(root: Path, files: dict[str, str]) -> Path:
@@ -340,3 +345,34 @@ def test_a_plugins_hooks_run_in_the_sandbox_once_trusted_and_not_after_they_chan
     # removed with its plugin
     assert skillchat("skills", "remove", "tidy").returncode == 0
     assert hook_rows() == []
+
+
+def test_the_repl_card_trusts_a_plugins_hook_and_it_runs_in_the_sandbox(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    """The REPL asks before a plugin's hook first runs: its card names the plugin, the
+    command as written and the sandbox; `y` trusts it (`hooks list` says so) and it
+    runs, its denial the model's tool result."""
+    from sandbox_helpers import require_sandbox
+
+    require_sandbox()
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("top secret")
+    repo = hooked_plugin(tmp_path / "tidy", secret)
+    assert skillchat("skills", "add", url(repo), "--yes").returncode == 0
+    server.script(reply(calls=[call("get_skill", {"skill_name": "sweep"})]), reply("noted"))
+    repl = pty_sessions(*session_options(server, agents() / "skills"), cwd=tmp_path)
+    repl.prompt()
+    repl.line("go")
+    card = " ".join(repl.expect("Trust and run it? [y]es / [n]o:").split())
+    assert "from: plugin tidy" in card and "runs: in the sandbox" in card, card
+    assert "command: ${CLAUDE_PLUGIN_ROOT}/hooks/deny.sh" in card, card
+    repl.send("y")
+    assert "noted" in repl.prompt()
+    assert repl.quit() == 0
+    last = server.completions[-1].body["messages"]
+    [result] = [m["content"] for m in last if m["role"] == "tool"]
+    assert json.loads(result)["error"].startswith(
+        "a hook refused this call: denied: host file seen no"
+    )
+    assert hook_rows()[0]["trust"] == "trusted"
