@@ -64,6 +64,8 @@ def _read(name: str, root: Path, entry: object) -> list[Hook] | str:
     rel = given.removesuffix(INLINE) if given.endswith(INLINE) else given.removeprefix("./")
     try:
         path = inside(root, rel, "hooks file")
+        if not path.is_file():  # a folder, a pipe: nothing to read, nothing to wait on
+            return "not a file"
         if os.path.getsize(path) > MAX_JSON_BYTES:
             return f"over {MAX_JSON_BYTES:,} bytes"
         raw = path.read_bytes()

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from skillchat.skills.registry import Registry
 
 EVENT_FILE = ".hook-event.json"
+# What a sandboxed hook is shown: skills by name, more binds, its variables, where it starts.
+Shown = tuple[dict[str, Path], list[tuple[Path, str, bool]], dict[str, str], str]
 
 
 def sandboxed_hooks(
@@ -80,9 +82,6 @@ def sandboxed_hooks(
         return Ran(outcome.exit_code, outcome.stdout, outcome.stderr, stopped=stopped)
 
     return launch
-
-
-Shown = tuple[dict[str, Path], list[tuple[Path, str, bool]], dict[str, str], str]
 
 
 def _skill(hook: Hook, registry: Registry) -> Shown | Ran:

@@ -357,8 +357,8 @@ def test_a_symlink_or_an_edit_in_a_plugins_hooks_is_one_line_and_nothing_runs(
     tmp_path: Path,
 ) -> None:
     """A hook script linked out of the plugin is refused at install (as any link out);
-    one swapped in afterwards, or a hooks file edited by hand, is one line and none of
-    the plugin's hooks is read."""
+    one swapped in afterwards, a hooks file edited by hand or swapped for a named pipe,
+    is one line and none of the plugin's hooks is read."""
     secret = tmp_path / "secret.sh"
     secret.write_text("#!/bin/sh\necho host\n")
     entry = {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/hooks/check.sh"}
@@ -384,3 +384,6 @@ def test_a_symlink_or_an_edit_in_a_plugins_hooks_is_one_line_and_nothing_runs(
     os.chmod(root / "hooks" / "hooks.json", 0o644)
     (root / "hooks" / "hooks.json").write_text(hooks_file(entry, entry))
     refused_hooks("changed since it was installed")
+    (root / "hooks" / "hooks.json").unlink()
+    os.mkfifo(root / "hooks" / "hooks.json")  # read, it would wait for a writer
+    refused_hooks("not a file")
