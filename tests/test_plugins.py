@@ -10,7 +10,9 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from git_repos import commit, make_repo, url
 from helpers import one_line_error, session_options, skillchat
@@ -25,6 +27,9 @@ from plugin_helpers import (
     plugin_folder,
     servers_file,
 )
+
+if TYPE_CHECKING:
+    from pty_session import PtySession
 
 
 def plugin_repo(root: Path, files: dict[str, str]) -> Path:
@@ -239,3 +244,135 @@ def test_an_enabled_plugin_server_runs_in_its_root_with_its_data(
     (called,) = json.loads(done.stdout)["tool_calls"]
     assert str(root) in called["result"]
     assert (data_dir("acme") / "seen").read_text() == str(root)  # its folder: the root
+
+
+def deny_hook(secret: Path, word: str = "denied") -> str:
+    """A plugin's `pre_tool_use` hook script: it marks ${PLUGIN_DATA}, and denies the
+    call with a reason saying whether it could read the host file `secret` and where
+    it ran."""
+    return (
+        "#!/bin/sh\n"
+        f"if cat {secret} >/dev/null 2>&1; then seen=yes; else seen=no; fi\n"
+        'touch "$PLUGIN_DATA/hook-ran" && data=writable || data="$(touch "$PLUGIN_DATA/x" 2>&1)"\n'
+        'printf \'{"hookSpecificOutput": {"permissionDecision": "deny", '
+        f'"permissionDecisionReason": "{word}: host file seen %s, in %s, data %s"}}}}\' '
+        '"$seen" "$(pwd)" "$data"\n'
+    )
+
+
+def hooked_plugin(root: Path, secret: Path) -> Path:
+    """The Claude Code plugin with `hooks/hooks.json` naming its deny hook through
+    `${CLAUDE_PLUGIN_ROOT}`, as a git repository."""
+    entry = {
+        "matcher": "get_skill",
+        "hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/hooks/deny.sh"}],
+    }
+    files = {
+        **claude_plugin(),
+        "hooks/hooks.json": json.dumps({"hooks": {"PreToolUse": [entry]}}),
+        "hooks/deny.sh": deny_hook(secret),
+    }
+    make_repo(root, files)
+    executable(root)
+    executable(root, "hooks/deny.sh")
+    return commit(root, {})
+
+
+def hook_rows() -> list[dict[str, str]]:
+    done = skillchat("hooks", "list", "--json")
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout))
+
+
+def test_a_plugins_hooks_run_in_the_sandbox_once_trusted_and_not_after_they_change(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    from sandbox_helpers import require_sandbox
+
+    require_sandbox()
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("top secret")
+    repo = hooked_plugin(tmp_path / "tidy", secret)
+    done = skillchat("skills", "add", url(repo), "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "hooks ./hooks/hooks.json: untrusted, not run until `skillchat hooks trust`" in (
+        done.stdout
+    )
+    [row] = hook_rows()
+    assert (row["source"], row["where"], row["runs"], row["trust"]) == (
+        "plugin",
+        "plugin tidy",
+        "sandbox",
+        "not trusted",
+    )
+
+    def turn() -> tuple[str, str]:
+        server.script(reply(calls=[call("get_skill", {"skill_name": "sweep"})]), reply("ok"))
+        done = skillchat(
+            "ask", "--json", *session_options(server, agents() / "skills"), "go", cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+        last = server.completions[-1].body["messages"]
+        [result] = [m["content"] for m in last if m["role"] == "tool"]
+        return result, done.stderr
+
+    # untrusted: `ask` does not run it, and says so once
+    result, stderr = turn()
+    assert "HOOK_DENIED" not in result
+    assert not (data_dir("tidy") / "hook-ran").exists()
+    assert [line for line in stderr.splitlines() if "not trusted" in line] == [
+        "warning: 1 hook(s) of this project, its skills or plugins are not trusted and do "
+        "not run: `skillchat hooks list`, then `skillchat hooks trust ID`"
+    ]
+    # trusted: it runs in the sandbox (no host file, its data writable) and its
+    # denial reaches the model
+    trusted = skillchat("hooks", "trust", row["id"])
+    assert trusted.returncode == 0, trusted.stderr
+    assert hook_rows()[0]["trust"] == "trusted"
+    result, _ = turn()
+    assert json.loads(result) == {
+        "error": "a hook refused this call: denied: host file seen no, in /plugin, data writable",
+        "error_code": "HOOK_DENIED",
+    }
+    assert (data_dir("tidy") / "hook-ran").exists()
+    # an update that changed the hook's script: untrusted again, not run
+    commit(repo, {"hooks/deny.sh": deny_hook(secret, "changed")})
+    updated = skillchat("skills", "update", "tidy", "--yes")
+    assert updated.returncode == 0, updated.stderr
+    assert hook_rows()[0]["trust"] == "not trusted"
+    result, _ = turn()
+    assert "HOOK_DENIED" not in result
+    # removed with its plugin
+    assert skillchat("skills", "remove", "tidy").returncode == 0
+    assert hook_rows() == []
+
+
+def test_the_repl_card_trusts_a_plugins_hook_and_it_runs_in_the_sandbox(
+    server: ScriptedServer, tmp_path: Path, pty_sessions: Callable[..., PtySession]
+) -> None:
+    """The REPL asks before a plugin's hook first runs: its card names the plugin, the
+    command as written and the sandbox; `y` trusts it (`hooks list` says so) and it
+    runs, its denial the model's tool result."""
+    from sandbox_helpers import require_sandbox
+
+    require_sandbox()
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("top secret")
+    repo = hooked_plugin(tmp_path / "tidy", secret)
+    assert skillchat("skills", "add", url(repo), "--yes").returncode == 0
+    server.script(reply(calls=[call("get_skill", {"skill_name": "sweep"})]), reply("noted"))
+    repl = pty_sessions(*session_options(server, agents() / "skills"), cwd=tmp_path)
+    repl.prompt()
+    repl.line("go")
+    card = " ".join(repl.expect("Trust and run it? [y]es / [n]o:").split())
+    assert "from: plugin tidy" in card and "runs: in the sandbox" in card, card
+    assert "command: ${CLAUDE_PLUGIN_ROOT}/hooks/deny.sh" in card, card
+    repl.send("y")
+    assert "noted" in repl.prompt()
+    assert repl.quit() == 0
+    last = server.completions[-1].body["messages"]
+    [result] = [m["content"] for m in last if m["role"] == "tool"]
+    assert json.loads(result)["error"].startswith(
+        "a hook refused this call: denied: host file seen no"
+    )
+    assert hook_rows()[0]["trust"] == "trusted"

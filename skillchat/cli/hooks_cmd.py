@@ -1,7 +1,7 @@
 """`skillchat hooks list` and `skillchat hooks trust ID... | --all`: the hooks a
 chat started here would have (the user's config, the project's
-`.skillchat/config.toml`, the skills' `hooks:`), where each comes from and whether
-it is trusted; and trusting the ones that need it, bound to their digest
+`.skillchat/config.toml`, the skills' `hooks:`, installed plugins'), where each comes
+from and whether it is trusted; and trusting the ones that need it, bound to their digest
 (skillchat/hooks/trust.py). A hook that cannot be read is one line on stderr; the
 others are listed.
 """
@@ -72,7 +72,7 @@ def list_cmd(
             "matcher": hook.matcher,
             "source": hook.source,
             "where": hook.where,
-            "runs": "sandbox" if hook.skill else "host",
+            "runs": "sandbox" if hook.sandboxed else "host",
             "trust": _state(hook, trust),
             "command": redact(hook.command),  # a token written in a command stays off
         }

@@ -45,7 +45,7 @@ def show(consoles: Consoles, prepared: Any, target: Path) -> None:
     for note in plugin.notes:
         out.print(safe.text("  ! " + safe.one_line(note)), soft_wrap=True)
     for hooks in plugin.hooks:
-        line = f"hooks {hooks['path']}: untrusted, not run (skillchat runs no plugin's hooks)"
+        line = f"hooks {hooks['path']}: untrusted, not run until `skillchat hooks trust`"
         out.print(safe.text("  " + safe.one_line(line)), soft_wrap=True)
     for name, server in plugin.servers.items():
         record = plugins.resolved(server, plugin.name, home, data_root() / plugin.name)

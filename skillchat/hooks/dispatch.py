@@ -41,7 +41,7 @@ from skillchat.hooks.trust import HookTrust
 from skillchat.redact import redact
 
 MAX_REASON_CHARS = 2_000  # of a reason or context a hook gives, passed on
-Launch = Callable[[Hook, bytes], Ran]  # runs a skill's hook in the sandbox
+Launch = Callable[[Hook, bytes], Ran]  # runs a skill's or a plugin's hook in the sandbox
 
 
 @dataclass
@@ -133,8 +133,8 @@ class Hooks:
             untrusted = sum(1 for h in self.found.hooks if not self.trust.trusted(h))
             self._once(
                 "untrusted",
-                f"{untrusted} hook(s) of this project or its skills are not trusted and do "
-                "not run: `skillchat hooks list`, then `skillchat hooks trust ID`",
+                f"{untrusted} hook(s) of this project, its skills or plugins are not trusted "
+                "and do not run: `skillchat hooks list`, then `skillchat hooks trust ID`",
             )
             return False
         files = ", ".join(str(f) for f in hook.files) or "none"
@@ -156,10 +156,10 @@ class Hooks:
             **payload,
         }
         encoded = json.dumps(data, ensure_ascii=False).encode()
-        if hook.skill is None:
+        if not hook.sandboxed:
             return run_on_host(hook, encoded, hook_env(self.project))
         if self.sandbox is None:
-            why = "a skill's hooks run in the sandbox, which does not work here: they do not run"
+            why = "skills' and plugins' hooks run in the sandbox, which does not work here: not run"
             self._once("nosandbox", why)
             return Ran(0, "", "")
         return self.sandbox(hook, encoded)

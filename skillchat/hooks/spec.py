@@ -1,6 +1,6 @@
 """Where hooks are configured, and each read into a `Hook` (or one line saying why not).
 
-Three places, each its own source:
+Four places, each its own source:
 
 - the user's config file, `[[hooks.EVENT]]` tables: the user's own, run on the host
   as the user, never asked about;
@@ -8,7 +8,9 @@ Three places, each its own source:
   the project's `./skills`, `./.agents/skills` and `./.claude/skills` are found):
   came with the project, so each needs the user's trust first;
 - a skill's `hooks:` frontmatter: needs trust, and runs in the sandbox while the
-  skill is active in the chat.
+  skill is active in the chat;
+- an installed plugin's hooks file (hooks/plugin_hooks.py): needs trust, and runs
+  in the sandbox with the plugin's folders.
 
 An entry is `{event, command, matcher?, timeout?}`; in a skill's frontmatter also
 Claude Code's nesting (`PreToolUse: [{matcher, hooks: [{type: command, command}]}]`),
@@ -58,7 +60,7 @@ MAX_TIMEOUT_S = 600.0
 MAX_HOOK_FILE_BYTES = 10_000_000  # a script hashed for trust: larger is refused
 MAX_PROJECT_CONFIG_BYTES = 1_000_000
 
-Source = Literal["user", "project", "skill"]
+Source = Literal["user", "project", "skill", "plugin"]
 
 
 @dataclass(frozen=True)
@@ -75,15 +77,23 @@ class Hook:
     files: tuple[Path, ...]  # the files its command names, part of its digest
     digest: str
     skill: str | None = None  # the skill whose frontmatter holds it
+    plugin: str | None = None  # the installed plugin whose hooks file holds it
 
     @property
     def needs_trust(self) -> bool:
-        """A project's or a skill's: it came with what the user downloaded."""
+        """A project's, a skill's or a plugin's: it came with what the user downloaded."""
         return self.source != "user"
+
+    @property
+    def sandboxed(self) -> bool:
+        """A skill's or a plugin's: a package's code, never run on the host."""
+        return self.source in ("skill", "plugin")
 
     @property
     def where(self) -> str:
         """Its source as the user is shown it."""
+        if self.plugin:
+            return f"plugin {self.plugin}"
         return f"skill {self.skill}" if self.skill else f"{self.source} ({self.origin})"
 
     @property
@@ -119,7 +129,8 @@ def event_name(name: object) -> str | None:
 def read_table(
     table: object, *, source: Source, origin: Path, folder: Path, skill: str | None = None
 ) -> Found:
-    """The hooks of one `hooks` table (the config's `[hooks]`, a skill's `hooks:`)."""
+    """The hooks of one `hooks` table (the config's `[hooks]`, a skill's `hooks:`, a
+    plugin's hooks file)."""
     found = Found([], [])
     label = f"skill {skill}" if skill else str(origin)
     if not isinstance(table, Mapping):
@@ -179,7 +190,7 @@ def _read_entry(
         timeout = DEFAULT_TIMEOUT_S
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         return "'timeout' must be a number of seconds above 0"
-    files = _named_files(command, folder, expand=source != "skill")
+    files = _named_files(command, folder, _variables(source, folder))
     if isinstance(files, str):
         return files
     definition = {
@@ -205,21 +216,29 @@ def _read_entry(
     )
 
 
-def _named_files(command: str, folder: Path, *, expand: bool) -> tuple[Path, ...] | str:
-    """The files `command` names, each existing; or why not (a missing one). On the
-    host (`expand`), `$VAR` and `${VAR}` are read as the shell will: from the user's
-    environment, with `$CLAUDE_PROJECT_DIR` and `$SKILLCHAT_PROJECT_DIR` the folder
-    (Claude Code's hooks name their scripts `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh`)."""
+def _variables(source: Source, folder: Path) -> Mapping[str, str] | None:
+    """What `$VAR` and `${VAR}` in a hook's command are read as, as its shell will:
+    on the host the user's environment, with `$CLAUDE_PROJECT_DIR` and
+    `$SKILLCHAT_PROJECT_DIR` the folder (Claude Code's hooks name their scripts
+    `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh`); for a plugin's, only its root
+    (`${CLAUDE_PLUGIN_ROOT}/hooks/x.sh`); a skill's: nothing."""
+    if source == "skill":
+        return None
+    if source == "plugin":
+        return {"PLUGIN_ROOT": str(folder), "CLAUDE_PLUGIN_ROOT": str(folder)}
+    return {**os.environ, "CLAUDE_PROJECT_DIR": str(folder), "SKILLCHAT_PROJECT_DIR": str(folder)}
+
+
+def _named_files(
+    command: str, folder: Path, env: Mapping[str, str] | None
+) -> tuple[Path, ...] | str:
+    """The files `command` names, each existing; or why not (a missing one), its
+    variables read from `env` first."""
     try:
         words = shlex.split(command)
     except ValueError:
         return f"cannot read its command line ({command!r}: an unclosed quote)"
-    if expand:
-        env = {
-            **os.environ,
-            "CLAUDE_PROJECT_DIR": str(folder),
-            "SKILLCHAT_PROJECT_DIR": str(folder),
-        }
+    if env is not None:
         words = [_VARIABLE.sub(lambda m: env.get(m[1] or m[2], m[0]), w) for w in words]
     files: list[Path] = []
     for n, word in enumerate(words):
@@ -259,8 +278,11 @@ def find_hooks(
     user_table: object, user_config: Path | None, cwd: Path, skills: Iterable[Skill]
 ) -> Found:
     """Every hook of a session started in `cwd`: the user's (`user_table`, the config
-    file's `[hooks]`), the project's, and each local skill's frontmatter (a skill
-    served over MCP is read, never run: its hooks are not)."""
+    file's `[hooks]`), the project's, each local skill's frontmatter (a skill
+    served over MCP is read, never run: its hooks are not), and each installed
+    plugin's."""
+    from skillchat.hooks.plugin_hooks import plugin_hooks
+
     found = Found([], [])
     if user_table is not None and user_config is not None:
         _add(found, read_table(user_table, source="user", origin=user_config, folder=cwd))
@@ -278,6 +300,7 @@ def find_hooks(
                 table, source="skill", origin=skill.skill_md, folder=skill.root, skill=skill.name
             )
             _add(found, read)
+    _add(found, plugin_hooks())
     return found
 
 

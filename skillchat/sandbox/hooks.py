@@ -1,8 +1,9 @@
-"""A session's hooks (`session_hooks`), and a skill's hooks run here, in the
-bubblewrap sandbox, as the skill's commands do.
+"""A session's hooks (`session_hooks`), and a skill's or a plugin's hooks run here,
+in the bubblewrap sandbox, as the skill's commands do.
 
 Each run is a fresh sandbox (sandbox/runner.py) that shows the skill's own folder
-at /skills/NAME (where the hook starts, so `./scripts/check.sh` is the skill's),
+at /skills/NAME (where the hook starts, so `./scripts/check.sh` is the skill's) or,
+for a plugin's hook, the plugin and its data as its skills see them,
 the workspace read-only when there is one, no network, and a scratch folder of
 the run's own holding the event's JSON, which the hook reads on stdin. Nothing of
 the host's home is shown. The bounds are the hook's: its timeout, and the same
@@ -11,6 +12,7 @@ output bound as a hook on the host (hooks/run.py), past which it is stopped.
 
 from __future__ import annotations
 
+import os
 import shlex
 import tempfile
 from collections.abc import Callable
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from skillchat.skills.registry import Registry
 
 EVENT_FILE = ".hook-event.json"
+# What a sandboxed hook is shown: skills by name, more binds, its variables, where it starts.
+Shown = tuple[dict[str, Path], list[tuple[Path, str, bool]], dict[str, str], str]
 
 
 def sandboxed_hooks(
@@ -45,15 +49,17 @@ def sandboxed_hooks(
         from skillchat.sandbox.layout import Limits, SandboxSpec
         from skillchat.sandbox.runner import run_in_sandbox
 
-        skill = registry().get(hook.skill or "")
-        if skill is None:  # gone since (a /reload): nothing to run
-            return Ran(0, "", "")
+        shown = _plugin(hook) if hook.plugin else _skill(hook, registry())
+        if isinstance(shown, Ran):
+            return shown
+        skills, binds, env, cwd = shown
         scratch_root.mkdir(parents=True, exist_ok=True, mode=0o700)
         with tempfile.TemporaryDirectory(dir=scratch_root, prefix="hook-") as scratch:
             (Path(scratch) / EVENT_FILE).write_bytes(event)
             spec = SandboxSpec(
                 scratch=Path(scratch),
-                skills={skill.name: skill.root},
+                skills=skills,
+                binds=tuple(binds),
                 workspace=workspace,
                 limits=Limits(
                     timeout_s=hook.timeout_s,
@@ -67,8 +73,8 @@ def sandboxed_hooks(
                     tools,
                     spec,
                     f"exec <{stdin}\n{hook.command}",
-                    cwd=f"{SKILLS_MOUNT}/{skill.name}",
-                    extra_env={INSIDE_HOOK: "1"},
+                    cwd=cwd,
+                    extra_env={**env, INSIDE_HOOK: "1"},
                 )
             except SandboxFailure as exc:
                 return Ran(1, "", f"the sandbox did not start: {exc}")
@@ -76,6 +82,31 @@ def sandboxed_hooks(
         return Ran(outcome.exit_code, outcome.stdout, outcome.stderr, stopped=stopped)
 
     return launch
+
+
+def _skill(hook: Hook, registry: Registry) -> Shown | Ran:
+    """A skill's hook sees its skill's folder at /skills/NAME, and starts there."""
+    skill = registry.get(hook.skill or "")
+    if skill is None:  # gone since (a /reload): nothing to run
+        return Ran(0, "", "")
+    return {skill.name: skill.root}, [], {}, f"{SKILLS_MOUNT}/{skill.name}"
+
+
+def _plugin(hook: Hook) -> Shown | Ran:
+    """A plugin's hook sees what its skills see: the plugin read-only at
+    ${PLUGIN_ROOT} (where it starts) and its data writable at ${PLUGIN_DATA}, also
+    under Claude Code's names for them."""
+    from skillchat.mounts import PLUGIN_MOUNT
+    from skillchat.sandbox.runner import NOBODY
+    from skillchat.skills.plugin_install import mounts
+
+    env, binds = mounts(hook.folder, hook.plugin or "")
+    if not binds:
+        return Ran(1, "", f"plugin {hook.plugin}: its folders are not there")
+    if os.geteuid() == 0:  # as root the hook runs as nobody: the data folder is its,
+        os.chown(binds[1][0], NOBODY, NOBODY)  # as for the plugin's skills' commands
+    env |= {f"CLAUDE_{key}": value for key, value in env.items()}
+    return {}, binds, env, PLUGIN_MOUNT
 
 
 def session_hooks(
@@ -89,8 +120,6 @@ def session_hooks(
     """A session's hooks, or None: off (`--bare`), or none anywhere. Started inside
     a hook (`SKILLCHAT_HOOK`), a session runs none, and says so once: a hook that
     runs skillchat would otherwise fire itself without end."""
-    import os
-
     from skillchat.hooks.dispatch import Hooks
     from skillchat.hooks.spec import find_hooks
     from skillchat.hooks.trust import HookTrust

@@ -41,7 +41,6 @@ def in_sandbox(skill_root: Path, skill: str) -> tuple[dict[str, str], list[tuple
     brought it: PLUGIN_ROOT and PLUGIN_DATA, and the binds that show them (the
     plugin read-only, its data writable). Nothing for any other skill."""
     from skillchat.errors import LockError
-    from skillchat.mounts import PLUGIN_DATA_MOUNT, PLUGIN_MOUNT
 
     target = skill_root.parent
     try:
@@ -51,7 +50,16 @@ def in_sandbox(skill_root: Path, skill: str) -> tuple[dict[str, str], list[tuple
     name = next((p for p, r in installed.items() if skill in r["skills"]), None)
     if name is None or skill_root != target / skill:
         return {}, []
-    root, data = target.parent / "plugins" / name, data_root() / name
+    return mounts(target.parent / "plugins" / name, name)
+
+
+def mounts(root: Path, name: str) -> tuple[dict[str, str], list[tuple[Path, str, bool]]]:
+    """PLUGIN_ROOT and PLUGIN_DATA of the plugin `name` installed at `root`, and the
+    binds that show them (the plugin read-only, its data writable); nothing when
+    either folder is missing or a symlink."""
+    from skillchat.mounts import PLUGIN_DATA_MOUNT, PLUGIN_MOUNT
+
+    data = data_root() / name
     if root.is_symlink() or not root.is_dir() or data.is_symlink() or not data.is_dir():
         return {}, []
     env = {"PLUGIN_ROOT": PLUGIN_MOUNT, "PLUGIN_DATA": PLUGIN_DATA_MOUNT}
@@ -168,7 +176,7 @@ def install(
             "digest": plugin.digest,
             "skills": [c.name for c in prepared.skills],
             "servers": sorted(plugin.servers),
-            "hooks": plugin.hooks,  # untrusted, not run
+            "hooks": plugin.hooks,  # run once trusted, while as recorded (hooks/plugin_hooks.py)
             "installed_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         lock.save()

@@ -63,7 +63,7 @@ class Plugin:
     servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     digest: str = ""  # of the whole folder, as the lock records it
     # Hook files Claude Code's and Codex's layouts bring ({path, sha256}): recorded,
-    # untrusted, never run (skillchat runs no plugin's hooks).
+    # untrusted until trusted, then run in the sandbox (hooks/plugin_hooks.py).
     hooks: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # shown, not blocking
 

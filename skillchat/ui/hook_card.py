@@ -30,7 +30,7 @@ def hook_card(question: HookQuestion) -> tuple[Text, str]:
     card.append(exact(hook.where))
     card.append("\n  command: ", style="muted")
     card.append(exact(redact(hook.command)))  # a token in it stays off the screen
-    where = "in the sandbox" if hook.skill else "on this machine, as you"
+    where = "in the sandbox" if hook.sandboxed else "on this machine, as you"
     card.append(f"\n  runs: {where}", style="muted")
     if question.kind == "trust":
         card.append(clean(f"\n  files: {question.detail}"), style="muted")

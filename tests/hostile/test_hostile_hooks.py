@@ -90,7 +90,7 @@ def test_a_project_hook_runs_only_once_trusted_and_not_after_its_file_changed(
     assert not ran.exists()
     told = [line for line in done.stderr.splitlines() if "not trusted" in line]
     assert told == [
-        "warning: 1 hook(s) of this project or its skills are not trusted and do not run: "
+        "warning: 1 hook(s) of this project, its skills or plugins are not trusted and do not run: "
         "`skillchat hooks list`, then `skillchat hooks trust ID`"
     ]
 

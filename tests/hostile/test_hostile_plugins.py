@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 from git_repos import commit, make_repo, skill_md, url
-from helpers import one_line_error, skillchat
+from helpers import one_line_error, session_options, skillchat
+from openai_server import ScriptedServer, call, reply
 from plugin_helpers import (
     agent_plugin,
     agents,
@@ -275,3 +276,114 @@ def test_a_named_pipe_in_a_local_folder_is_one_line_not_an_internal_error(
         assert "pipe: cannot be copied" in line and "named pipe" in line
         assert "internal error" not in line
         assert_nothing_installed()
+
+
+def hooks_file(*entries: dict[str, str]) -> str:
+    """A Claude Code `hooks/hooks.json` whose `pre_tool_use` hooks are `entries`."""
+    return json.dumps({"hooks": {"PreToolUse": [{"hooks": list(entries)}]}})
+
+
+def installed_with_hooks(tmp_path: Path, text: str, files: dict[str, str] | None = None) -> Path:
+    """The Claude Code plugin `tidy`, with `text` as its hooks file, installed from a
+    folder; the installed plugin's folder."""
+    folder = plugin_folder(tmp_path / "tidy", {**claude_plugin(), **(files or {})})
+    (folder / "hooks").mkdir(exist_ok=True)
+    (folder / "hooks" / "hooks.json").write_text(text)
+    done = skillchat("skills", "add", str(folder), "--yes")
+    assert done.returncode == 0, done.stderr
+    return agents() / "plugins" / "tidy"
+
+
+def refused_hooks(said: str) -> None:
+    """`hooks list` shows none of the plugin's hooks, and says why in one line."""
+    done = skillchat("hooks", "list", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+    [line] = done.stderr.splitlines()
+    assert line.startswith("warning: plugin tidy: hooks ./hooks/hooks.json: "), line
+    assert line.endswith("; none of them run") and said in line, line
+    assert "nothing to trust" in skillchat("hooks", "trust", "--all").stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("{host}", "a pre_tool_use hook runs {host}, outside the plugin"),
+        ("sh {host}", "a pre_tool_use hook runs {host}, outside the plugin"),
+        ("${{CLAUDE_PLUGIN_ROOT}}/../../x.sh", "names a missing file"),
+    ],
+)
+def test_a_plugin_hook_naming_a_file_outside_the_plugin_never_runs(
+    server: ScriptedServer, tmp_path: Path, command: str, said: str
+) -> None:
+    """A plugin's hook that runs a script of the host's (absolute, as an argument, or
+    `../` out of `${PLUGIN_ROOT}`): one line, in `hooks list` and in `ask`, and it
+    never runs."""
+    marker = tmp_path / "ran"
+    host = tmp_path / "host.sh"
+    host.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    host.chmod(0o755)
+    entry = {"type": "command", "command": command.format(host=host)}
+    installed_with_hooks(tmp_path, hooks_file(entry))
+    refused_hooks(said.format(host=host))
+    server.script(reply(calls=[call("get_skill", {"skill_name": "sweep"})]), reply("ok"))
+    done = skillchat(
+        "ask", "--json", *session_options(server, agents() / "skills"), "go", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    [told] = [line for line in done.stderr.splitlines() if "plugin tidy" in line]
+    assert said.format(host=host) in told
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("{not json", "not valid JSON"),
+        (json.dumps({"hooks": {"PreToolUse": "x.sh"}}), "must be a table with a 'command'"),
+        (hooks_file({"type": "prompt", "prompt": "x"}), "type 'prompt' is not supported"),
+        (json.dumps({"hooks": {"OnEverything": []}}), "unknown hook event 'OnEverything'"),
+        (json.dumps({"description": "x" * 1_100_000, "hooks": {}}), "over 1,000,000 bytes"),
+    ],
+)
+def test_a_malformed_or_huge_plugin_hooks_file_is_one_line(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    installed_with_hooks(tmp_path, text)
+    refused_hooks(said)
+
+
+def test_a_symlink_or_an_edit_in_a_plugins_hooks_is_one_line_and_nothing_runs(
+    tmp_path: Path,
+) -> None:
+    """A hook script linked out of the plugin is refused at install (as any link out);
+    one swapped in afterwards, a hooks file edited by hand or swapped for a named pipe,
+    is one line and none of the plugin's hooks is read."""
+    secret = tmp_path / "secret.sh"
+    secret.write_text("#!/bin/sh\necho host\n")
+    entry = {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/hooks/check.sh"}
+    folder = plugin_folder(tmp_path / "linked", claude_plugin())
+    (folder / "hooks").mkdir()
+    (folder / "hooks" / "hooks.json").write_text(hooks_file(entry))
+    os.symlink(secret, folder / "hooks" / "check.sh")
+    line = one_line_error(skillchat("skills", "add", str(folder), "--yes"))
+    assert "symlink 'hooks/check.sh' points outside the plugin" in line
+    assert_nothing_installed()
+
+    root = installed_with_hooks(
+        tmp_path, hooks_file(entry), {"hooks/check.sh": "#!/bin/sh\necho in the plugin\n"}
+    )
+    [row] = json.loads(skillchat("hooks", "list", "--json").stdout)
+    assert (row["where"], row["trust"]) == ("plugin tidy", "not trusted")
+    os.chmod(root / "hooks", 0o755)
+    (root / "hooks" / "check.sh").unlink()
+    os.symlink(secret, root / "hooks" / "check.sh")
+    refused_hooks(f"a pre_tool_use hook runs {secret}, outside the plugin")
+    (root / "hooks" / "check.sh").unlink()
+    (root / "hooks" / "check.sh").write_text("#!/bin/sh\necho in the plugin\n")
+    os.chmod(root / "hooks" / "hooks.json", 0o644)
+    (root / "hooks" / "hooks.json").write_text(hooks_file(entry, entry))
+    refused_hooks("changed since it was installed")
+    (root / "hooks" / "hooks.json").unlink()
+    os.mkfifo(root / "hooks" / "hooks.json")  # read, it would wait for a writer
+    refused_hooks("not a file")
