@@ -118,7 +118,9 @@ def check(
 
 
 def _read_only(root: Path) -> None:
-    """Take every write bit off the plugin's folder (execute bits stay)."""
+    """Take every write bit off the plugin's folder (execute bits stay). Done once it is
+    in place: a folder moved to another parent must be writable (its `..` changes), so
+    as a normal user a read-only one cannot be renamed out of its staging folder."""
     for folder, _, files in os.walk(root):
         for name in files:
             path = os.path.join(folder, name)
@@ -151,13 +153,13 @@ def install(
     root, data = home / plugin.name, data_root / plugin.name
     staging = Path(tempfile.mkdtemp(dir=home, prefix=".skillchat-add-"))
     shutil.copytree(plugin.root, staging / plugin.name, symlinks=True)
-    _read_only(staging / plugin.name)
     servers_before = plugin_servers.load(servers_file)
     new_data = not os.path.lexists(data)  # an update keeps the old one
     moved: list[Path] = []
     try:
         moved = skill_install.install(prepared, target, ref)
         os.rename(staging / plugin.name, root)
+        _read_only(root)
         data.mkdir(parents=True, exist_ok=True, mode=0o700)
         servers = dict(servers_before)
         for name, server in plugin.servers.items():
@@ -274,8 +276,8 @@ def restore(target: Path, servers_file: Path, data_root: Path, work: Path) -> li
         staging = Path(tempfile.mkdtemp(dir=root.parent, prefix=".skillchat-sync-"))
         try:
             shutil.copytree(plugin.root, staging / name, symlinks=True)
-            _read_only(staging / name)
             os.rename(staging / name, root)
+            _read_only(root)
         finally:
             _delete(staging / name)
             shutil.rmtree(staging, ignore_errors=True)
