@@ -204,6 +204,21 @@ def test_a_long_turn_and_a_waiting_question_notify_by_osc9(server, tmp_path, pty
     assert session.quit() == 0
 
 
+def test_a_question_early_in_a_turn_does_not_notify(server, tmp_path, pty_sessions) -> None:
+    """The user pressed Enter a moment ago and is still looking: no notification."""
+    require_sandbox()
+    config = tmp_path / "config.toml"
+    config.write_text('[ui]\nnotify = "osc9"\nnotify_after_s = 3600\n')
+    server.script(reply(calls=[run_call("echo hi")]), reply("done"))
+    session = repl_starter(server, BUNDLED, pty_sessions)("--config", str(config))
+    session.line("go")
+    session.expect(QUESTION)
+    session.send("n")
+    assert "done" in session.prompt()
+    assert "\x1b]9;" not in "".join(session.output)
+    assert session.quit() == 0
+
+
 def test_a_turn_under_the_threshold_does_not_ring(server, repl, tmp_path) -> None:
     config = tmp_path / "config.toml"
     config.write_text("[ui]\nnotify_after_s = 3600\n")

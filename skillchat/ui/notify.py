@@ -1,6 +1,7 @@
 """Telling a user who looked away: a turn that took `[ui] notify_after_s` seconds
 or more has ended, or a question (a command's consent, an install, a server's
-question) waits for a key.
+question) waits for a key in a turn that has run that long (a question a second
+after Enter finds the user still looking: a bell then is noise).
 
 How (`[ui] notify`): `bell` (BEL: most terminals flash, beep or mark the tab),
 `osc9` (`ESC ] 9 ; text BEL`: a desktop notification in iTerm2, WezTerm, Windows
@@ -40,12 +41,16 @@ class Notifier:
         self.started = time.monotonic()
 
     def turn_ended(self) -> None:
-        if self.started is not None and time.monotonic() - self.started >= self.after_s:
+        if self._long():
             self._send("the answer is ready")
         self.started = None
 
     def question(self) -> None:
-        self._send("a question waits for you")
+        if self._long():
+            self._send("a question waits for you")
+
+    def _long(self) -> bool:
+        return self.started is not None and time.monotonic() - self.started >= self.after_s
 
     def _send(self, message: str) -> None:
         if self.terminal is not None and (text := sequence(self.way, message)):
