@@ -189,33 +189,24 @@ def test_the_status_line_shows_the_items_chosen_in_their_order(server, repl, tmp
     assert session.quit() == 0
 
 
-def test_a_long_turn_and_a_waiting_question_notify_by_osc9(server, tmp_path, pty_sessions) -> None:
+@pytest.mark.parametrize("after_s", [0, 3600])
+def test_a_waiting_question_and_a_long_turn_notify_by_osc9_once_the_turn_is_long(
+    server, tmp_path, pty_sessions, after_s: int
+) -> None:
+    """A question, and the answer, notify in a turn that has run `notify_after_s`; one
+    a moment after Enter finds the user still looking: nothing."""
     require_sandbox()
     config = tmp_path / "config.toml"
-    config.write_text('[ui]\nnotify = "osc9"\nnotify_after_s = 0\n')
+    config.write_text(f'[ui]\nnotify = "osc9"\nnotify_after_s = {after_s}\n')
     server.script(reply(calls=[run_call("echo hi")]), reply("done"))
     session = repl_starter(server, BUNDLED, pty_sessions)("--config", str(config))
     session.line("go")
     session.expect(QUESTION)
-    assert "\x1b]9;skillchat: a question waits for you\x07" in "".join(session.output)
+    said = "\x1b]9;skillchat: a question waits for you\x07" in "".join(session.output)
     session.send("n")
     assert "done" in session.prompt()
-    assert "\x1b]9;skillchat: the answer is ready\x07" in "".join(session.output)
-    assert session.quit() == 0
-
-
-def test_a_question_early_in_a_turn_does_not_notify(server, tmp_path, pty_sessions) -> None:
-    """The user pressed Enter a moment ago and is still looking: no notification."""
-    require_sandbox()
-    config = tmp_path / "config.toml"
-    config.write_text('[ui]\nnotify = "osc9"\nnotify_after_s = 3600\n')
-    server.script(reply(calls=[run_call("echo hi")]), reply("done"))
-    session = repl_starter(server, BUNDLED, pty_sessions)("--config", str(config))
-    session.line("go")
-    session.expect(QUESTION)
-    session.send("n")
-    assert "done" in session.prompt()
-    assert "\x1b]9;" not in "".join(session.output)
+    ready = "\x1b]9;skillchat: the answer is ready\x07" in "".join(session.output)
+    assert (said, ready) == ((True, True) if after_s == 0 else (False, False))
     assert session.quit() == 0
 
 
