@@ -56,7 +56,7 @@ def main() -> int:
     place(kept_home)
     from skillchat.config import load_settings
     from skillchat.prompt import build_catalog
-    from skillchat.session import load_registry
+    from skillchat.session_settings import load_registry
     from skillchat.skills.overrides import project_file, user_file
 
     folders = tuple(str(p) for p in sorted({p.parent.parent for p in CORPUS.rglob("SKILL.md")}))

@@ -1,6 +1,6 @@
 """What `ask`, the REPL and eval share to hold a chat, above the chats layer and
-below evals, ui and cli: the skill registry of the settings, and the `Session` that
-owns one chat's live state.
+below evals, ui and cli: the `Session` that owns one chat's live state (its skill
+registry comes from session_settings.py's `load_registry`).
 
     store = open_store(settings)            # session_settings.py, with the chat to resume
     transcript = chosen_transcript(store, last=..., chat_id=..., notify=warn)
@@ -22,10 +22,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillchat.session_settings import continued_target
+from skillchat.session_settings import continued_target, load_registry
 
 if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
@@ -48,54 +47,11 @@ if TYPE_CHECKING:
     from skillchat.recorder import ChatRecorder
     from skillchat.sandbox.command_tool import Consent, SandboxCommands
     from skillchat.skills.model import Skill
-    from skillchat.skills.overrides import Overrides
     from skillchat.skills.registry import Registry
     from skillchat.target import Target
     from skillchat.tools.base import ToolContext, ToolResult
     from skillchat.tools.toolbox import ToolSource
     from skillchat.workspace.files import Workspace
-
-
-def load_registry(settings: Settings) -> Registry:
-    """The skills of the configured directories; none when skills are disabled.
-
-    The one place the setting is honoured: `ask`, the REPL (and its `/reload`) and
-    `skills list|show|validate` all come here."""
-    from skillchat.config import BUNDLED_FIXTURES, BUNDLED_SKILLS
-    from skillchat.skills.lock import checked
-    from skillchat.skills.registry import Registry, discover
-
-    if not settings.skills_enabled:
-        return Registry(skills={})
-    hidden = {BUNDLED_SKILLS: BUNDLED_FIXTURES} if settings.hides_fixtures() else {}
-    registry = checked(  # installed skills that drifted from their lock: one problem each
-        discover(
-            settings.resolved_skill_dirs(),
-            max_skills=settings.max_skills,
-            disabled=settings.skills_disabled,
-            strict=settings.skills_strict,
-            hidden=hidden,
-        )
-    )
-    return with_overrides(registry, load_overrides(settings))
-
-
-def load_overrides(settings: Settings) -> Overrides:
-    """The user's lasting per-skill overrides and the project's (skills/overrides.py),
-    the project being the one the command started in (none under `--bare`)."""
-    from skillchat.skills.overrides import Overrides
-    from skillchat.workspace.project import project_folder
-
-    found = project_folder(Path.cwd(), settings.projects) if settings.project_files else None
-    return Overrides.load(found[0] if found else None)
-
-
-def with_overrides(registry: Registry, overrides: Overrides) -> Registry:
-    """`registry` with `overrides` applied, and their files' problems beside its own."""
-    from skillchat.skills.overrides import apply
-
-    problems = (*registry.problems, *overrides.problems())
-    return apply(replace(registry, problems=problems), overrides.chosen())
 
 
 class Session:

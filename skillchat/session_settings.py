@@ -1,6 +1,7 @@
-"""What a session starts from besides its settings: the chat database and the saved
-chat to go on with, a resumed chat's workspace, the `--local` model's file, and the
-`Target` a continued chat goes on with.
+"""What a session starts from besides its settings: its skill registry (the user's and
+the project's per-skill overrides applied), the chat database and the saved chat to
+go on with, a resumed chat's workspace, the `--local` model's file, and the `Target`
+a continued chat goes on with.
 
 `ask`, the REPL's start and `/resume`, and `Session` itself decide these the same
 way, so they live below session.py, apart from the live state a `Session` owns.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
     from skillchat.engine.resolve import Sources
+    from skillchat.skills.overrides import Overrides
+    from skillchat.skills.registry import Registry
     from skillchat.target import Target
 
 
@@ -111,3 +115,45 @@ def chosen_transcript(
             return None
         return store.load_transcript(chat.id)
     return None
+
+
+def load_registry(settings: Settings) -> Registry:
+    """The skills of the configured directories; none when skills are disabled.
+
+    The one place the setting is honoured: `ask`, the REPL (and its `/reload`) and
+    `skills list|show|validate` all come here."""
+    from skillchat.config import BUNDLED_FIXTURES, BUNDLED_SKILLS
+    from skillchat.skills.lock import checked
+    from skillchat.skills.registry import Registry, discover
+
+    if not settings.skills_enabled:
+        return Registry(skills={})
+    hidden = {BUNDLED_SKILLS: BUNDLED_FIXTURES} if settings.hides_fixtures() else {}
+    registry = checked(  # installed skills that drifted from their lock: one problem each
+        discover(
+            settings.resolved_skill_dirs(),
+            max_skills=settings.max_skills,
+            disabled=settings.skills_disabled,
+            strict=settings.skills_strict,
+            hidden=hidden,
+        )
+    )
+    return with_overrides(registry, load_overrides(settings))
+
+
+def load_overrides(settings: Settings) -> Overrides:
+    """The user's lasting per-skill overrides and the project's (skills/overrides.py),
+    the project being the one the command started in (none under `--bare`)."""
+    from skillchat.skills.overrides import Overrides
+    from skillchat.workspace.project import project_folder
+
+    found = project_folder(Path.cwd(), settings.projects) if settings.project_files else None
+    return Overrides.load(found[0] if found else None)
+
+
+def with_overrides(registry: Registry, overrides: Overrides) -> Registry:
+    """`registry` with `overrides` applied, and their files' problems beside its own."""
+    from skillchat.skills.overrides import apply
+
+    problems = (*registry.problems, *overrides.problems())
+    return apply(replace(registry, problems=problems), overrides.chosen())

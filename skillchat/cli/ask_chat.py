@@ -181,7 +181,8 @@ def _ask(run: Invocation, line: AskLine, stream: StreamPrinter | None) -> int:
     from skillchat.engine.emit import ViewListener
     from skillchat.errors import StorageError
     from skillchat.sandbox.setup import flag_consent
-    from skillchat.session import Session, load_registry
+    from skillchat.session import Session
+    from skillchat.session_settings import load_registry
     from skillchat.ui import views
     from skillchat.ui.console import keys_unechoed, stdout_is_terminal
 

@@ -33,7 +33,7 @@ def chat(
     opened = open_chat(ctx, options)
     from skillchat.engine.backends.select import key_problem
     from skillchat.errors import ProviderError
-    from skillchat.session import load_registry
+    from skillchat.session_settings import load_registry
     from skillchat.ui.repl import Repl
 
     settings, store = opened.settings, opened.store

@@ -122,7 +122,7 @@ def _probe(report: _Report, base: str, key: str | None) -> None:
 
 
 def _skills_lines(report: _Report, settings: Settings) -> None:
-    from skillchat.session import load_registry
+    from skillchat.session_settings import load_registry
 
     registry = load_registry(settings)
     dirs = sum(folder.is_dir() for folder in settings.resolved_skill_dirs())

@@ -230,7 +230,7 @@ def eval_cmd(
     # hooks: a prompt's added context would change what is measured (docs/hooks.md).
     settings = replace(settings, tools=True, paths_gate=False, hooks_enabled=False)
     queries = load_queries(queries_file, skill)
-    from skillchat.session import load_registry
+    from skillchat.session_settings import load_registry
 
     registry = load_registry(settings)
     _check_skills(queries, registry, queries_file.name)

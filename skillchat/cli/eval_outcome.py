@@ -70,7 +70,7 @@ def outcome_eval(
     from skillchat.evals.outcome_tasks import load_tasks
     from skillchat.evals.outcome_trial import TrialSetup
     from skillchat.sandbox.detect import probe
-    from skillchat.session import load_registry
+    from skillchat.session_settings import load_registry
 
     k = options.k if options.k is not None else min(3, options.trials)
     if k > options.trials:

@@ -99,7 +99,7 @@ def settings_and_registry(
     """The command's settings and the registry of the configured (or `--skills-dir`)
     directories, scanned once: none, said once, when skills are disabled; with
     `served`, the skills the MCP servers serve too (starting them)."""
-    from skillchat.session import load_registry as registry_of
+    from skillchat.session_settings import load_registry as registry_of
 
     settings = load(ctx, config, skill_dirs=skill_dirs_override(dirs))
     if not settings.skills_enabled:

@@ -42,7 +42,7 @@ def _override(
     skills_dir: SkillsDirOpt,
     no_mcp: bool,
 ) -> None:
-    from skillchat.session import load_overrides
+    from skillchat.session_settings import load_overrides
     from skillchat.skills.overrides import change, known
 
     settings, registry = settings_and_registry(ctx, config, skills_dir)

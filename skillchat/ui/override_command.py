@@ -19,7 +19,7 @@ OVERRIDE_USAGE = f"{'|'.join(OVERRIDES)} NAME [--project]"
 def override(repl: Repl, action: str, words: list[str]) -> None:
     """Write the user's file (or with `--project` the project's), read the skills
     again so the catalog, the tools and completion see it, and say what it is now."""
-    from skillchat.session import load_overrides
+    from skillchat.session_settings import load_overrides
     from skillchat.skills.overrides import change
 
     project = "--project" in words
