@@ -71,6 +71,9 @@ def _environment(env: dict[str, str] | None) -> Iterator[dict[str, str]]:
     Yields the environment the run started with, to compare with what it left."""
     before = dict(os.environ)
     if env is not None:
+        # An environment without HOME sends the run to the account's real home (Python
+        # and platformdirs fall back to it): the test's private one must be passed on.
+        assert "HOME" in env, "env without HOME: pass {**os.environ, ...}"
         changed = [k for k in START_UP_VARIABLES if env.get(k) != before.get(k)]
         assert not changed, f"{changed} change interpreter start-up: use subprocess=True"
         os.environ.clear()

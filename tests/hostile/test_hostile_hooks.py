@@ -8,6 +8,7 @@ trust question."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -305,7 +306,7 @@ def test_no_key_a_hook_holds_or_prints_is_shown(server: ScriptedServer, tmp_path
     assert token not in listed.stdout + listed.stderr
     argv = ["ask", "--model", "openai/test-model", "--api-base", server.base_url]
     done = skillchat(*argv, "--config", str(tmp_path / "config.toml"), "hi", cwd=tmp_path,
-                     env={"SKILLCHAT_TEST_API_KEY": secret})  # fmt: skip
+                     env={**os.environ, "SKILLCHAT_TEST_API_KEY": secret})  # fmt: skip
     assert done.returncode == 1
     assert "a hook blocked this message: leaked ***" in done.stderr
     assert secret not in done.stdout + done.stderr
