@@ -96,8 +96,8 @@ def test_the_readme_starts_with_what_skillchat_is_and_its_two_commands() -> None
     # source text for both).
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert (
-        'root_job() { python -m pytest -n auto -m "not ($ROOT_ONLY${run_as_user:+ or source})"; }'
-        in ci
+        "root_job() { python -m pytest -n auto "
+        '-m "not ($ROOT_ONLY${run_as_user:+ or source or once})"; }' in ci
     )
     assert 'python -m pytest -n auto -m "not ($4)"' in ci  # the user job's, $4: $ROOT_ONLY
     assert 'model_job() { nice -n -5 python -m pytest -m "$ROOT_ONLY"; }' in ci

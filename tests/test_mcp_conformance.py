@@ -63,6 +63,7 @@ def listed(output: str, heading: str) -> list[str]:
     return [line.strip()[2:] for line in lines if line.strip()]
 
 
+@pytest.mark.once  # the protocol's verdict is the same for root and a user: one CI job
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_the_conformance_suite_finds_only_the_baselines_failures(
     suite: list[str], revision: str, tmp_path: Path
