@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillchat.session_settings import continued_target, load_registry
@@ -335,6 +336,12 @@ class Session:
     ) -> Hooks | None:
         """The session's hooks (skillchat/hooks): asked about in the REPL (a consent
         with `ask_hook`), never run untrusted where nobody is asked."""
+        from skillchat.hooks import may_have_hooks
+
+        if not settings.hooks_enabled or not may_have_hooks(
+            settings.hooks, Path.cwd(), first.skills.values()
+        ):
+            return None
         from skillchat.sandbox.hooks import session_hooks
 
         asking = self._asking

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from skillchat.hooks import PROJECT_CONFIG
+
 if TYPE_CHECKING:
     from skillchat.skills.model import Skill
 
@@ -53,7 +55,6 @@ EVENTS = {
 _BY_CLAUDE_NAME = {claude: ours for ours, claude in EVENTS.items()}
 # The events whose hooks match a tool's name (`matcher`); the others ignore it.
 TOOL_EVENTS = frozenset({"pre_tool_use", "post_tool_use"})
-PROJECT_CONFIG = Path(".skillchat") / "config.toml"
 _VARIABLE = re.compile(r"\$(?:(\w+)|\{(\w+)\})")
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0

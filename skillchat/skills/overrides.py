@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -144,6 +143,8 @@ def read_file(path: Path, scope: Scope) -> OverridesFile:
         return OverridesFile(path, scope, {})
     if len(raw) > MAX_BYTES:
         return _ignored(path, scope, _unusable(path, f"over {MAX_BYTES:,} bytes"))
+    import tomllib  # only where a file exists: not on every start's path
+
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
