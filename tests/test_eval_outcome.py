@@ -5,9 +5,6 @@ runs its commands and the verifier, and the report is read as CI and a user woul
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +14,6 @@ from helpers import (
     REAL_SKILLS_SCRIPTS,
     one_line_error,
     skillchat,
-    wait_for,
     write_files,
 )
 from openai_server import ScriptedServer, call, reply
@@ -27,6 +23,7 @@ from outcome_fixture import (
     WITH,
     demo_skill,
     evals_json,
+    interrupted,
     outcome_argv,
     run_outcome,
     script_agent,
@@ -198,21 +195,10 @@ def test_ctrl_c_keeps_finished_trials_and_a_rerun_runs_only_the_rest(
     out = tmp_path / "ws"
     argv = outcome_argv(server, skills, out, "--trials", "1", "--jobs", "1", "--yes")
     # A real process: the subject is its SIGINT.
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "skillchat", *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
+    code, err = interrupted(
+        argv, lambda: any("TASK-NOLOAD" in json.dumps(r.body) for r in server.completions)
     )
-    try:
-        held = lambda: any("TASK-NOLOAD" in json.dumps(r.body) for r in server.completions)  # noqa: E731
-        assert wait_for(held), "timed out waiting"
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130, err
+    assert code == 130, err
     assert "run the same command again to resume" in err and "Traceback" not in err
     assert len(list((out / ".results").glob("*.json"))) == 6  # three tasks, both arms
     del server.rules[0]
