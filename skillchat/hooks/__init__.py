@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 PROJECT_CONFIG = Path(".skillchat") / "config.toml"
 
 
+def user_plugins() -> Path:
+    """Where the user's plugins are installed (beside `~/.agents/skills`, their lock's
+    folder): the only place plugins install, so the only place their hooks are."""
+    return Path.home() / ".agents" / "plugins"
+
+
 def may_have_hooks(configured: object, cwd: Path, skills: Iterable[Skill]) -> bool:
     """Whether any source could hold a hook, from what costs nothing to look at: the
     config's `[hooks]`, the project's config file, a skill's `hooks:` key, the plugins
@@ -32,5 +38,5 @@ def may_have_hooks(configured: object, cwd: Path, skills: Iterable[Skill]) -> bo
         bool(configured)
         or (cwd / PROJECT_CONFIG).is_file()
         or any("hooks" in skill.frontmatter for skill in skills)
-        or (Path.home() / ".agents" / "plugins").is_dir()
+        or user_plugins().is_dir()
     )

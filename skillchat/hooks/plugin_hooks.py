@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 
 from skillchat.errors import InstallError, LockError
+from skillchat.hooks import user_plugins
 from skillchat.hooks.spec import Found, Hook, read_table
 from skillchat.skills.lock import Lock, lock_path
 from skillchat.skills.plugins import MAX_JSON_BYTES, inside
@@ -34,14 +35,15 @@ INLINE = " (inline)"  # how the lock names hooks held in the manifest itself
 def plugin_hooks() -> Found:
     """The hooks of every plugin installed for the user (plugins install nowhere else)."""
     found = Found([], [])
-    target = Path.home() / ".agents" / "skills"
+    folder = user_plugins()
+    target = folder.parent / "skills"
     try:
         installed = Lock.load(lock_path(target)).plugins
     except LockError as exc:
         found.problems.append(f"plugins' hooks not read: {exc}")
         return found
     for name, record in sorted(installed.items()):
-        root = target.parent / "plugins" / name
+        root = folder / name
         for entry in record.get("hooks") or []:
             hooks = _read(name, root, entry)
             if isinstance(hooks, str):
