@@ -33,13 +33,16 @@ def get(name: str = "calc") -> dict:
 @pytest.mark.parametrize("backend", ["openai", "litellm"])
 @pytest.mark.parametrize("kind", ["text", "comments"])
 def test_a_dripping_endless_reply_ends_at_reply_timeout(server, skills, backend, kind) -> None:
-    """A byte every 50 ms never trips the idle timeout; the overall deadline ends it."""
+    """A byte every 50 ms never trips the idle timeout; the overall deadline ends it.
+
+    The deadline is 2 s, not less: the next turn's whole reply must arrive within it
+    too, which a machine at load 10 did not always manage in 1 s."""
     server.script({"endless": kind, "chunk_delay": 0.05, "piece": "drip "}, reply("after"))
     view = RecordingView()
-    chat = make_chat(server, skills, view, backend=backend, reply_timeout=1.0)
+    chat = make_chat(server, skills, view, backend=backend, reply_timeout=2.0)
     with pytest.raises(ProviderError) as raised:
         chat.send("go")
-    assert "the reply took longer than reply_timeout (1s)" in str(raised.value)
+    assert "the reply took longer than reply_timeout (2s)" in str(raised.value)
     shown = "".join(view.of("text"))
     assert view.of("end") == ["failed"]
     if kind == "text":  # what arrived (however much a loaded machine let through) is kept
@@ -51,8 +54,8 @@ def test_a_dripping_endless_reply_ends_at_reply_timeout(server, skills, backend,
 
 def test_a_silent_stream_ends_at_the_idle_timeout_keeping_what_arrived(server, skills) -> None:
     server.script(reply("so far so good", chunks=3, stall_after=3), reply("after"))
-    chat = make_chat(server, skills, timeout=1.0)
-    with pytest.raises(ProviderError, match="timed out after 1s"):
+    chat = make_chat(server, skills, timeout=2.0)  # the next turn's first byte, under load
+    with pytest.raises(ProviderError, match="timed out after 2s"):
         chat.send("go")
     assert chat.messages[-1]["content"] == f"so far so \n\n{CUT_MARK}"
     assert chat.send("again").answer == "after"
