@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -139,11 +138,11 @@ class Session:
         self._elicit = elicit  # the REPL's card; `ask`'s and eval's: flag_elicit
         self.mcp: McpHub | None = None
         self._served: list[Skill] = []  # the skills MCP servers serve, as last listed
-        if settings.active_mcp_servers():  # the SDK is imported only with a server
+        if settings.mcp.active():  # the SDK is imported only with a server
             from skillchat.mcp.hub import McpHub
 
             # Started when first needed (mcp/hub.py): nothing here starts or waits.
-            self.mcp = McpHub(settings.active_mcp_servers(), self._answer)
+            self.mcp = McpHub(settings.mcp.active(), self._answer)
         registry = load_registry(settings) if registry is None else registry
         self.hooks = self._hooks(settings, registry, workspace)
         self._start(transcript, settings, registry, self._backend(target))
@@ -257,7 +256,7 @@ class Session:
 
     def disable_skills(self, names: tuple[str, ...]) -> None:
         """`/skills disable|enable`: these names left out from the next message on."""
-        self.chat.use_settings(replace(self.settings, skills_disabled=names))
+        self.chat.use_settings(self.settings.replaced(skills_disabled=names))
         self.reload_skills()
 
     def switch_model(self, model: str) -> None:
@@ -429,7 +428,7 @@ class Session:
     def _with_served(self, registry: Registry) -> Registry:
         from skillchat.skills.registry import with_served
 
-        return with_served(registry, self._served, self.settings.skills_disabled)
+        return with_served(registry, self._served, self.settings.skills.disabled)
 
     def _served_changed(self, served: list[Skill]) -> list[str]:
         """The servers' skills changed (or were first listed): the chat serves them

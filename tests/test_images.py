@@ -93,11 +93,11 @@ def test_known_by_their_bytes_and_sized_from_their_headers() -> None:
 
 
 def test_vision_is_the_model_maps_unless_the_config_says() -> None:
-    assert takes_images(Settings(model="gpt-4o"))
-    assert takes_images(Settings(model="anthropic/claude-sonnet-4-5"))
-    assert not takes_images(Settings(model="openai/test-model"))  # unknown: not sent
-    assert not takes_images(Settings(model="gpt-4o", vision=False))
-    assert takes_images(Settings(model="openai/my-local-llava", vision=True))
+    assert takes_images(Settings().replaced(model="gpt-4o"))
+    assert takes_images(Settings().replaced(model="anthropic/claude-sonnet-4-5"))
+    assert not takes_images(Settings().replaced(model="openai/test-model"))  # unknown: not sent
+    assert not takes_images(Settings().replaced(model="gpt-4o", vision=False))
+    assert takes_images(Settings().replaced(model="openai/my-local-llava", vision=True))
 
 
 @pytest.fixture

@@ -201,7 +201,7 @@ def _ask(run: Invocation, line: AskLine, stream: StreamPrinter | None) -> int:
             warn(f"{problem.path}: {problem.message}")
     if stream is not None:
         stream.registry = registry
-        stream.model = opened.target.model if opened.target is not None else settings.model
+        stream.model = opened.target.model if opened.target is not None else settings.model.name
     from skillchat.engine.invocation import unknown_name
 
     if mistake := unknown_name(text, registry):

@@ -197,11 +197,11 @@ def project_workspace(
     if off:
         if source == "flag":
             raise UsageError("--workspace and --no-workspace exclude each other: pick one")
-        return replace(settings, workspace=None), "flag"
+        return settings.replaced(workspace=None), "flag"
     if settings.workspace or (found := project_folder(Path.cwd(), settings.projects)) is None:
         return settings, source
     folder, why = found
-    return replace(settings, workspace=str(folder)), why
+    return settings.replaced(workspace=str(folder)), why
 
 
 def workspace_note(settings: Settings, why: str) -> str | None:

@@ -37,11 +37,11 @@ IMAGES_INTRO = "The images read by the tool calls above (a tool result cannot ca
 
 def takes_images(settings: Settings) -> bool:
     """Whether the chat's model is sent images (see the module docstring)."""
-    if settings.vision is not None:
-        return settings.vision
-    if settings.gguf:  # the embedded server loads no image projector
+    if settings.model.vision is not None:
+        return settings.model.vision
+    if settings.model.gguf:  # the embedded server loads no image projector
         return False
-    model = settings.model
+    model = settings.model.name
     entry = model_entry(model) or model_entry(model.removeprefix("openai/"))
     return bool(entry and entry.get("supports_vision") is True)
 

@@ -92,7 +92,7 @@ class Judge:
                 resolve(settings, asked(settings), probe=False), Timeouts.of(settings)
             )
             deltas = stream_with_retries(
-                lambda: backend.stream(messages, None), max_retries=settings.max_retries
+                lambda: backend.stream(messages, None), max_retries=settings.model.max_retries
             )
             try:
                 for delta in deltas:

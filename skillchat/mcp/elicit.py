@@ -226,7 +226,7 @@ def flag_elicit(settings: Settings, say: Callable[[str], None]) -> Elicit:
     def elicit(form: Form) -> ElicitAnswer:
         if form.problem:
             answer = ElicitAnswer("decline", why=form.problem)
-        elif not settings.mcp_elicit:
+        elif not settings.mcp.elicit:
             answer = ElicitAnswer("decline", why="answering needs --allow-elicit")
         else:
             answer = from_defaults(form)

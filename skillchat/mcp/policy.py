@@ -64,7 +64,7 @@ def decide(
     trusted: Callable[[Any], bool],
 ) -> McpVerdict:
     """The policy's verdict for one call (the module docstring's order)."""
-    mode = settings.run_allowed_tools
+    mode = settings.run.allowed_tools
     skills = [registry.skills[name] for name in activated if name in registry.skills]
     declared = [s for s in skills if s.allowed_tools is not None] if mode != "ignore" else []
     listing = [
@@ -78,7 +78,7 @@ def decide(
             "refused",
             f"[run] allowed_tools = restrict: the active skills ({names}) do not list {offered}",
         )
-    config = settings.mcp_servers.get(server)
+    config = settings.mcp.servers.get(server)
     if config is not None and config.allows(tool):
         return McpVerdict("approved", f"allowed by [mcp.{server}] allow", by_config=True)
     for skill in listing:
@@ -95,7 +95,7 @@ def flag_consent(settings: Settings) -> McpConsent:
     def consent(request: McpRequest) -> McpVerdict:
         if request.verdict.by_config:
             return request.verdict
-        if settings.mcp_allow:
+        if settings.mcp.allow:
             return McpVerdict("approved", "--allow-mcp")
         return McpVerdict(
             "refused",

@@ -54,7 +54,7 @@ def command_runner(
     """The runner of a session starting with `settings` over `workspace` (neither
     read from `live` here: the session may not hold a chat yet), or None: then
     run_command is not offered (`skillchat doctor` says why)."""
-    if not settings.tools or not settings.run_enabled:
+    if not settings.tools or not settings.run.enabled:
         return None
     from skillchat.mounts import start_folder
     from skillchat.sandbox.command_tool import SandboxCommands
@@ -63,7 +63,7 @@ def command_runner(
     status = probe()
     if not status.available:
         return None
-    scratch_root = settings.database_path().parent / "scratch"
+    scratch_root = settings.storage.database_path().parent / "scratch"
 
     folder = workspace.root if workspace is not None else None
 
@@ -77,8 +77,8 @@ def command_runner(
             # A skill served over MCP is read, never run: its folder is not mounted.
             skills={n: s.root for n, s in live.registry.skills.items() if s.remote is None},
             workspace=folder,
-            writable_workspace=now.run_allow_write,
-            network=now.run_allow_network,
+            writable_workspace=now.run.allow_write,
+            network=now.run.allow_network,
         )
 
     return SandboxCommands(
@@ -91,8 +91,8 @@ def command_runner(
             start_folder(folder is not None),
             lambda: live.context,
         ),
-        default_timeout_s=settings.run_timeout_s,
-        max_timeout_s=settings.run_max_timeout_s,
+        default_timeout_s=settings.run.timeout_s,
+        max_timeout_s=settings.run.max_timeout_s,
         envs=lambda: skill_envs(settings, lambda: live.registry, status.tools, consent),
     )
 
@@ -112,18 +112,18 @@ def skill_envs(
     ask = getattr(consent, "ask_install", None)
 
     def allowed(request: InstallRequest) -> bool:
-        if settings.run_allow_install:
+        if settings.run.allow_install:
             return True
         return bool(ask(request)) if ask is not None else False
 
     return SkillEnvs(
-        EnvStore(settings.envs_folder()),
+        EnvStore(settings.storage.envs_folder()),
         tools,
         lambda: {n: s.root for n, s in registry().skills.items() if s.remote is None},
-        settings.skill_packages,
+        settings.run.packages,
         allowed,
         progress=getattr(consent, "install_progress", None),
-        limits=InstallLimits(max_mb=settings.run_install_max_mb),
+        limits=InstallLimits(max_mb=settings.run.install_max_mb),
     )
 
 
@@ -160,9 +160,9 @@ def skill_policy(
         from skillchat.skills.trust import TrustStore
 
         skill = registry().skills.get(skill_name) if skill_name else None
-        packages = settings().skill_packages
+        packages = settings().run.packages
         trusted = skill is not None and TrustStore.load(packages=packages).is_trusted(skill)
-        mode = settings().run_allowed_tools
+        mode = settings().run.allowed_tools
         verdict = decide(command, skill=skill, trusted=trusted, mode=mode, cwd=cwd)
         if verdict.decision != "refused" and (served := _untrusted_served(skill_name, context)):
             return Verdict("ask", served, each_time=True)
@@ -181,7 +181,7 @@ def skill_policy(
                 skill = skills.get(name)
                 if skill is None or skill.remote is None:
                     continue
-                store = store or TrustStore.load(packages=settings().skill_packages)
+                store = store or TrustStore.load(packages=settings().run.packages)
                 if not trusted_as_activated(store, skill, chat_context.served):
                     return (
                         f"skill '{skill.name}' served by {skill.origin} is active and not "
@@ -208,7 +208,7 @@ class FlagConsent:
 
         if request.verdict.each_time:
             return Verdict("refused", f"{request.verdict.reason}; --allow-run does not cover it")
-        if self.settings.run_allow:
+        if self.settings.run.allow:
             return Verdict("approved")
         return Verdict(
             "refused",

@@ -176,14 +176,14 @@ def result_cap(settings: Settings) -> int:
     reads in one turn still fit the request, and a bigger file is read in pieces
     with `offset`, each cut result saying where the next piece starts.
     """
-    return max(1, min(settings.max_resource_bytes, settings.budget // 4))
+    return max(1, min(settings.skills.max_resource_bytes, settings.limits.budget // 4))
 
 
 def image_limits(settings: Settings) -> ImageLimits:
     """The largest image the settings let a read send (`max_image_bytes`, `_side`)."""
     from skillchat.safe_io.images import ImageLimits  # loaded with a read, not at start
 
-    return ImageLimits(settings.max_image_bytes, settings.max_image_side)
+    return ImageLimits(settings.limits.max_image_bytes, settings.limits.max_image_side)
 
 
 def image_note(image: Image, vision: bool) -> str:

@@ -192,7 +192,7 @@ class GetSkill(SkillTool):
         """(skill, SKILL.md as read, frontmatter, body as written). Raises
         FileAccessError with get_skill's message."""
         skill = lookup(context, skill_name, by_model=by_model)
-        md = read_skill_md(skill, limit=context.settings.max_skill_md_bytes)
+        md = read_skill_md(skill, limit=context.settings.skills.max_skill_md_bytes)
         try:
             frontmatter, body = split_skill_md(md.text)
         except FrontmatterError:  # edited since discovery, or cut inside the frontmatter

@@ -33,7 +33,7 @@ class Timeouts:
 
     @classmethod
     def of(cls, settings: Settings) -> Timeouts:
-        return cls(settings.timeout, settings.reply_timeout)
+        return cls(settings.model.timeout, settings.model.reply_timeout)
 
 
 class Backend(Protocol):

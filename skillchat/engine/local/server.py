@@ -132,13 +132,13 @@ def plan(settings: Settings, model: Path) -> LocalPlan:
 
     info = read_gguf(model)
     require_server()
-    ctx = min(info.context_length or FALLBACK_CONTEXT, settings.local_context_max)
+    ctx = min(info.context_length or FALLBACK_CONTEXT, settings.model.local_context_max)
     return LocalPlan(
         model=model,
         alias=model.stem,
         ctx=ctx,
         max_tokens=reply_tokens(ctx),
-        template=template_for(info, settings.chat_template),
+        template=template_for(info, settings.model.chat_template),
         threads=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2,
     )
 
