@@ -2,7 +2,7 @@
 below evals, ui and cli: the `Session` that owns one chat's live state (its skill
 registry comes from session_settings.py's `load_registry`).
 
-    store = open_store(settings)            # session_settings.py, with the chat to resume
+    store = open_store(settings.storage)            # session_settings.py, with the chat to resume
     transcript = chosen_transcript(store, last=..., chat_id=..., notify=warn)
     session = Session(settings, store=store, transcript=transcript,
                       listeners=[view], workspace=workspace, consent=...)
@@ -303,7 +303,7 @@ class Session:
         """The backend for `target`, with the timeouts the user asked for."""
         from skillchat.engine.backends.base import Timeouts
 
-        return self._backend_for(target, Timeouts.of(self._asked))
+        return self._backend_for(target, Timeouts.of(self._asked.model))
 
     def _fresh_consent(self) -> None:
         """The chat being left takes its "always" answers with it."""
@@ -412,7 +412,7 @@ class Session:
         from skillchat.mcp.policy import flag_consent
         from skillchat.mcp.tools import McpTools
 
-        consent = self._mcp_consent() if self._mcp_consent else flag_consent(settings)
+        consent = self._mcp_consent() if self._mcp_consent else flag_consent(settings.mcp)
         return McpTools(
             self.mcp, lambda request: self.questions.ask(consent, request), self._served_changed
         )
@@ -422,7 +422,7 @@ class Session:
         the chat's one consent owner, as every question is."""
         from skillchat.mcp.elicit import flag_elicit
 
-        elicit = self._elicit or flag_elicit(self.settings, self.emit.notice)
+        elicit = self._elicit or flag_elicit(self.settings.mcp, self.emit.notice)
         return self.questions.ask(elicit, form)
 
     def _with_served(self, registry: Registry) -> Registry:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
     from skillchat.engine.resolve import Sources
+    from skillchat.sections import StorageSettings
     from skillchat.skills.overrides import Overrides
     from skillchat.skills.registry import Registry
     from skillchat.target import Target
@@ -84,12 +85,12 @@ def continued_target(
     return start if place == start.place else resolve(settings, place)
 
 
-def open_store(settings: Settings) -> ChatStore:
-    """The chat database of `settings`, created if missing; StorageError if unusable."""
+def open_store(storage: StorageSettings) -> ChatStore:
+    """The chat database of `storage`, created if missing; StorageError if unusable."""
     from skillchat.chats.store import ChatStore
     from skillchat.tools.toolbox import stored_result
 
-    return ChatStore.open(settings.storage.database_path(), keep=stored_result)
+    return ChatStore.open(storage.database_path(), keep=stored_result)
 
 
 def chosen_transcript(

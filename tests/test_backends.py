@@ -359,7 +359,7 @@ def test_litellm_prints_nothing(server: ScriptedServer, tmp_path: Path) -> None:
         "from skillchat.errors import ProviderError\n"
         f"s = Settings().replaced(model='openai/test-model', api_base='{server.base_url}',"
         " backend='litellm')\n"
-        "b = make_backend(resolve(s, asked(s), probe=False), Timeouts.of(s))\n"
+        "b = make_backend(resolve(s, asked(s), probe=False), Timeouts.of(s.model))\n"
         "for _ in range(4):\n"
         "    try:\n        list(b.stream([{'role': 'user', 'content': 'hi'}], None))\n"
         "    except ProviderError:\n        pass\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,10 @@ from helpers import skillchat
 
 from skillchat.backend_table import BACKEND_NAMES
 from skillchat.config import Settings, load_settings, load_with_sources
+from skillchat.config_file import _FILE_KEYS
 from skillchat.engine.context_window import user_set
 from skillchat.errors import ConfigError
+from skillchat.sections import FLAT
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,6 +37,24 @@ def test_defaults_without_any_file(isolated_env: Path) -> None:
     assert s.skills.dirs[:3] == ("./skills", "./.agents/skills", "./.claude/skills")
     assert s.skills.dirs[-1] == str(isolated_env / ".config" / "skillchat" / "skills")
     assert s.storage.database_path() == isolated_env / ".local/share/skillchat/chats.db"
+
+
+def test_every_setting_has_one_flat_name_and_one_place() -> None:
+    """The loader's flat names (flags, config keys, `config show`) and the sections'
+    fields are one table: a field without its name could never be set."""
+    places = {
+        (section.name, f.name)
+        for section in fields(Settings)
+        if is_dataclass(section.default_factory)
+        for f in fields(section.default_factory)
+    } | {(None, f.name) for f in fields(Settings) if not is_dataclass(f.default_factory)}
+    assert sorted(FLAT.values(), key=str) == sorted(places, key=str)
+    assert all(file_name in FLAT for file_name, _ in _FILE_KEYS.values())
+    changed = Settings().replaced(run_allow=True, skill_dirs=("x",), model="m")
+    assert (changed.run.allow, changed.skills.dirs, changed.model.name) == (True, ("x",), "m")
+    assert changed.value("run_allow") is True and changed != Settings()
+    with pytest.raises(TypeError, match="no setting named 'runallow'"):
+        Settings().replaced(runallow=True)
 
 
 def test_user_config_file_is_found_in_xdg_config_home(isolated_env: Path) -> None:

@@ -142,7 +142,7 @@ def _chats_line(report: _Report, settings: Settings) -> None:
     from skillchat.session_settings import open_store
 
     try:
-        open_store(settings).close()
+        open_store(settings.storage).close()
     except SkillchatError as exc:
         report.line(f"chats: {exc}", blocks=True)
         return

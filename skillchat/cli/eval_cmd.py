@@ -313,7 +313,7 @@ def _check_backends(by_model: dict[str, Settings]) -> None:
     from skillchat.engine.resolve import asked, resolve
 
     for settings in by_model.values():
-        make_backend(resolve(settings, asked(settings), probe=False), Timeouts.of(settings))
+        make_backend(resolve(settings, asked(settings), probe=False), Timeouts.of(settings.model))
 
 
 def _evaluate(

@@ -395,7 +395,7 @@ def open_chat(
     if needs_workspace and folder is None:
         raise UsageError(needs_workspace)
     warn = consoles_of(ctx).warn
-    store = open_store(settings)
+    store = open_store(settings.storage)
     transcript = chosen_transcript(store, last=options.last, chat_id=options.chat_id, notify=warn)
     # The chat's own server or local model file (its server started now), unless
     # the command line chose one.

@@ -156,7 +156,7 @@ class SkillFork:
         if target is None or same_server(settings, parent.settings):
             backend = parent.backend
         else:
-            backend = self.backend_for(target, Timeouts.of(settings))
+            backend = self.backend_for(target, Timeouts.of(settings.model))
         task = task or _last_request(parent.messages) or f"Do what the skill {skill.name} is for."
         run = ForkRun(number, skill.name, settings.model.name, task)
 

@@ -132,7 +132,7 @@ def resolve(settings: Settings, place: Place, *, probe: bool = True) -> Target:
     if place.gguf is not None:
         from skillchat.engine.local.server import start_local
 
-        local = start_local(settings, place.gguf)
+        local = start_local(settings.model, place.gguf)
         return _fitted(
             settings, place, local.ctx, model=local.alias, api_base=None, backend="openai",
             gguf=str(local.model),

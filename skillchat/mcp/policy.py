@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skillchat.config import Settings
+from skillchat.sections import McpSettings
 from skillchat.skills.allowed_tools import split_entries
 from skillchat.skills.registry import Registry
 
@@ -89,13 +90,13 @@ def decide(
     return McpVerdict("ask", "no config entry or trusted active skill pre-approves it")
 
 
-def flag_consent(settings: Settings) -> McpConsent:
+def flag_consent(mcp: McpSettings) -> McpConsent:
     """`ask` and `eval`: nothing is asked; `--allow-mcp` or the config let calls through."""
 
     def consent(request: McpRequest) -> McpVerdict:
         if request.verdict.by_config:
             return request.verdict
-        if settings.mcp.allow:
+        if mcp.allow:
             return McpVerdict("approved", "--allow-mcp")
         return McpVerdict(
             "refused",

@@ -333,7 +333,7 @@ class ReadFileInSkill(SkillTool):
         limit, offset = min(max_bytes_arg(args) or most, most), offset_arg(args)
         # The folder as commands see it (`${CLAUDE_SKILL_DIR}`) is the skill's own.
         file_path = file_path.removeprefix(f"{SKILLS_MOUNT}/{skill_name}/")
-        images = image_limits(context.settings)
+        images = image_limits(context.settings.limits)
         try:
             skill = lookup(context, skill_name)
             file = read_skill_resource(skill, file_path, limit=limit, offset=offset, images=images)
