@@ -132,7 +132,7 @@ class Repl:
             target=target,
             sources=sources,
         )
-        self.session.start_servers()  # in the background: the prompt never waits
+        self.session.mcp.start_servers()  # in the background: the prompt never waits
         if self.session.runner is not None:
             # The console is read when a command runs: none is made before the prompt.
             # A fork running beside others draws no card of its own (Questions.elsewhere).
@@ -148,7 +148,7 @@ class Repl:
             self._chat_pairs,
             lambda: model_choices(self.session.settings, self.session.target.model, self.store),
         )
-        resources = ResourceCompleter(lambda: self.session.mcp_listed()[1])
+        resources = ResourceCompleter(lambda: self.session.mcp.listed()[1])
         self.editor = LineEditor(
             user_data_dir() / "history",
             merge_completers([slash, resources, PathCompleter(lambda: self.workspace)]),
@@ -190,10 +190,10 @@ class Repl:
     def _read(self) -> str | None:
         """The next line; MCP servers' skills that came up meanwhile join first (the
         prompt never waits for a server), and again before a command runs."""
-        self.session.refresh_served()
+        self.session.mcp.refresh_served()
         text = self.editor.read(on_shown=self._preload)
         if text is not None and commands.find(text) is not None:
-            self.session.refresh_served()
+            self.session.mcp.refresh_served()
         return text
 
     def _preload(self) -> None:
@@ -212,7 +212,7 @@ class Repl:
                 command, arg = found
                 return bool(command.run(self, arg))
             if text.startswith(MCP_PROMPT):  # a server's prompt: its messages are the turn
-                self.send(self.session.mcp_prompt(text))
+                self.send(self.session.mcp.prompt(text))
                 return False
             self.session.refresh_skills()  # a skill added since the last turn is no typo
             if mistake := unknown_name(text, self.session.registry, commands.COMMANDS):
@@ -357,7 +357,7 @@ class Repl:
 
     def _prompt_pairs(self) -> list[tuple[str, str]]:
         """The MCP servers' prompts, as `/mcp__SERVER__PROMPT` with their arguments."""
-        return [(p.command, p.usage()) for p in self.session.mcp_listed()[0]]
+        return [(p.command, p.usage()) for p in self.session.mcp.listed()[0]]
 
     def _chat_pairs(self) -> list[tuple[str, str]]:
         return [(c.id, c.title or "") for c in self.store.list_chats(limit=commands.CHATS_SHOWN)]
