@@ -36,6 +36,7 @@ from skillchat.errors import SkillchatError
 from skillchat.session import Session
 from skillchat.ui import commands
 from skillchat.ui.background import is_light
+from skillchat.ui.chat_commands import CHATS_SHOWN
 from skillchat.ui.completion import ResourceCompleter, SlashCompleter
 from skillchat.ui.consent import McpAsk, ReplConsent, live_card
 from skillchat.ui.console import Consoles, error_line, keys_unechoed, stdout_is_terminal
@@ -233,6 +234,13 @@ class Repl:
             self._line(f"internal error: {detail} (rerun with --debug)", "error")
         return False
 
+    def say(self, *parts: str | tuple[str, str]) -> None:
+        """One line of a command's output on the stdout console, from plain strings
+        and (text, style) pairs, each cleaned."""
+        from skillchat.ui import safe
+
+        self.consoles.out.print(safe.line(*parts))
+
     def _line(self, text: str, style: str = "") -> None:
         """A line of the REPL's own (an error, a notice) on its stdout console."""
         from skillchat.ui import safe
@@ -360,7 +368,7 @@ class Repl:
         return [(p.command, p.usage()) for p in self.session.mcp.listed()[0]]
 
     def _chat_pairs(self) -> list[tuple[str, str]]:
-        return [(c.id, c.title or "") for c in self.store.list_chats(limit=commands.CHATS_SHOWN)]
+        return [(c.id, c.title or "") for c in self.store.list_chats(limit=CHATS_SHOWN)]
 
     def warn_skills(self) -> None:
         """At start and after the skills change (/reload, /skills disable|enable): a
