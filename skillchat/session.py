@@ -7,7 +7,7 @@ registry comes from session_settings.py's `load_registry`).
     session = Session(settings, store=store, transcript=transcript,
                       listeners=[view], workspace=workspace, consent=...)
 
-Settings themselves come from the command line (cli/session_options.py `open_chat`),
+Settings themselves come from the command line (cli/open_chat.py `open_chat`),
 the workspace from `workspace_from_settings`; the UI picks the view (a listener of
 the chat's events, engine/emit.py) and how a backend is made.
 Where the chat's requests go is its `Target` (target.py), made by engine/resolve.py's
