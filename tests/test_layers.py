@@ -54,6 +54,7 @@ LAYERS = (
     "sandbox",
     "recorder",  # saves a chat as the engine's events arrive: engine events into chats
     "session_settings",  # the settings a resumed chat goes on with, and its local model
+    "session_mcp",  # a session's MCP servers: their tools, prompts and served skills
     "session",
     "evals",
     "ui",

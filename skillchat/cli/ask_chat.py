@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
 from skillchat.cli.invocation import Invocation, consoles_of
-from skillchat.cli.session_options import open_chat, workspace_note
+from skillchat.cli.open_chat import open_chat, workspace_note
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
