@@ -4,7 +4,8 @@ The file is TOML (read with `tomllib`), found at `--config`, else `$SKILLCHAT_CO
 else `<user config dir>/config.toml`. A broken file is a `ConfigError` whose message
 names the file, the line and the problem; unknown keys are warnings, not errors, so an
 older skillchat can read a newer config. Reading and checking the file's keys and
-tables is config_file.py; this module is the settings and how they are layered.
+tables is config_file.py; the sections of the settings are sections.py; this module
+is `Settings` and how its values are layered.
 """
 
 from __future__ import annotations
