@@ -67,6 +67,7 @@ def test_an_entry_reaching_outside_the_skill_is_left_out_and_the_rest_runs(
         {"id": "r", "prompt": "x", "output_matches": "(unclosed"},
         {"id": "e", "prompt": "x", "files_exist": ["../../outside"]},
         {"id": "q", "prompt": "x", "files": ["evals/queue"], "output_contains": "x"},
+        {"id": "o", "prompt": "x", "expected_output": {"not": "text"}, "output_contains": "x"},
     ]
     linked = {
         "id": "answer",
@@ -81,9 +82,10 @@ def test_an_entry_reaching_outside_the_skill_is_left_out_and_the_rest_runs(
     done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
-    assert len(warnings) == 5 and all(line.endswith("left out") for line in warnings)
+    assert len(warnings) == 6 and all(line.endswith("left out") for line in warnings)
     assert "must be a path inside the skill folder" in warnings[0]
     assert "evals/queue cannot be used" in warnings[4]
+    assert '"expected_output" must be a string' in warnings[5]
     assert list(trials(done)) == ["answer"] and trials(done)["answer"]["delta"] == 1.0
     copies = list((tmp_path / "ws").rglob("outputs/files"))
     assert len(copies) == 2 and all((c / "input.txt").is_file() for c in copies)
