@@ -84,3 +84,8 @@ def test_the_bundled_calculator_deltas_pass_at_k_and_not_measured(
     assert percent["pass_hat_k"] == pytest.approx(0.1)
     assert by["percent"]["without_skill"]["pass_rate"] == 0.0
     assert by["percent"]["delta"] == pytest.approx(0.4)
+    # 30 trials ran, and none of them is a saved chat of the user's.
+    listed = skillchat("chats", "list", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout) in ([], {"chats": []}), (
+        listed.stdout
+    )
