@@ -268,3 +268,47 @@ def test_merging_shards_of_different_runs_is_refused(
     stored.write_text(text)
     whole = skillchat("eval", "merge", str(two), str(one), "--out", str(tmp_path / "m"), "--json")
     assert whole.returncode == 0, whole.stderr
+
+
+CONFINED = """import pathlib, socket, sys
+skill = pathlib.Path("/opt/skillchat/verifier")
+ok = (skill / "evals" / "files" / "input.txt").read_text() == "ok from input\\n"
+try:
+    (skill / "evals" / "planted").write_text("x")
+    ok = False
+except OSError:
+    pass
+try:
+    socket.create_connection(("127.0.0.1", PORT), timeout=5)
+    ok = False
+except OSError:
+    pass
+sys.exit(0 if ok and (pathlib.Path(sys.argv[1]) / "answer.md").is_file() else 1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("confined.py", CONFINED),
+        (
+            "check.js",
+            "process.exit(require('fs').existsSync(process.argv[2] + '/answer.md') ? 0 : 1)\n",
+        ),
+    ],
+)
+def test_a_verifier_reads_its_skill_read_only_has_no_network_and_js_runs_with_node(
+    server: ScriptedServer, tmp_path: Path, name: str, code: str
+) -> None:
+    """docs/eval.md: the verifier sees the skill's folder read-only at
+    /opt/skillchat/verifier and has no network (the scripted server, listening on the
+    host's loopback, cannot be reached); a `.js` verifier runs with node. Each exits 0
+    only when all of that holds, in both arms."""
+    require_sandbox()
+    script_agent(server)
+    skills = with_verifier(tmp_path, name, code.replace("PORT", str(server.server_address[1])))
+    done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    bad = trials(done)["bad"]
+    assert bad["with_skill"]["passed"] == 1 and bad["without_skill"]["passed"] == 1, bad
+    assert not (skills / SKILL / "evals" / "planted").exists()
