@@ -3,7 +3,9 @@ a fresh install finds it, no `--skills-dir`): the scripted server plays an agent
 written for this test that does better with the skill on one task, worse on
 another, and never loads it on a third; and whose with-skill answers to the first
 task pass in two of five trials, so the report's pass@k and pass^k are checked
-against values worked out by hand (docs/eval.md's own example: n = 5, c = 2, k = 2).
+against values worked out by hand (docs/eval.md's own example: n = 5, c = 2, k = 2),
+as are benchmark.json's mean and sample standard deviation per arm; with two tasks
+measured, the report says it cannot conclude.
 
 The tasks file lives outside the skill (the bundled folder is the package's, not
 the test's to write in): its checks are deterministic and need no file of the
@@ -55,7 +57,8 @@ def run(server: ScriptedServer, tasks: Path, out: Path, trials: int) -> dict[str
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     [model] = json.loads(done.stdout)["models"]
-    return {t["task"]: t for t in model["tasks"]} | {"order": [t["task"] for t in model["tasks"]]}
+    by = {t["task"]: t for t in model["tasks"]}
+    return by | {"order": [t["task"] for t in model["tasks"]], "notes": model["notes"]}
 
 
 def test_the_bundled_calculator_deltas_pass_at_k_and_not_measured(
@@ -84,6 +87,20 @@ def test_the_bundled_calculator_deltas_pass_at_k_and_not_measured(
     assert percent["pass_hat_k"] == pytest.approx(0.1)
     assert by["percent"]["without_skill"]["pass_rate"] == 0.0
     assert by["percent"]["delta"] == pytest.approx(0.4)
+    # Two tasks measured in both arms, whose mean difference (-0.3) could be either
+    # sign: both said plainly.
+    assert "too few tasks to conclude: 2 with both arms measured" in " ".join(by["notes"])
+    assert "the interval includes 0: no difference shown either way" in by["notes"]
+    # benchmark.json: per arm the graded trials' pass rates, mean and sample stddev.
+    # With: 2 of 10 pass (noload's 5 not measured); without: 10 of 15.
+    bench = json.loads((out / "iteration-1" / "benchmark.json").read_text())
+    summary = bench["run_summary"]
+    assert summary["with_skill"]["pass_rate"] == {
+        "mean": pytest.approx(0.2), "stddev": pytest.approx((1.6 / 9) ** 0.5)
+    }  # fmt: skip
+    assert summary["without_skill"]["pass_rate"] == {
+        "mean": pytest.approx(2 / 3), "stddev": pytest.approx((30 / 9 / 14) ** 0.5)
+    }  # fmt: skip
     # 30 trials ran, and none of them is a saved chat of the user's.
     listed = skillchat("chats", "list", "--json")
     assert listed.returncode == 0 and json.loads(listed.stdout) in ([], {"chats": []}), (
