@@ -264,6 +264,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._whole(move, body, request_no)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (timeout, Ctrl-C)
+        else:
+            with self.server._lock:
+                self.server.played += 1
 
     def _error(self, move: Move, body: dict[str, Any]) -> None:
         status = int(move["error"])
@@ -423,6 +426,9 @@ class ScriptedServer(ThreadingHTTPServer):
         self._gates: dict[str, threading.Event] = {}
         self._completions = 0
         self.connections = 0  # TCP connections accepted (one per chat with keep-alive)
+        # Moves played to their end (all of a reply written, or its cut): a state for a
+        # test that needs a body on its way in whole, rather than a wait for it.
+        self.played = 0
         self.script(*(moves or []))
 
     def get_request(self) -> tuple[socket.socket, Any]:
