@@ -90,12 +90,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: not heavy & {mark.name for mark in item.iter_markers()})
 
 
-# The modules whose tests share one MCP server started by a module-scoped fixture
-# (tests/test_mcp.py `shared_server`): each such module runs on one worker, which starts
-# its server once, where tests shared out one at a time had each worker start one.
-SHARED_SERVER_MODULES = frozenset(
-    {"test_mcp.py", "test_mcp_skills.py", "test_mcp_prompts.py", "test_mcp_elicit.py"}
-)
+# The modules whose tests share a costly module-scoped fixture: one MCP server
+# (tests/test_mcp.py `shared_server`), or skillchat's wheel built and installed by pip
+# and by uv (test_install.py). Each such module runs on one worker, which sets it up
+# once, where tests shared out one at a time had each worker set up its own.
+SHARED_SETUP_MODULES = frozenset(
+    {"test_mcp.py", "test_mcp_skills.py", "test_mcp_prompts.py", "test_mcp_elicit.py",
+     "test_install.py"}
+)  # fmt: skip
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
@@ -103,8 +105,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     the tests of litellm (`litellm` in the test's id: the `[litellm]` backend, a test
     named for it) all go to one worker. Importing litellm costs about 3 s of CPU, paid
     once per worker that runs one such test in its own process: one worker instead of
-    every worker. So do the tests of each of SHARED_SERVER_MODULES (about 0.7 s of CPU
-    and 2-4 s of a worker's time a server start). Biggest unit first (litellm's), then
+    every worker. So do the tests of each of SHARED_SETUP_MODULES (a server's start:
+    about 0.7 s of CPU and 2-4 s of a worker's time; the wheel's build and installs:
+    about 3 s of CPU). Biggest unit first (litellm's), then
     the others in collection order (the longest first: pytest_collection_modifyitems).
     xdist's own `--dist loadgroup` does this by marks but renames the tests' ids
     through an attribute pytest 9 no longer reads, and the controller sees ids only."""
@@ -117,7 +120,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             if "litellm" in nodeid:
                 return "litellm"
             module = nodeid.split("::", 1)[0]
-            return module if module.rpartition("/")[2] in SHARED_SERVER_MODULES else nodeid
+            return module if module.rpartition("/")[2] in SHARED_SETUP_MODULES else nodeid
 
     return LitellmTogether(config, log)
 
