@@ -220,8 +220,7 @@ class _AnthropicHandler(_Handler):
         # Counted as openai_server.py counts them: message_start, the ping and the
         # first block's start are its one role-only first event.
         counts = {k: move[k] + 2 for k in ("cut_after", "stall_after") if move.get(k) is not None}
-        if self._send({**move, **counts}, [_sse(event) for event in events]):
-            self._chunk(b"")
+        self._send({**move, **counts}, [_sse(event) for event in events], [b""])
 
     def _endless(self, move: Move) -> None:
         start = {

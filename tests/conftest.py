@@ -90,22 +90,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: not heavy & {mark.name for mark in item.iter_markers()})
 
 
+# The modules whose tests share a costly module-scoped fixture: one MCP server
+# (tests/test_mcp.py `shared_server`), or skillchat's wheel built and installed by pip
+# and by uv (test_install.py). Each such module runs on one worker, which sets it up
+# once, where tests shared out one at a time had each worker set up its own.
+SHARED_SETUP_MODULES = frozenset(
+    {"test_mcp.py", "test_mcp_skills.py", "test_mcp_prompts.py", "test_mcp_elicit.py",
+     "test_install.py"}
+)  # fmt: skip
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`-n` (xdist's `load`): the tests share out one at a time, as under `load`, but
     the tests of litellm (`litellm` in the test's id: the `[litellm]` backend, a test
     named for it) all go to one worker. Importing litellm costs about 3 s of CPU, paid
     once per worker that runs one such test in its own process: one worker instead of
-    every worker. Biggest unit first (litellm's), then the others in collection order
-    (the longest first: pytest_collection_modifyitems). xdist's own `--dist loadgroup`
-    does this by marks but renames the tests' ids through an attribute pytest 9 no
-    longer reads, and the controller sees ids only."""
+    every worker. So do the tests of each of SHARED_SETUP_MODULES (a server's start:
+    about 0.7 s of CPU and 2-4 s of a worker's time; the wheel's build and installs:
+    about 3 s of CPU). Biggest unit first (litellm's), then
+    the others in collection order (the longest first: pytest_collection_modifyitems).
+    xdist's own `--dist loadgroup` does this by marks but renames the tests' ids
+    through an attribute pytest 9 no longer reads, and the controller sees ids only."""
     if config.getoption("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     class LitellmTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "litellm" if "litellm" in nodeid else nodeid
+            if "litellm" in nodeid:
+                return "litellm"
+            module = nodeid.split("::", 1)[0]
+            return module if module.rpartition("/")[2] in SHARED_SETUP_MODULES else nodeid
 
     return LitellmTogether(config, log)
 

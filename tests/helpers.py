@@ -84,8 +84,11 @@ def closed_port() -> int:
 def installing(config: Any, name: str) -> Iterator[Path]:
     """The folder `name` that keeps what a test installed from a real registry between
     runs: under `$REAL_INDEX_DIR` (CI keeps it per user), else pytest's cache; held
-    for one install at a time (xdist workers share it) until the block ends."""
+    for one install at a time (xdist workers share it) until the block ends. With
+    neither (`-p no:cacheprovider`), the test cannot run: skipped, saying why."""
     index = os.environ.get("REAL_INDEX_DIR")
+    if not index and getattr(config, "cache", None) is None:
+        unavailable(f"no folder to keep {name} in: set REAL_INDEX_DIR or keep pytest's cache")
     folder = Path(index) / name if index else config.cache.mkdir(name)
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / ".install.lock").open("w") as lock:

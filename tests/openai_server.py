@@ -264,6 +264,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._whole(move, body, request_no)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (timeout, Ctrl-C)
+        else:
+            with self.server._lock:
+                self.server.played += 1
 
     def _error(self, move: Move, body: dict[str, Any]) -> None:
         status = int(move["error"])
@@ -332,28 +335,30 @@ class _Handler(BaseHTTPRequestHandler):
             self._endless(move, base)
             return
         data = [e if isinstance(e, str) else json.dumps(e) for e in events]
+        end = [b"data: [DONE]\n\n", b""] if move.get("done", True) else [b""]
         # surrogateescape: a raw string's "\udcff" goes out as the byte 0xff (invalid UTF-8)
-        if self._send(move, [f"data: {d}\n\n".encode("utf-8", "surrogateescape") for d in data]):
-            if move.get("done", True):
-                self._chunk(b"data: [DONE]\n\n")
-            self._chunk(b"")
+        self._send(move, [f"data: {d}\n\n".encode("utf-8", "surrogateescape") for d in data], end)
 
-    def _send(self, move: Move, events: list[bytes]) -> bool:
+    def _send(self, move: Move, events: list[bytes], end: list[bytes]) -> None:
         """Send the encoded `events` as the move says (`cut_after`, `stall_after`,
-        `chunk_delay`); False when the body was not to be ended (cut, stalled, or
-        the server stopping)."""
+        `chunk_delay`), then `end` (the body's last chunks) unless the body was not to
+        be ended (cut, stalled, or the server stopping). The last event and `end` go
+        in one write, as a server writes its last buffer: a client that stops reading
+        at the last event (and drains the rest briefly, to keep the connection) finds
+        the end there, however loaded the machine."""
         cut_after = move.get("cut_after")
         for n, event in enumerate(events):
             if cut_after is not None and n >= cut_after:
                 self._cut(clean=bool(move.get("clean_cut")))
-                return False
+                return
             if n == move.get("stall_after"):
                 self.server.stopping.wait()
-                return False
+                return
             if n and self.server.stopping.wait(float(move.get("chunk_delay", 0))):
-                return False
-            self._chunk(event)
-        return True
+                return
+            self._chunk(event, *(end if n == len(events) - 1 else ()))
+        if not events:
+            self._chunk(*end)
 
     def _endless(self, move: Move, base: dict[str, Any]) -> None:
         """A reply that never finishes: content or keep-alive comments, dripping."""
@@ -364,9 +369,10 @@ class _Handler(BaseHTTPRequestHandler):
         while not self.server.stopping.wait(float(move.get("chunk_delay", 0))):
             self._chunk(data)
 
-    def _chunk(self, data: bytes) -> None:
-        """Write one HTTP/1.1 chunk (an empty one ends the body)."""
-        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+    def _chunk(self, *pieces: bytes) -> None:
+        """Write HTTP/1.1 chunks, one each of `pieces`, in one write (an empty one ends
+        the body)."""
+        self.wfile.write(b"".join(f"{len(d):X}\r\n".encode() + d + b"\r\n" for d in pieces))
         self.wfile.flush()
 
     def _cut(self, clean: bool) -> None:
@@ -423,6 +429,9 @@ class ScriptedServer(ThreadingHTTPServer):
         self._gates: dict[str, threading.Event] = {}
         self._completions = 0
         self.connections = 0  # TCP connections accepted (one per chat with keep-alive)
+        # Moves played to their end (all of a reply written, or its cut): a state for a
+        # test that needs a body on its way in whole, rather than a wait for it.
+        self.played = 0
         self.script(*(moves or []))
 
     def get_request(self) -> tuple[socket.socket, Any]:

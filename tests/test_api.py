@@ -161,7 +161,7 @@ def test_a_stopped_stream_lets_go_of_its_connection_at_once(
         for event in listened.session.stream("sing"):
             if isinstance(event, TextDelta):
                 break
-        assert wait_for(lambda: _connections_to(server.port) == 0, timeout=10)
+        assert wait_for(lambda: _connections_to(server.port) == 0, timeout=60)
     finally:
         gc.enable()
 

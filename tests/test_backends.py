@@ -273,12 +273,12 @@ def test_keepalive_comments_are_skipped_and_keep_a_slow_prompt_alive(
     server: ScriptedServer, kind: str
 ) -> None:
     """llama.cpp sends `:` comment lines while it processes a long prompt: they are not
-    text, and each one is a sign of life, so the read timeout (1.5 s here) counts from
-    the last one, not from the request (2.4 s here before the first event). The 0.9 s
+    text, and each one is a sign of life, so the read timeout (3 s here) counts from
+    the last one, not from the request (3.6 s here before the first event). The 2.4 s
     between a comment and the timeout is a loaded machine's slack."""
-    server.script(reply("answer", keepalives=4, keepalive_every=0.6))
+    server.script(reply("answer", keepalives=6, keepalive_every=0.6))
     pieces: list[str] = []
-    result = run(backend_for(server, kind, timeout=1.5), on_text=pieces)
+    result = run(backend_for(server, kind, timeout=3.0), on_text=pieces)
     assert result.text == "answer"
     assert "".join(pieces) == "answer"
     assert len(server.completions) == 1  # not a timeout, then a retry

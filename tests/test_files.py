@@ -205,7 +205,7 @@ def test_fifo_is_refused_without_blocking(skill: Skill) -> None:
 
     worker = threading.Thread(target=attempt, daemon=True)
     worker.start()
-    worker.join(5)
+    worker.join(60)  # a bound for a read that blocks, not a pace
     assert result and "FIFO" in result[0], "reading a FIFO blocked or was not refused"
 
 

@@ -140,7 +140,7 @@ def test_no_network_unless_allowed(tools: Tools, tmp_path: Path) -> None:
         assert not listener.accepted.is_set()
         allowed = run(tools, spec_for(tmp_path, network=True), probe)
         assert allowed.stdout == "connected\n", allowed.stderr
-        assert listener.accepted.wait(5)
+        assert listener.accepted.wait(60)
     finally:
         listener.sock.close()
 
@@ -174,7 +174,8 @@ def test_printing_forever_is_stopped_and_its_tail_kept(tools: Tools, tmp_path: P
 
 def test_sleeping_forever_times_out_and_nothing_stays(tools: Tools, tmp_path: Path) -> None:
     n = unique_number()
-    out = run(tools, spec_for(tmp_path), f"echo before; sleep {n}", timeout_s=1.0)
+    # 3 s, not less: the sandbox's start and the `echo` come out of it, under load.
+    out = run(tools, spec_for(tmp_path), f"echo before; sleep {n}", timeout_s=3.0)
     assert out.stopped == "timeout" and out.exit_code is None
     assert out.stdout == "before\n"
     assert processes_with(f"sleep {n}") == []

@@ -157,7 +157,7 @@ def test_sigterm_on_a_pipe_writes_what_arrived(server: ScriptedServer, tools: bo
     piece of text, two words, read). A reply that may call tools is held until it
     ends; SIGTERM mid-reply (it goes silent after 20 pieces) must still write out
     what arrived, and exit 143."""
-    server.script(reply("word " * 200, chunks=100, stall_after=20, delay=1))
+    server.script(reply("word " * 200, chunks=100, stall_after=20, hold="seen"))
     master, slave = pty.openpty()
     screen = pyte.Screen(COLUMNS, ROWS)
     stream = pyte.ByteStream(screen)
@@ -180,6 +180,8 @@ def test_sigterm_on_a_pipe_writes_what_arrived(server: ScriptedServer, tools: bo
             waiting = "waiting for the model" in "\n".join(screen.display)
             if shown and not waiting:
                 break
+            if waiting and not shown:  # seen: now the reply may come and erase it
+                server.release("seen")
             shown = shown or waiting
         else:
             raise AssertionError("the waiting line never came and went")

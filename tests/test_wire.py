@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
-from helpers import closed_port
+from helpers import closed_port, wait_for
 from openai_server import ScriptedServer, reply
 
 from skillchat.engine.backends.wire import Wire
@@ -111,6 +111,8 @@ def test_an_answer_left_unfinished_keeps_its_connection_only_when_drained() -> N
         client = wire(server.base_url)
         response = client.post("/chat/completions", BODY, {})
         next(response.iter_bytes())
+        # Sent whole, so arriving, as the drain's short wait expects of a loaded machine.
+        assert wait_for(lambda: server.played == 1)
         response.close()  # the rest was arriving: read, and the connection kept
         response = client.post("/chat/completions", BODY, {})
         next(response.iter_bytes())
