@@ -130,7 +130,7 @@ def test_a_server_that_never_answers_props_costs_a_bounded_wait() -> None:
         settings = Settings().replaced(model="local", api_base=f"http://127.0.0.1:{port}/v1")
         begun = time.monotonic()
         assert backend_of(settings).context_window() is None
-        assert time.monotonic() - begun < 30  # PROBE_TIMEOUT is 2 s; generous for CI load
+        assert time.monotonic() - begun < 30  # PROBE_TIMEOUT is 5 s; generous for CI load
 
 
 @pytest.fixture

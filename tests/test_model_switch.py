@@ -87,7 +87,7 @@ def test_model_name_leaves_a_local_file_for_its_server_and_comes_back(
     model's own name, as `/model` shows it, goes back to the file.
 
     big's window is its table's `context_window`, not its server's `/props`: that
-    probe gives up after 2 s (PROBE_TIMEOUT, best effort by design), and here it ran
+    probe gives up after 5 s (PROBE_TIMEOUT, best effort by design), and here it ran
     while the local model was still loading (the prompt comes first) on a machine
     already busy (`-n auto`), where it can take longer: big then went unfitted (no
     `max_tokens` at all), and the test failed. The probe's own fitting is

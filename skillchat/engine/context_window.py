@@ -38,10 +38,11 @@ from skillchat.errors import WireError
 if TYPE_CHECKING:
     from skillchat.engine.backends.wire import Wire
 
-# Seconds for the one /props probe: a local server answers in milliseconds; a
-# remote one that does not know the path answers 404 quickly; anything slower is
-# not worth delaying the first request for.
-PROBE_TIMEOUT = 2.0
+# Seconds for the one /props probe: a local server answers in milliseconds, a
+# remote one that does not know the path answers 404 quickly. The bound is for one
+# that hangs; 5 s, as `doctor`'s, so that a local server on a machine busy enough
+# to take a second or two still has its window read (2 s was missed at load 15).
+PROBE_TIMEOUT = 5.0
 # A /props answer is read this far (llama.cpp's is a few KiB).
 _PROPS_LIMIT = 1_000_000
 # Names only a local network resolves (beside single-label ones).
