@@ -2,7 +2,7 @@
 below evals, ui and cli: the `Session` that owns one chat's live state (its skill
 registry comes from session_settings.py's `load_registry`).
 
-    store = open_store(settings)            # session_settings.py, with the chat to resume
+    store = open_store(settings.storage)            # session_settings.py, with the chat to resume
     transcript = chosen_transcript(store, last=..., chat_id=..., notify=warn)
     session = Session(settings, store=store, transcript=transcript,
                       listeners=[view], workspace=workspace, consent=...)
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -212,7 +211,7 @@ class Session:
 
     def disable_skills(self, names: tuple[str, ...]) -> None:
         """`/skills disable|enable`: these names left out from the next message on."""
-        self.chat.use_settings(replace(self.settings, skills_disabled=names))
+        self.chat.use_settings(self.settings.replaced(skills_disabled=names))
         self.reload_skills()
 
     def switch_model(self, model: str) -> None:
@@ -259,7 +258,7 @@ class Session:
         """The backend for `target`, with the timeouts the user asked for."""
         from skillchat.engine.backends.base import Timeouts
 
-        return self._backend_for(target, Timeouts.of(self._asked))
+        return self._backend_for(target, Timeouts.of(self._asked.model))
 
     def _fresh_consent(self) -> None:
         """The chat being left takes its "always" answers with it."""

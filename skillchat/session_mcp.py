@@ -55,11 +55,11 @@ class SessionMcp:
         self._elicit = elicit  # the REPL's card; `ask`'s and eval's: flag_elicit
         self.hub: McpHub | None = None
         self._served: list[Skill] = []  # the skills MCP servers serve, as last listed
-        if settings.active_mcp_servers():  # the SDK is imported only with a server
+        if settings.mcp.active():  # the SDK is imported only with a server
             from skillchat.mcp.hub import McpHub
 
             # Started when first needed (mcp/hub.py): nothing here starts or waits.
-            self.hub = McpHub(settings.active_mcp_servers(), self._answer)
+            self.hub = McpHub(settings.mcp.active(), self._answer)
 
     @property
     def chat(self) -> Chat:
@@ -115,7 +115,7 @@ class SessionMcp:
         from skillchat.mcp.policy import flag_consent
         from skillchat.mcp.tools import McpTools
 
-        consent = self._mcp_consent() if self._mcp_consent else flag_consent(settings)
+        consent = self._mcp_consent() if self._mcp_consent else flag_consent(settings.mcp)
         return McpTools(
             self.hub, lambda request: self.questions.ask(consent, request), self._served_changed
         )
@@ -125,13 +125,13 @@ class SessionMcp:
         the chat's one consent owner, as every question is."""
         from skillchat.mcp.elicit import flag_elicit
 
-        elicit = self._elicit or flag_elicit(self.settings, self.emit.notice)
+        elicit = self._elicit or flag_elicit(self.settings.mcp, self.emit.notice)
         return self.questions.ask(elicit, form)
 
     def with_served(self, registry: Registry) -> Registry:
         from skillchat.skills.registry import with_served
 
-        return with_served(registry, self._served, self.settings.skills_disabled)
+        return with_served(registry, self._served, self.settings.skills.disabled)
 
     def _served_changed(self, served: list[Skill]) -> list[str]:
         """The servers' skills changed (or were first listed): the chat serves them

@@ -1,6 +1,6 @@
 """Saved chats: one SQLite database (WAL), one short transaction per message.
 
-    store = ChatStore.open(settings.database_path())
+    store = ChatStore.open(settings.storage.database_path())
     chat = store.create_chat(model)
     store.append_message(chat.id, {"role": "user", "content": "hi"})
     store.append_message(chat.id, reply, interrupted=True, usage={...})
@@ -82,8 +82,8 @@ from skillchat.chats.schema import (
     migrate,
 )
 from skillchat.chats.writing import KeepPolicy, insert, mid_round, require
-from skillchat.config import user_data_dir
 from skillchat.errors import StorageError
+from skillchat.sections import user_data_dir
 
 BUSY_TIMEOUT_MS = 5000
 BUSY_RETRIES = 4

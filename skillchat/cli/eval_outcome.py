@@ -106,7 +106,7 @@ def outcome_eval(
     if options.save_chats:  # an unusable chat store stops the run before any request
         from skillchat.session_settings import open_store
 
-        open_store(settings).close()
+        open_store(settings.storage).close()
     out = options.out or Path(f"{tasks.skill}-workspace")
     status = probe()
     with tempfile.TemporaryDirectory(prefix="skillchat-outcome-") as stage:

@@ -10,7 +10,7 @@ this kind: its runs have no saved chat and no workspace of the user's, and make 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,7 +72,7 @@ def open_chat(
     if needs_workspace and folder is None:
         raise UsageError(needs_workspace)
     warn = consoles_of(ctx).warn
-    store = open_store(settings)
+    store = open_store(settings.storage)
     transcript = chosen_transcript(store, last=options.last, chat_id=options.chat_id, notify=warn)
     # The chat's own server or local model file (its server started now), unless
     # the command line chose one.
@@ -96,11 +96,11 @@ def project_workspace(
     if off:
         if source == "flag":
             raise UsageError("--workspace and --no-workspace exclude each other: pick one")
-        return replace(settings, workspace=None), "flag"
+        return settings.replaced(workspace=None), "flag"
     if settings.workspace or (found := project_folder(Path.cwd(), settings.projects)) is None:
         return settings, source
     folder, why = found
-    return replace(settings, workspace=str(folder)), why
+    return settings.replaced(workspace=str(folder)), why
 
 
 def workspace_note(settings: Settings, why: str) -> str | None:

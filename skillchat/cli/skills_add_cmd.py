@@ -195,7 +195,7 @@ def add_cmd(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if project:
-        _trust_installed(target, [p.name for p in moved], settings.skill_packages)
+        _trust_installed(target, [p.name for p in moved], settings.run.packages)
     for folder in moved:
         c = next(c for c in prepared.skills if c.name == folder.name)
         typer.echo(safe.one_line(f"installed {c.name} (sha256 {c.digest[:12]}…) in {folder}"))
@@ -388,6 +388,6 @@ def update_cmd(
     if project:
         from skillchat.config import load_settings
 
-        _trust_installed(target, [u.name for u in updates], load_settings().skill_packages)
+        _trust_installed(target, [u.name for u in updates], load_settings().run.packages)
     for u in updates:
         typer.echo(safe.one_line(f"updated {u.name} (sha256 {u.skill.digest[:12]}…)"))

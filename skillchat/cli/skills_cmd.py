@@ -29,8 +29,8 @@ from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt
 from skillchat.cli.invocation import consoles_of, load, skill_dirs_override
 from skillchat.cli.lazy import LazyGroup, plain_usage
 from skillchat.cli.skills_listing import long_table, short_lines
-from skillchat.config import BUNDLED_SKILLS
 from skillchat.errors import SkillchatError
+from skillchat.sections import BUNDLED_SKILLS
 from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.registry import Registry
 from skillchat.skills.trust import TrustState, TrustStore
@@ -101,7 +101,7 @@ def settings_and_registry(
     from skillchat.session_settings import load_registry as registry_of
 
     settings = load(ctx, config, skill_dirs=skill_dirs_override(dirs))
-    if not settings.skills_enabled:
+    if not settings.skills.enabled:
         consoles_of(ctx).warn("skills are disabled in the config ([skills] enabled = false)")
         return settings, registry_of(settings)
     registry = registry_of(settings)
@@ -114,30 +114,30 @@ def naming(
     """The registry to find `names` in: the local one, or when one of them is no
     local skill (and not `no_mcp`), with the skills the MCP servers serve, which are
     started for it."""
-    if no_mcp or not settings.skills_enabled or all(registry.get(n) for n in names):
+    if no_mcp or not settings.skills.enabled or all(registry.get(n) for n in names):
         return registry
     return with_served(ctx, settings, registry)
 
 
 def _serving(settings: Settings) -> list[str]:
     """The configured servers that served skills when they last started."""
-    if not settings.active_mcp_servers():
+    if not settings.mcp.active():
         return []
     from skillchat.mcp.listing import kept
 
-    lists = kept(settings.active_mcp_servers())
+    lists = kept(settings.mcp.active())
     return [name for name, listed in lists.items() if listed.skills]
 
 
 def with_served(ctx: typer.Context, settings: Settings, registry: Registry) -> Registry:
     """The registry plus the skills the configured MCP servers serve (their servers
     live until the command ends: `show` reads files through them)."""
-    if not settings.active_mcp_servers():
+    if not settings.mcp.active():
         return registry
     from skillchat.mcp.hub import McpHub
     from skillchat.skills.registry import with_served
 
-    hub = McpHub(settings.active_mcp_servers())
+    hub = McpHub(settings.mcp.active())
     ctx.call_on_close(hub.close)
     hub.start()
     hub.wait()
@@ -148,7 +148,7 @@ def with_served(ctx: typer.Context, settings: Settings, registry: Registry) -> R
     for name, state in hub.servers.items():
         if state.state == "failed":
             warn(f"MCP server '{name}' is not available: {state.error}")
-    return with_served(registry, served, settings.skills_disabled)
+    return with_served(registry, served, settings.skills.disabled)
 
 
 def problem_json(p: Problem) -> dict[str, Any]:
@@ -158,7 +158,7 @@ def problem_json(p: Problem) -> dict[str, Any]:
 def load_trust(settings: Settings, consoles: Consoles) -> TrustStore:
     """The user's trust store (covering the config's `[packages]` too); an unusable
     one is one warning and trusts nothing."""
-    store = TrustStore.load(packages=settings.skill_packages)
+    store = TrustStore.load(packages=settings.run.packages)
     if store.problem:
         consoles.warn(store.problem)
     return store
@@ -242,7 +242,7 @@ def list_cmd(
     (invalid, shadowed, over the limit)."""
     consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir, served)
-    if not served and settings.skills_enabled and (serving := _serving(settings)):
+    if not served and settings.skills.enabled and (serving := _serving(settings)):
         consoles.warn(
             f"skills served by MCP servers are not listed ({', '.join(serving)}): "
             "skillchat skills list --served lists them"

@@ -57,7 +57,7 @@ def show_cmd(
     settings, registry = settings_and_registry(ctx, config, skills_dir)
     skill = find_skill(naming(ctx, settings, registry, [name], no_mcp), name)
     if file is not None:
-        got = read_skill_file(skill, file, limit=settings.max_resource_bytes)
+        got = read_skill_file(skill, file, limit=settings.skills.max_resource_bytes)
         if json_out:
             doc = {
                 "skill_name": skill.name,
@@ -73,11 +73,11 @@ def show_cmd(
         typer.echo(safe.clean(got.text) if stdout_is_terminal() else got.text, nl=False)
         if got.truncated:
             consoles.warn(
-                f"'{got.path}' cut at {settings.max_resource_bytes:,} bytes "
+                f"'{got.path}' cut at {settings.skills.max_resource_bytes:,} bytes "
                 f"of {got.size:,} (max_resource_bytes)"
             )
         return
-    md = read_skill_md(skill, limit=settings.max_skill_md_bytes)
+    md = read_skill_md(skill, limit=settings.skills.max_skill_md_bytes)
     try:
         frontmatter, body = split_skill_md(md.text)
     except FrontmatterError:  # cut inside the frontmatter, or edited since discovery

@@ -33,7 +33,7 @@ def save_trial_chat(folder: Path, job: TrialJob, skill: str, settings: Settings)
         found = trial.list_chats(limit=1)
     if not found:
         return None
-    with open_store(settings) as store:
+    with open_store(settings.storage) as store:
         return store.adopt_chat(source, found[0].id, trial_title(job, skill))
 
 

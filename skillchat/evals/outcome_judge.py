@@ -91,10 +91,10 @@ class Judge:
         usage: Usage | None = None
         try:
             backend = make_backend(
-                resolve(settings, asked(settings), probe=False), Timeouts.of(settings)
+                resolve(settings, asked(settings), probe=False), Timeouts.of(settings.model)
             )
             deltas = stream_with_retries(
-                lambda: backend.stream(messages, None), max_retries=settings.max_retries
+                lambda: backend.stream(messages, None), max_retries=settings.model.max_retries
             )
             try:
                 for delta in deltas:

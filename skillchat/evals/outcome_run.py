@@ -153,12 +153,15 @@ def _price(settings: Settings, tokens: int) -> float | None:
     (litellm's local map; the OpenAI-wire backend reports none)."""
     from skillchat.backend_table import backend_row
 
-    if backend_row(settings.model, settings.backend, settings.api_base).name != "litellm":
+    if (
+        backend_row(settings.model.name, settings.model.backend, settings.model.api_base).name
+        != "litellm"
+    ):
         return None
     from skillchat.engine.backends.litellm_backend import cost
     from skillchat.engine.events import Usage
 
-    return cost(settings.model, Usage(prompt_tokens=tokens, total_tokens=tokens))
+    return cost(settings.model.name, Usage(prompt_tokens=tokens, total_tokens=tokens))
 
 
 def write_benchmarks(

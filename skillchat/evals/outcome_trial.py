@@ -19,7 +19,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -109,10 +109,9 @@ def run_trial(job: TrialJob, setup: TrialSetup, chats: Path | None = None) -> Tr
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="skillchat-trial-") as state:
         given = setup.settings[job.model]
-        settings = replace(
-            given,
+        settings = given.replaced(
             storage_path=str((chats or Path(state)) / TRIAL_CHATS),  # its own database
-            envs_path=str(given.envs_folder()),  # the skills' packages, installed once
+            envs_path=str(given.storage.envs_folder()),  # the skills' packages, installed once
             run_allow_write=True,
         )
         session = None
@@ -120,7 +119,7 @@ def run_trial(job: TrialJob, setup: TrialSetup, chats: Path | None = None) -> Tr
         answer = ""
         try:
             consent = eval_consent(setup.allow_run)
-            store = open_store(settings) if chats is not None else None
+            store = open_store(settings.storage) if chats is not None else None
             session = Session(
                 settings,
                 store=store,

@@ -1,6 +1,6 @@
 """The MCP servers of one session, each connected on one background event loop.
 
-    hub = McpHub(settings.active_mcp_servers())   # starts nothing
+    hub = McpHub(settings.mcp.active())   # starts nothing
     hub.start(hub.needed())         # returns at once: servers connect in the background
     hub.wait(timeout)               # until the servers started are up (or failed)
     hub.listed()                    # [(server, Listed)]: as listed now, or as kept

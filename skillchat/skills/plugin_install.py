@@ -31,7 +31,7 @@ from skillchat.skills.lock import Lock, lock_path, record_for
 
 def data_root() -> Path:
     """Where each plugin's `${PLUGIN_DATA}` folder is made: the user's data dir."""
-    from skillchat.config import user_data_dir
+    from skillchat.sections import user_data_dir
 
     return user_data_dir() / "plugins"
 

@@ -128,7 +128,7 @@ def _skills(repl: Repl, arg: str) -> None:
             (note, "warning"),
             ("  " + one_line(skill.description), "muted"),
         )
-    for name in session.settings.skills_disabled:
+    for name in session.settings.skills.disabled:
         repl.say("  ", (name, "strong"), ("  disabled", "warning"))
     for excluded in session.registry.excluded:
         if excluded.reason == "off" and excluded.name:
@@ -140,7 +140,7 @@ def _toggle(repl: Repl, action: str, name: str) -> None:
     from the next message. The config file is not touched: `[skills] disabled`
     keeps a choice (said once, with the file)."""
     session = repl.session
-    disabled = list(session.settings.skills_disabled)
+    disabled = list(session.settings.skills.disabled)
     if not name:
         raise UsageError(f"usage: /skills {action} NAME")
     if action == "disable":
@@ -194,7 +194,7 @@ def _trust(repl: Repl, arg: str) -> None:
     a name, list the skills whose allowed-tools do not count yet (untrusted or changed)."""
     from skillchat.skills.trust import TrustStore, apply_trust, needing_trust
 
-    store = TrustStore.load(packages=repl.session.settings.skill_packages)
+    store = TrustStore.load(packages=repl.session.settings.run.packages)
     if store.problem:
         repl.consoles.warn(store.problem)
     registry = repl.session.registry

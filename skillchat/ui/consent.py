@@ -110,7 +110,7 @@ class ReplConsent:
             )
             return Verdict("approved")
         scope = always_scope(request.skill_name, request.command)
-        if not request.verdict.each_time and (self.settings.run_allow or scope in self.always):
+        if not request.verdict.each_time and (self.settings.run.allow or scope in self.always):
             return Verdict("approved")
         console = self.console
         card = text("run_command wants to run\n", style="consent.title")
@@ -254,7 +254,7 @@ class McpAsk:
             line = f"{request.offered} pre-approved: {request.verdict.reason}"
             self.console.print(text(line, style="muted"))
             return request.verdict
-        if self.settings.mcp_allow or (request.server, request.tool) in self.always:
+        if self.settings.mcp.allow or (request.server, request.tool) in self.always:
             return McpVerdict("approved", "--allow-mcp, or always in this chat")
         console = self.console
         card = text("MCP tool call\n", style="consent.title")

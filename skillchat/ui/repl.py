@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import merge_completers
 
 from skillchat import __version__
-from skillchat.config import Settings, user_data_dir
+from skillchat.config import Settings
 from skillchat.engine.backends.background import BackgroundBackend
 from skillchat.engine.emit import Event, ForkEnded
 from skillchat.engine.invocation import unknown_name
 from skillchat.engine.questions import Questions
 from skillchat.errors import SkillchatError
+from skillchat.sections import user_data_dir
 from skillchat.session import Session
 from skillchat.ui import commands
 from skillchat.ui.background import is_light
@@ -100,7 +101,7 @@ class Repl:
         self.debug = debug
         # The REPL's output: its view, consent and run cards, the slash commands' lines.
         self.consoles = consoles
-        if is_light(settings.ui_theme):
+        if is_light(settings.ui.theme):
             consoles.use_light()
         self.view = ReplView(self.consoles)
         self.tokens = 0
@@ -108,14 +109,14 @@ class Repl:
         self.fork_runs: list[tuple[str, dict[str, Any]]] = []  # (model, summary) for the toolbar
         self.cost: float | None = None  # of this chat's turns, when the prices are known
         self.context_share: float | None = None  # percent of the window, after a turn
-        self.status_items = status_items(settings.ui_status_line, self.consoles.warn)
+        self.status_items = status_items(settings.ui.status_line, self.consoles.warn)
         self._warned: set[str] = set()
         self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
         self._resumed = transcript
         questions = Questions()  # the chat's consent owner, which the cards ask through
         # stdout itself, not its Rich console: Rich loads after the prompt is drawn.
         terminal = sys.stdout if stdout_is_terminal() else None
-        self.notifier = Notifier(settings.ui_notify, settings.ui_notify_after_s, terminal)
+        self.notifier = Notifier(settings.ui.notify, settings.ui.notify_after_s, terminal)
         questions.on_question = self.notifier.question
         self.session = Session(
             settings,
@@ -155,7 +156,7 @@ class Repl:
             merge_completers([slash, resources, PathCompleter(lambda: self.workspace)]),
             self.toolbar,
             self.view.notice,
-            vi=settings.ui_editing_mode == "vi",
+            vi=settings.ui.editing_mode == "vi",
         )
 
     # -------------------------------------------------------------- the session
