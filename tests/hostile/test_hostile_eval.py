@@ -321,7 +321,7 @@ def test_save_chats_with_an_unusable_chat_store_is_one_line_before_any_request(
     """`--save-chats` into a chat database that is not one (here, half a file):
     one line, exit 1, no trial run, the file left as it was; without the flag the
     eval never opens it."""
-    from skillchat.config import user_data_dir
+    from skillchat.sections import user_data_dir
 
     script_agent(server)
     skills = demo_skill(tmp_path, [GOOD])
