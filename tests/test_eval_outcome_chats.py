@@ -78,10 +78,16 @@ def test_each_trials_chat_is_saved_titled_readable_and_a_rerun_saves_only_the_ne
     assert "no idea" in whole.stdout
     for chat in chats:  # the agent never saw an expected output
         assert SECRET not in skillchat("chats", "export", "-f", "json", chat["id"]).stdout
+    # `-c` goes on with the user's own chat of this folder, never an eval's.
+    server.script(reply("a chat of my own"))
+    own = skillchat("ask", "-c", "hello", "--model", "openai/test-model",
+                    "--api-base", server.base_url, "--skills-dir", str(skills))  # fmt: skip
+    assert own.returncode == 0, own.stderr
+    assert "no saved chat of this folder to continue" in own.stderr
     # A second run adds trial 2: the first trials' chats are not saved again.
     again = run_outcome(server, skills, out, "--trials", "2", "--yes", "--json", "--save-chats")
     assert again.returncode == 0, again.stderr
-    titles = sorted(c["title"] for c in saved())
+    titles = sorted(c["title"] for c in saved() if c["title"] != "hello")
     assert titles == sorted(title(t["id"], a, n) for t in PLAIN for a in arms for n in (1, 2))
 
 

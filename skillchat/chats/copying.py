@@ -20,9 +20,12 @@ CHAT_TABLES = ("messages", "chat_skills", "chat_attachments", "chat_forks")
 
 def copy_chat(conn: sqlite3.Connection, chat_id: str, new_id: str, title: str) -> None:
     """Copy chat `chat_id` of the attached SOURCE database to `new_id`, titled
-    `title`; the columns are read from this database, whose schema the source's
-    matches (the caller checked its version). IntegrityError: `new_id` is taken."""
-    chats = [c for c in _columns(conn, "chats") if c not in ("id", "title")]
+    `title` and with no folder it was started in (`folder` NULL, as a chat from
+    before folders were recorded): `-c` continues the user's own chats of a folder,
+    never a copied one, which `--chat ID` and `/resume` reach. The columns are read
+    from this database, whose schema the source's matches (the caller checked its
+    version). IntegrityError: `new_id` is taken."""
+    chats = [c for c in _columns(conn, "chats") if c not in ("id", "title", "folder")]
     listed = ", ".join(chats)
     conn.execute(
         f"INSERT INTO chats (id, title, {listed}) SELECT ?, ?, {listed}"
