@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from skillchat.chats.copying import SOURCE, copy_chat
 from skillchat.chats.forks import save_fork
 from skillchat.chats.messages import (
     COMPACTION,
@@ -330,6 +331,28 @@ class ChatStore:
         """Keep an ended fork's conversation with its chat (chats/forks.py)."""
         with self._write() as conn:
             save_fork(conn, chat_id, require(conn, chat_id), fork, self._keep)
+
+    def adopt_chat(self, source: Path, chat_id: str, title: str) -> str:
+        """Copy chat `chat_id` of the skillchat database `source` (this version's,
+        closed) into this one, whole, in one transaction, titled `title`; its new id
+        (chats/copying.py says why)."""
+        with self._errors():
+            self._conn.execute(f"ATTACH DATABASE ? AS {SOURCE}", (str(source),))
+        try:
+            with self._errors():
+                found = self._conn.execute(f"PRAGMA {SOURCE}.user_version").fetchone()[0]
+            if found != SCHEMA_VERSION:
+                raise StorageError(f"{source}: not a chat database of this version")
+            while True:
+                new_id = secrets.token_hex(4)
+                try:
+                    with self._write() as conn:
+                        copy_chat(conn, chat_id, new_id, title)
+                except sqlite3.IntegrityError:
+                    continue  # the id is taken: draw another, as create_chat does
+                return new_id
+        finally:
+            self._conn.execute(f"DETACH DATABASE {SOURCE}")
 
     def delete_chat(self, chat_id: str) -> None:
         """Delete a chat, its messages and its activated skills."""

@@ -147,6 +147,12 @@ ShardOpt = Annotated[
         "--shard", metavar="I/N", help="--outcome: run the I-th of N shares (eval merge)."
     ),
 ]
+SaveChatsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--save-chats", help="--outcome: keep each finished trial's chat in your saved chats."
+    ),
+]
 
 
 # The session options an eval run has no use for: `--model` (eval's own, repeatable),
@@ -185,6 +191,7 @@ def eval_cmd(
     baseline: BaselineOpt = None,
     baseline_ref: BaselineRefOpt = None,
     shard: ShardOpt = None,
+    save_chats: SaveChatsOpt = False,
     *,
     options: SessionOptions,
 ) -> None:
@@ -206,6 +213,8 @@ def eval_cmd(
         raise UsageError("--pairwise needs --judge-model MODEL: the model that compares answers")
     if not outcome and (baseline or baseline_ref or shard):
         raise UsageError("--baseline, --baseline-ref and --shard are for --outcome evals")
+    if not outcome and save_chats:
+        raise UsageError("--save-chats is for --outcome evals: trigger runs are never saved")
     if (baseline or baseline_ref) and (pairwise or html):
         raise UsageError("--pairwise and --html compare with and without: not with a baseline yet")
     if outcome:
@@ -215,7 +224,7 @@ def eval_cmd(
         wanted = OutcomeOptions(
             chosen, trials, k, jobs, min_delta, yes, out, options.allow_run, json_out,
             verifier_timeout, judge_model, pairwise, html,
-            *_arms_and_shard(baseline, baseline_ref, shard, min_delta),
+            *_arms_and_shard(baseline, baseline_ref, shard, min_delta), save_chats=save_chats,
         )  # fmt: skip
         # The judge's backend is checked with the models': a missing key stops here.
         # No hooks: they would change what each trial measures (docs/hooks.md).

@@ -52,6 +52,7 @@ class OutcomeOptions:
     baseline: Path | None = None  # the old arm: a snapshot folder of the skill
     baseline_ref: str | None = None  # ... or its folder at this git commit
     shard: tuple[int, int] | None = None  # (I, N): run the I-th of N shares
+    save_chats: bool = False  # each finished trial's chat into the user's store
 
 
 def outcome_eval(
@@ -102,6 +103,10 @@ def outcome_eval(
         )
     if options.html is not None and not options.html.parent.is_dir():
         raise UsageError(f"--html {options.html}: no folder {options.html.parent} to write it in")
+    if options.save_chats:  # an unusable chat store stops the run before any request
+        from skillchat.session_settings import open_store
+
+        open_store(settings.storage).close()
     out = options.out or Path(f"{tasks.skill}-workspace")
     status = probe()
     with tempfile.TemporaryDirectory(prefix="skillchat-outcome-") as stage:
@@ -234,10 +239,18 @@ def _run(
     from skillchat.redact import redact
 
     def one(job: TrialJob) -> TrialResult:
-        result = run_trial(job, setup)
+        if not options.save_chats:
+            return finish(job, None)
+        with tempfile.TemporaryDirectory(prefix="skillchat-trial-chat-") as chats:
+            return finish(job, Path(chats))
+
+    def finish(job: TrialJob, chats: Path | None) -> TrialResult:
+        result = run_trial(job, setup, chats)
         if result.error:
             result.error = redact(result.error)
         store.put(job, result)  # before it counts as finished: Ctrl-C loses nothing
+        if chats is not None:  # after: a re-run, which skips it, saves it only once
+            _save_chat(consoles, chats, job, setup)
         return result
 
     evaluation = Evaluation(todo, options.jobs, one)
@@ -259,6 +272,18 @@ def _run(
     except KeyboardInterrupt:
         return list(evaluation.outcomes), True
     return list(evaluation.outcomes), False
+
+
+def _save_chat(consoles: Consoles, chats: Path, job: TrialJob, setup: TrialSetup) -> None:
+    """`--save-chats`: the trial's chat into the user's store; a store that fails
+    is said in one line, and the trial's result stands."""
+    from skillchat.errors import SkillchatError
+    from skillchat.evals.outcome_chats import save_trial_chat
+
+    try:
+        save_trial_chat(chats, job, setup.skill, setup.settings[job.model])
+    except SkillchatError as exc:
+        _warn(consoles, f"eval-{job.task.id} {job.arm} run-{job.trial}: chat not saved: {exc}")
 
 
 def _compare(
@@ -287,13 +312,11 @@ def _compare(
 def _say_error(consoles: Consoles, result: TrialResult) -> None:
     """A trial's error, one line as it happens (the run goes on)."""
     if result.error:
-        consoles.err.print(
-            f"eval-{result.task} {result.arm} run-{result.trial}: {result.error}",
-            style="warning",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        _warn(consoles, f"eval-{result.task} {result.arm} run-{result.trial}: {result.error}")
+
+
+def _warn(consoles: Consoles, line: str) -> None:
+    consoles.err.print(line, style="warning", markup=False, highlight=False, soft_wrap=True)
 
 
 def report(

@@ -34,6 +34,8 @@ from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.runner import NOBODY
 from skillchat.skills.registry import Registry
 
+TRIAL_CHATS = "chats.db"  # a trial's own chat database, in its scratch folder
+
 
 @dataclass(frozen=True)
 class TrialJob:
@@ -83,9 +85,12 @@ class TrialSetup:
     judge: Judge | None = None  # grades `expectations`; None: they are not graded
 
 
-def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
-    """Run and grade `job`; a SkillchatError becomes the result's `error`."""
+def run_trial(job: TrialJob, setup: TrialSetup, chats: Path | None = None) -> TrialResult:
+    """Run and grade `job`; a SkillchatError becomes the result's `error`. With
+    `chats`, the trial's chat is recorded in a database there (TRIAL_CHATS), for
+    `--save-chats` to keep once the result is stored (outcome_chats.py)."""
     from skillchat.session import Session
+    from skillchat.session_settings import open_store
     from skillchat.workspace.files import Workspace
 
     outputs = job.folder / "outputs"
@@ -105,16 +110,19 @@ def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
     with tempfile.TemporaryDirectory(prefix="skillchat-trial-") as state:
         given = setup.settings[job.model]
         settings = given.replaced(
-            storage_path=str(Path(state) / "chats.db"),  # its own scratch folder
+            storage_path=str((chats or Path(state)) / TRIAL_CHATS),  # its own database
             envs_path=str(given.storage.envs_folder()),  # the skills' packages, installed once
             run_allow_write=True,
         )
         session = None
+        store = None
         answer = ""
         try:
             consent = eval_consent(setup.allow_run)
+            store = open_store(settings.storage) if chats is not None else None
             session = Session(
                 settings,
+                store=store,
                 registry=setup.registries[job.arm],
                 listeners=[tally],
                 workspace=Workspace.open(outputs),
@@ -128,6 +136,8 @@ def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
         finally:
             if session is not None:
                 session.close()
+            if store is not None:
+                store.close()
         result.seconds = round(time.monotonic() - started, 3)
         if tally.usage is not None:
             result.tokens, result.cost = tally.usage.total_tokens, tally.usage.cost

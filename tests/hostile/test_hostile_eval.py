@@ -1,6 +1,7 @@
 """Outcome evals (`skillchat eval --outcome`) fed bad input: a tasks file that is not
 one, an entry that reaches outside the skill, a verifier that hangs, floods its
-output, writes gigabytes or tampers with what it grades. Each is one line, bounded
+output, writes gigabytes or tampers with what it grades, a chat store that is no
+store for `--save-chats`. Each is one line, bounded
 by the sandbox's limits, and the other tasks are graded (docs/security.md,
 "Outcome evals")."""
 
@@ -312,3 +313,26 @@ def test_a_verifier_reads_its_skill_read_only_has_no_network_and_js_runs_with_no
     bad = trials(done)["bad"]
     assert bad["with_skill"]["passed"] == 1 and bad["without_skill"]["passed"] == 1, bad
     assert not (skills / SKILL / "evals" / "planted").exists()
+
+
+def test_save_chats_with_an_unusable_chat_store_is_one_line_before_any_request(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """`--save-chats` into a chat database that is not one (here, half a file):
+    one line, exit 1, no trial run, the file left as it was; without the flag the
+    eval never opens it."""
+    from skillchat.sections import user_data_dir
+
+    script_agent(server)
+    skills = demo_skill(tmp_path, [GOOD])
+    database = user_data_dir() / "chats.db"
+    database.parent.mkdir(parents=True, exist_ok=True)
+    database.write_bytes(b"SQLite format 3\x00" + b"\x10\x00" + b"\x00" * 20)
+    before = database.read_bytes()
+    out = tmp_path / "ws"
+    done = run_outcome(server, skills, out, "--trials", "1", "--yes", "--save-chats")
+    assert "chat database" in one_line_error(done)
+    assert server.completions == [] and database.read_bytes() == before
+    plain = run_outcome(server, skills, out, "--trials", "1", "--yes", "--json")
+    assert plain.returncode == 0, plain.stderr
+    assert database.read_bytes() == before
