@@ -130,7 +130,9 @@ def interrupted(argv: list[str], held: Callable[[], bool]) -> tuple[int, str]:
         text=True,
     )
     try:
-        assert wait_for(held), "timed out waiting"
+        # A whole eval's start and its first trial come first: at load 30 that took
+        # over wait_for's usual 30 s once.
+        assert wait_for(held, timeout=120), "timed out waiting"
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
