@@ -277,6 +277,10 @@ NOT_ON_ASK_PATH = (
     "skillchat.engine.parallel_forks",  # forked skills at once: a reply's tool calls
     "skillchat.safe_io.images",  # an image read or attached
     "skillchat.sandbox.layout",  # a command's sandbox: its first command (or the probe)
+    "skillchat.engine.steps.hooks",  # hooks: only where a source could hold one
+    "skillchat.hooks.dispatch",
+    "skillchat.skills.overrides",  # per-skill overrides: only where a file could be
+    "difflib",  # the near miss of a `/name`: only for a `/name` that is not one
 )
 PROBE = f"""
 import sys
