@@ -1,4 +1,4 @@
-"""The config file's TOML, read and type-checked into `Settings` field values.
+"""The config file's TOML, read and type-checked into settings by their flat names.
 
 Every key the file may hold (`_FILE_KEYS`) and its tables (`[models.NAME]`,
 `[packages]`, `[skill_models]`; `[mcp.NAME]` in mcp_config.py), each error naming
@@ -18,7 +18,8 @@ if TYPE_CHECKING:  # read only when there is a config file
     import tomllib
 
 
-# (section, key) in the TOML file -> (Settings field, expected type(s)).
+# (section, key) in the TOML file -> (the setting's flat name, expected type(s)); where
+# each flat name lives in `Settings` is sections.py's FLAT.
 def _near_key(dotted: str) -> str:
     """The hint after "unknown key": `; did you mean '[skills] directories'?` for a
     misspelt key or a setting's own name (`skill_dirs`); "" when none is near."""
@@ -119,7 +120,7 @@ def _line_of(text: str, section: str | None, key: str) -> int | None:
 
 
 def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """Parse and type-check a config file into Settings fields (+ warnings)."""
+    """Parse and type-check a config file into settings by flat name (+ warnings)."""
     try:
         raw = path.read_bytes()
     except IsADirectoryError:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import os
 
-from skillchat.config import BUNDLED_SKILLS
+from skillchat.sections import BUNDLED_SKILLS
 
 
 @functools.cache

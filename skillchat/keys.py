@@ -23,10 +23,10 @@ import re
 import stat
 from pathlib import Path
 
-from skillchat.config import user_config_dir
 from skillchat.errors import ConfigError, UsageError
 from skillchat.redact import secret_name
 from skillchat.safe_io.write import replace_atomically
+from skillchat.sections import user_config_dir
 
 KEYS_FILE = "keys.json"
 MAX_BYTES = 64 * 1024  # a keys file is a few hundred bytes

@@ -2,12 +2,12 @@
 below evals, ui and cli: the `Session` that owns one chat's live state (its skill
 registry comes from session_settings.py's `load_registry`).
 
-    store = open_store(settings)            # session_settings.py, with the chat to resume
+    store = open_store(settings.storage)            # session_settings.py, with the chat to resume
     transcript = chosen_transcript(store, last=..., chat_id=..., notify=warn)
     session = Session(settings, store=store, transcript=transcript,
                       listeners=[view], workspace=workspace, consent=...)
 
-Settings themselves come from the command line (cli/session_options.py `open_chat`),
+Settings themselves come from the command line (cli/open_chat.py `open_chat`),
 the workspace from `workspace_from_settings`; the UI picks the view (a listener of
 the chat's events, engine/emit.py) and how a backend is made.
 Where the chat's requests go is its `Target` (target.py), made by engine/resolve.py's
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from skillchat.session_mcp import SessionMcp
 from skillchat.session_settings import continued_target, load_registry
 
 if TYPE_CHECKING:
@@ -41,17 +41,13 @@ if TYPE_CHECKING:
     from skillchat.engine.steps.hooks import HookStep
     from skillchat.engine.turn import TurnResult
     from skillchat.hooks.dispatch import Hooks
-    from skillchat.mcp.elicit import Elicit, ElicitAnswer, Form
-    from skillchat.mcp.hub import McpHub
+    from skillchat.mcp.elicit import Elicit
     from skillchat.mcp.policy import McpConsent
-    from skillchat.mcp.prompts import Prompt, Resource
     from skillchat.recorder import ChatRecorder
     from skillchat.sandbox.command_tool import Consent, SandboxCommands
-    from skillchat.skills.model import Skill
     from skillchat.skills.registry import Registry
     from skillchat.target import Target
     from skillchat.tools.base import ToolContext, ToolResult
-    from skillchat.tools.toolbox import ToolSource
     from skillchat.workspace.files import Workspace
 
 
@@ -61,8 +57,9 @@ class Session:
     It owns the settings and the skill registry (both held by the chat's tool
     context, the one copy the loop, the tools and the sandbox runner read), the
     backend, the tools (run_command made with the runner), the runner itself, the
-    consent of the current chat, the store and the recorder. Each operation changes
-    one thing, and everything that depends on it sees the change:
+    consent of the current chat, the store and the recorder, and its MCP servers
+    (`mcp`: session_mcp.py, their tools, prompts and served skills). Each operation
+    changes one thing, and everything that depends on it sees the change:
 
         session = Session(settings, store=store, listeners=[view],
                           consent=lambda: ReplConsent(settings, consoles, questions),
@@ -135,15 +132,9 @@ class Session:
             self._asking = OneAtATime(consent(), self.questions)
             self.runner = command_runner(settings, workspace, self, self._asking)
         self.recorder: ChatRecorder | None = None
-        self._mcp_consent = mcp_consent
-        self._elicit = elicit  # the REPL's card; `ask`'s and eval's: flag_elicit
-        self.mcp: McpHub | None = None
-        self._served: list[Skill] = []  # the skills MCP servers serve, as last listed
-        if settings.active_mcp_servers():  # the SDK is imported only with a server
-            from skillchat.mcp.hub import McpHub
-
-            # Started when first needed (mcp/hub.py): nothing here starts or waits.
-            self.mcp = McpHub(settings.active_mcp_servers(), self._answer)
+        self.mcp = SessionMcp(
+            settings, lambda: self.chat, self.emit, self.questions, mcp_consent, elicit
+        )
         registry = load_registry(settings) if registry is None else registry
         self.hooks = self._hooks(settings, registry, workspace)
         self._start(transcript, settings, registry, self._backend(target))
@@ -179,29 +170,11 @@ class Session:
         """One user message through the loop; its events go to the listeners. The
         skills edited, added or removed since the last message count for it."""
         self.refresh_skills()
-        if self.mcp is not None:  # `@SERVER:URI`: a server's resource attached
+        if self.mcp.hub is not None:  # `@SERVER:URI`: a server's resource attached
             from skillchat.mcp.prompts import with_resources
 
-            text = with_resources(self.mcp, text, self.emit.notice)
+            text = with_resources(self.mcp.hub, text, self.emit.notice)
         return self.chat.send(text)
-
-    def mcp_prompt(self, typed: str) -> str:
-        """`/mcp__SERVER__PROMPT args`: the prompt's messages, to send as the user's
-        turn (mcp/prompts.py); McpError when no server of the session has it."""
-        from skillchat.errors import McpError
-        from skillchat.mcp.prompts import run_prompt
-
-        if self.mcp is None:
-            raise McpError("no MCP server in this session")
-        return run_prompt(self.mcp, typed)
-
-    def mcp_listed(self) -> tuple[list[Prompt], list[tuple[str, Resource]]]:
-        """The prompts and resources of the servers up now (for completion)."""
-        if self.mcp is None:
-            return [], []
-        states = self.mcp.servers.items()
-        prompts = [p for _, state in states for p in state.prompts]
-        return prompts, [(name, r) for name, state in states for r in state.resources]
 
     def stream(self, text: str) -> Generator[Event, None, TurnResult]:
         """`send` for a caller that pulls: the turn's events, as the listeners get
@@ -231,33 +204,14 @@ class Session:
         result shown to the user only: nothing joins the transcript."""
         return self.chat.toolbox.run(name, raw_arguments)
 
-    def start_servers(self) -> None:
-        """Start every MCP server now, in the background, instead of when first
-        needed (the REPL: the user types meanwhile, and served skills reach
-        `/skills` and the first call finds its server up)."""
-        if self.mcp is not None:
-            self.mcp.start()
-
-    def refresh_served(self) -> None:
-        """The skills of MCP servers that came up since the last look join the chat
-        now, with their notices; a server still starting is not waited for."""
-        if self.mcp is None:
-            return
-        from skillchat.mcp.tools import McpTools
-
-        source = self.chat.toolbox.source
-        if isinstance(source, McpTools):
-            for line in source.served_now():
-                self.emit.notice(line)
-
     def reload_skills(self) -> None:
         """`/reload`: scan the skill directories again; the chat keeps its transcript,
         and the catalog, the tools and the sandbox serve the new set."""
-        self.chat.use_registry(self._with_served(load_registry(self.settings)))
+        self.chat.use_registry(self.mcp.with_served(load_registry(self.settings)))
 
     def disable_skills(self, names: tuple[str, ...]) -> None:
         """`/skills disable|enable`: these names left out from the next message on."""
-        self.chat.use_settings(replace(self.settings, skills_disabled=names))
+        self.chat.use_settings(self.settings.replaced(skills_disabled=names))
         self.reload_skills()
 
     def switch_model(self, model: str) -> None:
@@ -304,7 +258,7 @@ class Session:
         """The backend for `target`, with the timeouts the user asked for."""
         from skillchat.engine.backends.base import Timeouts
 
-        return self._backend_for(target, Timeouts.of(self._asked))
+        return self._backend_for(target, Timeouts.of(self._asked.model))
 
     def _fresh_consent(self) -> None:
         """The chat being left takes its "always" answers with it."""
@@ -399,7 +353,7 @@ class Session:
             *listeners,
             workspace=self.workspace,
             tools=chat_tools(self.runner, self._fork()),
-            source=self._mcp_tools(settings),
+            source=self.mcp.tools(settings),
             steps=[SkillModel(lambda: self._asked, self._use, self._allow_model), *hooks],
         )
         for step in hooks:
@@ -408,49 +362,9 @@ class Session:
             chat = transcript.chat
             self.chat.restore(transcript.messages, chat.activated_skills, chat.served_skills)
 
-    def _mcp_tools(self, settings: Settings) -> ToolSource | None:
-        """The servers' tools for a new chat, with a consent of its own ("always"
-        is per chat); `ask` and eval never ask (`flag_consent`)."""
-        if self.mcp is None:
-            return None
-        from skillchat.mcp.policy import flag_consent
-        from skillchat.mcp.tools import McpTools
-
-        consent = self._mcp_consent() if self._mcp_consent else flag_consent(settings)
-        return McpTools(
-            self.mcp, lambda request: self.questions.ask(consent, request), self._served_changed
-        )
-
-    def _answer(self, form: Form) -> ElicitAnswer:
-        """A server's question (on the thread of the call it came in), asked through
-        the chat's one consent owner, as every question is."""
-        from skillchat.mcp.elicit import flag_elicit
-
-        elicit = self._elicit or flag_elicit(self.settings, self.emit.notice)
-        return self.questions.ask(elicit, form)
-
-    def _with_served(self, registry: Registry) -> Registry:
-        from skillchat.skills.registry import with_served
-
-        return with_served(registry, self._served, self.settings.skills_disabled)
-
-    def _served_changed(self, served: list[Skill]) -> list[str]:
-        """The servers' skills changed (or were first listed): the chat serves them
-        from this message on; a local skill of the same name wins, and is said."""
-        self._served = served
-        registry = self._with_served(load_registry(self.settings))
-        self.chat.use_registry(registry)
-        roots = {skill.root: skill.origin for skill in served}
-        return [
-            f"skill '{e.name}' of {roots[e.path]} is shadowed by {e.shadowed_by}"
-            for e in registry.excluded
-            if e.reason == "shadowed" and e.path in roots
-        ]
-
     def close(self) -> None:
         """Stop the MCP servers (also done at exit; a killed skillchat's die with it)."""
-        if self.mcp is not None:
-            self.mcp.close()
+        self.mcp.close()
 
     def __enter__(self) -> Session:
         return self

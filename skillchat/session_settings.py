@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
     from skillchat.engine.resolve import Sources
+    from skillchat.sections import StorageSettings
     from skillchat.skills.overrides import Overrides
     from skillchat.skills.registry import Registry
     from skillchat.target import Target
@@ -54,7 +55,7 @@ def resumed_workspace(
         f"chat {transcript.chat.id} goes on with its workspace "
         f"{kept or '(none)'}, not {here_real or '(none)'}: -w DIR or --no-workspace to change"
     )
-    return replace(settings, workspace=kept)
+    return settings.replaced(workspace=kept)
 
 
 def with_local_model(settings: Settings, notify: Callable[[str], None]) -> Settings:
@@ -67,7 +68,7 @@ def with_local_model(settings: Settings, notify: Callable[[str], None]) -> Setti
     from skillchat.engine.local.server import require_server
 
     require_server()
-    return replace(settings, gguf=str(default_model(notify)))
+    return settings.replaced(gguf=str(default_model(notify)))
 
 
 def continued_target(
@@ -84,12 +85,12 @@ def continued_target(
     return start if place == start.place else resolve(settings, place)
 
 
-def open_store(settings: Settings) -> ChatStore:
-    """The chat database of `settings`, created if missing; StorageError if unusable."""
+def open_store(storage: StorageSettings) -> ChatStore:
+    """The chat database of `storage`, created if missing; StorageError if unusable."""
     from skillchat.chats.store import ChatStore
     from skillchat.tools.toolbox import stored_result
 
-    return ChatStore.open(settings.database_path(), keep=stored_result)
+    return ChatStore.open(storage.database_path(), keep=stored_result)
 
 
 def chosen_transcript(
@@ -122,20 +123,21 @@ def load_registry(settings: Settings) -> Registry:
 
     The one place the setting is honoured: `ask`, the REPL (and its `/reload`) and
     `skills list|show|validate` all come here."""
-    from skillchat.config import BUNDLED_FIXTURES, BUNDLED_SKILLS
+    from skillchat.config import BUNDLED_FIXTURES
+    from skillchat.sections import BUNDLED_SKILLS
     from skillchat.skills.lock import checked
     from skillchat.skills.overrides_files import any_file
     from skillchat.skills.registry import Registry, discover
 
-    if not settings.skills_enabled:
+    if not settings.skills.enabled:
         return Registry(skills={})
-    hidden = {BUNDLED_SKILLS: BUNDLED_FIXTURES} if settings.hides_fixtures() else {}
+    hidden = {BUNDLED_SKILLS: BUNDLED_FIXTURES} if settings.skills.hides_fixtures() else {}
     registry = checked(  # installed skills that drifted from their lock: one problem each
         discover(
-            settings.resolved_skill_dirs(),
-            max_skills=settings.max_skills,
-            disabled=settings.skills_disabled,
-            strict=settings.skills_strict,
+            settings.skills.resolved_dirs(),
+            max_skills=settings.skills.max_skills,
+            disabled=settings.skills.disabled,
+            strict=settings.skills.strict,
             hidden=hidden,
         )
     )

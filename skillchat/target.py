@@ -13,7 +13,7 @@ is `new != old`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -63,8 +63,7 @@ class Target:
     def over(self, settings: Settings) -> Settings:
         """`settings` with this target's model, place and fitted limits: what the
         chat's loop and tools read of the place they run on."""
-        return replace(
-            settings,
+        return settings.replaced(
             model=self.model,
             api_base=self.api_base,
             backend=self.backend,

@@ -63,7 +63,7 @@ def skill_box(
     workspace: Workspace | None = None,
 ) -> SkillBox:
     """A toolbox over `reg` with these read limits (and `ledger`, to inspect it)."""
-    settings = Settings(max_skill_md_bytes=md, max_resource_bytes=res)
+    settings = Settings().replaced(max_skill_md_bytes=md, max_resource_bytes=res)
     context = ToolContext(settings, reg, workspace, ledger or ContextLedger())
     return SkillBox(context)
 
@@ -105,7 +105,7 @@ def settings_for(server: ScriptedServer, **overrides: Any) -> Settings:
         "timeout": 10.0,
     }
     values.update(overrides)
-    return Settings(**values)
+    return Settings().replaced(**values)
 
 
 def make_chat(

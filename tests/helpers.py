@@ -328,4 +328,6 @@ def backend_of(settings: Settings) -> Backend:
     from skillchat.engine.backends.select import make_backend
     from skillchat.engine.resolve import asked, resolve
 
-    return make_backend(resolve(settings, asked(settings), probe=False), Timeouts.of(settings))
+    return make_backend(
+        resolve(settings, asked(settings), probe=False), Timeouts.of(settings.model)
+    )

@@ -10,7 +10,8 @@ KIND: `basic` (every content type, a slow tool, a crashing tool, hostile names),
 whose manifest digest is wrong, `shared` named like a local test skill; its `bump`
 tool changes `demo`), `asks` (for the user, not the model: its `form` tool asks
 the user a question (`elicitation/create`) with one of `FORMS`' schemas and returns
-the answer; prompts `review` and `hostile`, resources `note://hello`, a 2 MB
+the answer; its `link` tool asks in URL mode, an address to open, and returns the
+action; prompts `review` and `hostile`, resources `note://hello`, a 2 MB
 `note://huge` and `note://hostile`), `counted FOLDER` (does what FOLDER/mode says: nothing there,
 `basic`; `hang`, never answers; `die`, exits with last words; `v2`, `basic` with
 `add` taking other parameters and `echo` gone; tests/helpers.py `counted_table`
@@ -35,6 +36,7 @@ from mcp_types import (
     CallToolResult,
     ElicitRequest,
     ElicitRequestFormParams,
+    ElicitRequestURLParams,
     ElicitResult,
     EmbeddedResource,
     ImageContent,
@@ -249,6 +251,9 @@ FORMS: dict[str, dict[str, Any]] = {
 }
 
 
+LINK = "https://login.example.com/device?code=XY12"  # the `link` tool's address
+
+
 def asks() -> MCPServer:
     server = MCPServer("asks")
 
@@ -266,6 +271,21 @@ def asks() -> MCPServer:
                 answer = await session.elicit_form(message, FORMS[schema], ctx.request_id)
             except NoBackChannelError:
                 params = ElicitRequestFormParams(message=message, requested_schema=FORMS[schema])
+                return InputRequiredResult(input_requests={"q": ElicitRequest(params=params)})
+        assert isinstance(answer, ElicitResult)
+        return json.dumps({"action": answer.action, "content": answer.content})
+
+    @server.tool(description="Asks the user to open an address (URL mode).")
+    async def link(ctx: Context, url: str = LINK) -> str | InputRequiredResult:
+        if ctx.input_responses:
+            answer = ctx.input_responses["q"]
+        else:
+            message = "Sign in to the demo service"
+            try:
+                session = ctx.request_context.session
+                answer = await session.elicit_url(message, url, "link-1", ctx.request_id)
+            except NoBackChannelError:
+                params = ElicitRequestURLParams(message=message, url=url, elicitation_id="link-1")
                 return InputRequiredResult(input_requests={"q": ElicitRequest(params=params)})
         assert isinstance(answer, ElicitResult)
         return json.dumps({"action": answer.action, "content": answer.content})

@@ -94,6 +94,6 @@ def servers_file() -> Path:
 
 
 def data_dir(name: str) -> Path:
-    from skillchat.config import user_data_dir
+    from skillchat.sections import user_data_dir
 
     return user_data_dir() / "plugins" / name

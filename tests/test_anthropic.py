@@ -22,6 +22,7 @@ from skillchat.engine.backends.anthropic_backend import request_body
 from skillchat.engine.backends.select import backend_name
 from skillchat.engine.events import Usage
 from skillchat.engine.pricing import model_entry, price
+from skillchat.engine.resolve import asked
 from skillchat.errors import ProviderError
 from skillchat.session import Session
 from skillchat.skills.registry import Registry
@@ -84,10 +85,10 @@ def test_the_stream_is_messages_sse_as_anthropic_sends_it(server: AnthropicServe
 
 
 def test_anthropic_models_go_to_the_native_backend_and_need_their_key() -> None:
-    assert backend_name(Settings(model="anthropic/claude-sonnet-4-5")) == "anthropic"
-    assert backend_name(Settings(model="m", backend="anthropic", api_base="http://h/v1")) == (
-        "anthropic"
-    )
+    native = Settings().replaced(model="anthropic/claude-sonnet-4-5")
+    assert backend_name(asked(native)) == "anthropic"
+    chosen = Settings().replaced(model="m", backend="anthropic", api_base="http://h/v1")
+    assert backend_name(asked(chosen)) == ("anthropic")
     done = skillchat("ask", "--model", "anthropic/claude-sonnet-4-5", "hi")
     line = one_line_error(done)
     assert "ANTHROPIC_API_KEY is not set" in line
@@ -337,7 +338,7 @@ def test_a_chat_moved_to_an_openai_server_sends_no_thinking_blocks(
         server.script(reply("Loading.", calls=[get("calc")], thinking="hmm"), reply("done"))
         other.script(reply("moved"))
         named = {"oai": {"model": "openai/test-model", "api_base": other.base_url}}
-        settings = Settings(
+        settings = Settings().replaced(
             model="anthropic/test-model", api_base=server.base_url, thinking_budget=1024,
             named_models=named, max_retries=0,
         )  # fmt: skip

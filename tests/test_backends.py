@@ -57,7 +57,7 @@ def backend_for(server: ScriptedServer, kind: str, **settings: object) -> Backen
         "timeout": 5.0,
         **settings,
     }
-    return backend_of(Settings(**options))
+    return backend_of(Settings().replaced(**options))
 
 
 def run(
@@ -155,7 +155,7 @@ def test_no_key_and_no_api_base_fails_before_any_request(
         match="OPENAI_API_KEY is not set: export it or `skillchat keys set` it, "
         "or pass --api-base for a local server",
     ):
-        backend_of(Settings(model="openai/test-model", backend=kind))
+        backend_of(Settings().replaced(model="openai/test-model", backend=kind))
 
 
 def test_litellm_refuses_a_model_without_a_known_provider() -> None:
@@ -163,7 +163,7 @@ def test_litellm_refuses_a_model_without_a_known_provider() -> None:
         ProviderError,
         match="litellm does not know which provider serves 'llama3': write it as provider/model",
     ):
-        backend_of(Settings(model="llama3", backend="litellm"))
+        backend_of(Settings().replaced(model="llama3", backend="litellm"))
 
 
 # --- errors ----------------------------------------------------------------------------
@@ -245,7 +245,9 @@ def test_503_exhausted_says_server_error(server: ScriptedServer, kind: str) -> N
 def test_connection_refused(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     base = f"http://127.0.0.1:{closed_port()}/v1"
-    backend = backend_of(Settings(model="openai/test-model", api_base=base, backend=kind))
+    backend = backend_of(
+        Settings().replaced(model="openai/test-model", api_base=base, backend=kind)
+    )
     with pytest.raises(ProviderError) as info:
         run(backend)
     assert (
@@ -355,9 +357,9 @@ def test_litellm_prints_nothing(server: ScriptedServer, tmp_path: Path) -> None:
         "from skillchat.engine.backends.select import make_backend\n"
         "from skillchat.engine.resolve import asked, resolve\n"
         "from skillchat.errors import ProviderError\n"
-        f"s = Settings(model='openai/test-model', api_base='{server.base_url}',"
+        f"s = Settings().replaced(model='openai/test-model', api_base='{server.base_url}',"
         " backend='litellm')\n"
-        "b = make_backend(resolve(s, asked(s), probe=False), Timeouts.of(s))\n"
+        "b = make_backend(resolve(s, asked(s), probe=False), Timeouts.of(s.model))\n"
         "for _ in range(4):\n"
         "    try:\n        list(b.stream([{'role': 'user', 'content': 'hi'}], None))\n"
         "    except ProviderError:\n        pass\n"

@@ -14,9 +14,9 @@ from helpers import session_options, skillchat
 from openai_server import call, error, reply
 
 from skillchat.chats.store import ChatStore
-from skillchat.config import user_data_dir
 from skillchat.engine.request import CUT_MARK, MAX_REPLY_CHARS
 from skillchat.errors import ProviderError
+from skillchat.sections import user_data_dir
 from skillchat.skills.registry import Registry
 
 

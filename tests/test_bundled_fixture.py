@@ -11,7 +11,7 @@ from chat_helpers import sent
 from helpers import skillchat
 from openai_server import ScriptedServer, reply
 
-from skillchat.config import BUNDLED_SKILLS
+from skillchat.sections import BUNDLED_SKILLS
 
 FIXTURE = "skills-system-validation"
 

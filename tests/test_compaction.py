@@ -15,10 +15,10 @@ from openai_server import ScriptedServer, call, error, reply
 from pty_session import PtySession
 
 from skillchat.chats.store import ChatStore
-from skillchat.config import user_data_dir
 from skillchat.engine.compaction import COMPACTED_MARK, SKILL_CUT, SUMMARY_RULES
 from skillchat.engine.loop import Chat
 from skillchat.recorder import ChatRecorder
+from skillchat.sections import user_data_dir
 from skillchat.skills.registry import Registry
 
 SUMMARY = "The user asked three things about pdfs; all answered."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,10 @@ from helpers import skillchat
 
 from skillchat.backend_table import BACKEND_NAMES
 from skillchat.config import Settings, load_settings, load_with_sources
+from skillchat.config_file import _FILE_KEYS
 from skillchat.engine.context_window import user_set
 from skillchat.errors import ConfigError
+from skillchat.sections import FLAT
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,17 +30,37 @@ def test_defaults_without_any_file(isolated_env: Path) -> None:
     s = load_settings()
     assert s == load_settings() and s != load_settings(model="other")  # compared by value
     assert s.config_path is None
-    assert s.skills_enabled is True and s.max_tool_rounds == 20 and s.max_skills == 1000
-    assert s.max_skill_md_bytes == 200_000 and s.max_resource_bytes == 2_000_000
-    assert s.skill_dirs[:3] == ("./skills", "./.agents/skills", "./.claude/skills")
-    assert s.skill_dirs[-1] == str(isolated_env / ".config" / "skillchat" / "skills")
-    assert s.database_path() == isolated_env / ".local/share/skillchat/chats.db"
+    assert (
+        s.skills.enabled is True and s.limits.max_tool_rounds == 20 and s.skills.max_skills == 1000
+    )
+    assert s.skills.max_skill_md_bytes == 200_000 and s.skills.max_resource_bytes == 2_000_000
+    assert s.skills.dirs[:3] == ("./skills", "./.agents/skills", "./.claude/skills")
+    assert s.skills.dirs[-1] == str(isolated_env / ".config" / "skillchat" / "skills")
+    assert s.storage.database_path() == isolated_env / ".local/share/skillchat/chats.db"
+
+
+def test_every_setting_has_one_flat_name_and_one_place() -> None:
+    """The loader's flat names (flags, config keys, `config show`) and the sections'
+    fields are one table: a field without its name could never be set."""
+    places = {
+        (section.name, f.name)
+        for section in fields(Settings)
+        if is_dataclass(section.default_factory)
+        for f in fields(section.default_factory)
+    } | {(None, f.name) for f in fields(Settings) if not is_dataclass(f.default_factory)}
+    assert sorted(FLAT.values(), key=str) == sorted(places, key=str)
+    assert all(file_name in FLAT for file_name, _ in _FILE_KEYS.values())
+    changed = Settings().replaced(run_allow=True, skill_dirs=("x",), model="m")
+    assert (changed.run.allow, changed.skills.dirs, changed.model.name) == (True, ("x",), "m")
+    assert changed.value("run_allow") is True and changed != Settings()
+    with pytest.raises(TypeError, match="no setting named 'runallow'"):
+        Settings().replaced(runallow=True)
 
 
 def test_user_config_file_is_found_in_xdg_config_home(isolated_env: Path) -> None:
     write(isolated_env / ".config/skillchat/config.toml", 'model = "from-file"\n')
     s, sources = load_with_sources()
-    assert s.model == "from-file" and sources["model"] == "file"
+    assert s.model.name == "from-file" and sources["model"] == "file"
 
 
 def test_precedence_flag_over_env_over_file(
@@ -45,11 +68,11 @@ def test_precedence_flag_over_env_over_file(
 ) -> None:
     cfg = write(isolated_env / "c.toml", 'model = "file"\nbackend = "litellm"\n')
     monkeypatch.setenv("SKILLCHAT_CONFIG", str(cfg))
-    assert load_settings().model == "file"
+    assert load_settings().model.name == "file"
     monkeypatch.setenv("SKILLCHAT_MODEL", "env")
-    assert load_settings().model == "env"
+    assert load_settings().model.name == "env"
     s, sources = load_with_sources(model="flag")
-    assert (s.model, sources["model"], s.backend) == ("flag", "flag", "litellm")
+    assert (s.model.name, sources["model"], s.model.backend) == ("flag", "flag", "litellm")
 
 
 def test_explicit_config_must_exist(tmp_path: Path) -> None:
@@ -88,7 +111,7 @@ def test_the_backend_names_are_the_tables(tmp_path: Path) -> None:
     their own: a new backend is its module and its row."""
     for name in BACKEND_NAMES:
         loaded = load_settings(write(tmp_path / f"{name}.toml", f'backend = "{name}"\n'))
-        assert loaded.backend == name
+        assert loaded.model.backend == name
     done = skillchat("ask", "--backend", "nope", "hi")
     assert done.returncode == 2
     assert ", ".join(f"'{name}'" for name in BACKEND_NAMES) in done.stderr
@@ -115,7 +138,7 @@ def test_non_utf8_and_directory_configs(tmp_path: Path) -> None:
 
 def test_relative_and_home_skill_dirs(isolated_env: Path, tmp_path: Path) -> None:
     s = load_settings(skill_dirs=("rel", "~/abs"))
-    assert s.resolved_skill_dirs(tmp_path) == [tmp_path / "rel", isolated_env / "abs"]
+    assert s.skills.resolved_dirs(tmp_path) == [tmp_path / "rel", isolated_env / "abs"]
 
 
 # --- the commands, as a user runs them ----------------------------------------------------
@@ -130,7 +153,7 @@ def test_config_init_writes_a_loadable_starter_and_refuses_to_overwrite(
     text = target.read_text()
     doc = tomllib.loads(text)
     # Every key is listed commented out at its default: none counts as the user's choice.
-    assert f'# model = "{Settings().model}"' in text and "# max_skills = 1000" in text
+    assert f'# model = "{Settings().model.name}"' in text and "# max_skills = 1000" in text
     assert '# allowed_tools = "approve"' in text and "model" not in doc
     assert all(not values for values in doc.values())
     assert load_settings().config_path == target
@@ -204,10 +227,10 @@ def test_example_config_documents_every_key_and_loads_cleanly() -> None:
 
 
 def test_run_allowed_tools_is_one_of_three_modes(tmp_path: Path) -> None:
-    assert load_settings().run_allowed_tools == "approve"
+    assert load_settings().run.allowed_tools == "approve"
     cfg = write(tmp_path / "r.toml", '[run]\nallowed_tools = "restrict"\n')
     s, sources = load_with_sources(cfg)
-    assert s.run_allowed_tools == "restrict" and sources["run_allowed_tools"] == "file"
+    assert s.run.allowed_tools == "restrict" and sources["run_allowed_tools"] == "file"
     with pytest.raises(ConfigError, match="allowed_tools must be one of approve, restrict, ignore"):
         load_settings(write(tmp_path / "b.toml", '[run]\nallowed_tools = "yes"\n'))
     with pytest.raises(ConfigError, match=r"b2\.toml:2: 'run\.allowed_tools' must be a string"):
@@ -218,10 +241,14 @@ def test_reply_bounds_from_the_file_and_flags(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text("reply_timeout = 30\nmax_tokens = 512\nmax_tool_calls = 4\n")
     settings = load_settings(path)
-    assert (settings.reply_timeout, settings.max_tokens, settings.max_tool_calls) == (30, 512, 4)
+    assert (
+        settings.model.reply_timeout,
+        settings.model.max_tokens,
+        settings.limits.max_tool_calls,
+    ) == (30, 512, 4)
     flagged = load_settings(path, reply_timeout=5.5, max_tokens=64)
-    assert (flagged.reply_timeout, flagged.max_tokens) == (5.5, 64)
-    assert Settings().max_tokens is None  # unset: the server's own limit
+    assert (flagged.model.reply_timeout, flagged.model.max_tokens) == (5.5, 64)
+    assert Settings().model.max_tokens is None  # unset: the server's own limit
     for bad, message in (
         ("reply_timeout = 0", "reply_timeout > 0"),
         ("max_tokens = 0", "max_tokens must be at least 1"),

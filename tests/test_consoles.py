@@ -23,7 +23,7 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from skillchat.chats.store import ChatStore
-from skillchat.config import user_data_dir
+from skillchat.sections import user_data_dir
 from skillchat.skills.registry import Registry
 from skillchat.ui.console import Consoles
 from skillchat.ui.repl import Repl

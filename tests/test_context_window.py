@@ -50,8 +50,12 @@ def test_a_fitted_chat_has_the_budget_the_loop_derives_from_the_same_window() ->
     fitted = resolve(settings, replace(asked(settings), api_base=server, window=4096)).over(
         settings
     )
-    assert fitted.context_max_chars == context_budget(load_settings(), lambda: 4096, LONG) == 9216
-    assert (fitted.catalog_max_chars, fitted.max_tokens) == (9216 // 4, 1024)
+    assert (
+        fitted.limits.context_max_chars
+        == context_budget(load_settings(), lambda: 4096, LONG)
+        == 9216
+    )
+    assert (fitted.limits.catalog_max_chars, fitted.model.max_tokens) == (9216 // 4, 1024)
     assert context_budget(fitted, lambda: None, LONG) == 9216  # stated: not looked up again
     mine = load_settings(max_tokens=77)
     assert (
@@ -71,7 +75,9 @@ def test_the_users_context_max_chars_wins_and_the_window_is_not_even_asked(tmp_p
     assert context_budget(load_settings(config), window, LONG) == 500_000
     assert asked == []
     assert context_budget(load_settings(), window, LONG) == 9216  # the default yields
-    assert context_budget(Settings(context_max_chars=123), window, LONG) == 123  # set in code
+    assert (
+        context_budget(Settings().replaced(context_max_chars=123), window, LONG) == 123
+    )  # set in code
     assert context_budget(load_settings(), lambda: None, LONG) == 300_000
 
 
@@ -103,15 +109,15 @@ def test_no_props_and_no_known_model_means_no_window(server) -> None:
 
 def test_a_known_model_without_a_server_takes_litellms_model_map_window(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
-    assert backend_of(Settings(model="gpt-4o")).context_window() == 128_000
-    assert backend_of(Settings(model="openai/gpt-4o")).context_window() == 128_000
-    assert backend_of(Settings(model="gpt-no-such-model")).context_window() is None
+    assert backend_of(Settings().replaced(model="gpt-4o")).context_window() == 128_000
+    assert backend_of(Settings().replaced(model="openai/gpt-4o")).context_window() == 128_000
+    assert backend_of(Settings().replaced(model="gpt-no-such-model")).context_window() is None
     monkeypatch.setenv("MISTRAL_API_KEY", "test-not-used")
-    litellm_backend = backend_of(Settings(model="mistral/mistral-large-latest"))
+    litellm_backend = backend_of(Settings().replaced(model="mistral/mistral-large-latest"))
     assert litellm_backend.name == "litellm"
     assert litellm_backend.context_window() == 262_144
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-used")
-    native = backend_of(Settings(model="anthropic/claude-sonnet-4-5"))
+    native = backend_of(Settings().replaced(model="anthropic/claude-sonnet-4-5"))
     assert native.name == "anthropic"  # Anthropic's own API now, the same map's window
     assert native.context_window() == 200_000
 
@@ -121,7 +127,7 @@ def test_a_server_that_never_answers_props_costs_a_bounded_wait() -> None:
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         port = silent.getsockname()[1]
-        settings = Settings(model="local", api_base=f"http://127.0.0.1:{port}/v1")
+        settings = Settings().replaced(model="local", api_base=f"http://127.0.0.1:{port}/v1")
         begun = time.monotonic()
         assert backend_of(settings).context_window() is None
         assert time.monotonic() - begun < 10  # PROBE_TIMEOUT is 2 s; generous for CI load
@@ -210,7 +216,7 @@ def test_a_budget_the_user_set_is_kept_whatever_the_server_says(server, skills) 
     server.props = {"default_generation_settings": {"n_ctx": 4096}}
     two_reads(server)
     chat = make_chat(server, skills, RecordingView())
-    chat.use_settings(replace(chat.settings, context_max_chars=300_000))  # the user's own
+    chat.use_settings(chat.settings.replaced(context_max_chars=300_000))  # the user's own
     for text in ("read a", "read b", "and now?"):
         chat.send(text)
     last = server.completions[-1].body["messages"]

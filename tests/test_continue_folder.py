@@ -14,7 +14,7 @@ from openai_server import ScriptedServer, reply
 
 from skillchat.chats.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from skillchat.chats.store import ChatStore
-from skillchat.config import user_data_dir
+from skillchat.sections import user_data_dir
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ import pytest
 from helpers import skillchat
 from openai_server import ScriptedServer, reply
 
-from skillchat.config import BUNDLED_FIXTURES, BUNDLED_SKILLS
+from skillchat.config import BUNDLED_FIXTURES
+from skillchat.sections import BUNDLED_SKILLS
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]

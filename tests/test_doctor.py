@@ -10,7 +10,7 @@ import pytest
 from helpers import closed_port, skill_folder, skillchat, write_files
 from openai_server import ScriptedServer
 
-from skillchat.config import user_data_dir
+from skillchat.sections import user_data_dir
 
 
 @pytest.fixture

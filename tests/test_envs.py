@@ -58,7 +58,7 @@ def ask_run(
 
 
 def envs_folder() -> Path:
-    from skillchat.config import user_data_dir
+    from skillchat.sections import user_data_dir
 
     return user_data_dir() / "envs"
 

@@ -322,7 +322,7 @@ def test_the_install_cap_is_a_positive_whole_number_of_mb(tmp_path: Path) -> Non
 
     path = tmp_path / "config.toml"
     path.write_text("[run]\ninstall_max_mb = 64\n")
-    assert load_settings(path).run_install_max_mb == 64
+    assert load_settings(path).run.install_max_mb == 64
     for bad, message in (
         ("install_max_mb = 0", "run_install_max_mb must be between 1 and 1048576"),
         ("install_max_mb = 1.5", r"config\.toml:2: 'run\.install_max_mb' must be an integer"),

@@ -5,6 +5,7 @@ runs its commands and the verifier, and the report is read as CI and a user woul
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -346,3 +347,27 @@ def test_models_are_a_second_axis_and_a_slash_prompt_counts_as_loaded(
         bench = json.loads((out / slug / "iteration-1" / "benchmark.json").read_text())
         assert bench["metadata"]["executor_model"] == slug.replace("_", "/", 1)
         assert len(bench["runs"]) == 8
+
+
+def test_the_estimate_is_made_again_from_the_first_trials_real_usage(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Before any request: the estimate from the catalog and prompts. Then the first
+    trial runs alone (`answer` with the skill: a get_skill and the answer, 15 tokens
+    a scripted reply) and the other seven are estimated again from its real usage."""
+    require_sandbox()  # its commands and verifier
+    script_agent(server)
+    skills = demo_skill(tmp_path)
+    done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    err = " ".join(done.stderr.split())
+    planned = re.search(r"8 trial\(s\) to run: about ([\d,]+) tokens", err)
+    first = re.search(
+        r"first trial: 30 tokens \(estimated ([\d,]+)\); the other 7 trial\(s\): "
+        r"about ([\d,]+) tokens, cost unknown \(from the first trial's usage",
+        err,
+    )
+    assert planned and first, err
+    total, estimated, rest = (int(n.replace(",", "")) for n in (*planned.groups(), *first.groups()))
+    assert rest == round((total - estimated) * 30 / estimated)
+    assert err.index("to run:") < err.index("first trial:")

@@ -6,6 +6,7 @@ headless Chromium."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,11 @@ from sandbox_helpers import require_sandbox
 GRADER = "strict grader"  # in the judge's system prompt only
 COMPARER = "You compare two answers"  # in the pairwise judge's only
 JUDGE = "openai/judge-model"
+REFERENCE = "REFERENCE-ANSWER-c9d1"  # the task's expected_output: the graders' only
 JUDGED = {
     "id": "judged",
     "prompt": "TASK-ANSWER: what is the demo code?",
+    "expected_output": f"the code, as {REFERENCE}",
     "expectations": ["names the code", f"does not leak {SECRET}"],
 }
 MIXED = {
@@ -39,7 +42,12 @@ MIXED = {
 
 # Two tasks whose answers differ between the arms: one pair each per trial.
 PAIRED = [
-    {"id": "answer", "prompt": "TASK-ANSWER: what is the demo code?", "output_contains": "x"},
+    {
+        "id": "answer",
+        "prompt": "TASK-ANSWER: what is the demo code?",
+        "expected_output": f"the code, as {REFERENCE}",
+        "output_contains": "x",
+    },
     {"id": "worse", "prompt": "TASK-WORSE: say it plainly", "output_matches": "^plain"},
 ]
 
@@ -100,8 +108,14 @@ def test_the_judge_grades_expectations_and_is_counted_apart(
     assert len(judged) == 3  # judged in both arms, mixed without only
     assert all("tools" not in r.body for r in judged)
     assert all(GRADER in r.body["messages"][0]["content"] for r in judged)
+    # The judged task's expected output is the judge's reference, between markers
+    # (the mixed task has none).
+    marked = rf"\[expected output [0-9a-f]+\]\nthe code, as {REFERENCE}\n"
+    asked = [r.body["messages"][1]["content"] for r in judged]
+    assert len([a for a in asked if re.search(marked, a)]) == 2
     agent = [r for r in server.completions if r.body["model"] == "test-model"]
     assert not any(SECRET in json.dumps(r.body) for r in agent)  # expectations: judge only
+    assert not any(REFERENCE in json.dumps(r.body) for r in agent)  # expected output too
     assert model["judge"] == {
         "model": JUDGE,
         "verdicts": 5,
@@ -169,6 +183,8 @@ def test_pairwise_asks_both_orders_blind_and_counts_splits(
     assert len(compared) == 8
     blind = [r.body["messages"][1]["content"] for r in compared]
     assert not any("with_skill" in text or "without" in text.lower() for text in blind)
+    # The task's expected output is the comparer's reference too.
+    assert sum(f"\nthe code, as {REFERENCE}\n" in text for text in blind) == 4
     assert models(done)["judge"]["pairs_compared"] == 4
     # Stored by what was compared: the same run again asks the judge nothing.
     sent = len(server.completions)

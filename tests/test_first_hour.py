@@ -15,7 +15,7 @@ from helpers import REPO, closed_port, one_line_error, session_options, skill_fo
 from openai_server import ScriptedServer, reply
 from pty_session import PtySession
 
-from skillchat.config import user_data_dir
+from skillchat.sections import user_data_dir
 
 
 @pytest.fixture

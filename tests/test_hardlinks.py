@@ -67,8 +67,8 @@ def test_hard_linked_user_skills_are_still_refused(server: ScriptedServer, tmp_p
 
 
 def test_a_folder_named_like_the_bundled_one_is_not_exempt(tmp_path: Path) -> None:
-    from skillchat.config import BUNDLED_SKILLS
     from skillchat.hardlinks import hard_links_allowed
+    from skillchat.sections import BUNDLED_SKILLS
 
     assert hard_links_allowed(BUNDLED_SKILLS / "calculator")
     assert hard_links_allowed(BUNDLED_SKILLS)

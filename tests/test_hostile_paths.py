@@ -14,7 +14,7 @@ from helpers import one_line_error, session_options, skillchat
 from openai_server import ScriptedServer, reply
 
 from skillchat.chats.store import ChatStore
-from skillchat.config import user_data_dir
+from skillchat.sections import user_data_dir
 
 
 def fifo(path: Path) -> Path:

@@ -17,9 +17,9 @@ from helpers import BOTH_PROTOCOLS, provider_target, session_options, skillchat
 from openai_server import call, reply
 
 from skillchat.chats.store import ChatStore
-from skillchat.config import user_data_dir
 from skillchat.errors import ProviderError
 from skillchat.recorder import ChatRecorder
+from skillchat.sections import user_data_dir
 from skillchat.skills.registry import Registry
 from skillchat.tools.toolbox import stored_result
 

@@ -23,9 +23,9 @@ from helpers import session_options, skillchat, write_files
 from openai_server import ScriptedServer, call, reply
 
 from skillchat.chats.store import ChatStore
-from skillchat.config import Settings
 from skillchat.engine.images import takes_images
 from skillchat.safe_io.images import dimensions, image_type
+from skillchat.sections import ModelSettings
 from skillchat.session import Session
 from skillchat.skills.registry import discover
 from skillchat.ui.cards import human_size
@@ -93,11 +93,11 @@ def test_known_by_their_bytes_and_sized_from_their_headers() -> None:
 
 
 def test_vision_is_the_model_maps_unless_the_config_says() -> None:
-    assert takes_images(Settings(model="gpt-4o"))
-    assert takes_images(Settings(model="anthropic/claude-sonnet-4-5"))
-    assert not takes_images(Settings(model="openai/test-model"))  # unknown: not sent
-    assert not takes_images(Settings(model="gpt-4o", vision=False))
-    assert takes_images(Settings(model="openai/my-local-llava", vision=True))
+    assert takes_images(ModelSettings(name="gpt-4o"))
+    assert takes_images(ModelSettings(name="anthropic/claude-sonnet-4-5"))
+    assert not takes_images(ModelSettings(name="openai/test-model"))  # unknown: not sent
+    assert not takes_images(ModelSettings(name="gpt-4o", vision=False))
+    assert takes_images(ModelSettings(name="openai/my-local-llava", vision=True))
 
 
 @pytest.fixture

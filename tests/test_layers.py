@@ -38,6 +38,7 @@ LAYERS = (
     "plugin_servers",  # the MCP servers installed plugins brought, read by config
     "config_file",  # the config file's keys and tables, read by config
     "backend_table",  # one row per model backend, without its SDK: config checks names
+    "sections",  # the sections of Settings, each its layer's, and the folders they name
     "config",
     "keys",  # provider keys stored by `skillchat keys set`, put into the environment
     "target",  # where a chat's requests go (made by engine/resolve.py): read by chats too
@@ -53,6 +54,7 @@ LAYERS = (
     "sandbox",
     "recorder",  # saves a chat as the engine's events arrive: engine events into chats
     "session_settings",  # the settings a resumed chat goes on with, and its local model
+    "session_mcp",  # a session's MCP servers: their tools, prompts and served skills
     "session",
     "evals",
     "ui",

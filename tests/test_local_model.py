@@ -27,8 +27,8 @@ from hub_server import HUB_FILE, HUB_REPO, Hub, serving_as_default_model
 from pty_session import LINE_DONE, PROMPT
 
 from skillchat.chats.store import ChatStore
-from skillchat.config import user_data_dir
 from skillchat.engine.local.hub import cache_dir
+from skillchat.sections import user_data_dir
 
 REPO = Path(__file__).resolve().parents[1]
 # Most tests here are about the server's life (started, kept warm, stopped, killed) and
@@ -104,9 +104,9 @@ def test_ask_streams_an_answer_leaves_no_server_and_continues_on_its_file(
 # lives as long as the process that started it).
 TWO_WAITERS = """
 import sys, threading
-from skillchat.config import Settings
 from skillchat.engine.local.server import local_api_base, start_local
-start_local(Settings(local_context_max=2048), sys.argv[1])
+from skillchat.sections import ModelSettings
+start_local(ModelSettings(local_context_max=2048), sys.argv[1])
 got = []
 waiters = [threading.Thread(target=lambda: got.append(local_api_base(sys.argv[1])),
                             daemon=True) for _ in range(2)]

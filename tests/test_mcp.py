@@ -341,7 +341,7 @@ def test_config_tables_are_checked(tmp_path: Path) -> None:
     (tmp_path / "c.toml").write_text('[mcp.x]\ncommand = "a"\n')
     done = skillchat("ask", "--config", str(tmp_path / "c.toml"), "--mcp", "y", "hi")
     assert "--mcp y: no [mcp.y]" in one_line_error(done, 2)
-    assert load_settings(tmp_path / "c.toml", mcp_use=()).active_mcp_servers() == []
+    assert load_settings(tmp_path / "c.toml", mcp_use=()).mcp.active() == []
     (tmp_path / "c.toml").write_text(
         '[mcp.x]\nurl = "http://u:pw@h/mcp"\nheaders = { A = "tok-123" }\n'
     )
@@ -363,9 +363,8 @@ def test_allowed_tools_pre_approve_only_from_a_trusted_skill(tmp_path: Path) -> 
     settings = load_settings(None)
 
     def verdict(trusted: bool, activated: list[str], mode: str = "approve") -> str:
-        from dataclasses import replace
 
-        s = replace(settings, run_allowed_tools=mode)
+        s = settings.replaced(run_allowed_tools=mode)
         return decide(s, registry, activated, "github", "mcp__github__get_issue", "get_issue",
                       lambda skill: trusted).kind  # fmt: skip
 

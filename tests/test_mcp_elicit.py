@@ -136,3 +136,50 @@ def test_the_repl_card_reads_each_field_until_it_fits(
     assert "declined" in repl.prompt()
     assert answered(server) == {"action": "decline", "content": None}
     assert repl.quit() == 0
+
+
+def test_a_url_mode_question_shows_its_address_is_never_opened_and_ask_declines_it(
+    server: ScriptedServer, tmp_path: Path, asks_url: str, pty_sessions: Callable[..., PtySession]
+) -> None:
+    """The `link` tool asks the user to open an address: the REPL's card shows it
+    (cleaned, never opened) and `a` says the user opened it; `ask` declines it even
+    with --allow-elicit, as there is no default to answer a URL with."""
+    from mcp_servers import LINK
+
+    config = http("srv", asks_url)
+    link = call("mcp__srv__link", {})
+    server.script(reply(calls=[link]), reply("went on"))
+    done = ask(server, tmp_path, config, "--allow-mcp", "--allow-elicit", "link me")
+    assert done.returncode == 0, done.stderr
+    assert answered(server) == {
+        "action": "decline",
+        "content": None,
+    }
+    assert "MCP server 'srv' asked a question: declined" in done.stderr
+    assert LINK not in done.stdout and "went on" in done.stdout
+
+    (tmp_path / "config.toml").write_text(http("srv", asks_url, "allow = true"))
+    hostile = call("mcp__srv__link", {"url": "https://x.example/\x1b]0;pwned\x07a"})
+    server.script(reply(calls=[link]), reply("opened"), reply(calls=[hostile]), reply("no"))
+    opened = tmp_path / "opened"  # a browser the user has: it would leave this file
+    browser = {"BROWSER": f"touch {opened} %s", "DISPLAY": ":0"}
+    repl = pty_sessions(
+        *session_options(server, tmp_path / "skills"), "--config", str(tmp_path / "config.toml"),
+        timeout=120, env=browser,
+    )  # fmt: skip
+    repl.prompt()
+    repl.line("link me")
+    card = repl.expect("Opened it? [a]ccept / [d]ecline / [c]ancel:")
+    assert "MCP server 'srv' asks" in card and "Sign in to the demo service" in card
+    assert "open this address yourself (skillchat does not): " + LINK in " ".join(card.split())
+    repl.send("a")
+    assert "opened" in repl.prompt()
+    assert answered(server) == {"action": "accept", "content": None}
+    repl.line("again")
+    card = repl.expect("Opened it? [a]ccept / [d]ecline / [c]ancel:")
+    assert "https://x.example/" in card and "\x1b]0;pwned" not in "".join(repl.output)
+    repl.send("c")
+    repl.prompt()
+    assert answered(server)["action"] == "cancel"
+    assert repl.quit() == 0
+    assert not opened.exists()

@@ -215,3 +215,26 @@ def test_a_step_up_in_the_repl_is_one_line_then_a_login_elsewhere_grants_it(
         assert "ok" in repl.prompt()
         assert "you are logged in" in tool_messages(server)[-1]["content"]
         assert repl.quit() == 0
+
+
+def test_login_opens_the_users_browser_when_there_is_one(tmp_path: Path) -> None:
+    """With `$BROWSER` set, `mcp login` opens the URL there (and still prints it):
+    the "browser" is a script that does what oauth_helpers.browse does."""
+    browser = tmp_path / "browser.py"
+    browser.write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from oauth_helpers import browse\nbrowse(sys.argv[1])\n"
+    )
+    with protected(tmp_path / "as") as table:
+        config = tmp_path / "config.toml"
+        config.write_text(table)
+        done = subprocess.run(
+            [sys.executable, "-m", "skillchat", "mcp", "login", "prot", "--config", str(config)],
+            env={**os.environ, "BROWSER": f"{sys.executable} {browser} %s"},
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "code_challenge_method=S256" in done.stdout  # printed as well
+        assert "logged in to 'prot' (1 tools)" in done.stderr
+        assert "token authorization_code" in events(tmp_path / "as")
+        assert token_file().is_file()

@@ -103,7 +103,7 @@ def test_skills_list_shows_the_origin_and_a_local_skill_shadows(
 def test_trust_is_bound_to_the_manifest_and_a_change_is_seen(tag: Path) -> None:  # noqa: F811
     (tag / "config.toml").write_text(stdio("pub", "skills", tag))
     settings = load_settings(tag / "config.toml")
-    hub = McpHub(settings.active_mcp_servers())
+    hub = McpHub(settings.mcp.active())
     hub.start()
     try:
         hub.wait()
@@ -127,7 +127,7 @@ def test_a_skill_changed_between_turns_is_picked_up_and_loses_its_trust(
     (tag / "config.toml").write_text(stdio("pub", "skills", tag))
     loaded = load_settings(tag / "config.toml")
     settings = settings_for(
-        server, mcp_servers=loaded.mcp_servers, skill_dirs=(str(tag / "skills"),), mcp_allow=True
+        server, mcp_servers=loaded.mcp.servers, skill_dirs=(str(tag / "skills"),), mcp_allow=True
     )
     server.script(
         reply(calls=[call("get_skill", {"skill_name": "demo"}), call("mcp__pub__bump")]),
@@ -175,7 +175,7 @@ def test_trusting_a_served_skill_from_the_cli_and_its_allowed_tools(
     assert "origin: mcp:pub" in shown.stdout and "Served body, version 1." in shown.stdout
     # The trusted skill's allowed-tools pre-approve its server's tool; untrusted, nothing.
     settings = load_settings(tag / "config.toml")
-    hub = McpHub(settings.active_mcp_servers())
+    hub = McpHub(settings.mcp.active())
     hub.start()
     try:
         hub.wait()

@@ -38,7 +38,7 @@ def test_a_named_model_brings_its_server_and_limits(server: ScriptedServer, tmp_
     body = server.completions[0].body
     assert body["model"] == "Qwen/Qwen2.5-7B-Instruct" and body["max_tokens"] == 321
     settings, sources = load_with_sources(path, model="qwen")
-    assert settings.context_window == 2048 and sources["api_base"] == "models.qwen"
+    assert settings.model.context_window == 2048 and sources["api_base"] == "models.qwen"
 
 
 def test_the_command_line_wins_over_the_table(server: ScriptedServer, tmp_path: Path) -> None:
@@ -46,10 +46,10 @@ def test_the_command_line_wins_over_the_table(server: ScriptedServer, tmp_path: 
     settings, sources = load_with_sources(
         path, model="qwen", api_base=server.base_url, max_tokens=50
     )
-    assert settings.api_base == server.base_url and settings.max_tokens == 50
-    assert settings.model == "openai/Qwen/Qwen2.5-7B-Instruct"
+    assert settings.model.api_base == server.base_url and settings.model.max_tokens == 50
+    assert settings.model.name == "openai/Qwen/Qwen2.5-7B-Instruct"
     assert sources["api_base"] == "flag" and sources["model"] == "models.qwen"
-    assert load_settings(path).model != "openai/Qwen/Qwen2.5-7B-Instruct"  # only when named
+    assert load_settings(path).model.name != "openai/Qwen/Qwen2.5-7B-Instruct"  # only when named
 
 
 @pytest.mark.parametrize(
@@ -90,7 +90,9 @@ def test_context_window_is_the_first_source_of_the_budget(tmp_path: Path) -> Non
         asked.append(True)
         return 1_000_000
 
-    assert context_budget(settings, window, messages) == budget_for_window(2048, settings.budget)
+    assert context_budget(settings, window, messages) == budget_for_window(
+        2048, settings.limits.budget
+    )
     assert asked == []  # the user's word: the server and the map are not asked
 
 

@@ -17,7 +17,7 @@ from helpers import session_options
 from openai_server import ScriptedServer, reply
 
 from skillchat.chats.store import ChatStore
-from skillchat.config import user_data_dir
+from skillchat.sections import user_data_dir
 
 
 def mode(path: Path) -> int:

@@ -101,7 +101,7 @@ class StopAtFollowUp(StopAfter):
 
 
 def settings_for(real: RealModel, **overrides: Any) -> Settings:
-    return Settings(
+    return Settings().replaced(
         model=real.model, api_base=real.base_url, max_retries=0, timeout=300.0, **overrides
     )
 

@@ -16,7 +16,7 @@ from openai_server import ScriptedServer, call, reply
 from pty_session import ESC_ENTER, UP, PtySession, paste
 
 from skillchat.chats.store import ChatStore, StoredMessage
-from skillchat.config import user_data_dir
+from skillchat.sections import user_data_dir
 
 REPO = Path(__file__).resolve().parents[1]
 MIDDLE = "line 15 of the long file"

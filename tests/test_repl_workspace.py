@@ -15,7 +15,7 @@ from openai_server import ScriptedServer, reply
 from pty_session import PtySession
 
 from skillchat.chats.store import ChatStore
-from skillchat.config import user_data_dir
+from skillchat.sections import user_data_dir
 
 NOTES = "# Notes\n\nNOTES-BODY-7f3a\n"
 

@@ -20,7 +20,7 @@ from openai_server import ScriptedServer, call, reply
 
 from skillchat.chats.messages import NO_RESULT
 from skillchat.chats.store import ChatStore
-from skillchat.config import user_data_dir
+from skillchat.sections import user_data_dir
 
 REPO = Path(__file__).resolve().parents[1]
 MARKER = "UNIQUE-BODY-MARKER-5c1e"

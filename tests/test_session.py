@@ -113,7 +113,10 @@ def test_model_switch_reaches_the_tools_and_the_requests(
     session.switch_model("other")
     tools = session.chat.toolbox.context
     assert tools.settings is session.settings
-    assert (tools.settings.model, tools.settings.max_tokens) == ("openai/other-model", 77)
+    assert (tools.settings.model.name, tools.settings.model.max_tokens) == (
+        "openai/other-model",
+        77,
+    )
     run(server, session, "true")
     assert server.completions[-1].body["model"] == "other-model"
 

@@ -22,7 +22,7 @@ def sandbox() -> None:
 
 
 def scratch_folders() -> list[Path]:
-    from skillchat.config import user_data_dir
+    from skillchat.sections import user_data_dir
 
     return [p for p in (user_data_dir() / "scratch").iterdir() if p.is_dir()]
 

@@ -65,7 +65,7 @@ def test_a_fork_runs_on_its_named_model_on_its_own_server(
     assert not any(FORK in json.dumps(r.body["messages"][:1]) for r in server.completions)
     answer = json.loads(server.completions[-1].body["messages"][-1]["content"])
     assert answer["model"] == "openai/fast-model"
-    assert chat.settings.model == "openai/test-model"  # the parent stays on its model
+    assert chat.settings.model.name == "openai/test-model"  # the parent stays on its model
 
 
 def test_the_config_overrides_the_skills_model_and_ask_runs_the_fork(
@@ -136,7 +136,7 @@ def test_an_inline_skills_model_takes_the_chats_next_requests(
     chat = make_chat(server, discover([root]), view, named_models=named(other))
     assert chat.send("go").answer == "answered by the skill's model"
     assert len(server.completions) == 1 and len(other.completions) == 1
-    assert chat.settings.model == "openai/fast-model"
+    assert chat.settings.model.name == "openai/fast-model"
     assert any("its model openai/fast-model" in n for n in view.of("notice"))
 
 

@@ -16,8 +16,8 @@ from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 
 from skillchat.chats.export import local_time
-from skillchat.config import user_data_dir
 from skillchat.evals.cost import _litellm_tokenizers
+from skillchat.sections import user_data_dir
 
 GUIDE = "# Guide\n\nStep one: read the data. Step two: make the chart.\n"
 

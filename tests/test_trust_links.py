@@ -12,6 +12,7 @@ from helpers import skill_folder, skillchat, write_files
 from skillchat.config import Settings
 from skillchat.errors import TrustError
 from skillchat.sandbox.setup import skill_policy
+from skillchat.sections import RunSettings
 from skillchat.skills.content_hash import content_hash
 from skillchat.skills.registry import discover
 from skillchat.skills.trust import TrustState, TrustStore
@@ -35,7 +36,7 @@ def linked_skill(skills: Path, target: str) -> Path:
 def verdict(skills: Path) -> str:
     """What the run_command policy of a chat over `skills` says about RUN."""
     chat = ToolContext(Settings(), discover([skills]))
-    policy = skill_policy(Settings, lambda: chat.registry, "/workspace", lambda: chat)
+    policy = skill_policy(RunSettings, lambda: chat.registry, "/workspace", lambda: chat)
     return policy("filler", RUN, chat).kind
 
 

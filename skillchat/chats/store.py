@@ -1,6 +1,6 @@
 """Saved chats: one SQLite database (WAL), one short transaction per message.
 
-    store = ChatStore.open(settings.database_path())
+    store = ChatStore.open(settings.storage.database_path())
     chat = store.create_chat(model)
     store.append_message(chat.id, {"role": "user", "content": "hi"})
     store.append_message(chat.id, reply, interrupted=True, usage={...})
@@ -39,17 +39,14 @@ Why it is shaped this way:
   `updated_at`), so `chats list` stays fast with thousands of chats.
 
 The rules one stored message obeys (keep policy, pending calls, title, activation)
-are chats/writing.py. This module is the `ChatStore` class, kept whole (a little
-over 400 lines): each public method is one transaction on the connection it owns,
-through its own `_write`, `_errors` and `_retry`; split, the connection and those
-would be handed around.
+are chats/writing.py; how rows are read back into records, chats/reading.py. This
+module is the `ChatStore` class: each public method is one transaction on the
+connection it owns, through its own `_write`, `_errors` and `_retry`, which is why
+those stay here and are not handed around.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import re
 import secrets
 import sqlite3
 import time
@@ -59,17 +56,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from skillchat.chats.forks import load_forks, save_fork
+from skillchat.chats.forks import save_fork
 from skillchat.chats.messages import (
     COMPACTION,
     check_message,
-    from_columns,
     live,
     ready_to_send,
 )
 from skillchat.chats.private import private_database, private_dir
+from skillchat.chats.reading import find_chat, stored_messages, summaries
 from skillchat.chats.records import (
-    AttachedFile,
     Chat,
     ChatSummary,
     StoredMessage,
@@ -85,12 +81,11 @@ from skillchat.chats.schema import (
     migrate,
 )
 from skillchat.chats.writing import KeepPolicy, insert, mid_round, require
-from skillchat.config import user_data_dir
-from skillchat.errors import StorageError, UnknownChatError
+from skillchat.errors import StorageError
+from skillchat.sections import user_data_dir
 
 BUSY_TIMEOUT_MS = 5000
 BUSY_RETRIES = 4
-_HEX = re.compile(r"^[0-9a-f]{1,8}$")
 T = TypeVar("T")
 
 
@@ -348,16 +343,7 @@ class ChatStore:
         """Chats, most recently updated first, read from the chats table (and whether
         each has a reply, from its own messages)."""
         with self._errors():
-            rows = self._conn.execute(
-                "SELECT id, model, title, created_at, updated_at, message_count, api_base, backend,"
-                " folder, workspace, gguf,"
-                " EXISTS (SELECT 1 FROM messages m"  # the (chat_id, seq) index: one chat's rows
-                " WHERE m.chat_id = chats.id AND m.role = 'assistant')"
-                " FROM chats"
-                " ORDER BY updated_at DESC, rowid DESC LIMIT ?",
-                (-1 if limit is None else limit,),
-            ).fetchall()
-        return [dataclasses.replace(ChatSummary(*row[:-1]), answered=bool(row[-1])) for row in rows]
+            return summaries(self._conn, limit)
 
     def last_chat(self, folder: str | None = None) -> Chat | None:
         """The most recently updated chat (of those started in `folder`, when given),
@@ -378,60 +364,13 @@ class ChatStore:
 
         UnknownChatError when no chat matches or the prefix matches several.
         """
-        prefix = id_or_prefix.strip().lower()
-        if not _HEX.match(prefix):
-            raise UnknownChatError(f"no saved chat '{id_or_prefix}' (ids are 8 hex digits)")
         with self._errors():
-            # Hex digits sort below 'g': this range is the prefix, read from the index.
-            rows = self._conn.execute(
-                "SELECT id, model, title, created_at, updated_at, message_count, api_base, backend,"
-                " folder, workspace, gguf"
-                " FROM chats"
-                " WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
-                (prefix, prefix + "g"),
-            ).fetchall()
-            if len(rows) > 1:
-                raise UnknownChatError(
-                    f"chat id '{id_or_prefix}' is ambiguous ({rows[0][0]}, {rows[1][0]}, ...);"
-                    " type more of it"
-                )
-            if not rows:
-                raise UnknownChatError(f"no saved chat '{id_or_prefix}'")
-            skills = self._conn.execute(
-                "SELECT name, digest FROM chat_skills WHERE chat_id = ? ORDER BY rowid",
-                (rows[0][0],),
-            ).fetchall()
-            files = self._conn.execute(
-                "SELECT path, sha256, size_bytes, workspace, attached_at FROM chat_attachments"
-                " WHERE chat_id = ? ORDER BY rowid",
-                (rows[0][0],),
-            ).fetchall()
-            forks = load_forks(self._conn.execute, rows[0][0])
-        return dataclasses.replace(
-            Chat(*rows[0]),
-            activated_skills=tuple(r[0] for r in skills),
-            served_skills={r[0]: r[1] for r in skills if r[1] is not None},
-            attached_files=tuple(AttachedFile(*r) for r in files),
-            forks=forks,
-        )
+            return find_chat(self._conn, id_or_prefix)
 
     def load_messages(self, chat_id: str) -> list[StoredMessage]:
         """Every stored message of a chat in order, with its flags (for show/export)."""
         with self._errors():
-            require(self._conn, chat_id)
-            rows = self._conn.execute(
-                "SELECT * FROM messages WHERE chat_id = ? ORDER BY seq", (chat_id,)
-            ).fetchall()
-        return [
-            StoredMessage(
-                row["seq"],
-                from_columns(row),
-                bool(row["interrupted"]),
-                json.loads(row["usage"]) if row["usage"] else None,
-                row["created_at"],
-            )
-            for row in rows
-        ]
+            return stored_messages(self._conn, chat_id)
 
     def load_transcript(self, chat_id: str) -> Transcript:
         """The chat (with its activated skills) and its messages, ready to send back to

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
 from skillchat.cli.invocation import Invocation, consoles_of
-from skillchat.cli.session_options import open_chat, workspace_note
+from skillchat.cli.open_chat import open_chat, workspace_note
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
@@ -213,7 +213,7 @@ def _ask(run: Invocation, line: AskLine, stream: StreamPrinter | None) -> int:
             warn(f"{problem.path}: {problem.message}")
     if stream is not None:
         stream.registry = registry
-        stream.model = opened.target.model if opened.target is not None else settings.model
+        stream.model = opened.target.model if opened.target is not None else settings.model.name
     from skillchat.engine.invocation import unknown_name
 
     if mistake := unknown_name(text, registry):
@@ -250,7 +250,7 @@ def _ask(run: Invocation, line: AskLine, stream: StreamPrinter | None) -> int:
         return stderr_install_progress(consoles.err, request)
 
     def consent() -> Consent:
-        flags = flag_consent(settings, install_progress)
+        flags = flag_consent(settings.run, install_progress)
         return stream.consent(flags) if stream is not None else flags
 
     session = Session(
@@ -313,6 +313,6 @@ def stream_mcp_consent(settings: Settings, stream: StreamPrinter) -> Callable[[]
     def consent() -> McpConsent:
         from skillchat.mcp.policy import flag_consent
 
-        return stream.mcp_consent(flag_consent(settings))
+        return stream.mcp_consent(flag_consent(settings.mcp))
 
     return consent

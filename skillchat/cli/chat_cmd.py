@@ -13,7 +13,8 @@ import sys
 import typer
 
 from skillchat.cli.invocation import consoles_of
-from skillchat.cli.session_options import SessionOptions, open_chat
+from skillchat.cli.open_chat import open_chat
+from skillchat.cli.session_options import SessionOptions
 from skillchat.errors import UsageError
 
 

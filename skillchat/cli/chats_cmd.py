@@ -47,7 +47,7 @@ def _opened(ctx: typer.Context, config: Path | None) -> Iterator[ChatStore | Non
     """The store named by the settings (closed after), or None when no chat was ever saved."""
     from skillchat.chats.store import ChatStore
 
-    path = load(ctx, config).database_path()
+    path = load(ctx, config).storage.database_path()
     if not path.exists() and not path.is_symlink():  # a dangling link: ChatStore says why
         yield None
         return

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import fields
 from typing import Annotated, Any
 
 import typer
@@ -15,6 +14,7 @@ from skillchat.cli.invocation import load_sourced
 from skillchat.config import Settings, find_config_file
 from skillchat.config_file import _FILE_KEYS
 from skillchat.errors import ConfigError
+from skillchat.sections import FLAT
 from skillchat.ui.safe import json_text, one_line
 
 app = typer.Typer(no_args_is_help=True)  # its help: cli/app.py
@@ -35,48 +35,48 @@ def starter_document() -> dict[str, Any]:
     window (engine/context_window.py), so the starter leaves it unset."""
     d = Settings()
     return {
-        "model": d.model,
-        "backend": d.backend,
+        "model": d.model.name,
+        "backend": d.model.backend,
         "tools": d.tools,
-        "max_tool_rounds": d.max_tool_rounds,
-        "timeout": d.timeout,
-        "reply_timeout": d.reply_timeout,
-        "max_tool_calls": d.max_tool_calls,
-        "max_retries": d.max_retries,
-        "auto_compact": d.auto_compact,
-        "compact_skills_tokens": d.compact_skills_tokens,
-        "max_image_bytes": d.max_image_bytes,
-        "max_image_side": d.max_image_side,
+        "max_tool_rounds": d.limits.max_tool_rounds,
+        "timeout": d.model.timeout,
+        "reply_timeout": d.model.reply_timeout,
+        "max_tool_calls": d.limits.max_tool_calls,
+        "max_retries": d.model.max_retries,
+        "auto_compact": d.limits.auto_compact,
+        "compact_skills_tokens": d.limits.compact_skills_tokens,
+        "max_image_bytes": d.limits.max_image_bytes,
+        "max_image_side": d.limits.max_image_side,
         "skills": {
-            "enabled": d.skills_enabled,
-            "directories": list(d.skill_dirs),
-            "max_skills": d.max_skills,
-            "disabled": list(d.skills_disabled),
-            "bundled": d.skills_bundled,
-            "strict": d.skills_strict,
-            "fixtures": d.skills_fixtures,
-            "max_skill_md_bytes": d.max_skill_md_bytes,
-            "max_resource_bytes": d.max_resource_bytes,
-            "catalog_max_chars": d.catalog_budget,
+            "enabled": d.skills.enabled,
+            "directories": list(d.skills.dirs),
+            "max_skills": d.skills.max_skills,
+            "disabled": list(d.skills.disabled),
+            "bundled": d.skills.bundled,
+            "strict": d.skills.strict,
+            "fixtures": d.skills.fixtures,
+            "max_skill_md_bytes": d.skills.max_skill_md_bytes,
+            "max_resource_bytes": d.skills.max_resource_bytes,
+            "catalog_max_chars": d.limits.catalog_budget,
         },
         "storage": {},
         "run": {
-            "allowed_tools": d.run_allowed_tools,
-            "enabled": d.run_enabled,
-            "allow": d.run_allow,
-            "allow_network": d.run_allow_network,
-            "allow_write": d.run_allow_write,
-            "timeout_s": d.run_timeout_s,
-            "max_timeout_s": d.run_max_timeout_s,
-            "allow_install": d.run_allow_install,
-            "install_max_mb": d.run_install_max_mb,
+            "allowed_tools": d.run.allowed_tools,
+            "enabled": d.run.enabled,
+            "allow": d.run.allow,
+            "allow_network": d.run.allow_network,
+            "allow_write": d.run.allow_write,
+            "timeout_s": d.run.timeout_s,
+            "max_timeout_s": d.run.max_timeout_s,
+            "allow_install": d.run.allow_install,
+            "install_max_mb": d.run.install_max_mb,
         },
-        "local": {"context_max": d.local_context_max},
+        "local": {"context_max": d.model.local_context_max},
         "ui": {
-            "notify": d.ui_notify,
-            "notify_after_s": d.ui_notify_after_s,
-            "editing_mode": d.ui_editing_mode,
-            "theme": d.ui_theme,
+            "notify": d.ui.notify,
+            "notify_after_s": d.ui.notify_after_s,
+            "editing_mode": d.ui.editing_mode,
+            "theme": d.ui.theme,
         },
     }
 
@@ -167,10 +167,10 @@ def effective(settings: Settings) -> dict[str, Any]:
     into bug reports."""
     from skillchat.redact import redact
 
-    values = {f.name: getattr(settings, f.name) for f in fields(Settings) if f.name not in _HIDDEN}
+    values = {name: settings.value(name) for name in FLAT if name not in _HIDDEN}
     values["skill_dirs"] = list(values["skill_dirs"])
-    values["context_max_chars"] = settings.budget
-    values["catalog_max_chars"] = settings.catalog_budget
+    values["context_max_chars"] = settings.limits.budget
+    values["catalog_max_chars"] = settings.limits.catalog_budget
     if values.get("api_base"):
         values["api_base"] = redact(values["api_base"])
     # MCP servers by what they run or reach; of `env` and `headers` only the names
@@ -183,7 +183,7 @@ def effective(settings: Settings) -> dict[str, Any]:
             "allow": server.allow if server.allow is True else list(server.allow or ()),
             "enabled": server.enabled,
         }
-        for name, server in settings.mcp_servers.items()
+        for name, server in settings.mcp.servers.items()
     }
     return values
 
@@ -197,9 +197,9 @@ def show_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
     from skillchat.cli.doctor_cmd import sandbox_line
 
     works, sandbox = sandbox_line()
-    database = str(settings.database_path())
+    database = str(settings.storage.database_path())
     # The openai SDK sends to OPENAI_BASE_URL when no api_base is set: say so.
-    env_base = os.environ.get("OPENAI_BASE_URL") if not settings.api_base else None
+    env_base = os.environ.get("OPENAI_BASE_URL") if not settings.model.api_base else None
     if json_out:
         doc = {
             "config_file": str(settings.config_path) if settings.config_path else None,

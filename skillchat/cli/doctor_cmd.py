@@ -55,16 +55,17 @@ def _model_lines(report: _Report, settings: Settings, local: bool) -> None:
     """The key, or the local model's file and llama.cpp; then the server, once."""
     from skillchat.backend_table import backend_row
     from skillchat.engine.backends.select import key_problem
+    from skillchat.engine.resolve import asked
 
-    if local or settings.gguf:
+    if local or settings.model.gguf:
         from skillchat.engine.local.hub import DEFAULT_FILE, DEFAULT_REPO, cache_dir, hub_endpoint
         from skillchat.engine.local.server import install_hint
 
         if find_spec("xllamacpp") is None:
             report.line(f"local model: {install_hint()}", blocks=True)
-        if settings.gguf:
-            found = Path(settings.gguf).expanduser().is_file()
-            where = f"local model: {settings.gguf}"
+        if settings.model.gguf:
+            found = Path(settings.model.gguf).expanduser().is_file()
+            where = f"local model: {settings.model.gguf}"
             report.line(f"{where}: found" if found else f"{where}: no such file", blocks=not found)
             return
         cached = cache_dir() / DEFAULT_REPO.replace("/", "--") / DEFAULT_FILE
@@ -76,13 +77,13 @@ def _model_lines(report: _Report, settings: Settings, local: bool) -> None:
                 f"fetches ~1.1 GB from {hub_endpoint()} (HF_ENDPOINT for a mirror)"
             )
         return
-    if problem := key_problem(settings):
+    if problem := key_problem(asked(settings)):
         report.line(f"key: {problem}", blocks=True)
         return
-    api_base = settings.api_base or os.environ.get("OPENAI_BASE_URL")
-    row = backend_row(settings.model, settings.backend, settings.api_base)
+    api_base = settings.model.api_base or os.environ.get("OPENAI_BASE_URL")
+    row = backend_row(settings.model.name, settings.model.backend, settings.model.api_base)
     if not row.probed:
-        report.line(f"model: {settings.model} through {row.name} (its server is not probed)")
+        report.line(f"model: {settings.model.name} through {row.name} (its server is not probed)")
         return
     key = os.environ.get("OPENAI_API_KEY")
     report.line("key: " + ("OPENAI_API_KEY is set" if key else f"none needed for {api_base}"))
@@ -125,7 +126,7 @@ def _skills_lines(report: _Report, settings: Settings) -> None:
     from skillchat.session_settings import load_registry
 
     registry = load_registry(settings)
-    dirs = sum(folder.is_dir() for folder in settings.resolved_skill_dirs())
+    dirs = sum(folder.is_dir() for folder in settings.skills.resolved_dirs())
     left_out = registry.left_out()
     report.line(
         f"skills: {len(registry.skills)} loaded from {dirs} folder(s), {len(left_out)} left out"
@@ -141,11 +142,11 @@ def _chats_line(report: _Report, settings: Settings) -> None:
     from skillchat.session_settings import open_store
 
     try:
-        open_store(settings).close()
+        open_store(settings.storage).close()
     except SkillchatError as exc:
         report.line(f"chats: {exc}", blocks=True)
         return
-    report.line(f"chats: database {settings.database_path()} opens")
+    report.line(f"chats: database {settings.storage.database_path()} opens")
 
 
 def doctor(

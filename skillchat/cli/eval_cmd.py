@@ -211,7 +211,7 @@ def eval_cmd(
     if outcome:
         from skillchat.cli.eval_outcome import OutcomeOptions, outcome_eval
 
-        chosen = list(dict.fromkeys(model or [settings.model]))
+        chosen = list(dict.fromkeys(model or [settings.model.name]))
         wanted = OutcomeOptions(
             chosen, trials, k, jobs, min_delta, yes, out, options.allow_run, json_out,
             verifier_timeout, judge_model, pairwise, html,
@@ -221,20 +221,20 @@ def eval_cmd(
         # No hooks: they would change what each trial measures (docs/hooks.md).
         named = list(dict.fromkeys([*chosen, *([judge_model] if judge_model else [])]))
         by_model = _model_settings(
-            replace(settings, tools=True, hooks_enabled=False), sources, named
+            settings.replaced(tools=True, hooks_enabled=False), sources, named
         )
         outcome_eval(consoles_of(ctx), queries_file, settings, by_model, wanted)
         return
     # Triggering is a get_skill call. A query comes with no workspace, and eval
     # measures whether a description triggers: a skill with `paths` is listed. No
     # hooks: a prompt's added context would change what is measured (docs/hooks.md).
-    settings = replace(settings, tools=True, paths_gate=False, hooks_enabled=False)
+    settings = settings.replaced(tools=True, paths_gate=False, hooks_enabled=False)
     queries = load_queries(queries_file, skill)
     from skillchat.session_settings import load_registry
 
     registry = load_registry(settings)
     _check_skills(queries, registry, queries_file.name)
-    models = list(dict.fromkeys(model or [settings.model]))
+    models = list(dict.fromkeys(model or [settings.model.name]))
     by_model = _model_settings(settings, sources, models)
     plan = plan_runs(queries, models, runs)
     evaluation = Evaluation(
@@ -313,7 +313,7 @@ def _check_backends(by_model: dict[str, Settings]) -> None:
     from skillchat.engine.resolve import asked, resolve
 
     for settings in by_model.values():
-        make_backend(resolve(settings, asked(settings), probe=False), Timeouts.of(settings))
+        make_backend(resolve(settings, asked(settings), probe=False), Timeouts.of(settings.model))
 
 
 def _evaluate(

@@ -64,7 +64,13 @@ def outcome_eval(
     """Plan, confirm, run (resuming), report; exit as the report says."""
     from skillchat.evals.outcome_arms import arm_registries
     from skillchat.evals.outcome_judged import judge_for, judge_line
-    from skillchat.evals.outcome_run import estimate, iteration_folder, model_slug, plan_trials
+    from skillchat.evals.outcome_run import (
+        estimate,
+        iteration_folder,
+        measured_line,
+        model_slug,
+        plan_trials,
+    )
     from skillchat.evals.outcome_shard import conditions, in_shard
     from skillchat.evals.outcome_store import ResultStore
     from skillchat.evals.outcome_tasks import load_tasks
@@ -132,12 +138,21 @@ def outcome_eval(
             options.verifier_timeout_s,
             judge,
         )
+        planned = estimate(todo, arms.registries, by_model, tasks.skill)
         if todo:
-            line = estimate(todo, arms.registries, by_model, tasks.skill).line(len(done))
+            line = planned.line(len(done))
             if judge is not None:
                 line += "\n" + judge_line(judge, todo, options.pairwise)
             _confirm(consoles, line, options.yes)
-        results, interrupted = _run(consoles, todo, setup, store, options)
+        # The first trial alone: its real usage makes the estimate of the others.
+        results, interrupted = _run(consoles, todo[:1], setup, store, options)
+        if len(todo) > 1 and not interrupted:
+            if results[0].tokens and not results[0].error:
+                consoles.err.print(
+                    measured_line(results[0], planned), markup=False, highlight=False
+                )
+            more, interrupted = _run(consoles, todo[1:], setup, store, options)
+            results += more
         results = [*done.values(), *results]
         verdicts: list[PairVerdict] = []
         if judge is not None and options.pairwise and not interrupted:

@@ -40,8 +40,8 @@ def list_cmd(ctx: typer.Context, config: ConfigOpt = None, json_out: JsonOpt = F
     """Each configured server: does it start, how many tools (and skills), its prompts
     and resources (by name), or why not."""
     settings = load(ctx, config)
-    servers = list(settings.mcp_servers.values())
-    off = plugin_cmd.off_rows(set(settings.mcp_servers))
+    servers = list(settings.mcp.servers.values())
+    off = plugin_cmd.off_rows(set(settings.mcp.servers))
     if not servers and not off:
         where = settings.config_path or "the config file"
         raise UsageError(f"no MCP server is configured: add an [mcp.NAME] table to {where}")
@@ -86,17 +86,17 @@ def tools_cmd(
     from skillchat.plugin_servers import off_reason
 
     settings = load(ctx, config)
-    server = settings.mcp_servers.get(name)
+    server = settings.mcp.servers.get(name)
     if server is None and (off := off_reason(plugin_servers_path(), name)) is not None:
         raise UsageError(off)
     if server is None:
-        known = ", ".join(settings.mcp_servers) or "none configured"
+        known = ", ".join(settings.mcp.servers) or "none configured"
         raise UsageError(f"no [mcp.{name}] in the config ({known})")
     state = _started([server])[name]
     if state.state != "ready":
         raise McpError(f"MCP server '{name}' did not start: {state.error}")
     listed = [(name, tool) for tool in state.tools]
-    offer = build_offer(listed, share_of(settings.budget))
+    offer = build_offer(listed, share_of(settings.limits.budget))
     left = dict(offer.left_out)
     rows = []
     for entry in [*offer.full, *offer.names_only]:
@@ -244,9 +244,9 @@ def logout_cmd(
 
 def _http_server(ctx: typer.Context, name: str, config: Any) -> Any:
     settings = load(ctx, config)
-    server = settings.mcp_servers.get(name)
+    server = settings.mcp.servers.get(name)
     if server is None:
-        known = ", ".join(settings.mcp_servers) or "none configured"
+        known = ", ".join(settings.mcp.servers) or "none configured"
         raise UsageError(f"no [mcp.{name}] in the config ({known})")
     if server.url is None:
         raise UsageError(f"[mcp.{name}] is a stdio server: only an HTTP server has a login")

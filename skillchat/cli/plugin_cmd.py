@@ -30,7 +30,7 @@ def check(prepared: Any, target: Path, project: bool, settings: Settings) -> Non
 
     if project:
         raise InstallError("a plugin installs for the user (its servers are yours): drop --project")
-    plugin_install.check(prepared, target, set(settings.mcp_servers), plugin_servers_path())
+    plugin_install.check(prepared, target, set(settings.mcp.servers), plugin_servers_path())
 
 
 def show(consoles: Consoles, prepared: Any, target: Path) -> None:
@@ -127,7 +127,7 @@ def _update_one(ctx: typer.Context, target: Path, name: str, record: Any, yes: b
             return
         settings = load_settings()
         plugin_install.check(
-            prepared, target, set(settings.mcp_servers), plugin_servers_path(), updating=True
+            prepared, target, set(settings.mcp.servers), plugin_servers_path(), updating=True
         )
         _show(consoles_of(ctx), prepared)
         show(consoles_of(ctx), prepared, target)

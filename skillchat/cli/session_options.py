@@ -1,6 +1,7 @@
 """A chat session's command line: its options, declared once in `SessionOptions`,
 and the one way `ask`, the REPL (the root command, cli/app.py) and eval turn them
-into settings (`chosen_settings`); `ask` and the REPL go on with `open_chat`.
+into settings (`chosen_settings`); `ask` and the REPL go on with `open_chat`
+(cli/open_chat.py).
 
 A new session option is a field of `SessionOptions` (its `Opt`, cli/opts.py, in
 the annotation) and, where it is a setting, its line in `overrides`: `session_command`
@@ -20,16 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 
 from skillchat.backend_table import BACKEND_NAMES, DEFAULT_THINKING
-from skillchat.cli.invocation import Invocation, consoles_of, load_sourced, skill_dirs_override
+from skillchat.cli.invocation import Invocation, load_sourced, skill_dirs_override
 from skillchat.cli.opts import BARE, CONFIG, NO_MCP, SKILLS_DIR, Opt, typer_hint
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
-    from skillchat.chats.records import Transcript
-    from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
-    from skillchat.target import Target
-    from skillchat.workspace.files import Workspace
 
 ModelOpt = Annotated[
     str | None,
@@ -184,35 +181,6 @@ AllowWriteOpt = Annotated[
 ]
 
 
-def project_workspace(
-    settings: Settings, sources: dict[str, str], *, off: bool
-) -> tuple[Settings, str]:
-    """The settings with the workspace off (`--no-workspace`), or, when neither
-    `--workspace` nor the config names one, the project the cwd is in (a git work
-    tree, or a folder in `projects`); and where the workspace came from, which says
-    which."""
-    from skillchat.workspace.project import project_folder
-
-    source = sources.get("workspace", "default")
-    if off:
-        if source == "flag":
-            raise UsageError("--workspace and --no-workspace exclude each other: pick one")
-        return replace(settings, workspace=None), "flag"
-    if settings.workspace or (found := project_folder(Path.cwd(), settings.projects)) is None:
-        return settings, source
-    folder, why = found
-    return replace(settings, workspace=str(folder)), why
-
-
-def workspace_note(settings: Settings, why: str) -> str | None:
-    """The line that says a workspace nobody named is on, and how to turn it off."""
-    from skillchat.workspace.project import PROJECT_SOURCES
-
-    if why not in PROJECT_SOURCES or not settings.workspace:
-        return None
-    return f"workspace: {settings.workspace} ({why}; --no-workspace to turn it off)"
-
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -323,21 +291,6 @@ def session_command(*, leave_out: Collection[str] = ()) -> Callable[[F], F]:
     return made
 
 
-@dataclass
-class OpenChat:
-    """A session opened from the command line, before its `Session` is made: the
-    settings, the workspace (None when off), where requests go, where each setting
-    came from (the workspace's: "flag", "chat", or the project's reason), the chat
-    database and the saved chat it goes on with (None: a new one)."""
-
-    settings: Settings
-    workspace: Workspace | None
-    target: Target
-    sources: dict[str, str]
-    store: ChatStore
-    transcript: Transcript | None
-
-
 def chosen_settings(
     ctx: Invocation, options: SessionOptions, *, allow_install: bool = False
 ) -> tuple[Settings, dict[str, str]]:
@@ -362,45 +315,3 @@ def chosen_settings(
         )
         sources["gguf"] = "flag"
     return settings, sources
-
-
-def open_chat(
-    ctx: Invocation,
-    options: SessionOptions,
-    *,
-    allow_install: bool = False,
-    needs_workspace: str | None = None,
-) -> OpenChat:
-    """How `ask` and the REPL open a chat from their options (`chosen_settings`),
-    before its `Session` is made. A bad workspace stops the command here, before any
-    request or prompt, and so does an option that needs one (`needs_workspace`: its
-    message) when there is none. With a local model (`--gguf`, `--local`, or `gguf`
-    in the config) its server starts here, loading while the rest starts up; a
-    server's `/props` is asked for its window here. The saved chat (`-c`, `--chat
-    ID`) goes on with its own model, server or local file, and workspace, unless the
-    command line chose them."""
-    from skillchat.engine.resolve import asked, resolve
-    from skillchat.session_settings import (
-        chosen_transcript,
-        continued_target,
-        open_store,
-        resumed_workspace,
-    )
-    from skillchat.workspace.files import workspace_from_settings
-
-    settings, sources = chosen_settings(ctx, options, allow_install=allow_install)
-    target = resolve(settings, asked(settings))
-    settings, why = project_workspace(settings, sources, off=options.no_workspace)
-    folder = workspace_from_settings(settings, why)
-    if needs_workspace and folder is None:
-        raise UsageError(needs_workspace)
-    warn = consoles_of(ctx).warn
-    store = open_store(settings)
-    transcript = chosen_transcript(store, last=options.last, chat_id=options.chat_id, notify=warn)
-    # The chat's own server or local model file (its server started now), unless
-    # the command line chose one.
-    target = continued_target(settings, target, transcript, sources)
-    if (kept := resumed_workspace(settings, transcript, warn, why == "flag")) is not settings:
-        settings, folder, why = kept, workspace_from_settings(kept, "chat"), "chat"
-    sources["workspace"] = why
-    return OpenChat(settings, folder, target, sources, store, transcript)

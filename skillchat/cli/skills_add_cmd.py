@@ -97,8 +97,7 @@ def _inline(root: Path) -> str:
     """The inline commands of the skill's SKILL.md (tools/inline_commands.py): they
     run as its body loads, and the yes that installs it trusts its allowed-tools to
     pre-approve them."""
-    from skillchat.skills.frontmatter import locate
-    from skillchat.skills.install import SKILL_MD_NAMES
+    from skillchat.skills.frontmatter import SKILL_MD_NAMES, locate
     from skillchat.tools.inline_commands import inline_commands
 
     for name in SKILL_MD_NAMES:
@@ -167,6 +166,7 @@ def add_cmd(
     install it atomically, locked to its commit and content, and trusted."""
     from skillchat.skills import install
     from skillchat.skills.gitfetch import parse_source
+    from skillchat.skills.staged import collisions
 
     src = parse_source(source, ref=ref, path=path)
     target = target_dir(project)
@@ -176,7 +176,7 @@ def add_cmd(
     try:
         prepared = install.prepare(src, work, names or [], all_)
         for c in prepared.skills:
-            install.collisions(c, target, installed)
+            collisions(c, target, installed)
         if prepared.plugin is not None:
             plugin_cmd.check(prepared, target, project, settings)
         _show(consoles_of(ctx), prepared)
@@ -195,7 +195,7 @@ def add_cmd(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if project:
-        _trust_installed(target, [p.name for p in moved], settings.skill_packages)
+        _trust_installed(target, [p.name for p in moved], settings.run.packages)
     for folder in moved:
         c = next(c for c in prepared.skills if c.name == folder.name)
         typer.echo(safe.one_line(f"installed {c.name} (sha256 {c.digest[:12]}…) in {folder}"))
@@ -388,6 +388,6 @@ def update_cmd(
     if project:
         from skillchat.config import load_settings
 
-        _trust_installed(target, [u.name for u in updates], load_settings().skill_packages)
+        _trust_installed(target, [u.name for u in updates], load_settings().run.packages)
     for u in updates:
         typer.echo(safe.one_line(f"updated {u.name} (sha256 {u.skill.digest[:12]}…)"))

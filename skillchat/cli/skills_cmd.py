@@ -1,7 +1,7 @@
-"""`skillchat skills list | show`: what the user can see of the registry, and the
-`skills` app its other commands register on (`validate`: cli/skills_validate_cmd.py,
-`trust`: cli/skills_trust_cmd.py, which project skills the user trusts, see
-skillchat/skills/trust.py).
+"""`skillchat skills list`: what the user can see of the registry, and the
+`skills` app its other commands register on (`show`: cli/skills_show_cmd.py,
+`validate`: cli/skills_validate_cmd.py, `trust`: cli/skills_trust_cmd.py, which
+project skills the user trusts, see skillchat/skills/trust.py).
 
 Three output forms for each: Rich tables and Markdown on a terminal, plain lines
 when piped (`name<TAB>description<TAB>trust`, then `<TAB>override` when the user
@@ -19,19 +19,18 @@ file names) is printed through ui/safe.py: as text, control characters visible.
 
 from __future__ import annotations
 
-import json
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillchat.cli.common import ConfigOpt, JsonOpt, NoMcpOpt, SkillsDirOpt
+from skillchat.cli.common import ConfigOpt, JsonOpt, SkillsDirOpt
 from skillchat.cli.invocation import consoles_of, load, skill_dirs_override
 from skillchat.cli.lazy import LazyGroup, plain_usage
-from skillchat.cli.skills_listing import invocation_note, long_table, short_lines
-from skillchat.config import BUNDLED_SKILLS
+from skillchat.cli.skills_listing import long_table, short_lines
 from skillchat.errors import SkillchatError
+from skillchat.sections import BUNDLED_SKILLS
 from skillchat.skills.model import Excluded, Problem, Skill
 from skillchat.skills.registry import Registry
 from skillchat.skills.trust import TrustState, TrustStore
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
 # lists them: running one imports its module alone and builds it alone.
 SUBCOMMANDS = {
     "list": "skillchat.cli.skills_cmd",
-    "show": "skillchat.cli.skills_cmd",
+    "show": "skillchat.cli.skills_show_cmd",
     "validate": "skillchat.cli.skills_validate_cmd",
     "trust": "skillchat.cli.skills_trust_cmd",
     "cost": "skillchat.cli.skills_usage_cmd",
@@ -102,7 +101,7 @@ def settings_and_registry(
     from skillchat.session_settings import load_registry as registry_of
 
     settings = load(ctx, config, skill_dirs=skill_dirs_override(dirs))
-    if not settings.skills_enabled:
+    if not settings.skills.enabled:
         consoles_of(ctx).warn("skills are disabled in the config ([skills] enabled = false)")
         return settings, registry_of(settings)
     registry = registry_of(settings)
@@ -115,30 +114,30 @@ def naming(
     """The registry to find `names` in: the local one, or when one of them is no
     local skill (and not `no_mcp`), with the skills the MCP servers serve, which are
     started for it."""
-    if no_mcp or not settings.skills_enabled or all(registry.get(n) for n in names):
+    if no_mcp or not settings.skills.enabled or all(registry.get(n) for n in names):
         return registry
     return with_served(ctx, settings, registry)
 
 
 def _serving(settings: Settings) -> list[str]:
     """The configured servers that served skills when they last started."""
-    if not settings.active_mcp_servers():
+    if not settings.mcp.active():
         return []
     from skillchat.mcp.listing import kept
 
-    lists = kept(settings.active_mcp_servers())
+    lists = kept(settings.mcp.active())
     return [name for name, listed in lists.items() if listed.skills]
 
 
 def with_served(ctx: typer.Context, settings: Settings, registry: Registry) -> Registry:
     """The registry plus the skills the configured MCP servers serve (their servers
     live until the command ends: `show` reads files through them)."""
-    if not settings.active_mcp_servers():
+    if not settings.mcp.active():
         return registry
     from skillchat.mcp.hub import McpHub
     from skillchat.skills.registry import with_served
 
-    hub = McpHub(settings.active_mcp_servers())
+    hub = McpHub(settings.mcp.active())
     ctx.call_on_close(hub.close)
     hub.start()
     hub.wait()
@@ -149,7 +148,7 @@ def with_served(ctx: typer.Context, settings: Settings, registry: Registry) -> R
     for name, state in hub.servers.items():
         if state.state == "failed":
             warn(f"MCP server '{name}' is not available: {state.error}")
-    return with_served(registry, served, settings.skills_disabled)
+    return with_served(registry, served, settings.skills.disabled)
 
 
 def problem_json(p: Problem) -> dict[str, Any]:
@@ -159,7 +158,7 @@ def problem_json(p: Problem) -> dict[str, Any]:
 def load_trust(settings: Settings, consoles: Consoles) -> TrustStore:
     """The user's trust store (covering the config's `[packages]` too); an unusable
     one is one warning and trusts nothing."""
-    store = TrustStore.load(packages=settings.skill_packages)
+    store = TrustStore.load(packages=settings.run.packages)
     if store.problem:
         consoles.warn(store.problem)
     return store
@@ -243,7 +242,7 @@ def list_cmd(
     (invalid, shadowed, over the limit)."""
     consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir, served)
-    if not served and settings.skills_enabled and (serving := _serving(settings)):
+    if not served and settings.skills.enabled and (serving := _serving(settings)):
         consoles.warn(
             f"skills served by MCP servers are not listed ({', '.join(serving)}): "
             "skillchat skills list --served lists them"
@@ -309,137 +308,3 @@ def find_skill(registry: Registry, name: str) -> Skill:
     raise SkillchatError(
         f"no skill named '{name}' (see `skillchat skills list`){fixture_hint(name)}"
     )
-
-
-@app.command("show", short_help="Show a skill's frontmatter, body and files.")
-def show_cmd(
-    ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="The skill's name.")],
-    file: Annotated[
-        str | None, typer.Option("--file", help="Print this file of the skill, raw.")
-    ] = None,
-    config: ConfigOpt = None,
-    skills_dir: SkillsDirOpt = None,
-    json_out: JsonOpt = False,
-    no_mcp: NoMcpOpt = False,
-) -> None:
-    """Show a skill's frontmatter, body and files; with --file, that file's text. A
-    name no local skill has is looked for among the skills MCP servers serve."""
-    from skillchat.errors import FrontmatterError
-    from skillchat.skills.files import list_skill_files, read_skill_file, read_skill_md
-    from skillchat.skills.frontmatter import split_skill_md
-    from skillchat.skills.frontmatter_yaml import json_safe
-
-    consoles = consoles_of(ctx)
-    settings, registry = settings_and_registry(ctx, config, skills_dir)
-    skill = find_skill(naming(ctx, settings, registry, [name], no_mcp), name)
-    if file is not None:
-        got = read_skill_file(skill, file, limit=settings.max_resource_bytes)
-        if json_out:
-            doc = {
-                "skill_name": skill.name,
-                "file_path": got.path,
-                "size_bytes": got.size,
-                "truncated": got.truncated,
-                "content": got.text,
-            }
-            typer.echo(safe.json_text(doc, indent=2))
-            return
-        # Raw into a pipe or file (a byte-exact copy is the point of --file); on a
-        # terminal, like everything else a skill wrote, with control characters visible.
-        typer.echo(safe.clean(got.text) if stdout_is_terminal() else got.text, nl=False)
-        if got.truncated:
-            consoles.warn(
-                f"'{got.path}' cut at {settings.max_resource_bytes:,} bytes "
-                f"of {got.size:,} (max_resource_bytes)"
-            )
-        return
-    md = read_skill_md(skill, limit=settings.max_skill_md_bytes)
-    try:
-        frontmatter, body = split_skill_md(md.text)
-    except FrontmatterError:  # cut inside the frontmatter, or edited since discovery
-        frontmatter, body = json_safe(skill.frontmatter), md.text
-    listing = list_skill_files(skill)
-    files = listing.paths
-    trust = load_trust(settings, consoles).state(skill)
-    if json_out:
-        doc = {
-            "name": skill.name,
-            "path": str(skill.root),
-            "origin": skill.origin,
-            "trust": trust.value,
-            "allowed_tools": _allowed_tools_json(skill),
-            "frontmatter": frontmatter,
-            "body": body,
-            "truncated": md.truncated,
-            "files": files,
-            "files_total": listing.total,
-            "warnings": [problem_json(p) for p in skill.warnings],
-        }
-        typer.echo(safe.json_text(doc, indent=2))
-        return
-    if (cut := listing.notice()) is not None:
-        consoles.warn(cut)
-    if not stdout_is_terminal():
-        typer.echo(safe.clean(f"name: {skill.name}\npath: {skill.root}\norigin: {skill.origin}"))
-        typer.echo(f"trust: {safe.one_line(trust.describe())}")
-        for key, value in frontmatter.items():
-            if key != "name":
-                typer.echo(f"{safe.one_line(str(key))}: {safe.one_line(_scalar(value))}")
-        typer.echo("files:\n" + "\n".join(f"  {safe.one_line(f)}" for f in files))
-        typer.echo("\n" + safe.clean(body.strip("\n")))
-        if md.truncated:
-            consoles.warn("SKILL.md was cut at max_skill_md_bytes")
-        return
-    _show_rich(consoles, skill, trust, frontmatter, body, files, md.truncated)
-
-
-def _allowed_tools_json(skill: Skill) -> dict[str, Any] | None:
-    """How skillchat reads the skill's `allowed-tools` (None: it declares none)."""
-    from skillchat.skills.allowed_tools import parse_allowed_tools
-
-    rules = parse_allowed_tools(skill.allowed_tools)
-    if not rules.declared:
-        return None
-    return {
-        "commands": [rule.entry for rule in rules.bash],
-        "read_only": list(rules.read_only),
-        "ignored": list(rules.ignored),
-    }
-
-
-def _scalar(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _show_rich(
-    consoles: Consoles,
-    skill: Skill,
-    trust: TrustState,
-    frontmatter: dict[str, Any],
-    body: str,
-    files: list[str],
-    truncated: bool,
-) -> None:
-    from rich.panel import Panel
-    from rich.table import Table
-
-    out = consoles.out
-    meta = Table.grid(padding=(0, 2))
-    meta.add_column(style="strong")
-    meta.add_column(overflow="fold")
-    meta.add_row("path", safe.text(str(skill.root)))
-    meta.add_row("origin", safe.text(skill.origin))
-    meta.add_row("trust", safe.text(trust.describe()))
-    if note := invocation_note(skill):
-        meta.add_row("invocation", safe.text(note))
-    for key, value in frontmatter.items():
-        meta.add_row(safe.text(str(key)), safe.text(_scalar(value)))
-    meta.add_row("files", safe.text("\n".join(files) or "(none)"))
-    title = safe.text(safe.one_line(skill.name))
-    out.print(Panel(meta, title=title, title_align="left", border_style="panel.border"))
-    for w in skill.warnings:
-        consoles.warn(str(w))
-    out.print(safe.markdown(body))
-    if truncated:
-        consoles.warn("SKILL.md was cut at max_skill_md_bytes")

@@ -88,11 +88,11 @@ def deps_cmd(
         raise UsageError("--remove needs a skill NAME")
     consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir)
-    store = EnvStore(settings.envs_folder())
+    store = EnvStore(settings.storage.envs_folder())
     skills = [find_skill(registry, name)] if name else list(registry.skills.values())
     rows: list[dict[str, Any]] = []
     for skill in skills:
-        rows += _declarations(skill.name, skill.root, settings.skill_packages.get(skill.name, ()))
+        rows += _declarations(skill.name, skill.root, settings.run.packages.get(skill.name, ()))
     python = sandbox_python()
     for row in rows:
         if "refused" not in row and "key" not in row:
@@ -119,7 +119,7 @@ def deps_cmd(
         every = [
             r
             for s in registry.skills.values()
-            for r in _declarations(s.name, s.root, settings.skill_packages.get(s.name, ()))
+            for r in _declarations(s.name, s.root, settings.run.packages.get(s.name, ()))
         ]
         keep = {
             r.get("key") or env_key(tuple(r["packages"]), python)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from skillchat.config import BUNDLED_SKILLS
+from skillchat.sections import BUNDLED_SKILLS
 from skillchat.skills.model import Skill
 from skillchat.skills.trust import TrustState
 from skillchat.ui import safe

@@ -51,7 +51,7 @@ def cost_cmd(
     ]
     if report.catalog_warning:
         summary.insert(1, report.catalog_warning)
-    if caching := cached_prefix_line(settings.model, report.total):
+    if caching := cached_prefix_line(settings.model.name, report.total):
         summary.insert(1, caching)
     if not stdout_is_terminal():  # the table's columns, a header first
         typer.echo("\t".join(("skill", "catalog", "body", "files", "activation", "note")))
@@ -109,7 +109,7 @@ def stats_cmd(
 
     consoles = consoles_of(ctx)
     settings, registry = settings_and_registry(ctx, config, skills_dir)
-    path = settings.database_path()
+    path = settings.storage.database_path()
     names = registry.names()
     saved = path.exists() or path.is_symlink()  # a dangling link: skill_usage says why
     usage, chats, tokens = skill_usage(path, names) if saved else ([], 0, Tokens())

@@ -44,7 +44,7 @@ def validate_cmd(
         reports = validate_paths(paths, strict=strict)
     else:
         settings = load(ctx, config, skill_dirs=skill_dirs_override(skills_dir))
-        reports = validate_paths(settings.resolved_skill_dirs(), strict=strict, missing_ok=True)
+        reports = validate_paths(settings.skills.resolved_dirs(), strict=strict, missing_ok=True)
     failed = [r for r in reports if not r.ok]
     if json_out:
         doc = {

@@ -270,7 +270,7 @@ class Compactor:
         try:
             deltas = stream_with_retries(
                 lambda: self.backend.stream(request, None),
-                max_retries=self.settings.max_retries,
+                max_retries=self.settings.model.max_retries,
                 on_retry=lambda n, delay, e: self.notice(f"{e}; retrying in {delay:.1f}s"),
             )
             for delta in deltas:
@@ -303,7 +303,7 @@ class Compactor:
         calls: list[ToolCall] = []
         results: list[dict[str, Any]] = []
         if tools:
-            total = min(self.settings.compact_skills_tokens * CHARS_PER_TOKEN, budget // 4)
+            total = min(self.settings.limits.compact_skills_tokens * CHARS_PER_TOKEN, budget // 4)
             room = total
             for name in recent_skills(messages, self.context.activated):
                 call = ToolCall(new_call_id(), GET_SKILL, json.dumps({"skill_name": name}))

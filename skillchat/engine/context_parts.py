@@ -79,7 +79,7 @@ def measure(chat: Chat) -> ContextParts:
     if older and not only_a_summary(older):
         parts.compact_frees = tokens(sum(message_size(m) for m in older))
     parts.budget = tokens(budget)
-    parts.window = chat.settings.context_window or chat.backend.context_window()
+    parts.window = chat.settings.model.context_window or chat.backend.context_window()
     return parts
 
 

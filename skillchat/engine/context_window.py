@@ -27,7 +27,6 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -82,8 +81,7 @@ def reply_tokens(window: int) -> int:
 def user_set(settings: Settings, name: str) -> bool:
     """True when the user stated `name` (it is not its default: the limits a window
     decides are None until stated or fitted)."""
-    default = next(f.default for f in fields(Settings) if f.name == name)
-    return bool(getattr(settings, name) != default)
+    return bool(settings.value(name) != Settings().value(name))
 
 
 def _at_most(
@@ -115,14 +113,14 @@ def context_budget(
     however long its message, never waits for the lookup (a GET, or parsing
     litellm's map, ~30 ms). `size` measures a message (the chat's cache: the loop
     asks for the budget several times a request)."""
-    if settings.context_max_chars is not None or _at_most(messages, LOOKUP_FLOOR, size):
-        return settings.budget
-    tokens = settings.context_window
+    if settings.limits.context_max_chars is not None or _at_most(messages, LOOKUP_FLOOR, size):
+        return settings.limits.budget
+    tokens = settings.model.context_window
     if tokens is None and any(message.get("role") == "assistant" for message in messages):
         tokens = window()
     if tokens is None:
-        return settings.budget
-    return budget_for_window(tokens, settings.budget)
+        return settings.limits.budget
+    return budget_for_window(tokens, settings.limits.budget)
 
 
 def props_url(api_base: str) -> str:

@@ -156,9 +156,9 @@ class SkillFork:
         if target is None or same_server(settings, parent.settings):
             backend = parent.backend
         else:
-            backend = self.backend_for(target, Timeouts.of(settings))
+            backend = self.backend_for(target, Timeouts.of(settings.model))
         task = task or _last_request(parent.messages) or f"Do what the skill {skill.name} is for."
-        run = ForkRun(number, skill.name, settings.model, task)
+        run = ForkRun(number, skill.name, settings.model.name, task)
 
         def watch(event: Event) -> None:
             if not run.started:  # the catalog's notes at the child's making: said already

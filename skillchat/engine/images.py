@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillchat.chats.messages import is_image_part
-from skillchat.config import Settings
 from skillchat.engine.pricing import model_entry
+from skillchat.sections import ModelSettings
 
 if TYPE_CHECKING:
     from skillchat.safe_io.images import Image
@@ -35,14 +35,14 @@ IMAGE_CHARS = 6_400
 IMAGES_INTRO = "The images read by the tool calls above (a tool result cannot carry one):"
 
 
-def takes_images(settings: Settings) -> bool:
+def takes_images(model: ModelSettings) -> bool:
     """Whether the chat's model is sent images (see the module docstring)."""
-    if settings.vision is not None:
-        return settings.vision
-    if settings.gguf:  # the embedded server loads no image projector
+    if model.vision is not None:
+        return model.vision
+    if model.gguf:  # the embedded server loads no image projector
         return False
-    model = settings.model
-    entry = model_entry(model) or model_entry(model.removeprefix("openai/"))
+    name = model.name
+    entry = model_entry(name) or model_entry(name.removeprefix("openai/"))
     return bool(entry and entry.get("supports_vision") is True)
 
 

@@ -151,7 +151,7 @@ class Chat:
         """The catalog of the registry's skills but `unlisted` (those whose `paths`
         match no file now: steps/paths.py), and the tools offered with it."""
         self.unlisted = self.context.unlisted = unlisted
-        self.catalog = build_catalog(self.registry, self.settings.catalog_budget, unlisted)
+        self.catalog = build_catalog(self.registry, self.settings.limits.catalog_budget, unlisted)
         self.context.catalog_incomplete = self.catalog is not None and self.catalog.incomplete
         self.offer_tools()
 
@@ -207,7 +207,7 @@ class Chat:
         for step in self.steps:
             step.after_message(self, turn)
         turn.system = self.system_prompt(turn.injected)
-        limit = self.settings.max_tool_rounds
+        limit = self.settings.limits.max_tool_rounds
         for round_no in range(limit + 1):
             if round_no and self.toolbox.source is not None:
                 # A schema fetched last round, a server that came up: offered now.
@@ -224,7 +224,7 @@ class Chat:
                     tools,
                     emit=self.emit,
                     keep=self.keep,
-                    max_retries=self.settings.max_retries,
+                    max_retries=self.settings.model.max_retries,
                 )
             except ProviderError as exc:
                 raise self._catalog_said(exc, turn.system) from None
@@ -245,7 +245,7 @@ class Chat:
                     f"the model still wanted tools after {limit} tool rounds "
                     "(max_tool_rounds): raise it in the config, or ask a narrower question"
                 )
-            result.tool_calls += run_tools(self, reply, self.settings.max_tool_calls)
+            result.tool_calls += run_tools(self, reply, self.settings.limits.max_tool_calls)
         raise AssertionError("unreachable: the loop returns or raises")
 
     def _catalog_said(self, exc: ProviderError, system: str | None) -> ProviderError:

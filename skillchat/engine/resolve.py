@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from skillchat.backend_table import backend_row, required_max_tokens
+from skillchat.config import Settings
 from skillchat.engine.context_window import (
     budget_for_window,
     reply_tokens,
@@ -35,15 +36,14 @@ from skillchat.target import Place, Target
 
 if TYPE_CHECKING:
     from skillchat.chats.records import Transcript
-    from skillchat.config import Settings
 
 
 def _own(settings: Settings, name: str) -> Any:
     """`settings`' value of `name` when the user set it (file, environment, flag, a
     table chosen at start), else its default: never a value fitted to a place."""
     if user_set(settings, name):
-        return getattr(settings, name)
-    return next(f.default for f in fields(settings) if f.name == name)
+        return settings.value(name)
+    return Settings().value(name)
 
 
 # Where a value came from, as the command line says (config.py's `load_with_sources`):
@@ -55,10 +55,10 @@ def asked(settings: Settings) -> Place:
     """The place the settings ask for: the configured (or `--model`) model, its
     server or local file, and what the user stated about it."""
     return Place(
-        settings.model,
-        settings.api_base,
-        settings.backend,
-        settings.gguf,
+        settings.model.name,
+        settings.model.api_base,
+        settings.model.backend,
+        settings.model.gguf,
         _own(settings, "context_window"),
         _own(settings, "max_tokens"),
         _own(settings, "vision"),
@@ -70,7 +70,7 @@ def named(settings: Settings, name: str, base: Place) -> Place:
     whole place: no `api_base` is the provider's own server, no `gguf` no file (never
     the server or file of `base`). Any other name is a model id on `base`'s server;
     from a local file, on the server the settings name (a file runs its own model)."""
-    entry = settings.named_models.get(name)
+    entry = settings.model.named.get(name)
     if entry is not None:
         return Place(
             entry.get("model", name),
@@ -115,7 +115,7 @@ def continued(
     window = next(
         (
             entry.get("context_window")
-            for entry in settings.named_models.values()
+            for entry in settings.model.named.values()
             if (entry.get("model"), entry.get("api_base")) == (chat.model, api_base)
         ),
         None,
@@ -132,7 +132,7 @@ def resolve(settings: Settings, place: Place, *, probe: bool = True) -> Target:
     if place.gguf is not None:
         from skillchat.engine.local.server import start_local
 
-        local = start_local(settings, place.gguf)
+        local = start_local(settings.model, place.gguf)
         return _fitted(
             settings, place, local.ctx, model=local.alias, api_base=None, backend="openai",
             gguf=str(local.model),
@@ -146,7 +146,7 @@ def resolve(settings: Settings, place: Place, *, probe: bool = True) -> Target:
     if not place.api_base:  # the provider's: the loop fits the map's window lazily
         return _required_reply(settings, Target(
             place, place.model, None, place.backend, None, window, place.max_tokens,
-            place.vision, settings.context_max_chars, settings.catalog_max_chars,
+            place.vision, settings.limits.context_max_chars, settings.limits.catalog_max_chars,
         ))  # fmt: skip
     return _required_reply(settings, _fitted(
         settings, place, window, model=place.model, api_base=place.api_base,
@@ -161,10 +161,10 @@ def _required_reply(settings: Settings, target: Target) -> Target:
     needed = required_max_tokens(
         backend_row(target.model, target.backend, target.api_base).name,
         target.model,
-        settings.thinking_budget,
+        settings.model.thinking_budget,
     )
     max_tokens = target.max_tokens if target.max_tokens is not None else needed
-    return replace(target, max_tokens=max_tokens, thinking=settings.thinking_budget)
+    return replace(target, max_tokens=max_tokens, thinking=settings.model.thinking_budget)
 
 
 def _fitted(
@@ -181,14 +181,14 @@ def _fitted(
     reply of at most `reply_tokens`, the transcript budget of `budget_for_window`,
     and a catalog of at most a quarter of that budget, so a full catalog leaves the
     chat three quarters."""
-    chars, catalog = settings.context_max_chars, settings.catalog_max_chars
+    chars, catalog = settings.limits.context_max_chars, settings.limits.catalog_max_chars
     max_tokens = place.max_tokens
     if window is not None:
-        budget = budget_for_window(window, settings.budget)
+        budget = budget_for_window(window, settings.limits.budget)
         if chars is None:
             chars = budget
         if catalog is None:
-            catalog = max(1, min(settings.catalog_budget, budget // 4))
+            catalog = max(1, min(settings.limits.catalog_budget, budget // 4))
         if max_tokens is None:
             max_tokens = reply_tokens(window)
     return Target(

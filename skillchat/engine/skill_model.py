@@ -53,7 +53,7 @@ MoveConsent = Callable[[ModelMove], bool]
 
 def wanted_model(settings: Settings, skill: Skill) -> str | None:
     """The model asked for the skill (config first, then its SKILL.md), if any."""
-    return settings.skill_models.get(skill.name) or skill.model
+    return settings.model.by_skill.get(skill.name) or skill.model
 
 
 def skill_target(
@@ -76,7 +76,7 @@ def skill_target(
     except SkillchatError as exc:
         return None, (
             f"skill '{skill.name}' asks for the local model {place.gguf}, which cannot "
-            f"start ({exc}): it runs on the chat's model {settings.model}"
+            f"start ({exc}): it runs on the chat's model {settings.model.name}"
         )
 
 
@@ -84,37 +84,37 @@ def _mapped(
     settings: Settings, asked_settings: Settings, skill: Skill, allow: MoveConsent
 ) -> tuple[Place | None, str | None]:
     wanted = wanted_model(settings, skill)
-    if wanted is None or wanted == INHERIT or wanted == settings.model:
+    if wanted is None or wanted == INHERIT or wanted == settings.model.name:
         return None, None
     # The chat's place, with what the user stated (never what was fitted to it).
     here = replace(
         asked(asked_settings),
-        model=settings.model,
-        api_base=settings.api_base,
-        backend=settings.backend,
-        gguf=settings.gguf,
+        model=settings.model.name,
+        api_base=settings.model.api_base,
+        backend=settings.model.backend,
+        gguf=settings.model.gguf,
     )
-    if skill.name in settings.skill_models:  # the user's own choice: any model id
+    if skill.name in settings.model.by_skill:  # the user's own choice: any model id
         return named(asked_settings, wanted, here), None
-    if wanted in settings.named_models:
+    if wanted in settings.model.named:
         chosen = named(asked_settings, wanted, here)
         move = ModelMove(skill.name, wanted, chosen.model, _where(chosen), skill.forked)
         if _trusted(settings, skill) or allow(move):
             return chosen, None
         return None, (
             f"skill '{skill.name}' is not trusted to choose its model '{wanted}' "
-            f"({move.model} on {move.server}): it runs on the chat's model {settings.model} "
+            f"({move.model} on {move.server}): it runs on the chat's model {settings.model.name} "
             f'(skillchat skills trust {skill.name}, or [skill_models] {skill.name} = "{wanted}", '
             "allows it)"
         )
     if wanted.lower() in CLAUDE_ALIASES:
         return None, (
             f"skill '{skill.name}' asks for model '{wanted}', a Claude Code alias with no "
-            f"[models.{wanted}] in the config: it runs on the chat's model {settings.model}"
+            f"[models.{wanted}] in the config: it runs on the chat's model {settings.model.name}"
         )
     return None, (
         f"skill '{skill.name}' asks for model '{wanted}', which the config does not name: "
-        f"it runs on the chat's model {settings.model} ([skill_models] {skill.name} = "
+        f"it runs on the chat's model {settings.model.name} ([skill_models] {skill.name} = "
         f'"{wanted}" allows it)'
     )
 
@@ -122,7 +122,7 @@ def _mapped(
 def _trusted(settings: Settings, skill: Skill) -> bool:
     from skillchat.skills.trust import TrustStore
 
-    return TrustStore.load(packages=settings.skill_packages).is_trusted(skill)
+    return TrustStore.load(packages=settings.run.packages).is_trusted(skill)
 
 
 def _where(place: Place) -> str:
@@ -142,4 +142,5 @@ def same_server(a: Settings, b: Settings) -> bool:
 
 
 def _server(s: Settings) -> tuple[object, ...]:
-    return (s.model, s.api_base, s.backend, s.gguf, s.max_tokens, s.context_window)
+    m = s.model
+    return (m.name, m.api_base, m.backend, m.gguf, m.max_tokens, m.context_window)

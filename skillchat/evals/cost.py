@@ -185,16 +185,16 @@ def _activation(context: ToolContext, name: str, count: Callable[[str], int]) ->
 def skill_costs(settings: Settings, registry: Registry, counter: Counter) -> CostReport:
     """The whole report for the skills of `registry` under `settings`."""
     count = counter.count
-    catalog = build_catalog(registry, settings.catalog_budget)
+    catalog = build_catalog(registry, settings.limits.catalog_budget)
     context = ToolContext(settings, registry)
     context.catalog_incomplete = catalog is not None and catalog.incomplete
     box = Toolbox(context)
     offered, tool_rules = box.schemas(), box.prompt_rules()
-    if settings.run_enabled:  # as a chat offers it wherever the sandbox works
+    if settings.run.enabled:  # as a chat offers it wherever the sandbox works
         offered.append(RunCommand.schema)
         tool_rules.append(RunCommand.prompt_rule)
     schemas = count(json.dumps(offered, ensure_ascii=False)) if offered else 0
-    rules = system_prompt(catalog, tools=True, tool_rules=tool_rules, commands=settings.run_enabled)
+    rules = system_prompt(catalog, tools=True, tool_rules=tool_rules, commands=settings.run.enabled)
     block = catalog.block if catalog is not None else ""
     rules_tokens = count((rules or "").replace(block, "")) if rules else 0
     shown = {}

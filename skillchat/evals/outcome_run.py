@@ -83,6 +83,7 @@ class Estimate:
     trials: int
     tokens: int
     cost: float | None  # None: no price known for a model
+    per_job: tuple[int, ...] = ()  # each job's tokens, in the jobs' order
 
     def line(self, skipped: int) -> str:
         cost = "cost unknown" if self.cost is None else f"about ${self.cost:,.2f}"
@@ -106,7 +107,7 @@ def estimate(
     counter = load_counter()
     fixed: dict[tuple[str, Arm], int] = {}
     prices: dict[str, float | None] = {}  # of PRICED_TOKENS prompt tokens, per model
-    tokens = 0
+    per_job: list[int] = []
     cost: float | None = 0.0
     for job in jobs:
         key = (job.model, job.arm)
@@ -116,12 +117,35 @@ def estimate(
             loaded = mine[0] if mine and job.arm != "without" else 0
             fixed[key] = report.total + loaded
         trial = ASSUMED_REQUESTS * (fixed[key] + counter.count(job.task.prompt))
-        tokens += trial
+        per_job.append(trial)
         if job.model not in prices:
             prices[job.model] = _price(settings[job.model], PRICED_TOKENS)
         price = prices[job.model]
         cost = None if cost is None or price is None else cost + price * trial / PRICED_TOKENS
-    return Estimate(len(jobs), tokens, cost)
+    return Estimate(len(jobs), sum(per_job), cost, tuple(per_job))
+
+
+def measured_line(first: TrialResult, planned: Estimate) -> str:
+    """The estimate of the trials after the first, now from the first's real usage:
+    each trial's estimate scaled by how the first's real tokens compare with its own
+    (the catalog and prompts still tell the trials apart: an arm without the skill,
+    a longer task). Its cost is the estimate's scaled alike, or else, where no price
+    is known but the first reported its cost, that cost per token."""
+    rest = planned.per_job[1:]
+    ratio = first.tokens / planned.per_job[0] if planned.per_job[0] else 1.0
+    tokens = round(sum(rest) * ratio)
+    cost: float | None = None
+    if planned.cost is not None and planned.tokens:
+        cost = planned.cost * ratio * sum(rest) / planned.tokens
+    elif first.cost is not None and first.tokens:
+        cost = first.cost * tokens / first.tokens
+    spent = "" if first.cost is None else f", ${first.cost:,.4f}"
+    projected = "cost unknown" if cost is None else f"about ${cost:,.2f}"
+    return (
+        f"first trial: {first.tokens:,} tokens{spent} (estimated {planned.per_job[0]:,}); "
+        f"the other {len(rest)} trial(s): about {tokens:,} tokens, {projected} "
+        "(from the first trial's usage; Ctrl-C stops, keeping what finished)"
+    )
 
 
 def _price(settings: Settings, tokens: int) -> float | None:
@@ -129,12 +153,15 @@ def _price(settings: Settings, tokens: int) -> float | None:
     (litellm's local map; the OpenAI-wire backend reports none)."""
     from skillchat.backend_table import backend_row
 
-    if backend_row(settings.model, settings.backend, settings.api_base).name != "litellm":
+    if (
+        backend_row(settings.model.name, settings.model.backend, settings.model.api_base).name
+        != "litellm"
+    ):
         return None
     from skillchat.engine.backends.litellm_backend import cost
     from skillchat.engine.events import Usage
 
-    return cost(settings.model, Usage(prompt_tokens=tokens, total_tokens=tokens))
+    return cost(settings.model.name, Usage(prompt_tokens=tokens, total_tokens=tokens))
 
 
 def write_benchmarks(

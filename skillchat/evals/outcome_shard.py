@@ -81,7 +81,7 @@ def conditions(
     verifier_s: float,
 ) -> dict[str, Any]:
     """One model's conditions, as JSON: the same on every machine for the same run."""
-    fields = {name: getattr(settings, name) for name in CONDITION_FIELDS}
+    fields = {name: settings.value(name) for name in CONDITION_FIELDS}
     held: dict[str, Any] = json.loads(
         json.dumps(
             {

@@ -12,9 +12,10 @@ guide's format, read as it is, plus the fields skillchat grades by.
 
 Paths in `files` and `verifier` are relative to the skill's folder and must stay
 in it. `expectations`/`assertions` are graded by the LLM judge (outcome_judge.py)
-after the deterministic checks; `expected_output` is kept as the guide has it. A
-task nothing grades is run, not graded, and the report says so. None of them is
-ever shown to the agent.
+after the deterministic checks; `expected_output` is the judge's reference (the
+guide's "what a good answer looks like"), shown to the judge and the pairwise
+comparer beside the answer. A task nothing grades is run, not graded, and the report
+says so. None of them is ever shown to the agent.
 
 A file that cannot be read or is not this shape is a UsageError (one line, before
 any request). One bad entry is left out with a line of its own (`Tasks.problems`)
@@ -51,6 +52,7 @@ class Task:
     output_matches: tuple[str, ...] = ()
     files_exist: tuple[str, ...] = ()
     expectations: tuple[str, ...] = ()  # graded by the LLM judge (outcome_judge.py)
+    expected_output: str = ""  # the graders' reference, never the agent's
     digest: str = ""  # of the entry, its files and verifier: a changed task is a new one
 
     @property
@@ -139,6 +141,9 @@ def _task(entry: Any, n: int, at: str, root: Path) -> Task:
         if PurePosixPath(name).is_absolute() or ".." in PurePosixPath(name).parts:
             raise UsageError(f'{at}: "files_exist" {name} must be a path inside the outputs')
     key = "assertions" if "assertions" in entry else "expectations"
+    expected = entry.get("expected_output", "")
+    if not isinstance(expected, str):
+        raise UsageError(f'{at}: "expected_output" must be a string')
     return Task(
         id=str(ident),
         prompt=prompt,
@@ -148,6 +153,7 @@ def _task(entry: Any, n: int, at: str, root: Path) -> Task:
         output_matches=patterns,
         files_exist=exists,
         expectations=_strings(entry, key, at),
+        expected_output=expected,
         digest=_digest(entry, root, [*files, *([verifier] if verifier else [])], at),
     )
 

@@ -19,7 +19,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -104,10 +104,9 @@ def run_trial(job: TrialJob, setup: TrialSetup) -> TrialResult:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="skillchat-trial-") as state:
         given = setup.settings[job.model]
-        settings = replace(
-            given,
+        settings = given.replaced(
             storage_path=str(Path(state) / "chats.db"),  # its own scratch folder
-            envs_path=str(given.envs_folder()),  # the skills' packages, installed once
+            envs_path=str(given.storage.envs_folder()),  # the skills' packages, installed once
             run_allow_write=True,
         )
         session = None

@@ -155,7 +155,7 @@ def run_once(job: Job, settings: Settings, registry: Registry, allow_run: bool) 
         activated = (*session.chat.activated, *tally.forked)
         catalog = session.chat.catalog
     else:
-        activated, catalog = (), build_catalog(registry, settings.catalog_budget)
+        activated, catalog = (), build_catalog(registry, settings.limits.catalog_budget)
     state = catalog_state(catalog, registry, job.query.skill)
     return RunOutcome(job, activated, tuple(tally.files), tally.usage, state, error)
 

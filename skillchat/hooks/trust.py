@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillchat.config import user_data_dir
 from skillchat.errors import HookError
 from skillchat.hooks.spec import Hook
 from skillchat.safe_io.write import replace_atomically
+from skillchat.sections import user_data_dir
 
 STORE_NAME = "hooks-trust.json"
 MAX_STORE_BYTES = 4_000_000

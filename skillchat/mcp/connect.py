@@ -1,7 +1,7 @@
 """What the hub (mcp/hub.py) knows and does of one server, apart from holding its
-connection: its state, starting its process (stdio), making its SDK client over
-the right transport, listing its tools, ending a stdio server still starting, and
-saying in one line why a connection failed or an answer was cut."""
+connection (mcp/server_task.py): its state, starting its process (stdio), making
+its SDK client over the right transport, listing its tools, ending a stdio server
+still starting, and saying in one line why a connection failed or an answer was cut."""
 
 from __future__ import annotations
 

@@ -27,9 +27,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from skillchat.config import Settings
 from skillchat.errors import McpError
 from skillchat.mcp.catalog import neutral
+from skillchat.sections import McpSettings
 
 MAX_FIELDS = 50  # a form longer than this is not one a person fills
 MAX_MESSAGE = 2_000
@@ -219,14 +219,14 @@ def from_defaults(form: Form) -> ElicitAnswer:
     return ElicitAnswer("accept", content, why="answered with the schema's defaults")
 
 
-def flag_elicit(settings: Settings, say: Callable[[str], None]) -> Elicit:
+def flag_elicit(mcp: McpSettings, say: Callable[[str], None]) -> Elicit:
     """`ask` and `eval`: declined, unless `--allow-elicit` (then the defaults only;
     nothing typed is ever read). Each question is one line on `say`."""
 
     def elicit(form: Form) -> ElicitAnswer:
         if form.problem:
             answer = ElicitAnswer("decline", why=form.problem)
-        elif not settings.mcp_elicit:
+        elif not mcp.elicit:
             answer = ElicitAnswer("decline", why="answering needs --allow-elicit")
         else:
             answer = from_defaults(form)

@@ -1,6 +1,6 @@
 """The MCP servers of one session, each connected on one background event loop.
 
-    hub = McpHub(settings.active_mcp_servers())   # starts nothing
+    hub = McpHub(settings.mcp.active())   # starts nothing
     hub.start(hub.needed())         # returns at once: servers connect in the background
     hub.wait(timeout)               # until the servers started are up (or failed)
     hub.listed()                    # [(server, Listed)]: as listed now, or as kept
@@ -22,7 +22,7 @@ kept list and no call stays a line in the config: nothing is spawned or imported
 skillchat is synchronous; the official SDK is asyncio. One daemon thread runs an
 event loop for all servers of the session; each server has one task that holds its
 `Client` open (an SDK client must be entered and left in one task) until the hub
-closes. A call is a coroutine submitted to that loop and waited for with the
+closes (mcp/server_task.py). A call is a coroutine submitted to that loop and waited for with the
 server's timeout. A server whose connection ends (it crashed, or exited) is
 restarted at the next call, at most `MAX_RESTARTS` times a session; after that its
 calls fail at once with the reason. The SDK is imported here only, and this module
@@ -44,23 +44,20 @@ from skillchat.errors import McpError
 from skillchat.mcp.connect import (
     ServerState,
     answer_cut,
-    client_of,
     connection_lost,
     halt,
     list_tools,
-    reason,
     settled,
-    spawn,
 )
 from skillchat.mcp.elicit import Elicit, Relay
 from skillchat.mcp.listing import Listed, keep, kept
-from skillchat.mcp.prompts import list_extras, prompt_text
+from skillchat.mcp.prompts import prompt_text
 from skillchat.mcp.results import not_a_result
+from skillchat.mcp.server_task import hold
 from skillchat.mcp.stdio import too_long
 from skillchat.mcp_config import McpServerConfig
 
 if TYPE_CHECKING:
-    from anyio.abc import Process
     from mcp import Client
     from mcp_types import CallToolResult
 
@@ -376,64 +373,8 @@ class McpHub:
         state.state, state.error = "starting", ""
         state.generation += 1
         if self._loop is not None:
-            asyncio.run_coroutine_threadsafe(self._hold(state, state.generation), self._loop)
-
-    async def _hold(self, state: ServerState, generation: int) -> None:
-        """Connect, list the tools, then hold the connection open until asked to stop.
-
-        A restarted server's old task may end after the new one started: only the
-        task of the current `generation` writes the server's state."""
-        stop = asyncio.Event()
-        state.stop, state.task = stop, asyncio.current_task()
-
-        def current() -> bool:
-            return state.generation == generation
-
-        try:
-            process = await spawn(state)  # before the SDK is imported: see spawn.py
-            try:
-                client = self._client(state, process)
-            except BaseException:
-                if process is not None:  # no transport took it over: it would stay
-                    process.kill()
-                raise
-            async with client:
-                tools = await list_tools(client)
-                from skillchat.mcp.skills import skill_entries  # the SDK is loaded by now
-
-                entries = await skill_entries(client)
-                extras = await list_extras(client, state.config.name)
-                if current():
-                    state.tools, state.client, state.state = tools, client, "ready"
-                    state.skill_entries = entries
-                    state.prompts, state.resources = extras
-                    state.ready.set()
-                    keep(state.config, tools, entries is not None)
-                await stop.wait()
-        except BaseException as exc:
-            if current():
-                if state.state == "starting" or not state.error:
-                    if isinstance(exc, Exception):  # its last words are in the tail first
-                        await settled(state.reader)
-                    state.error = reason(exc, state)
-                state.state = "failed"
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
-        finally:
-            if current():
-                state.client = state.process = None
-                state.ready.set()
-
-    def _client(self, state: ServerState, process: Process | None) -> Client:
-        return client_of(state, process, self.authorize, self._handlers(state))
-
-    def _handlers(self, state: ServerState) -> dict[str, Any]:
-        """The client's callbacks: notifications, and a server's questions when the
-        chat answers them (the SDK advertises elicitation only with a callback)."""
-        handlers: dict[str, Any] = {"message_handler": self._on_message, "cache": None}
-        if self.questions.elicit is not None:
-            handlers["elicitation_callback"] = self.questions.callback(state.config.name)
-        return handlers
+            task = hold(state, state.generation, self.authorize, self.questions, self._on_message)
+            asyncio.run_coroutine_threadsafe(task, self._loop)
 
     async def _on_message(self, message: Any) -> None:
         if getattr(getattr(message, "root", message), "method", "") == (

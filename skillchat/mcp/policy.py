@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skillchat.config import Settings
+from skillchat.sections import McpSettings
 from skillchat.skills.allowed_tools import split_entries
 from skillchat.skills.registry import Registry
 
@@ -64,7 +65,7 @@ def decide(
     trusted: Callable[[Any], bool],
 ) -> McpVerdict:
     """The policy's verdict for one call (the module docstring's order)."""
-    mode = settings.run_allowed_tools
+    mode = settings.run.allowed_tools
     skills = [registry.skills[name] for name in activated if name in registry.skills]
     declared = [s for s in skills if s.allowed_tools is not None] if mode != "ignore" else []
     listing = [
@@ -78,7 +79,7 @@ def decide(
             "refused",
             f"[run] allowed_tools = restrict: the active skills ({names}) do not list {offered}",
         )
-    config = settings.mcp_servers.get(server)
+    config = settings.mcp.servers.get(server)
     if config is not None and config.allows(tool):
         return McpVerdict("approved", f"allowed by [mcp.{server}] allow", by_config=True)
     for skill in listing:
@@ -89,13 +90,13 @@ def decide(
     return McpVerdict("ask", "no config entry or trusted active skill pre-approves it")
 
 
-def flag_consent(settings: Settings) -> McpConsent:
+def flag_consent(mcp: McpSettings) -> McpConsent:
     """`ask` and `eval`: nothing is asked; `--allow-mcp` or the config let calls through."""
 
     def consent(request: McpRequest) -> McpVerdict:
         if request.verdict.by_config:
             return request.verdict
-        if settings.mcp_allow:
+        if mcp.allow:
             return McpVerdict("approved", "--allow-mcp")
         return McpVerdict(
             "refused",

@@ -29,7 +29,7 @@ MAX_BYTES = 256 * 1024  # a token file is a few kilobytes; more is not ours
 
 
 def auth_dir() -> Path:
-    from skillchat.config import user_data_dir
+    from skillchat.sections import user_data_dir
 
     return user_data_dir() / "mcp-auth"
 

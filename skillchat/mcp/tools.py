@@ -123,7 +123,7 @@ class McpTools:
         calls run changes the next request's (`renew`), not this one."""
         if self._offer is None:
             self._offer = build_offer(
-                self.hub.listed(), share_of(context.settings.budget), self.fetched
+                self.hub.listed(), share_of(context.settings.limits.budget), self.fetched
             )
         return self._offer
 
@@ -131,7 +131,7 @@ class McpTools:
         """Before a request: the offer is made again when the servers, the budget or
         the fetched schemas changed."""
         states = tuple((n, s.state, s.generation) for n, s in self.hub.servers.items())
-        key = (states, context.settings.context_max_chars, frozenset(self.fetched))
+        key = (states, context.settings.limits.context_max_chars, frozenset(self.fetched))
         if key != self._key:
             self._offer, self._key = None, key
 

@@ -143,7 +143,7 @@ def session_hooks(
     trust = HookTrust.load()
     if trust.problem:
         notice(trust.problem)
-    scratch = settings.database_path().parent / "scratch" / "hooks"
+    scratch = settings.storage.database_path().parent / "scratch" / "hooks"
     return Hooks(
         find,
         trust,

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from skillchat.config import Settings
     from skillchat.sandbox.command_tool import (
         Consent,
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     )
     from skillchat.sandbox.envs.provider import InstallRequest, Progress, SkillEnvs
     from skillchat.sandbox.layout import SandboxSpec
+    from skillchat.sections import RunSettings
     from skillchat.skills.registry import Registry
     from skillchat.tools.base import ToolContext
     from skillchat.workspace.files import Workspace
@@ -54,7 +57,7 @@ def command_runner(
     """The runner of a session starting with `settings` over `workspace` (neither
     read from `live` here: the session may not hold a chat yet), or None: then
     run_command is not offered (`skillchat doctor` says why)."""
-    if not settings.tools or not settings.run_enabled:
+    if not settings.tools or not settings.run.enabled:
         return None
     from skillchat.mounts import start_folder
     from skillchat.sandbox.command_tool import SandboxCommands
@@ -63,7 +66,8 @@ def command_runner(
     status = probe()
     if not status.available:
         return None
-    scratch_root = settings.database_path().parent / "scratch"
+    scratch_root = settings.storage.database_path().parent / "scratch"
+    envs = settings.storage.envs_folder()
 
     folder = workspace.root if workspace is not None else None
 
@@ -77,8 +81,8 @@ def command_runner(
             # A skill served over MCP is read, never run: its folder is not mounted.
             skills={n: s.root for n, s in live.registry.skills.items() if s.remote is None},
             workspace=folder,
-            writable_workspace=now.run_allow_write,
-            network=now.run_allow_network,
+            writable_workspace=now.run.allow_write,
+            network=now.run.allow_network,
         )
 
     return SandboxCommands(
@@ -86,25 +90,26 @@ def command_runner(
         spec,
         consent,
         policy=skill_policy(
-            lambda: live.settings,
+            lambda: live.settings.run,
             lambda: live.registry,
             start_folder(folder is not None),
             lambda: live.context,
         ),
-        default_timeout_s=settings.run_timeout_s,
-        max_timeout_s=settings.run_max_timeout_s,
-        envs=lambda: skill_envs(settings, lambda: live.registry, status.tools, consent),
+        default_timeout_s=settings.run.timeout_s,
+        max_timeout_s=settings.run.max_timeout_s,
+        envs=lambda: skill_envs(settings.run, envs, lambda: live.registry, status.tools, consent),
     )
 
 
 def skill_envs(
-    settings: Settings, registry: Callable[[], Registry], tools: Any, consent: Any
+    run: RunSettings, folder: Path, registry: Callable[[], Registry], tools: Any, consent: Any
 ) -> SkillEnvs:
     """The skills' package environments: installed with the REPL's yes/no (a
     consent object with `ask_install`), else only with `--allow-install` or
     `[run] allow_install`. Progress goes where the consent's `install_progress`
     shows it (the REPL's live display, `ask`'s lines on stderr), else nowhere. The
-    skills are the session's of the moment (`registry` is read at each use)."""
+    skills are the session's of the moment (`registry` is read at each use); their
+    environments are kept in `folder`."""
     from skillchat.sandbox.envs.install import InstallLimits
     from skillchat.sandbox.envs.provider import SkillEnvs
     from skillchat.sandbox.envs.store import EnvStore
@@ -112,30 +117,31 @@ def skill_envs(
     ask = getattr(consent, "ask_install", None)
 
     def allowed(request: InstallRequest) -> bool:
-        if settings.run_allow_install:
+        if run.allow_install:
             return True
         return bool(ask(request)) if ask is not None else False
 
     return SkillEnvs(
-        EnvStore(settings.envs_folder()),
+        EnvStore(folder),
         tools,
         lambda: {n: s.root for n, s in registry().skills.items() if s.remote is None},
-        settings.skill_packages,
+        run.packages,
         allowed,
         progress=getattr(consent, "install_progress", None),
-        limits=InstallLimits(max_mb=settings.run_install_max_mb),
+        limits=InstallLimits(max_mb=run.install_max_mb),
     )
 
 
 def skill_policy(
-    settings: Callable[[], Settings],
+    run: Callable[[], RunSettings],
     registry: Callable[[], Registry],
     cwd: str,
     chat: Callable[[], ToolContext],
 ) -> Policy:
-    """The skill's `allowed-tools` under `[run] allowed_tools`, with the skill, the
-    setting and its trust read afresh for each command (a `/reload`, a `/trust` or an
-    edited script counts at once). `cwd` is
+    """The skill's `allowed-tools` under `[run] allowed_tools` (of `run()`, the
+    session's run settings), with the skill, the setting and its trust read afresh
+    for each command (a `/reload`, a `/trust` or an edited script counts at once).
+    `cwd` is
     where commands start (/workspace or /scratch): a rule naming the skill's own
     `scripts/x.py` must not match the workspace's file of that name. What judges is
     imported at the first command, not at start.
@@ -160,9 +166,9 @@ def skill_policy(
         from skillchat.skills.trust import TrustStore
 
         skill = registry().skills.get(skill_name) if skill_name else None
-        packages = settings().skill_packages
+        packages = run().packages
         trusted = skill is not None and TrustStore.load(packages=packages).is_trusted(skill)
-        mode = settings().run_allowed_tools
+        mode = run().allowed_tools
         verdict = decide(command, skill=skill, trusted=trusted, mode=mode, cwd=cwd)
         if verdict.decision != "refused" and (served := _untrusted_served(skill_name, context)):
             return Verdict("ask", served, each_time=True)
@@ -181,7 +187,7 @@ def skill_policy(
                 skill = skills.get(name)
                 if skill is None or skill.remote is None:
                     continue
-                store = store or TrustStore.load(packages=settings().skill_packages)
+                store = store or TrustStore.load(packages=run().packages)
                 if not trusted_as_activated(store, skill, chat_context.served):
                     return (
                         f"skill '{skill.name}' served by {skill.origin} is active and not "
@@ -200,7 +206,7 @@ class FlagConsent:
     shows a package install as it goes (the front end's, which this layer cannot
     draw itself)."""
 
-    settings: Settings
+    run: RunSettings
     install_progress: Progress | None = None
 
     def __call__(self, request: RunRequest) -> Verdict:
@@ -208,7 +214,7 @@ class FlagConsent:
 
         if request.verdict.each_time:
             return Verdict("refused", f"{request.verdict.reason}; --allow-run does not cover it")
-        if self.settings.run_allow:
+        if self.run.allow:
             return Verdict("approved")
         return Verdict(
             "refused",
@@ -217,6 +223,6 @@ class FlagConsent:
         )
 
 
-def flag_consent(settings: Settings, progress: Progress | None = None) -> Consent:
+def flag_consent(run: RunSettings, progress: Progress | None = None) -> Consent:
     """The consent of `ask` and eval (see `FlagConsent`)."""
-    return FlagConsent(settings, progress)
+    return FlagConsent(run, progress)

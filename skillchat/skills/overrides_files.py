@@ -15,7 +15,7 @@ PROJECT_FOLDER = ".skillchat"
 
 
 def user_file() -> Path:
-    from skillchat.config import user_config_dir
+    from skillchat.sections import user_config_dir
 
     return user_config_dir() / FILE_NAME
 

@@ -31,7 +31,7 @@ from skillchat.skills.lock import Lock, lock_path, record_for
 
 def data_root() -> Path:
     """Where each plugin's `${PLUGIN_DATA}` folder is made: the user's data dir."""
-    from skillchat.config import user_data_dir
+    from skillchat.sections import user_data_dir
 
     return user_data_dir() / "plugins"
 
@@ -78,9 +78,9 @@ def plugins_dir(target: Path) -> Path:
 
 def stage(root: Path, manifest: str, stage_dir: Path, source_path: str) -> tuple[Any, list[Any]]:
     """Read the plugin staged at `root` and stage a copy of each of its skills
-    beside it, as install.Candidate; the plugin and the candidates."""
+    beside it, as staged.Candidate; the plugin and the candidates."""
     from skillchat.errors import TrustError
-    from skillchat.skills.install import Candidate
+    from skillchat.skills.staged import Candidate
 
     plugin = plugins.read(root, manifest)
     try:
@@ -103,7 +103,7 @@ def check(
     prepared: Any, target: Path, configured: set[str], servers_file: Path, updating: bool = False
 ) -> None:
     """Refuse, before anything is written, a plugin whose name or servers' names
-    are taken (its skills' names: install.collisions); an update may reuse its own."""
+    are taken (its skills' names: staged.collisions); an update may reuse its own."""
     plugin = prepared.plugin
     lock = Lock.load(lock_path(target))
     here = plugin.name in lock.plugins or os.path.lexists(plugins_dir(target) / plugin.name)

@@ -57,9 +57,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from skillchat.config import BUNDLED_SKILLS, user_data_dir, user_skill_dirs
 from skillchat.errors import TrustError
 from skillchat.safe_io.write import replace_atomically
+from skillchat.sections import BUNDLED_SKILLS, user_data_dir, user_skill_dirs
 from skillchat.skills.content_hash import content_hash, packages_digest
 from skillchat.skills.model import Skill
 from skillchat.skills.records import skill_records

@@ -21,8 +21,9 @@ from typing import Any
 
 from skillchat.errors import InstallError, TrustError
 from skillchat.skills.content_hash import content_hash
-from skillchat.skills.install import Candidate, Prepared, folder_lock, prepare
+from skillchat.skills.install import Prepared, folder_lock, prepare
 from skillchat.skills.lock import Lock, lock_path, record_for
+from skillchat.skills.staged import Candidate
 from skillchat.skills.sync import source_of
 
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from skillchat.config import Settings
 from skillchat.errors import ToolArgumentError
+from skillchat.sections import LimitsSettings, ModelSettings
 from skillchat.skills.registry import Registry
 from skillchat.tools.context import ContentKey, ContextLedger
 from skillchat.workspace.files import Workspace
@@ -98,12 +99,12 @@ class ToolContext:
     commands: bool = False
     # Whether a model (the settings') takes images: engine/images.py decides, asked
     # only when an image is read (it may parse litellm's model map).
-    takes_images: Callable[[Settings], bool] = field(default=lambda _settings: False)
+    takes_images: Callable[[ModelSettings], bool] = field(default=lambda _model: False)
 
     @property
     def vision(self) -> bool:
         """The chat's model, as it is now (`/model`), takes images."""
-        return self.takes_images(self.settings)
+        return self.takes_images(self.settings.model)
 
 
 def to_json(payload: dict[str, Any]) -> str:
@@ -176,14 +177,14 @@ def result_cap(settings: Settings) -> int:
     reads in one turn still fit the request, and a bigger file is read in pieces
     with `offset`, each cut result saying where the next piece starts.
     """
-    return max(1, min(settings.max_resource_bytes, settings.budget // 4))
+    return max(1, min(settings.skills.max_resource_bytes, settings.limits.budget // 4))
 
 
-def image_limits(settings: Settings) -> ImageLimits:
+def image_limits(limits: LimitsSettings) -> ImageLimits:
     """The largest image the settings let a read send (`max_image_bytes`, `_side`)."""
     from skillchat.safe_io.images import ImageLimits  # loaded with a read, not at start
 
-    return ImageLimits(settings.max_image_bytes, settings.max_image_side)
+    return ImageLimits(limits.max_image_bytes, limits.max_image_side)
 
 
 def image_note(image: Image, vision: bool) -> str:

@@ -182,7 +182,7 @@ class SearchFiles(_WorkspaceFinder):
                 path,
                 glob,
                 False if regex is None else regex,
-                max_bytes=context.settings.max_resource_bytes,
+                max_bytes=context.settings.skills.max_resource_bytes,
             )
         except FileAccessError as exc:
             return self.error(exc.code, exc.message)

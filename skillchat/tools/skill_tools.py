@@ -192,7 +192,7 @@ class GetSkill(SkillTool):
         """(skill, SKILL.md as read, frontmatter, body as written). Raises
         FileAccessError with get_skill's message."""
         skill = lookup(context, skill_name, by_model=by_model)
-        md = read_skill_md(skill, limit=context.settings.max_skill_md_bytes)
+        md = read_skill_md(skill, limit=context.settings.skills.max_skill_md_bytes)
         try:
             frontmatter, body = split_skill_md(md.text)
         except FrontmatterError:  # edited since discovery, or cut inside the frontmatter
@@ -333,7 +333,7 @@ class ReadFileInSkill(SkillTool):
         limit, offset = min(max_bytes_arg(args) or most, most), offset_arg(args)
         # The folder as commands see it (`${CLAUDE_SKILL_DIR}`) is the skill's own.
         file_path = file_path.removeprefix(f"{SKILLS_MOUNT}/{skill_name}/")
-        images = image_limits(context.settings)
+        images = image_limits(context.settings.limits)
         try:
             skill = lookup(context, skill_name)
             file = read_skill_resource(skill, file_path, limit=limit, offset=offset, images=images)

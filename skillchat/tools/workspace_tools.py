@@ -67,7 +67,7 @@ def read_workspace(
     `result_cap`), or the image it is. Raises FileAccessError; the chat must have a
     workspace."""
     assert context.workspace is not None, "read_file is offered only with a workspace"
-    most, images = result_cap(context.settings), image_limits(context.settings)
+    most, images = result_cap(context.settings), image_limits(context.settings.limits)
     limit = min(limit or most, most)
     return context.workspace.read_any(path, limit=limit, offset=offset, images=images)
 

@@ -5,29 +5,41 @@
 A line whose first word is one of these runs it and never reaches the model; a
 skill with the same name is reached with `/skill NAME`, and the REPL
 says so once. Each command is a function of the session and the rest of the line;
-it returns True only to end the session. Every line goes through `_print`, onto
+it returns True only to end the session. Every line goes through `Repl.say`, onto
 the consoles of the `Repl` it is given, each part made safe (ui/safe.py): skill
 descriptions, chat titles, tool arguments and results are text, never markup.
+
+This module holds the table, `/help` and the skills' and model's commands; a group
+of commands that share a subject is a module of its own: the chat's
+(ui/chat_commands.py), the workspace's (ui/workspace_commands.py), `/context`,
+`/copy` and the `/skills` overrides.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from skillchat.errors import UsageError
+from skillchat.ui.chat_commands import (
+    CHATS_SHOWN,
+    list_chats,
+    new_chat,
+    resume_chat,
+    retry_last,
+    show_card,
+)
 from skillchat.ui.context_view import show_context
 from skillchat.ui.copy_command import copy_answer
 from skillchat.ui.override_command import OVERRIDE_USAGE, OVERRIDES, override
 from skillchat.ui.safe import counted, one_line
+from skillchat.ui.workspace_commands import attach_file, grep_files, list_files
 
 if TYPE_CHECKING:
     from skillchat.skills.model import Skill
     from skillchat.ui.repl import Repl
 
-CHATS_SHOWN = 20
 SKILL_USAGES_SHOWN = 20  # /help lists this many skills that take arguments
 # A `/name hint` up to this long shares the commands' column; most real hints are
 # longer (a sentence of options), and one cut there says nothing: it gets a line of
@@ -42,14 +54,6 @@ class Command:
     usage: str  # the arguments, for /help
     help: str
     run: Callable[[Repl, str], bool | None]
-
-
-def _print(repl: Repl, *parts: str | tuple[str, str]) -> None:
-    """One line on the REPL's stdout console from plain strings and (text, style)
-    pairs, each cleaned."""
-    from skillchat.ui import safe
-
-    repl.consoles.out.print(safe.line(*parts))
 
 
 def _help(repl: Repl, arg: str) -> None:
@@ -74,17 +78,17 @@ def _help(repl: Repl, arg: str) -> None:
     aligned = [row for row in skills[:SKILL_USAGES_SHOWN] if len(row[0]) <= USAGE_ALIGNED]
     width = max(len(left) for left, _ in rows + aligned) + 2
     for left, text in rows:
-        _print(repl, (left.ljust(width), "strong"), text)
-    _print(repl, ("keys".ljust(width), "muted"), keys)
+        repl.say((left.ljust(width), "strong"), text)
+    repl.say(("keys".ljust(width), "muted"), keys)
     if skills:
-        _print(repl, ("skills that take arguments (their argument-hint):", "muted"))
+        repl.say(("skills that take arguments (their argument-hint):", "muted"))
     for left, text in skills[:SKILL_USAGES_SHOWN]:
         if len(left) > USAGE_ALIGNED:
-            _print(repl, (left, "strong"))
+            repl.say((left, "strong"))
             left = ""
-        _print(repl, (left.ljust(width), "strong"), one_line(text, 80))
+        repl.say((left.ljust(width), "strong"), one_line(text, 80))
     if (more := len(skills) - SKILL_USAGES_SHOWN) > 0:
-        _print(repl, (f"… and {more} more (Tab after / shows them)", "muted"))
+        repl.say((f"… and {more} more (Tab after / shows them)", "muted"))
 
 
 def skill_usage(skill: Skill) -> str:
@@ -108,7 +112,7 @@ def _skills(repl: Repl, arg: str) -> None:
     names = session.registry.names()
     if not names:
         where = " (skill directories: see `skillchat config show`)"
-        _print(repl, ("no skills found", "warning"), where)
+        repl.say(("no skills found", "warning"), where)
     active = set(session.chat.activated)
     for name in names:
         skill = session.registry.skills[name]
@@ -117,19 +121,18 @@ def _skills(repl: Repl, arg: str) -> None:
         note = " (user only)" if not skill.model_invocable else ""
         note += " (model only)" if not skill.user_invocable else ""
         note += f" ({skill.override})" if skill.override else ""
-        _print(
-            repl,
+        repl.say(
             mark,
             (name, "strong"),
             shadowed,
             (note, "warning"),
             ("  " + one_line(skill.description), "muted"),
         )
-    for name in session.settings.skills_disabled:
-        _print(repl, "  ", (name, "strong"), ("  disabled", "warning"))
+    for name in session.settings.skills.disabled:
+        repl.say("  ", (name, "strong"), ("  disabled", "warning"))
     for excluded in session.registry.excluded:
         if excluded.reason == "off" and excluded.name:
-            _print(repl, "  ", (excluded.name, "strong"), ("  off (/skills reset NAME)", "warning"))
+            repl.say("  ", (excluded.name, "strong"), ("  off (/skills reset NAME)", "warning"))
 
 
 def _toggle(repl: Repl, action: str, name: str) -> None:
@@ -137,7 +140,7 @@ def _toggle(repl: Repl, action: str, name: str) -> None:
     from the next message. The config file is not touched: `[skills] disabled`
     keeps a choice (said once, with the file)."""
     session = repl.session
-    disabled = list(session.settings.skills_disabled)
+    disabled = list(session.settings.skills.disabled)
     if not name:
         raise UsageError(f"usage: /skills {action} NAME")
     if action == "disable":
@@ -151,26 +154,10 @@ def _toggle(repl: Repl, action: str, name: str) -> None:
     session.disable_skills(tuple(disabled))
     repl.warn_skills()
     where = session.settings.config_path or "the config file"
-    _print(
-        repl,
+    repl.say(
         (f"{name} {action}d for this session", "strong"),
         (f"; to keep it, edit [skills] disabled in {where}", "muted"),
     )
-
-
-def _retry(repl: Repl, arg: str) -> None:
-    """`/retry`: send the last message again, as typed. After a failure it is the
-    turn that got no answer (the failed copy is not sent twice); after an answer it
-    asks for another, both answers staying in the chat."""
-    text = repl.last_sent
-    if text is None:  # a resumed chat: its last message as stored (`/name` applied)
-        users = [m for m in repl.session.chat.messages if m.get("role") == "user"]
-        content = users[-1].get("content") if users else None
-        text = content if isinstance(content, str) else None
-    if not text:
-        raise UsageError("nothing to retry: no message was sent in this chat")
-    _print(repl, ("retrying: ", "muted"), (one_line(text)[:80], "muted"))
-    repl.send(text)
 
 
 def _model(repl: Repl, arg: str) -> None:
@@ -181,133 +168,11 @@ def _model(repl: Repl, arg: str) -> None:
 
     base, gguf = session.target.api_base, session.target.gguf
     server = f"local model {gguf}" if gguf else redact(base) if base else "the provider's own"
-    _print(
-        repl,
+    repl.say(
         "model: ",
         (session.target.model, "strong"),
         f" (backend: {session.backend.name}, server: {server})",
     )
-
-
-def _new(repl: Repl, arg: str) -> None:
-    repl.start_chat(None)
-    _print(repl, ("new chat", "muted"))
-
-
-def _chats(repl: Repl, arg: str) -> None:
-    from skillchat.chats.export import local_time
-
-    chats = repl.session.store.list_chats(limit=CHATS_SHOWN) if repl.session.store else []
-    if not chats:
-        _print(repl, ("no saved chats yet", "muted"))
-    for chat in chats:
-        current = chat.id == repl.session.chat_id
-        _print(
-            repl,
-            ("* " if current else "  ", "ok"),
-            (chat.id, "strong"),
-            f"  {local_time(chat.updated_at)}  {chat.message_count:>4} msgs  ",
-            one_line(chat.title or "(untitled)"),
-        )
-
-
-def _resume(repl: Repl, arg: str) -> None:
-    if not arg:
-        raise UsageError("/resume needs a chat id (see /chats; Tab completes)")
-    store = repl.session.store
-    if store is None:
-        raise UsageError("/resume needs the chat database")
-    repl.start_chat(store.load_transcript(arg))
-    repl.show_resumed()
-
-
-def _show(repl: Repl, arg: str) -> None:
-    records = repl.view.records
-    if not arg.isdigit() or not 1 <= int(arg) <= len(records):
-        shown = f"1-{len(records)}" if records else "none yet in this chat"
-        raise UsageError(f"/show needs the number of a tool card ({shown})")
-    record = records[int(arg) - 1]
-    from skillchat.ui import safe
-
-    head = safe.exact(f"#{arg} {record.name}", "strong")  # invisible characters marked
-    repl.consoles.out.print(head.append("  ").append(safe.exact(record.arguments, "muted")))
-    try:
-        value = json.loads(record.result.content)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict):
-        _print(repl, record.result.content)
-        return
-    for key, item in value.items():  # get_skill's documentation as text, not one JSON line
-        if isinstance(item, str) and "\n" in item:
-            _print(repl, (f"{key}:", "key"))
-            _print(repl, item)
-        else:
-            _print(repl, (f"{key}: ", "key"), json.dumps(item, ensure_ascii=False))
-    if (fork := repl.view.forks.get(int(arg))) is not None:  # a fork's card: its transcript
-        from skillchat.ui.fork_view import transcript_lines
-
-        for part in transcript_lines(fork):
-            _print(repl, part)
-
-
-def _attach(repl: Repl, arg: str) -> None:
-    """Queue a workspace file for the next message (read now, so errors show at once)."""
-    from skillchat.ui.cards import human_size
-
-    if not arg:
-        attachments = repl.session.chat.attachments
-        pending = attachments.pending if attachments else []
-        if not pending:
-            raise UsageError("/attach needs a path in the workspace (Tab completes)")
-        _print(repl, ("for the next message: ", "muted"), ", ".join(pending))
-        return
-    file = repl.session.chat.attach(arg)
-    cut = ", cut to the limit" if file.truncated else ""
-    _print(
-        repl,
-        ("attached ", "muted"),
-        (file.path, "strong"),
-        (f" ({human_size(file.size)}{cut}): it goes with your next message", "muted"),
-    )
-
-
-def _find(repl: Repl, tool: str, args: dict[str, str]) -> None:
-    """Run a workspace tool as the model would, and show what the model would get:
-    every entry or snippet, then the notices. Nothing joins the chat."""
-    from skillchat.ui.cards import human_size
-
-    if repl.session.workspace is None:
-        raise UsageError(
-            f"/{'files' if tool == 'list_files' else 'grep'} needs a workspace: "
-            "--workspace DIR, or `workspace` in the config"
-        )
-    result = json.loads(repl.session.run_tool(tool, json.dumps(args)).content)
-    if not result.get("success"):
-        raise UsageError(f"{result['errorCode']}: {result['errors'][0]}")
-    for entry in result.get("entries", []):
-        size = f"  {human_size(entry['sizeBytes'])}" if "sizeBytes" in entry else ""
-        _print(repl, entry["path"], (size, "muted"))
-    for hit in result.get("results", []):
-        mark = "  (already in the chat)" if hit["alreadyInContext"] else ""
-        _print(repl, (hit["docPath"], "strong"), ("  " + hit["chunkPath"] + mark, "muted"))
-        _print(repl, hit["snippet"])
-    if "results" in result:
-        _print(
-            repl, (f"{result['filesMatched']} of {result['filesSearched']} files match", "muted")
-        )
-    for notice in result["notices"]:
-        _print(repl, (notice, "warning"))
-
-
-def _files(repl: Repl, arg: str) -> None:
-    _find(repl, "list_files", {"glob": arg} if arg else {})
-
-
-def _grep(repl: Repl, arg: str) -> None:
-    if not arg:
-        raise UsageError("/grep needs the text to find")
-    _find(repl, "search_files", {"query": arg})
 
 
 def _reload(repl: Repl, arg: str) -> None:
@@ -321,7 +186,7 @@ def _reload(repl: Repl, arg: str) -> None:
         line += f"; new: {', '.join(added)}"
     if removed:
         line += f"; gone: {', '.join(removed)}"
-    _print(repl, (line, "muted"))
+    repl.say((line, "muted"))
 
 
 def _trust(repl: Repl, arg: str) -> None:
@@ -329,19 +194,19 @@ def _trust(repl: Repl, arg: str) -> None:
     a name, list the skills whose allowed-tools do not count yet (untrusted or changed)."""
     from skillchat.skills.trust import TrustStore, apply_trust, needing_trust
 
-    store = TrustStore.load(packages=repl.session.settings.skill_packages)
+    store = TrustStore.load(packages=repl.session.settings.run.packages)
     if store.problem:
         repl.consoles.warn(store.problem)
     registry = repl.session.registry
     skills = [registry.skills[n] for n in registry.names()]
     pending = needing_trust(store, skills) if arg in ("", "--all") else []
     if arg in ("", "--all") and not pending:
-        _print(repl, ("every skill is trusted", "muted"))
+        repl.say(("every skill is trusted", "muted"))
         return
     if not arg:
         for skill, state in pending:
-            _print(repl, "  ", (skill.name, "strong"), ("  " + state.describe(), "warning"))
-        _print(repl, ("/trust NAME (or --all) trusts as it is now; a change revokes it", "muted"))
+            repl.say("  ", (skill.name, "strong"), ("  " + state.describe(), "warning"))
+        repl.say(("/trust NAME (or --all) trusts as it is now; a change revokes it", "muted"))
         return
     chosen = [skill for skill, _ in pending]
     for name in arg.split() if arg != "--all" else []:
@@ -352,7 +217,7 @@ def _trust(repl: Repl, arg: str) -> None:
     lines = [apply_trust(store, skill) for skill in chosen]
     store.save()
     for line in lines:
-        _print(repl, ("✓ ", "ok"), line)
+        repl.say(("✓ ", "ok"), line)
 
 
 def _compact(repl: Repl, arg: str) -> None:
@@ -382,21 +247,21 @@ COMMANDS: dict[str, Command] = {
             _skills,
         ),
         Command("model", "[NAME]", "show the model, or switch to NAME", _model),
-        Command("new", "", "start a new chat", _new),
+        Command("new", "", "start a new chat", new_chat),
         Command(
             "retry",
             "",
             "send the last message again (after an error, or for another answer)",
-            _retry,
+            retry_last,
         ),
-        Command("chats", "", f"the {CHATS_SHOWN} most recent saved chats", _chats),
-        Command("resume", "ID", "continue a saved chat", _resume),
-        Command("show", "N", "the whole result of tool card #N", _show),
+        Command("chats", "", f"the {CHATS_SHOWN} most recent saved chats", list_chats),
+        Command("resume", "ID", "continue a saved chat", resume_chat),
+        Command("show", "N", "the whole result of tool card #N", show_card),
         Command(
-            "attach", "PATH", "attach a workspace file to the next message (or @PATH)", _attach
+            "attach", "PATH", "attach a workspace file to the next message (or @PATH)", attach_file
         ),
-        Command("files", "[GLOB]", "list the workspace as the model sees it", _files),
-        Command("grep", "TEXT", "search the workspace as the model would", _grep),
+        Command("files", "[GLOB]", "list the workspace as the model sees it", list_files),
+        Command("grep", "TEXT", "search the workspace as the model would", grep_files),
         Command("compact", "", "replace older turns by a summary, skills kept", _compact),
         Command("context", "", "what fills the context window, by part", show_context),
         Command("copy", "[N]", "the last answer (or answer N) to the clipboard", copy_answer),

@@ -15,16 +15,11 @@ current chat only (`/new` and `/resume` forget it):
   (`python3 -c ...`) or cannot be split into words: a prefix of such a command says
   nothing about what the rest does.
 
-Keys typed before the question was on screen do not answer it: `yes⏎` typed while
-the model was still thinking (meant as a chat message, or hasty) would otherwise be
-read as consent to a command the user had not seen, and `a` as "always". What the
-terminal holds is discarded right before the card is drawn, as the terminal starts
-reading single keys: a key pressed the moment the question shows is its answer.
 The answer is one key, no Enter (y, n, a; "always" only offered for a skill's
-command, and not while an untrusted skill served over MCP gates every command).
-Ctrl-C, Enter, Escape or end of input at the question means no. While the command
-runs, a live card shows the tail of its output; the tool card with the exit
-code follows.
+command, and not while an untrusted skill served over MCP gates every command),
+read so that no key typed before the card was on screen answers it
+(ui/ask_key.py). While the command runs, a live card shows the tail of its
+output; the tool card with the exit code follows.
 
 Questions come one at a time, all through the chat's consent owner
 (engine/questions.py), forks' too: a fork's question is preceded by a line naming
@@ -38,21 +33,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
 import shlex
-import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from skillchat.config import Settings
 from skillchat.sandbox.command_tool import RunRequest, Verdict
+from skillchat.ui.ask_key import ask_key
 from skillchat.ui.cards import human_size
 from skillchat.ui.safe import clean, exact, text
 
 if TYPE_CHECKING:  # the sandbox's machinery loads at the first command, MCP's at a server's call
     from rich.console import Console
-    from rich.text import Text
 
     from skillchat.engine.questions import Questions
     from skillchat.engine.skill_model import ModelMove
@@ -91,77 +84,6 @@ def always_scope(skill: str | None, command: str) -> Scope:
     return (skill, True, tuple(words[:1]))
 
 
-def _ask(console: Console, card: Text, question: str, keys: str, questions: Questions) -> str:
-    """Draws `card` and `question`, then reads the answer as one of `keys`: a single
-    key press with no Enter (other keys are ignored; Enter, Escape, Ctrl-D, Ctrl-C and
-    end of input are "" = no). Not a terminal: a line, its first letter.
-
-    The terminal is put in one-key mode before anything is drawn, which also drops
-    the keys typed so far, so nothing typed ahead answers a question not yet seen,
-    while a key pressed as soon as the question shows is read, never thrown away;
-    and Ctrl-C is "no" from the moment the question is drawn, not an interrupted turn.
-    A fork's question is headed by its name; while the key is awaited, forks whose
-    questions come next are named after the question as they ask (`questions`).
-    """
-    stream = sys.stdin
-    with terminal_mode(_one_key) as fd:
-        if questions.asker is not None:
-            console.print(text(f"{questions.asker}, running on its own, asks:", style="muted"))
-        console.print(card)
-        if questions.on_question is not None:
-            questions.on_question()
-        try:
-            console.print(text(question, style="strong"), end="")
-            if fd is None:
-                line = stream.readline().strip().lower()
-                return line[:1] if line[:1] in keys else ""
-            named: set[str] = set()
-            while True:
-                if not select.select([fd], [], [], 0.05)[0]:
-                    if waiting := [n for n in questions.waiting() if n not in named]:
-                        named.update(waiting)
-                        said = f"({', '.join(waiting)} waits to ask next) "
-                        console.print(text(said, style="muted"), end="")
-                    continue
-                key = os.read(fd, 1).decode(errors="replace").lower()
-                if key in ("", "\r", "\n", "\x1b", "\x04"):
-                    return ""
-                if key in keys:
-                    return key
-        except KeyboardInterrupt:  # Ctrl-C still raises SIGINT in one-key mode
-            return ""
-
-
-def _one_key(fd: int, mode: list[Any]) -> None:
-    """Keys one by one, not echoed; what was typed before dropped."""
-    import termios
-    import tty
-
-    tty.setcbreak(fd, termios.TCSAFLUSH)
-
-
-@contextmanager
-def terminal_mode(change: Callable[[int, list[Any]], None]) -> Iterator[int | None]:
-    """stdin's terminal changed by `change(fd, its mode)` (which drops the keys typed
-    so far with `TCSAFLUSH`), given back as it was at the end: its descriptor; None
-    when stdin is not a terminal (a pipe, a file, not POSIX)."""
-    saved = None
-    with suppress(ImportError, OSError, ValueError, AttributeError):  # not POSIX
-        import termios
-
-        fd = sys.stdin.fileno()
-        with suppress(termios.error):  # a pipe or a file
-            saved = termios.tcgetattr(fd)
-    if saved is None:
-        yield None
-        return
-    change(fd, list(saved))
-    try:
-        yield fd
-    finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
-
-
 class ReplConsent:
     """Asks the user before each command; remembers what "always" covers."""
 
@@ -188,7 +110,7 @@ class ReplConsent:
             )
             return Verdict("approved")
         scope = always_scope(request.skill_name, request.command)
-        if not request.verdict.each_time and (self.settings.run_allow or scope in self.always):
+        if not request.verdict.each_time and (self.settings.run.allow or scope in self.always):
             return Verdict("approved")
         console = self.console
         card = text("run_command wants to run\n", style="consent.title")
@@ -218,7 +140,7 @@ class ReplConsent:
             card.append(exact(request.skill_name, style="muted"))
             card.append(", until this chat ends", style="muted")
             keys, question = "yna", "Run it? [y]es / [n]o / [a]lways: "
-        answer = _ask(console, card, question, keys, self.questions)
+        answer = ask_key(console, card, question, keys, self.questions)
         console.print(text({"y": "yes", "a": "always"}.get(answer, "no")))
         if answer == "a":
             self.always.add(scope)
@@ -258,7 +180,7 @@ class ReplConsent:
             else "wheels only, from the configured index"
         )
         card.append(f"\n  {how}, in a sandbox with the network on", style="muted")
-        answer = _ask(console, card, "Install them? [y]es / [n]o: ", "yn", self.questions)
+        answer = ask_key(console, card, "Install them? [y]es / [n]o: ", "yn", self.questions)
         console.print(text("yes" if answer == "y" else "no"))
         return answer == "y"
 
@@ -283,7 +205,9 @@ class ReplConsent:
         card.append(f"\n  would take: {what}", style="muted")
         why = f"the skill is not trusted (skillchat skills trust {move.skill})"
         card.append(clean(f"\n  asking because: {why}"), style="muted")
-        answer = _ask(self.console, card, "Move to its model? [y]es / [n]o: ", "yn", self.questions)
+        answer = ask_key(
+            self.console, card, "Move to its model? [y]es / [n]o: ", "yn", self.questions
+        )
         self.console.print(text("yes" if answer == "y" else "no"))
         return answer == "y"
 
@@ -292,7 +216,7 @@ class ReplConsent:
         from skillchat.ui.hook_card import hook_card, shown
 
         card, ask = hook_card(question)
-        return shown(self.console, _ask(self.console, card, ask, "yn", self.questions))
+        return shown(self.console, ask_key(self.console, card, ask, "yn", self.questions))
 
     @contextmanager
     def install_progress(self, request: InstallRequest) -> Iterator[Callable[[str], None]]:
@@ -330,7 +254,7 @@ class McpAsk:
             line = f"{request.offered} pre-approved: {request.verdict.reason}"
             self.console.print(text(line, style="muted"))
             return request.verdict
-        if self.settings.mcp_allow or (request.server, request.tool) in self.always:
+        if self.settings.mcp.allow or (request.server, request.tool) in self.always:
             return McpVerdict("approved", "--allow-mcp, or always in this chat")
         console = self.console
         card = text("MCP tool call\n", style="consent.title")
@@ -349,7 +273,7 @@ class McpAsk:
             card.append(exact(claims[:300], style="muted"))
         card.append(clean(f"\n  asking because: {request.verdict.reason}"), style="muted")
         card.append("\n  always = this tool of this server, until this chat ends", style="muted")
-        answer = _ask(console, card, "Call it? [y]es / [n]o / [a]lways: ", "yna", self.questions)
+        answer = ask_key(console, card, "Call it? [y]es / [n]o / [a]lways: ", "yna", self.questions)
         console.print(text({"y": "yes", "a": "always"}.get(answer, "no")))
         if answer == "a":
             self.always.add((request.server, request.tool))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillchat.errors import McpError
 from skillchat.mcp.elicit import ElicitAnswer, Field, Form, checked
-from skillchat.ui.consent import _ask, terminal_mode
+from skillchat.ui.ask_key import ask_key, terminal_mode
 from skillchat.ui.safe import clean, exact, text
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ class ElicitCard:
             for item in form.fields:
                 card.append_text(_field_line(item))
             prompt = "[a]nswer / [d]ecline / [c]ancel: "
-        key = _ask(console, card, prompt, "adc", self.questions)
+        key = ask_key(console, card, prompt, "adc", self.questions)
         action = {"a": "accept", "d": "decline"}.get(key, "cancel")
         console.print(text({"a": "answer", "d": "decline"}.get(key, "cancel")))
         if action != "accept" or form.url is not None:

@@ -18,7 +18,7 @@ def model_choices(
     settings: Settings, current: str, store: ChatStore | None
 ) -> list[tuple[str, str]]:
     choices: dict[str, str] = {current: "the current model"}
-    for name, table in settings.named_models.items():
+    for name, table in settings.model.named.items():
         model = table.get("model")
         choices.setdefault(name, f"[models.{name}]" + (f": {model}" if model else ""))
     for chat in store.list_chats(limit=RECENT_CHATS) if store is not None else []:

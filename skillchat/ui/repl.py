@@ -27,15 +27,17 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import merge_completers
 
 from skillchat import __version__
-from skillchat.config import Settings, user_data_dir
+from skillchat.config import Settings
 from skillchat.engine.backends.background import BackgroundBackend
 from skillchat.engine.emit import Event, ForkEnded
 from skillchat.engine.invocation import unknown_name
 from skillchat.engine.questions import Questions
 from skillchat.errors import SkillchatError
+from skillchat.sections import user_data_dir
 from skillchat.session import Session
 from skillchat.ui import commands
 from skillchat.ui.background import is_light
+from skillchat.ui.chat_commands import CHATS_SHOWN
 from skillchat.ui.completion import ResourceCompleter, SlashCompleter
 from skillchat.ui.consent import McpAsk, ReplConsent, live_card
 from skillchat.ui.console import Consoles, error_line, keys_unechoed, stdout_is_terminal
@@ -99,7 +101,7 @@ class Repl:
         self.debug = debug
         # The REPL's output: its view, consent and run cards, the slash commands' lines.
         self.consoles = consoles
-        if is_light(settings.ui_theme):
+        if is_light(settings.ui.theme):
             consoles.use_light()
         self.view = ReplView(self.consoles)
         self.tokens = 0
@@ -107,14 +109,14 @@ class Repl:
         self.fork_runs: list[tuple[str, dict[str, Any]]] = []  # (model, summary) for the toolbar
         self.cost: float | None = None  # of this chat's turns, when the prices are known
         self.context_share: float | None = None  # percent of the window, after a turn
-        self.status_items = status_items(settings.ui_status_line, self.consoles.warn)
+        self.status_items = status_items(settings.ui.status_line, self.consoles.warn)
         self._warned: set[str] = set()
         self.last_sent: str | None = None  # as typed, `/name` included: what /retry sends
         self._resumed = transcript
         questions = Questions()  # the chat's consent owner, which the cards ask through
         # stdout itself, not its Rich console: Rich loads after the prompt is drawn.
         terminal = sys.stdout if stdout_is_terminal() else None
-        self.notifier = Notifier(settings.ui_notify, settings.ui_notify_after_s, terminal)
+        self.notifier = Notifier(settings.ui.notify, settings.ui.notify_after_s, terminal)
         questions.on_question = self.notifier.question
         self.session = Session(
             settings,
@@ -132,7 +134,7 @@ class Repl:
             target=target,
             sources=sources,
         )
-        self.session.start_servers()  # in the background: the prompt never waits
+        self.session.mcp.start_servers()  # in the background: the prompt never waits
         if self.session.runner is not None:
             # The console is read when a command runs: none is made before the prompt.
             # A fork running beside others draws no card of its own (Questions.elsewhere).
@@ -148,13 +150,13 @@ class Repl:
             self._chat_pairs,
             lambda: model_choices(self.session.settings, self.session.target.model, self.store),
         )
-        resources = ResourceCompleter(lambda: self.session.mcp_listed()[1])
+        resources = ResourceCompleter(lambda: self.session.mcp.listed()[1])
         self.editor = LineEditor(
             user_data_dir() / "history",
             merge_completers([slash, resources, PathCompleter(lambda: self.workspace)]),
             self.toolbar,
             self.view.notice,
-            vi=settings.ui_editing_mode == "vi",
+            vi=settings.ui.editing_mode == "vi",
         )
 
     # -------------------------------------------------------------- the session
@@ -190,10 +192,10 @@ class Repl:
     def _read(self) -> str | None:
         """The next line; MCP servers' skills that came up meanwhile join first (the
         prompt never waits for a server), and again before a command runs."""
-        self.session.refresh_served()
+        self.session.mcp.refresh_served()
         text = self.editor.read(on_shown=self._preload)
         if text is not None and commands.find(text) is not None:
-            self.session.refresh_served()
+            self.session.mcp.refresh_served()
         return text
 
     def _preload(self) -> None:
@@ -212,7 +214,7 @@ class Repl:
                 command, arg = found
                 return bool(command.run(self, arg))
             if text.startswith(MCP_PROMPT):  # a server's prompt: its messages are the turn
-                self.send(self.session.mcp_prompt(text))
+                self.send(self.session.mcp.prompt(text))
                 return False
             self.session.refresh_skills()  # a skill added since the last turn is no typo
             if mistake := unknown_name(text, self.session.registry, commands.COMMANDS):
@@ -232,6 +234,13 @@ class Repl:
             detail = error_line(f"{exc.__class__.__name__}: {exc}")
             self._line(f"internal error: {detail} (rerun with --debug)", "error")
         return False
+
+    def say(self, *parts: str | tuple[str, str]) -> None:
+        """One line of a command's output on the stdout console, from plain strings
+        and (text, style) pairs, each cleaned."""
+        from skillchat.ui import safe
+
+        self.consoles.out.print(safe.line(*parts))
 
     def _line(self, text: str, style: str = "") -> None:
         """A line of the REPL's own (an error, a notice) on its stdout console."""
@@ -357,10 +366,10 @@ class Repl:
 
     def _prompt_pairs(self) -> list[tuple[str, str]]:
         """The MCP servers' prompts, as `/mcp__SERVER__PROMPT` with their arguments."""
-        return [(p.command, p.usage()) for p in self.session.mcp_listed()[0]]
+        return [(p.command, p.usage()) for p in self.session.mcp.listed()[0]]
 
     def _chat_pairs(self) -> list[tuple[str, str]]:
-        return [(c.id, c.title or "") for c in self.store.list_chats(limit=commands.CHATS_SHOWN)]
+        return [(c.id, c.title or "") for c in self.store.list_chats(limit=CHATS_SHOWN)]
 
     def warn_skills(self) -> None:
         """At start and after the skills change (/reload, /skills disable|enable): a

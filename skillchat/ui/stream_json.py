@@ -203,7 +203,8 @@ class StreamPrinter:
         if self.session is not None:
             chat = self.session.chat
             init["tools"] = chat.toolbox.names() if chat.tools_enabled else []
-            servers = self.session.mcp.servers if self.session.mcp is not None else {}
+            hub = self.session.mcp.hub
+            servers = hub.servers if hub is not None else {}
             init["mcp_servers"] = [
                 {"name": name, "status": state.state, "error": state.error or None,
                  "tools": len(state.tools)}

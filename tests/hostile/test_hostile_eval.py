@@ -67,6 +67,7 @@ def test_an_entry_reaching_outside_the_skill_is_left_out_and_the_rest_runs(
         {"id": "r", "prompt": "x", "output_matches": "(unclosed"},
         {"id": "e", "prompt": "x", "files_exist": ["../../outside"]},
         {"id": "q", "prompt": "x", "files": ["evals/queue"], "output_contains": "x"},
+        {"id": "o", "prompt": "x", "expected_output": {"not": "text"}, "output_contains": "x"},
     ]
     linked = {
         "id": "answer",
@@ -81,9 +82,10 @@ def test_an_entry_reaching_outside_the_skill_is_left_out_and_the_rest_runs(
     done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
-    assert len(warnings) == 5 and all(line.endswith("left out") for line in warnings)
+    assert len(warnings) == 6 and all(line.endswith("left out") for line in warnings)
     assert "must be a path inside the skill folder" in warnings[0]
     assert "evals/queue cannot be used" in warnings[4]
+    assert '"expected_output" must be a string' in warnings[5]
     assert list(trials(done)) == ["answer"] and trials(done)["answer"]["delta"] == 1.0
     copies = list((tmp_path / "ws").rglob("outputs/files"))
     assert len(copies) == 2 and all((c / "input.txt").is_file() for c in copies)
@@ -266,3 +268,47 @@ def test_merging_shards_of_different_runs_is_refused(
     stored.write_text(text)
     whole = skillchat("eval", "merge", str(two), str(one), "--out", str(tmp_path / "m"), "--json")
     assert whole.returncode == 0, whole.stderr
+
+
+CONFINED = """import pathlib, socket, sys
+skill = pathlib.Path("/opt/skillchat/verifier")
+ok = (skill / "evals" / "files" / "input.txt").read_text() == "ok from input\\n"
+try:
+    (skill / "evals" / "planted").write_text("x")
+    ok = False
+except OSError:
+    pass
+try:
+    socket.create_connection(("127.0.0.1", PORT), timeout=5)
+    ok = False
+except OSError:
+    pass
+sys.exit(0 if ok and (pathlib.Path(sys.argv[1]) / "answer.md").is_file() else 1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("confined.py", CONFINED),
+        (
+            "check.js",
+            "process.exit(require('fs').existsSync(process.argv[2] + '/answer.md') ? 0 : 1)\n",
+        ),
+    ],
+)
+def test_a_verifier_reads_its_skill_read_only_has_no_network_and_js_runs_with_node(
+    server: ScriptedServer, tmp_path: Path, name: str, code: str
+) -> None:
+    """docs/eval.md: the verifier sees the skill's folder read-only at
+    /opt/skillchat/verifier and has no network (the scripted server, listening on the
+    host's loopback, cannot be reached); a `.js` verifier runs with node. Each exits 0
+    only when all of that holds, in both arms."""
+    require_sandbox()
+    script_agent(server)
+    skills = with_verifier(tmp_path, name, code.replace("PORT", str(server.server_address[1])))
+    done = run_outcome(server, skills, tmp_path / "ws", "--trials", "1", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    bad = trials(done)["bad"]
+    assert bad["with_skill"]["passed"] == 1 and bad["without_skill"]["passed"] == 1, bad
+    assert not (skills / SKILL / "evals" / "planted").exists()

@@ -587,7 +587,7 @@ def test_a_servers_prompts_and_resources_reach_the_model_and_screen_cleaned_and_
         listed = skillchat("mcp", "list", "--config", str(config), timeout=180)
         assert "/mcp__srv__hostile" in listed.stdout and "@srv:note://hostile" in listed.stdout
         assert "\x1b" not in listed.stdout + listed.stderr
-        hub = McpHub(list(load_settings(config).mcp_servers.values()))
+        hub = McpHub(list(load_settings(config).mcp.servers.values()))
         hub.start()
         try:
             turn = run_prompt(hub, "/mcp__srv__hostile 'a\x1b]0;x\x07b'")

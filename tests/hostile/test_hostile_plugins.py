@@ -132,7 +132,7 @@ def test_a_name_clash_with_an_installed_skill_installs_nothing(tmp_path: Path) -
 def test_a_server_named_as_one_of_yours_or_a_bad_plugin_name_installs_nothing(
     tmp_path: Path,
 ) -> None:
-    from skillchat.config import user_config_dir
+    from skillchat.sections import user_config_dir
 
     config = user_config_dir() / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)

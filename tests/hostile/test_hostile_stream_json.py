@@ -12,6 +12,7 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import REPO, session_options, skill_folder, wait_for
 from openai_server import ScriptedServer, call, error, reply
 from sandbox_helpers import require_sandbox
@@ -156,17 +157,24 @@ def test_a_bad_skill_named_by_the_user_is_an_error_event_and_nothing_is_sent(
     assert result["exit_code"] == 2 and server.completions == []
 
 
-def test_sigterm_mid_turn_still_ends_with_a_result(server: ScriptedServer, tmp_path: Path) -> None:
-    """`timeout`, a closing CI job: the stream still ends with its `result`
-    (`terminated`, exit 143), so a script never waits for a line that cannot come."""
+@pytest.mark.parametrize(
+    ("signum", "code", "subtype"),
+    [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")],
+)
+def test_sigterm_or_ctrl_c_mid_turn_still_ends_with_a_result(
+    server: ScriptedServer, tmp_path: Path, signum: int, code: int, subtype: str
+) -> None:
+    """`timeout`, a closing CI job, Ctrl-C: the stream still ends with its `result`
+    (`terminated`, exit 143; `interrupted`, exit 130), so a script never waits for a
+    line that cannot come."""
     server.when("hi", reply("never sent", hold="never"))
     stream = streamed(server, empty(tmp_path), "hi")
     stream.until(lambda e: e["type"] == "init")
     assert wait_for(lambda: len(server.completions) == 1, 120)
-    stream.process.send_signal(signal.SIGTERM)
-    assert stream.finish() == 143
+    stream.process.send_signal(signum)
+    assert stream.finish() == code
     result = checked(stream.events)
-    assert result["subtype"] == "terminated" and result["exit_code"] == 143
+    assert result["subtype"] == subtype and result["exit_code"] == code
 
 
 def test_two_forks_at_once_running_commands_keep_their_events_apart(

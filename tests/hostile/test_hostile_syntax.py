@@ -27,7 +27,7 @@ from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
 
-from skillchat.config import user_data_dir
+from skillchat.sections import user_data_dir
 
 # --- /name arguments in inline commands ----------------------------------------------
 

@@ -19,7 +19,7 @@ from skillchat.engine.events import Delta
 from skillchat.errors import ProviderError
 
 if TYPE_CHECKING:
-    from skillchat.config import Settings
+    from skillchat.sections import ModelSettings
     from skillchat.target import Target
 
 
@@ -32,8 +32,8 @@ class Timeouts:
     reply_timeout: float
 
     @classmethod
-    def of(cls, settings: Settings) -> Timeouts:
-        return cls(settings.timeout, settings.reply_timeout)
+    def of(cls, model: ModelSettings) -> Timeouts:
+        return cls(model.timeout, model.reply_timeout)
 
 
 class Backend(Protocol):

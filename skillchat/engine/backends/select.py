@@ -23,8 +23,8 @@ from skillchat.target import Target
 
 
 class Where(Protocol):
-    """Where requests go, as a `Target` or the settings say it (doctor reads the
-    settings): enough to choose a row and check its key."""
+    """Where requests go, as a `Target` or a `Place` says it (doctor: the settings'
+    `asked` place): enough to choose a row and check its key."""
 
     @property
     def model(self) -> str: ...

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from skillchat.config import Settings
 from skillchat.engine.local.gguf import GgufInfo, read_gguf
 from skillchat.errors import LocalModelError
+from skillchat.sections import ModelSettings
 
 # Seconds a model may take to load before skillchat gives up (a few GB from a slow disk).
 LOAD_TIMEOUT = 300.0
@@ -122,7 +122,7 @@ def require_server() -> None:
         raise LocalModelError(install_hint())
 
 
-def plan(settings: Settings, model: Path) -> LocalPlan:
+def plan(chosen: ModelSettings, model: Path) -> LocalPlan:
     """Read `model`'s header and size its server: the context is the trained one capped
     by `[local] context_max`; a reply may fill at most a quarter of it. The file is
     checked first: a wrong path (missing, a FIFO, not GGUF) is the user's to fix
@@ -132,13 +132,13 @@ def plan(settings: Settings, model: Path) -> LocalPlan:
 
     info = read_gguf(model)
     require_server()
-    ctx = min(info.context_length or FALLBACK_CONTEXT, settings.local_context_max)
+    ctx = min(info.context_length or FALLBACK_CONTEXT, chosen.local_context_max)
     return LocalPlan(
         model=model,
         alias=model.stem,
         ctx=ctx,
         max_tokens=reply_tokens(ctx),
-        template=template_for(info, settings.chat_template),
+        template=template_for(info, chosen.chat_template),
         threads=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2,
     )
 
@@ -242,12 +242,12 @@ class LocalServer:
 _servers: dict[Path, LocalServer] = {}
 
 
-def start_local(settings: Settings, gguf: str) -> LocalPlan:
+def start_local(chosen: ModelSettings, gguf: str) -> LocalPlan:
     """Start the server for the file `gguf` (once per process) and return its plan
     (its context, its model name: engine/resolve.py fits the chat to them).
     LocalModelError when the file or xllamacpp is missing."""
     model = Path(gguf).expanduser().resolve()
-    local = plan(settings, model)
+    local = plan(chosen, model)
     if model not in _servers:
         _servers[model] = LocalServer(local)
     return local

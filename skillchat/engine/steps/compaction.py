@@ -9,7 +9,7 @@ from skillchat.engine.turn import Step, StepContext, Turn
 
 class AutoCompaction(Step):
     def before_request(self, chat: StepContext, turn: Turn) -> None:
-        if not (turn.may_compact and chat.settings.auto_compact):
+        if not (turn.may_compact and chat.settings.limits.auto_compact):
             return
         if not chat.window.fits(turn.system, chat.messages, chat.budget()):
             turn.may_compact = False

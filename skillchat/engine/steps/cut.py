@@ -13,7 +13,7 @@ from skillchat.engine.turn import Step, StepContext, Turn
 class CutReply(Step):
     def after_reply(self, chat: StepContext, turn: Turn, reply: Reply) -> None:
         if reply.finish_reason == "length":
-            chat.emit.notice(cut_notice(reply, chat.settings.max_tokens))
+            chat.emit.notice(cut_notice(reply, chat.settings.model.max_tokens))
             reply.tool_calls = []
         elif reply.finish_reason == "content_filter":
             chat.emit.notice("the provider stopped the reply as a refusal (its content filter)")

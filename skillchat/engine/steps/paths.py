@@ -60,7 +60,7 @@ class PathsGate(Step):
         self._state: _State | None = None  # made at the first turn a skill has `paths`
 
     def after_message(self, chat: StepContext, turn: Turn) -> None:
-        if not chat.settings.paths_gate:
+        if not chat.settings.skills.paths_gate:
             return
         gated = {s.name: p for s in chat.registry.skills.values() if (p := s.paths) is not None}
         if not gated and not chat.unlisted:
