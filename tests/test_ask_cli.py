@@ -281,6 +281,7 @@ NOT_ON_ASK_PATH = (
     "skillchat.hooks.dispatch",
     "skillchat.skills.overrides",  # per-skill overrides: only where a file could be
     "difflib",  # the near miss of a `/name`: only for a `/name` that is not one
+    "skillchat.redact",  # secrets masked: for a line said (a warning), or `keys set`
 )
 PROBE = f"""
 import sys
