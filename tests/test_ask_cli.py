@@ -282,6 +282,7 @@ NOT_ON_ASK_PATH = (
     "skillchat.skills.overrides",  # per-skill overrides: only where a file could be
     "difflib",  # the near miss of a `/name`: only for a `/name` that is not one
     "skillchat.redact",  # secrets masked: for a line said (a warning), or `keys set`
+    "secrets",  # (and hmac) ids are os.urandom's hex, as secrets.token_hex makes them
 )
 PROBE = f"""
 import sys
