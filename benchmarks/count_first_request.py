@@ -11,6 +11,10 @@ under callgrind, stopped at the moment its request to the server leaves:
   `--before PATH`;
 - the raw SDK floor and the standard-library floor of bench_first_request.py.
 
+`--real` counts instead what bench_peers.py times: `skillchat ask` with the 234 real
+skills of `../shared/real-skills` in `~/.agents/skills`, beside floor_request.py
+reading the same skills (the target there: ask at most 3x the floor).
+
 The stop is an audit hook (`sys.addaudithook`, in a sitecustomize on PYTHONPATH)
 that ends the process as its chat request leaves: at the first `http.client.send`
 of a POST (skillchat's own client, engine/backends/wire.py, and the stdlib floor
@@ -31,6 +35,7 @@ import sys
 from pathlib import Path
 
 from bench_first_request import FLOOR, REPO, STDLIB_FLOOR, served_home
+from bench_peers import PROMPT, install_skills
 
 STOP = """import os, sys
 def _stop(event, args):
@@ -60,6 +65,7 @@ def count(argv: list[str], env: dict[str, str], cwd: Path) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="another checkout of skillchat, to compare")
+    parser.add_argument("--real", action="store_true", help="the 234 real skills, floor_request.py")
     args = parser.parse_args()
     with served_home() as (server, home, env):
         hook = home / "stop"
@@ -77,6 +83,12 @@ def main() -> None:
             "SDK floor": (floor, ""),
             "stdlib floor": (stdlib, ""),
         }
+        if args.real:
+            install_skills(home / ".agents" / "skills")
+            ask = [*ask[:6], *ask[8:-1], PROMPT]  # the user's skills, not the bundled dir
+            script = Path(__file__).resolve().parent / "floor_request.py"
+            floor = [python, str(script), server.base_url, str(home / ".agents" / "skills"), PROMPT]
+            runs = {"skillchat ask": (ask, here), "stdlib floor": (floor, "")}
         if args.before:
             runs["skillchat ask (before)"] = (ask, args.before)
         counts = {}
@@ -84,8 +96,9 @@ def main() -> None:
             paths = ":".join(filter(None, (str(hook), path)))
             counts[name] = count(argv, {**env, "PYTHONPATH": paths}, home)
     print("instructions up to the first request (callgrind Ir)")
+    base = "stdlib floor" if args.real else "SDK floor"
     for name, n in counts.items():
-        print(f"  {name:24} {n / 1e6:9.1f} M   {n / counts['SDK floor']:.3f}x the floor")
+        print(f"  {name:24} {n / 1e6:9.1f} M   {n / counts[base]:.3f}x the {base}")
 
 
 if __name__ == "__main__":

@@ -24,8 +24,6 @@ import stat
 from pathlib import Path
 
 from skillchat.errors import ConfigError, UsageError
-from skillchat.redact import secret_name
-from skillchat.safe_io.write import replace_atomically
 from skillchat.sections import user_config_dir
 
 KEYS_FILE = "keys.json"
@@ -40,6 +38,8 @@ def keys_path() -> Path:
 
 def variable(name: str) -> str:
     """The environment variable a stored key stands for: `openai` -> OPENAI_API_KEY."""
+    from skillchat.redact import secret_name  # `keys set|remove`, not every start
+
     if _SHORT.fullmatch(name):
         name = f"{name.upper()}_API_KEY"
     if not _NAME.fullmatch(name) or not secret_name(name):
@@ -106,4 +106,6 @@ def store_key(name: str, value: str | None) -> None:
     else:
         keys[name] = value
     data = (json.dumps(keys, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    from skillchat.safe_io.write import replace_atomically  # not every start's
+
     replace_atomically(path, data, ConfigError, "stored keys not written")

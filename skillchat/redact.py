@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import re
-import traceback
 
 MASK = "***"
 MIN_SECRET = 8  # shorter values ("1", "true") would mask ordinary words
@@ -73,4 +72,6 @@ def redact(text: str) -> str:
 
 def traceback_text(exc: BaseException) -> str:
     """The `--debug` traceback of `exc` (its chain included), secrets masked."""
+    import traceback  # `--debug` only: not on the path of every warning line
+
     return redact("".join(traceback.format_exception(exc)))

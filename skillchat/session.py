@@ -310,10 +310,13 @@ class Session:
         )
 
     def _hook_steps(self) -> list[HookStep]:
-        """The hooks' step of a chat or fork, when the session has hooks."""
+        """The hooks' step of a chat or fork, when the session has hooks (their
+        machinery is imported only then)."""
+        if self.hooks is None:
+            return []
         from skillchat.engine.steps.hooks import HookStep
 
-        return [HookStep(self.hooks)] if self.hooks is not None else []
+        return [HookStep(self.hooks)]
 
     def _start(
         self,

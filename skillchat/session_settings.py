@@ -126,6 +126,7 @@ def load_registry(settings: Settings) -> Registry:
     from skillchat.config import BUNDLED_FIXTURES
     from skillchat.sections import BUNDLED_SKILLS
     from skillchat.skills.lock import checked
+    from skillchat.skills.overrides_files import any_file
     from skillchat.skills.registry import Registry, discover
 
     if not settings.skills.enabled:
@@ -140,17 +141,28 @@ def load_registry(settings: Settings) -> Registry:
             hidden=hidden,
         )
     )
-    return with_overrides(registry, load_overrides(settings))
-
-
-def load_overrides(settings: Settings) -> Overrides:
-    """The user's lasting per-skill overrides and the project's (skills/overrides.py),
-    the project being the one the command started in (none under `--bare`)."""
+    project = overrides_project(settings)
+    if not any_file(project):  # no overrides: their module is not imported
+        return registry
     from skillchat.skills.overrides import Overrides
+
+    return with_overrides(registry, Overrides.load(project))
+
+
+def overrides_project(settings: Settings) -> Path | None:
+    """The project whose overrides apply: the one the command started in (none
+    under `--bare`)."""
     from skillchat.workspace.project import project_folder
 
     found = project_folder(Path.cwd(), settings.projects) if settings.project_files else None
-    return Overrides.load(found[0] if found else None)
+    return found[0] if found else None
+
+
+def load_overrides(settings: Settings) -> Overrides:
+    """The user's lasting per-skill overrides and the project's (skills/overrides.py)."""
+    from skillchat.skills.overrides import Overrides
+
+    return Overrides.load(overrides_project(settings))
 
 
 def with_overrides(registry: Registry, overrides: Overrides) -> Registry:

@@ -10,6 +10,7 @@ interpreter by an audit hook that sees each connection to the model's server
 NOT_BEFORE_REQUEST = (
     "rich",  # the catalog's warning was printed through it
     "typer",  # a plain `ask` line is read without it (cli/ask_line.py), click included
+    "traceback",  # skillchat/redact.py's, for `--debug` only, came with each warning
 )
 # At each connection to the server (the `/props` probe's, then the request's), the
 # modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect

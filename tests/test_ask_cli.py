@@ -279,6 +279,12 @@ NOT_ON_ASK_PATH = (
     "skillchat.engine.parallel_forks",  # forked skills at once: a reply's tool calls
     "skillchat.safe_io.images",  # an image read or attached
     "skillchat.sandbox.layout",  # a command's sandbox: its first command (or the probe)
+    "skillchat.engine.steps.hooks",  # hooks: only where a source could hold one
+    "skillchat.hooks.dispatch",
+    "skillchat.skills.overrides",  # per-skill overrides: only where a file could be
+    "difflib",  # the near miss of a `/name`: only for a `/name` that is not one
+    "skillchat.redact",  # secrets masked: for a line said (a warning), or `keys set`
+    "secrets",  # (and hmac) ids are os.urandom's hex, as secrets.token_hex makes them
 )
 PROBE = f"""
 import sys
@@ -309,6 +315,38 @@ def test_openai_path_imports_no_litellm_mcp_or_markdown_on_a_pipe(server: Script
     probed = "0 ['skillchat.sandbox.layout']"  # a probe that failed is not cached
     assert loaded[0] in ("0 []", probed)
     assert loaded[1] == "0 []" or (loaded[1] == probed and not probe().available)
+
+
+GC_PROBE = """
+import gc, json, sys
+port = int(sys.argv.pop(1))
+seen = []
+def connect(event, args):
+    if event == "socket.connect" and args[1][1:2] == (port,):
+        seen.append(gc.isenabled())
+sys.addaudithook(connect)
+from skillchat.cli.app import run
+code = run(sys.argv[1:])
+print(code, json.dumps([seen, gc.isenabled(), gc.get_freeze_count() > 0]), file=sys.stderr)
+"""
+
+
+def test_the_collector_is_held_off_while_ask_starts_and_on_after(server: ScriptedServer) -> None:
+    """cli/app.py holds the cyclic collector off while `ask` starts (its passes over
+    the start's objects cost 2% of it); the first request turns it back on, with the
+    start's objects frozen, and it is on when the command returns."""
+    server.script(reply("ok"))
+    argv = ["ask", *session_options(server, SKILLS), "hi"]
+    # A fresh interpreter: the subject is the collector's state in `ask`'s process.
+    done = subprocess.run(
+        [sys.executable, "-c", GC_PROBE, str(server.port), *argv],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.stdout == "ok\n", done.stderr
+    code, seen = done.stderr.splitlines()[-1].split(" ", 1)
+    connects, enabled, frozen = json.loads(seen)
+    assert code == "0" and connects and not connects[0]  # off at the first connection
+    assert enabled and frozen
 
 
 def test_no_rich_or_typer_before_the_request_when_the_catalog_warns(

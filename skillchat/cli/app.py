@@ -9,6 +9,7 @@ Exit codes: 0 success; 1 a failure the user can act on; 2 usage error;
 and even then with secrets masked (skillchat/redact.py); every error line too.
 """
 
+import gc
 import sys
 
 from skillchat.errors import SkillchatError
@@ -59,6 +60,8 @@ def run(argv: list[str]) -> int:
     debug = "--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv
     if debug:
         argv = [a for a in argv if a != "--debug"]
+    if argv[:1] == ["ask"]:
+        gc.disable()  # until ask's request leaves: cli/ask_chat.py `collect_after_start`
     try:
         _use_stored_keys()
         return _run_line(argv, debug)
@@ -76,6 +79,8 @@ def run(argv: list[str]) -> int:
         if debug:
             _debug_traceback(exc)
         return _fail(f"internal error: {exc.__class__.__name__}: {exc} (rerun with --debug)", 1)
+    finally:
+        gc.enable()
 
 
 def _use_stored_keys() -> None:

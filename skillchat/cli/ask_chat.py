@@ -10,6 +10,7 @@ turned into one line and an exit code by cli/app.py.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import signal
@@ -144,6 +145,17 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def collect_after_start() -> None:
+    """The cyclic garbage collector, held off by cli/app.py while `ask` starts, back
+    on as its first request leaves, with what the start made set aside (`gc.freeze`)
+    so that no pass walks it again. Before, 65 passes walked a start's 25,000 objects
+    for 648 freed (a few hundred cycles, now kept for the process's life) at 16 M
+    instructions, 2% of the start with the 234 real skills."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def ask_chat(run: Invocation, line: AskLine) -> int:
     """Ask one question (`line`, `ask`'s arguments); the exit code: 0, or 130/143
     when interrupted or terminated (what arrived is out and saved). With
@@ -222,10 +234,11 @@ def _ask(run: Invocation, line: AskLine, stream: StreamPrinter | None) -> int:
         view = views.TerminalView(consoles)
     else:
         view = views.PipeView(consoles)
-    from skillchat.engine.emit import ForkEnded
+    from skillchat.engine.emit import ForkEnded, Waiting
 
     forks: list[ForkEnded] = []  # the forked skills' runs, for the usage line
     listeners.append(lambda e: forks.append(e) if isinstance(e, ForkEnded) else None)
+    listeners.append(lambda e: collect_after_start() if isinstance(e, Waiting) else None)
 
     def install_progress(
         request: InstallRequest,

@@ -10,7 +10,6 @@ a skill explicitly.
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from collections.abc import Container, Iterable
@@ -73,6 +72,8 @@ def unknown_name(text: str, registry: Registry, commands: Iterable[str] = ()) ->
         called = left.name == name or unicodedata.normalize("NFKC", left.path.name) == name
         if called and left.reason != "shadowed":
             return f"/{name}: the skill '{name}' is left out: {left.summary()}"
+    import difflib  # only for a `/name` that is no skill nor command
+
     usable = [n for n, s in registry.skills.items() if s.user_invocable]
     near = difflib.get_close_matches(name, [*usable, *commands], n=1, cutoff=0.75)
     if near:

@@ -45,6 +45,7 @@ from skillchat.errors import SkillError, UsageError
 from skillchat.safe_io.read import read_bytes_at
 from skillchat.safe_io.write import PRIVATE_DIR, replace_atomically
 from skillchat.skills.model import Excluded, Problem
+from skillchat.skills.overrides_files import project_file, user_file
 
 if TYPE_CHECKING:
     from skillchat.skills.registry import Registry
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
 Kind = Literal["pin", "name-only", "manual", "off"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 Scope = Literal["user", "project"]
-FILE_NAME = "overrides.toml"
-PROJECT_FOLDER = ".skillchat"
 TABLE = "overrides"
 # Thousands of entries fit; more is no overrides file, and is not read into memory.
 MAX_BYTES = 256 * 1024
@@ -84,16 +83,6 @@ class OverridesFile:
     entries: dict[str, Kind]
     problem: Problem | None = None
     ignored: bool = False  # the whole file: unreadable (`problem` says why)
-
-
-def user_file() -> Path:
-    from skillchat.sections import user_config_dir
-
-    return user_config_dir() / FILE_NAME
-
-
-def project_file(project: Path) -> Path:
-    return project / PROJECT_FOLDER / FILE_NAME
 
 
 def _unusable(path: Path, why: str) -> Problem:

@@ -45,15 +45,18 @@ import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillchat.skills import frontmatter_cache
 from skillchat.skills.changes import Stamp, folder_stamps
 from skillchat.skills.folders import SkillDir, list_skill_dirs
 from skillchat.skills.frontmatter import SKILL_MD_NAMES
 from skillchat.skills.model import Excluded, Problem, Skill
-from skillchat.skills.overrides import Chosen, apply
 from skillchat.skills.validation import inspect_skill
 from skillchat.skills.vendor import read_codex_policy
+
+if TYPE_CHECKING:
+    from skillchat.skills.overrides import Chosen
 
 
 @dataclass(frozen=True)
@@ -280,4 +283,9 @@ def with_served(
         else:
             usable[skill.name] = skill
     skills = {name: usable[name] for name in sorted(usable)}
-    return apply(replace(registry, skills=skills, excluded=tuple(excluded)), registry.overrides)
+    served_registry = replace(registry, skills=skills, excluded=tuple(excluded))
+    if not registry.overrides:
+        return served_registry
+    from skillchat.skills.overrides import apply
+
+    return apply(served_registry, registry.overrides)

@@ -66,9 +66,8 @@ def read_codex_policy(root: str) -> tuple[bool, Problem | None]:
     True with no warning when there is no such file, the common case: one failed
     open. `root` is the skill folder's real path.
     """
-    path = os.path.join(root, "agents", "openai.yaml")
     try:
-        folder = os.open(os.path.join(root, "agents"), _FLAGS | os.O_DIRECTORY)
+        folder = os.open(f"{root}/agents", _FLAGS | os.O_DIRECTORY)
     except OSError:
         return True, None
     try:
@@ -78,6 +77,8 @@ def read_codex_policy(root: str) -> tuple[bool, Problem | None]:
     finally:
         os.close(folder)
     import yaml  # only for a skill that has the file: most starts never load PyYAML
+
+    path = os.path.join(root, "agents", "openai.yaml")
 
     try:
         info = os.fstat(fd)
