@@ -344,7 +344,7 @@ class ChatStore:
             if found != SCHEMA_VERSION:
                 raise StorageError(f"{source}: not a chat database of this version")
             while True:
-                new_id = secrets.token_hex(4)
+                new_id = os.urandom(4).hex()
                 try:
                     with self._write() as conn:
                         copy_chat(conn, chat_id, new_id, title)
