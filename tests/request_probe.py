@@ -11,6 +11,10 @@ NOT_BEFORE_REQUEST = (
     "rich",  # the catalog's warning was printed through it
     "typer",  # a plain `ask` line is read without it (cli/ask_line.py), click included
     "traceback",  # skillchat/redact.py's, for `--debug` only, came with each warning
+    # Modules whose dataclasses nothing uses before the request: each class costs
+    # about 2.3 M instructions a start (its generated methods compiled).
+    "skillchat.skills.files",  # a skill's files: get_skill, read_skill_file
+    "skillchat.tools.inline_commands",  # a skill body's inline commands: get_skill
 )
 # At each connection to the server (the `/props` probe's, then the request's), the
 # modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect

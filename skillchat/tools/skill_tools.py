@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillchat.errors import FileAccessError, FrontmatterError
 from skillchat.mounts import SKILLS_MOUNT
 from skillchat.safe_io.read import FileText, truncation_notice
 from skillchat.skills.arguments import ArgumentFiller, argument_names, substitute_skill_dir
-from skillchat.skills.files import list_skill_files, read_skill_md, read_skill_resource
 from skillchat.skills.frontmatter import split_skill_md
 from skillchat.skills.frontmatter_yaml import json_safe
 from skillchat.skills.model import Skill
@@ -51,8 +50,10 @@ from skillchat.tools.base import (
     to_json,
 )
 from skillchat.tools.context import ContentKey
-from skillchat.tools.inline_commands import InlineRuns, run_inline_commands
 from skillchat.tools.run_command import CommandRunner
+
+if TYPE_CHECKING:
+    from skillchat.tools.inline_commands import InlineRuns
 
 LIST_SKILLS = "list_skills"
 GET_SKILL = "get_skill"
@@ -191,6 +192,9 @@ class GetSkill(SkillTool):
     ) -> tuple[Skill, FileText, dict[str, Any], str]:
         """(skill, SKILL.md as read, frontmatter, body as written). Raises
         FileAccessError with get_skill's message."""
+        # Imported at a skill's first read: their dataclasses cost every start.
+        from skillchat.skills.files import read_skill_md
+
         skill = lookup(context, skill_name, by_model=by_model)
         md = read_skill_md(skill, limit=context.settings.skills.max_skill_md_bytes)
         try:
@@ -212,6 +216,8 @@ class GetSkill(SkillTool):
         """The body as the model gets it: its skill-folder variables, its inline
         commands run by `runner` (or kept, noted) and, from `/name`, its arguments
         filled in (skills/arguments.py), then any cut notice."""
+        from skillchat.tools.inline_commands import run_inline_commands
+
         body = substitute_skill_dir(body, skill.name, sandbox=context.commands)
         filler = (
             None if arguments is None else ArgumentFiller(arguments, argument_names(frontmatter))
@@ -258,6 +264,8 @@ class GetSkill(SkillTool):
         if not filled and (holder := context.ledger.holder(key)) is not None:
             return _already(GetSkill, f"Skill '{skill.name}'", holder)
         body, inline = self.render(context, skill, md, frontmatter, body, arguments, self.runner)
+        from skillchat.skills.files import list_skill_files
+
         listing = list_skill_files(skill)
         files = listing.paths
         payload = {
@@ -335,6 +343,8 @@ class ReadFileInSkill(SkillTool):
         file_path = file_path.removeprefix(f"{SKILLS_MOUNT}/{skill_name}/")
         images = image_limits(context.settings.limits)
         try:
+            from skillchat.skills.files import read_skill_resource
+
             skill = lookup(context, skill_name)
             file = read_skill_resource(skill, file_path, limit=limit, offset=offset, images=images)
         except FileAccessError as exc:
