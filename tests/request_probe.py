@@ -15,6 +15,8 @@ NOT_BEFORE_REQUEST = (
     # about 2.3 M instructions a start (its generated methods compiled).
     "skillchat.skills.files",  # a skill's files: get_skill, read_skill_file
     "skillchat.tools.inline_commands",  # a skill body's inline commands: get_skill
+    "skillchat.engine.steps.paths_state",  # the `paths` gate's: a skill with `paths`
+    "skillchat.skills.changes",  # what `/reload` or a turn's check found changed
 )
 # At each connection to the server (the `/props` probe's, then the request's), the
 # modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect

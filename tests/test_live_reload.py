@@ -20,8 +20,8 @@ from sandbox_helpers import require_sandbox
 
 from skillchat.sandbox.command_tool import RunRequest, Verdict
 from skillchat.session import Session
-from skillchat.skills.changes import folder_stamps
 from skillchat.skills.registry import discover
+from skillchat.skills.stamps import folder_stamps
 
 EDITED = "edited since you loaded it: alpha"
 

@@ -3,11 +3,10 @@ what changed, so an edited, added or removed skill counts from the next turn on
 without `/reload` (as Claude Code, Codex and Gemini CLI pick edits up).
 
 The check runs at the start of every turn, so it must cost next to nothing when
-nothing changed: `folder_stamps` lists each skills directory once and stats each
-skill's SKILL.md (mtime, size, inode), reading no file. Saving SKILL.md
-changes its stamp (in place or by an editor's write-and-rename); adding or removing
-a skill changes the listing. Only when the stamps differ is the registry built again
-(`discover`), and `compare` says what that changed for the user and the model.
+nothing changed: `folder_stamps` (skills/stamps.py) lists each skills directory once
+and stats each skill's SKILL.md, reading no file. Only when the stamps differ is the
+registry built again (`discover`), and `compare` says what that changed for the user
+and the model (this module is imported only then).
 
 A skill whose SKILL.md breaks (a half-saved edit, a YAML slip) keeps its last good
 version (`compare` puts the old `Skill` back) instead of vanishing from a chat that
@@ -17,52 +16,15 @@ is using it; the line says so, and a fix or `/reload` ends it.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillchat.skills.frontmatter import SKILL_MD_NAMES
 from skillchat.skills.model import Skill
 
 if TYPE_CHECKING:
     from skillchat.skills.registry import Registry
-
-Stamp = tuple[int, int, int]  # st_mtime_ns, st_size, st_ino
-
-
-def folder_stamps(directories: Sequence[Path]) -> dict[str, Stamp]:
-    """The stamp of the SKILL.md (else skill.md) of every skill folder in
-    `directories`, by path: one listing per directory and one stat per skill.
-
-    A folder's own stamp is left out on purpose: a script or asset added to it is
-    no change of the skill, and a SKILL.md appearing or going is seen by its stat.
-    The hidden children discovery skips are skipped here too; a directory that is
-    missing or cannot be listed has no entries (its appearing is a change)."""
-    stamps: dict[str, Stamp] = {}
-    for directory in directories:
-        try:
-            with os.scandir(directory) as it:
-                children = [e.path for e in it if not e.name.startswith(".") and _is_dir(e)]
-        except (OSError, ValueError):
-            continue
-        for folder in children:
-            for name in SKILL_MD_NAMES:
-                try:
-                    md = os.stat(f"{folder}/{name}")
-                except OSError:
-                    continue
-                stamps[f"{folder}/{name}"] = (md.st_mtime_ns, md.st_size, md.st_ino)
-                break
-    return stamps
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    """A folder, or a link to one (as discovery follows them)."""
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
+    from skillchat.skills.stamps import Stamp
 
 
 @dataclass(frozen=True, eq=False)

@@ -48,10 +48,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillchat.skills import frontmatter_cache
-from skillchat.skills.changes import Stamp, folder_stamps
 from skillchat.skills.folders import SkillDir, list_skill_dirs
 from skillchat.skills.frontmatter import SKILL_MD_NAMES
 from skillchat.skills.model import Excluded, Problem, Skill
+from skillchat.skills.stamps import Stamp, folder_stamps
 from skillchat.skills.validation import inspect_skill
 from skillchat.skills.vendor import read_codex_policy
 
@@ -66,7 +66,7 @@ class Registry:
     `problems` holds directory-level trouble (a skills directory that exists but
     cannot be listed, or holds its skills a level down); per-skill trouble is in
     `excluded` and `Skill.warnings`. `stamps` are the folders' stamps taken just
-    before `discover` read them (skills/changes.py): what the next turn's check
+    before `discover` read them (skills/stamps.py): what the next turn's check
     compares against.
     """
 

@@ -12,52 +12,20 @@ declares `paths` nothing is looked at; without a workspace no file can match.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from skillchat.engine.emit import ToolRecord
 from skillchat.engine.turn import Step, StepContext, Turn
-from skillchat.tools.context import WORKSPACE_SOURCE
 
 if TYPE_CHECKING:
-    from skillchat.workspace.index import FileIndex, PathGlobs
-
-
-@dataclass
-class _Globs:
-    """One skill's globs and, per folder, how many of its files they match."""
-
-    globs: PathGlobs
-    hits: dict[str, int] = field(default_factory=dict)
-
-    def count(self, index: FileIndex, folders: set[str]) -> None:
-        for folder in folders:
-            found = self.globs.count(folder, index.files(folder))
-            if found:
-                self.hits[folder] = found
-            else:
-                self.hits.pop(folder, None)
-
-
-@dataclass
-class _State:
-    """What the gate keeps between turns."""
-
-    index: FileIndex | None
-    globs: dict[tuple[str, ...], _Globs] = field(default_factory=dict)
-    touched: set[str] = field(default_factory=set)  # workspace files read or attached
-
-    def note(self, record: ToolRecord) -> None:
-        key = record.result.context_key
-        if key is not None and key.source == WORKSPACE_SOURCE:
-            self.touched.add(key.path)
+    from skillchat.engine.emit import ToolRecord
+    from skillchat.engine.steps.paths_state import GateState
 
 
 class PathsGate(Step):
     """One chat's gate: what it keeps between turns is that chat's."""
 
     def __init__(self) -> None:
-        self._state: _State | None = None  # made at the first turn a skill has `paths`
+        self._state: GateState | None = None  # made at the first turn a skill has `paths`
 
     def after_message(self, chat: StepContext, turn: Turn) -> None:
         if not chat.settings.skills.paths_gate:
@@ -65,18 +33,20 @@ class PathsGate(Step):
         gated = {s.name: p for s in chat.registry.skills.values() if (p := s.paths) is not None}
         if not gated and not chat.unlisted:
             return
-        # The index and its walkers (four modules) load only for a skill with `paths`.
+        # The index and its walkers (four modules) load only for a skill with `paths`,
+        # and the gate's state (steps/paths_state.py) with them.
+        from skillchat.engine.steps.paths_state import GateState, Globs
         from skillchat.workspace.index import FileIndex, PathGlobs
 
         if self._state is None:
             workspace = chat.context.workspace
-            self._state = _State(FileIndex(workspace) if workspace is not None else None)
+            self._state = GateState(FileIndex(workspace) if workspace is not None else None)
         state = self._state
         for record in turn.result.tool_calls:  # files attached with this message
             state.note(record)
         changed = state.index.refresh() if state.index is not None else set()
         for patterns in set(gated.values()) - state.globs.keys():  # new globs: all folders
-            state.globs[patterns] = _Globs(PathGlobs(patterns))
+            state.globs[patterns] = Globs(PathGlobs(patterns))
             if state.index is not None:
                 state.globs[patterns].count(state.index, set(state.index.folders()))
         for patterns in list(state.globs):
@@ -84,15 +54,10 @@ class PathsGate(Step):
                 del state.globs[patterns]
             elif changed and state.index is not None:
                 state.globs[patterns].count(state.index, changed)
-        unlisted = frozenset(n for n, p in gated.items() if not _matched(state, p))
+        unlisted = frozenset(n for n, p in gated.items() if not state.matched(p))
         if unlisted != chat.unlisted:
             chat.list_skills(unlisted)
 
     def after_tool(self, chat: StepContext, record: ToolRecord) -> None:
         if self._state is not None:  # a file the model read counts from the next turn
             self._state.note(record)
-
-
-def _matched(state: _State, patterns: tuple[str, ...]) -> bool:
-    globs = state.globs[patterns]
-    return bool(globs.hits) or any(globs.globs.matches(path) for path in state.touched)
