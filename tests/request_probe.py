@@ -17,6 +17,7 @@ NOT_BEFORE_REQUEST = (
     "skillchat.tools.inline_commands",  # a skill body's inline commands: get_skill
     "skillchat.engine.steps.paths_state",  # the `paths` gate's: a skill with `paths`
     "skillchat.skills.changes",  # what `/reload` or a turn's check found changed
+    "skillchat.engine.invocation",  # a `/name` prompt's
 )
 # At each connection to the server (the `/props` probe's, then the request's), the
 # modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect

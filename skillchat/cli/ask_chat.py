@@ -214,11 +214,12 @@ def _ask(run: Invocation, line: AskLine, stream: StreamPrinter | None) -> int:
     if stream is not None:
         stream.registry = registry
         stream.model = opened.target.model if opened.target is not None else settings.model.name
-    from skillchat.engine.invocation import unknown_name
+    if text.startswith("/"):  # only a `/name` can be a mistaken one: the module loads for one
+        from skillchat.engine.invocation import unknown_name
 
-    if mistake := unknown_name(text, registry):
-        # Refused, not sent as text: a script's typo would pay for a wrong answer.
-        raise UsageError(f"{mistake} (nothing was sent)")
+        if mistake := unknown_name(text, registry):
+            # Refused, not sent as text: a script's typo would pay for a wrong answer.
+            raise UsageError(f"{mistake} (nothing was sent)")
     listeners: list[Listener] = []
     view: ViewListener
     if stream is not None:

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from skillchat.engine.emit import ToolRecord
 from skillchat.engine.events import Reply, Usage
-from skillchat.engine.invocation import Invocation
 from skillchat.prompt import InjectedSkill
 from skillchat.safe_io.read import FileText
 
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from skillchat.engine.compaction import Outcome
     from skillchat.engine.context_fit import ContextFit
     from skillchat.engine.emit import Emitter
+    from skillchat.engine.invocation import Invocation
     from skillchat.engine.messages import Keep
     from skillchat.safe_io.images import Image
     from skillchat.skills.registry import Registry

@@ -9,22 +9,29 @@ use (`user-invocable: false`) is said so, and the message is sent as written.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from skillchat.engine.emit import ToolRecord, ToolStarted
 from skillchat.engine.events import ToolCall
-from skillchat.engine.invocation import Invocation, parse_invocation
 from skillchat.engine.messages import assistant_message, new_call_id
 from skillchat.engine.turn import Step, StepContext, Turn
 from skillchat.errors import FileAccessError
 from skillchat.prompt import InjectedSkill
 from skillchat.tools.skill_tools import GET_SKILL, GetSkill
 
+if TYPE_CHECKING:
+    from skillchat.engine.invocation import Invocation
+
 
 class Activation(Step):
     def before_message(self, chat: StepContext, turn: Turn) -> None:
         if not chat.typed_by_user:  # a fork's task: the model's words (engine/fork.py)
             return
-        invocation = parse_invocation(turn.text, chat.registry.skills)
+        invocation = None
+        if turn.text.startswith("/"):  # only a `/name` can invoke: the module loads for one
+            from skillchat.engine.invocation import parse_invocation
+
+            invocation = parse_invocation(turn.text, chat.registry.skills)
         if invocation and not chat.registry.skills[invocation.skill].user_invocable:
             chat.emit.notice(
                 f"/{invocation.skill} is not for direct use (user-invocable: false in its "
