@@ -28,7 +28,7 @@ from skillchat.session_mcp import SessionMcp
 from skillchat.session_settings import continued_target, load_registry
 
 if TYPE_CHECKING:
-    from skillchat.chats.records import Transcript
+    from skillchat.chats.loaded import Transcript
     from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
     from skillchat.engine.backends.base import Backend, BackendFor

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
-    from skillchat.chats.records import Transcript
+    from skillchat.chats.loaded import Transcript
     from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
     from skillchat.engine.resolve import Sources

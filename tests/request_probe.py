@@ -18,6 +18,7 @@ NOT_BEFORE_REQUEST = (
     "skillchat.engine.steps.paths_state",  # the `paths` gate's: a skill with `paths`
     "skillchat.skills.changes",  # what `/reload` or a turn's check found changed
     "skillchat.engine.invocation",  # a `/name` prompt's
+    "skillchat.chats.loaded",  # a saved chat read back: resumed, shown, exported
 )
 # At each connection to the server (the `/props` probe's, then the request's), the
 # modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import skillchat
 
-from skillchat.chats.records import AttachedFile
+from skillchat.chats.loaded import AttachedFile
 from skillchat.chats.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from skillchat.chats.store import ChatStore
 from skillchat.tools.toolbox import stored_result

@@ -15,8 +15,9 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from skillchat.chats.loaded import AttachedFile, StoredFork
 from skillchat.chats.messages import COMPACTION
-from skillchat.chats.records import AttachedFile, Chat, StoredFork, StoredMessage
+from skillchat.chats.records import Chat, StoredMessage
 
 SUMMARY_CHARS = 100
 

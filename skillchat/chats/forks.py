@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillchat.chats.messages import dumps
-from skillchat.chats.records import StoredFork, now
+from skillchat.chats.records import now
 
 if TYPE_CHECKING:
+    from skillchat.chats.loaded import StoredFork
     from skillchat.chats.writing import KeepPolicy
 
 
@@ -70,6 +71,8 @@ def save_fork(
 
 def load_forks(execute: Callable[..., sqlite3.Cursor], chat_id: str) -> tuple[StoredFork, ...]:
     """A chat's forks, in the order they ended."""
+    from skillchat.chats.loaded import StoredFork  # a chat read back: chats/loaded.py
+
     rows = execute(
         "SELECT seq, skill, model, task, outcome, summary, messages, created_at"
         " FROM chat_forks WHERE chat_id = ? ORDER BY rowid",

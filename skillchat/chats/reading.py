@@ -17,7 +17,7 @@ import sqlite3
 
 from skillchat.chats.forks import load_forks
 from skillchat.chats.messages import from_columns
-from skillchat.chats.records import AttachedFile, Chat, ChatSummary, StoredMessage
+from skillchat.chats.records import Chat, ChatSummary, StoredMessage
 from skillchat.chats.writing import require
 from skillchat.errors import UnknownChatError
 
@@ -42,6 +42,8 @@ def summaries(conn: sqlite3.Connection, limit: int | None) -> list[ChatSummary]:
 def find_chat(conn: sqlite3.Connection, id_or_prefix: str) -> Chat:
     """`ChatStore.get_chat`: the one chat `id_or_prefix` names, read from the id
     index, with its skills, attached files and forks."""
+    from skillchat.chats.loaded import AttachedFile  # a chat read back: chats/loaded.py
+
     prefix = id_or_prefix.strip().lower()
     if not _HEX.match(prefix):
         raise UnknownChatError(f"no saved chat '{id_or_prefix}' (ids are 8 hex digits)")

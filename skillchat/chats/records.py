@@ -2,14 +2,18 @@
 files attached to them (kept apart from the SQL in store.py, which reads and writes
 them; `from skillchat.chats.store import Chat` still works). Records are read by
 their fields, never compared whole: `eq=False` spares compiling `__eq__` and
-`__hash__` for each class at every start (`ask` saves through them)."""
+`__hash__` for each class at every start (`ask` saves through them). What only a
+chat read back holds is in chats/loaded.py, imported when one is."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillchat.chats.loaded import AttachedFile, StoredFork
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,32 +32,6 @@ class ChatSummary:
     workspace: str | None = None  # its workspace's real path; None: none
     gguf: str | None = None  # its local model file's real path; None: a server's model
     answered: bool = True  # some reply was saved (False: every turn failed); list_chats
-
-
-@dataclass(frozen=True, eq=False)
-class AttachedFile:
-    """A workspace file the user attached to a chat: which version, not its content."""
-
-    path: str  # relative to the workspace
-    sha256: str  # of the bytes sent
-    size_bytes: int
-    workspace: str  # the workspace's real path
-    attached_at: str
-
-
-@dataclass(frozen=True, eq=False)
-class StoredFork:
-    """A forked skill's conversation, kept with its chat but apart from its messages:
-    shown and exported, never sent to the chat's model again (chats/forks.py)."""
-
-    seq: int  # the chat's message count when it ended: it ran before message `seq`
-    skill: str
-    model: str
-    task: str
-    outcome: str  # answered, interrupted, round-limit, failed
-    summary: dict[str, Any]  # requests, tool calls, tokens
-    messages: list[dict[str, Any]]  # tool results kept as the chat's are (stubs)
-    created_at: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,14 +55,6 @@ class StoredMessage:
     interrupted: bool
     usage: dict[str, Any] | None
     created_at: str
-
-
-@dataclass(frozen=True, eq=False)
-class Transcript:
-    """A chat ready to resume: `messages` can be sent to a model as they are."""
-
-    chat: Chat
-    messages: list[dict[str, Any]]
 
 
 def now() -> str:

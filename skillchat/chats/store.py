@@ -53,7 +53,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from skillchat.chats.copying import SOURCE, copy_chat
@@ -70,7 +70,6 @@ from skillchat.chats.records import (
     Chat,
     ChatSummary,
     StoredMessage,
-    Transcript,
     now,
 )
 from skillchat.chats.schema import (
@@ -84,6 +83,9 @@ from skillchat.chats.schema import (
 from skillchat.chats.writing import KeepPolicy, insert, mid_round, require
 from skillchat.errors import StorageError
 from skillchat.sections import user_data_dir
+
+if TYPE_CHECKING:
+    from skillchat.chats.loaded import Transcript
 
 BUSY_TIMEOUT_MS = 5000
 BUSY_RETRIES = 4
@@ -399,6 +401,8 @@ class ChatStore:
         """The chat (with its activated skills) and its messages, ready to send back to
         a model: the compacted chat when it was compacted (`messages.live`), and see
         `messages.ready_to_send` for what a crash may have left to mend."""
+        from skillchat.chats.loaded import Transcript  # a chat read back: chats/loaded.py
+
         chat = self.get_chat(chat_id)
         stored = [stored.message for stored in self.load_messages(chat.id)]
         messages = ready_to_send(live(stored))

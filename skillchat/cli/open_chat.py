@@ -19,7 +19,7 @@ from skillchat.cli.session_options import SessionOptions, chosen_settings
 from skillchat.errors import UsageError
 
 if TYPE_CHECKING:
-    from skillchat.chats.records import Transcript
+    from skillchat.chats.loaded import Transcript
     from skillchat.chats.store import ChatStore
     from skillchat.config import Settings
     from skillchat.target import Target

@@ -35,7 +35,7 @@ from skillchat.engine.context_window import (
 from skillchat.target import Place, Target
 
 if TYPE_CHECKING:
-    from skillchat.chats.records import Transcript
+    from skillchat.chats.loaded import Transcript
 
 
 def _own(settings: Settings, name: str) -> Any:

@@ -51,7 +51,7 @@ from skillchat.ui.views import ReplView
 from skillchat.workspace.project import PROJECT_SOURCES
 
 if TYPE_CHECKING:
-    from skillchat.chats.records import Transcript
+    from skillchat.chats.loaded import Transcript
     from skillchat.chats.store import ChatStore
     from skillchat.engine.resolve import Sources
     from skillchat.recorder import ChatRecorder
