@@ -12,7 +12,8 @@ from helpers import skillchat
 
 from skillchat.config import load_settings
 from skillchat.errors import ConfigError, FileAccessError, UsageError, WorkspaceError
-from skillchat.workspace.files import Workspace, workspace_from_settings
+from skillchat.workspace.files import Workspace
+from skillchat.workspace.project import workspace_from_settings
 
 
 def test_open_resolves_links_and_names_the_folder(tmp_path: Path) -> None:

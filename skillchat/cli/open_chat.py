@@ -63,7 +63,7 @@ def open_chat(
         open_store,
         resumed_workspace,
     )
-    from skillchat.workspace.files import workspace_from_settings
+    from skillchat.workspace.project import workspace_from_settings
 
     settings, sources = chosen_settings(ctx, options, allow_install=allow_install)
     target = resolve(settings, asked(settings))

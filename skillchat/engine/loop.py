@@ -68,11 +68,11 @@ from skillchat.tools.context import ContextLedger
 from skillchat.tools.run_command import RUN_COMMAND
 from skillchat.tools.skill_tools import GET_SKILL
 from skillchat.tools.toolbox import Toolbox, ToolSource
-from skillchat.workspace.files import Workspace
 
 if TYPE_CHECKING:  # a summary is asked for rarely: its module loads when one is
     from skillchat.engine.compaction import Outcome
     from skillchat.safe_io.images import Image
+    from skillchat.workspace.files import Workspace
 
 
 def chat_steps() -> list[Step]:

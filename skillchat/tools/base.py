@@ -41,10 +41,10 @@ from skillchat.errors import ToolArgumentError
 from skillchat.sections import LimitsSettings, ModelSettings
 from skillchat.skills.registry import Registry
 from skillchat.tools.context import ContentKey, ContextLedger
-from skillchat.workspace.files import Workspace
 
 if TYPE_CHECKING:
     from skillchat.safe_io.images import Image, ImageLimits
+    from skillchat.workspace.files import Workspace
 
 
 @dataclass(frozen=True, eq=False)

@@ -30,12 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillchat.config import Settings
 from skillchat.errors import (
-    ConfigError,
     FileAccessError,
     IgnoreFileError,
-    UsageError,
     WorkspaceError,
 )
 from skillchat.safe_io.read import (
@@ -177,26 +174,3 @@ class Workspace:
                 "PATH_TRAVERSAL", f"'{path}' is outside the workspace ({self.root})"
             )
         return os.path.relpath(real, self.root).replace(os.sep, "/")
-
-
-def workspace_from_settings(settings: Settings, named_by: str = "file") -> Workspace | None:
-    """The settings' workspace, or None when it is off.
-
-    A bad one stops the command before any request: named by `--workspace`
-    (`named_by` "flag") or a resumed chat's ("chat"), it is a usage error (exit 2);
-    named in the config file, a config error (exit 1).
-    """
-    path = settings.resolved_workspace()
-    if path is None:
-        return None
-    try:
-        return Workspace.open(path)
-    except WorkspaceError as exc:
-        if named_by == "flag":
-            raise UsageError(f"--workspace: {exc}") from None
-        if named_by == "chat":  # a resumed chat's own (-c)
-            raise UsageError(
-                f"this chat's workspace: {exc}; -w DIR or --no-workspace to go on without it"
-            ) from None
-        where = settings.config_path or "config"
-        raise ConfigError(f"{where}: {exc}") from None
