@@ -20,6 +20,7 @@ NOT_BEFORE_REQUEST = (
     "skillchat.engine.invocation",  # a `/name` prompt's
     "skillchat.chats.loaded",  # a saved chat read back: resumed, shown, exported
     "skillchat.workspace.files",  # a workspace's: none outside a project
+    "skillchat.engine.fork_run",  # a forked skill's run: its first fork
 )
 # At each connection to the server (the `/props` probe's, then the request's), the
 # modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect

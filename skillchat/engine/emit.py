@@ -153,7 +153,7 @@ class ForkEnded(NamedTuple):
     skill: str
     model: str
     task: str
-    summary: dict[str, Any]  # engine/fork.py `ForkRun.summary`: outcome, counts, tokens
+    summary: dict[str, Any]  # engine/fork_run.py `ForkRun.summary`: outcome, counts, tokens
     messages: list[dict[str, Any]]  # its transcript (its system prompt apart)
 
 

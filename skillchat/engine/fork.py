@@ -30,8 +30,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillchat.config import Settings
 from skillchat.engine.backends.base import BackendFor, Timeouts
@@ -46,7 +45,6 @@ from skillchat.engine.emit import (
     UsageReported,
     Waiting,
 )
-from skillchat.engine.events import Usage
 from skillchat.engine.loop import Chat
 from skillchat.engine.messages import add_usage
 from skillchat.engine.questions import Questions, current
@@ -57,41 +55,12 @@ from skillchat.prompt import InjectedSkill
 from skillchat.skills.model import Skill
 from skillchat.tools.base import Tool, ToolResult, to_json
 
+if TYPE_CHECKING:
+    from skillchat.engine.fork_run import ForkRun
+
 # The most characters of a fork's answer the parent receives: a report, not a dump.
 FORK_ANSWER_CHARS = 16_000
 _numbers = itertools.count(1)  # forks of this process, for their cards and `/show`
-
-
-@dataclass
-class ForkRun:
-    """One fork as it went: what the views, the recorder and `--json` report."""
-
-    number: int
-    skill: str
-    model: str
-    task: str
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    usage: Usage | None = None
-    requests: int = 0
-    tool_calls: int = 0
-    outcome: str = "running"  # answered, interrupted, round-limit, failed
-    started: bool = False  # its child chat is made: its events are the fork's
-
-    def summary(self) -> dict[str, Any]:
-        """The run as `--json` and the store show it (its messages apart)."""
-        usage = self.usage or Usage()
-        return {
-            "fork": self.number,
-            "skill": self.skill,
-            "model": self.model,
-            "outcome": self.outcome,
-            "requests": self.requests,
-            "tool_calls": self.tool_calls,
-            "tokens": usage.total_tokens,
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "cost": usage.cost,
-        }
 
 
 class ForkChat(Chat):
@@ -158,6 +127,8 @@ class SkillFork:
         else:
             backend = self.backend_for(target, Timeouts.of(settings.model))
         task = task or _last_request(parent.messages) or f"Do what the skill {skill.name} is for."
+        from skillchat.engine.fork_run import ForkRun  # a fork's first run: its dataclass
+
         run = ForkRun(number, skill.name, settings.model.name, task)
 
         def watch(event: Event) -> None:
