@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from skillchat.engine.emit import Event, Listener
     from skillchat.engine.fork import SkillFork
     from skillchat.engine.loop import Chat
+    from skillchat.engine.model_move import ModelMove
     from skillchat.engine.questions import OneAtATime, Questions
     from skillchat.engine.resolve import Sources
-    from skillchat.engine.skill_model import ModelMove
     from skillchat.engine.steps.hooks import HookStep
     from skillchat.engine.turn import TurnResult
     from skillchat.hooks.dispatch import Hooks

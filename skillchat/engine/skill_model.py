@@ -16,14 +16,15 @@ Nor may a skill from anywhere send the chat elsewhere: its model takes the chat'
 next turns (inline) or the user's message (a fork's task), with everything said so
 far, to that model's server. So a `model:` naming a `[models.NAME]` is honoured for
 a trusted skill (skills/trust.py), else only when `allow` (the user, asked in the
-REPL; `ask` and eval say no) agrees to the `ModelMove`; declined, the chat's model
-it is, and `note` says how to allow it.
+REPL; `ask` and eval say no) agrees to the `ModelMove` (engine/model_move.py);
+declined, the chat's model it is, and `note` says how to allow it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from skillchat.config import Settings
 from skillchat.engine.resolve import asked, named, resolve
@@ -31,24 +32,16 @@ from skillchat.errors import SkillchatError
 from skillchat.skills.model import Skill
 from skillchat.target import Place, Target
 
+if TYPE_CHECKING:
+    from skillchat.engine.model_move import ModelMove
+
 INHERIT = "inherit"
 CLAUDE_ALIASES = frozenset(
     {"sonnet", "opus", "haiku", "opusplan", "sonnet[1m]", "opus[1m]", "default", "best"}
 )
 
 
-@dataclass(frozen=True)
-class ModelMove:
-    """What the user is asked before an untrusted skill's `model:` is honoured."""
-
-    skill: str
-    wanted: str  # as the skill names it: a `[models.NAME]`
-    model: str  # that table's model id
-    server: str  # where it runs: a URL, a local file, or the provider's own
-    forked: bool  # its fork's turns (with the task), else the chat's from now on
-
-
-MoveConsent = Callable[[ModelMove], bool]
+MoveConsent = Callable[["ModelMove"], bool]
 
 
 def wanted_model(settings: Settings, skill: Skill) -> str | None:
@@ -97,6 +90,8 @@ def _mapped(
     if skill.name in settings.model.by_skill:  # the user's own choice: any model id
         return named(asked_settings, wanted, here), None
     if wanted in settings.model.named:
+        from skillchat.engine.model_move import ModelMove  # a skill's own model, asked
+
         chosen = named(asked_settings, wanted, here)
         move = ModelMove(skill.name, wanted, chosen.model, _where(chosen), skill.forked)
         if _trusted(settings, skill) or allow(move):

@@ -47,8 +47,8 @@ from skillchat.ui.safe import clean, exact, text
 if TYPE_CHECKING:  # the sandbox's machinery loads at the first command, MCP's at a server's call
     from rich.console import Console
 
+    from skillchat.engine.model_move import ModelMove
     from skillchat.engine.questions import Questions
-    from skillchat.engine.skill_model import ModelMove
     from skillchat.hooks.dispatch import HookQuestion
     from skillchat.mcp.policy import McpRequest, McpVerdict
     from skillchat.sandbox.envs.provider import InstallRequest
