@@ -22,6 +22,7 @@ NOT_BEFORE_REQUEST = (
     "skillchat.workspace.files",  # a workspace's: none outside a project
     "skillchat.engine.fork_run",  # a forked skill's run: its first fork
     "skillchat.engine.model_move",  # an untrusted skill's `model:`, asked about
+    "skillchat.sandbox.run_request",  # a command's question and its answer
 )
 # At each connection to the server (the `/props` probe's, then the request's), the
 # modules of NOT_BEFORE_REQUEST already imported; an audit hook sees the connect

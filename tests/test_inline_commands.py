@@ -17,7 +17,7 @@ from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
 
-from skillchat.sandbox.command_tool import RunRequest, Verdict
+from skillchat.sandbox.run_request import RunRequest, Verdict
 from skillchat.session import Session
 from skillchat.skills.arguments import ArgumentFiller
 from skillchat.tools.inline_commands import NO_RUNNER, run_inline_commands

@@ -18,7 +18,7 @@ from openai_server import ScriptedServer, call, reply
 from pty_session import PtySession
 from sandbox_helpers import require_sandbox
 
-from skillchat.sandbox.command_tool import RunRequest, Verdict
+from skillchat.sandbox.run_request import RunRequest, Verdict
 from skillchat.session import Session
 from skillchat.skills.registry import discover
 from skillchat.skills.stamps import folder_stamps

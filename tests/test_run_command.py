@@ -14,8 +14,9 @@ from openai_server import ScriptedServer, call, reply
 from sandbox_helpers import processes_with, require_sandbox, unique_number
 
 from skillchat.config import Settings
-from skillchat.sandbox.command_tool import SandboxCommands, Verdict
+from skillchat.sandbox.command_tool import SandboxCommands
 from skillchat.sandbox.layout import SandboxSpec
+from skillchat.sandbox.run_request import Verdict
 from skillchat.skills.registry import Registry
 from skillchat.tools.base import ToolContext, ToolResult
 from skillchat.tools.run_command import RunCommand

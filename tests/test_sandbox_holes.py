@@ -15,9 +15,10 @@ from openai_server import ScriptedServer
 from sandbox_helpers import require_sandbox
 
 from skillchat.errors import SandboxFailure
-from skillchat.sandbox.command_tool import RunRequest, Verdict, outcome_result
+from skillchat.sandbox.command_tool import outcome_result
 from skillchat.sandbox.detect import Tools
 from skillchat.sandbox.layout import PROTECTED, Limits, SandboxSpec
+from skillchat.sandbox.run_request import RunRequest, Verdict
 from skillchat.sandbox.runner import run_in_sandbox
 from skillchat.sandbox.written import Snapshot
 from skillchat.skills.validate_paths import PROJECT_SKILL_DIRS

@@ -18,7 +18,8 @@ from openai_server import ScriptedServer, call, reply
 from sandbox_helpers import require_sandbox
 
 from skillchat.chats.store import ChatStore
-from skillchat.sandbox.command_tool import Consent, RunRequest, Verdict
+from skillchat.sandbox.command_tool import Consent
+from skillchat.sandbox.run_request import RunRequest, Verdict
 from skillchat.session import Session
 
 

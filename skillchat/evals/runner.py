@@ -34,7 +34,8 @@ from skillchat.engine.messages import add_usage
 from skillchat.errors import SkillchatError
 from skillchat.evals.queries import EvalQuery
 from skillchat.prompt import Catalog, build_catalog
-from skillchat.sandbox.command_tool import Consent, RunRequest, Verdict
+from skillchat.sandbox.command_tool import Consent
+from skillchat.sandbox.run_request import RunRequest, Verdict
 from skillchat.session import Session
 from skillchat.skills.registry import Registry
 from skillchat.tools.skill_tools import GET_SKILL

@@ -29,8 +29,8 @@ import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from skillchat.errors import EnvRefused, SandboxFailure, ToolArgumentError
 from skillchat.mounts import SCRATCH_MOUNT, SKILLS_MOUNT, WORKSPACE_MOUNT
@@ -42,50 +42,22 @@ if TYPE_CHECKING:  # imported when a command first runs, not before the first re
     from skillchat.sandbox.detect import SandboxStatus
     from skillchat.sandbox.envs.provider import SkillEnvs
     from skillchat.sandbox.layout import SandboxSpec
+    from skillchat.sandbox.run_request import RunRequest, Verdict
     from skillchat.sandbox.runner import Outcome, OutputSink
 
 MAX_COMMAND_CHARS = 20_000
-NETWORK_ON = "ON (includes this machine's local services)"
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """The policy's answer for one command, before the user is asked."""
-
-    kind: Literal["approved", "ask", "refused"]
-    reason: str = ""
-    # Ask even under --allow-run or "always"; refused where nobody is asked (`ask`,
-    # eval): a command while an untrusted skill served over MCP is active.
-    each_time: bool = False
-
-
-@dataclass(frozen=True, eq=False)
-class RunRequest:
-    """What the user is asked about: the command and how wide its sandbox is."""
-
-    command: str
-    skill_name: str | None
-    cwd: str
-    network: bool
-    writes: bool  # the workspace is writable (the scratch folder always is)
-    timeout_s: float
-    verdict: Verdict  # the policy's: "approved" (pre-approved) or "ask", with why
-
-    def network_label(self) -> str:
-        """How the network is shown to the user. A shared network cannot leave out
-        the loopback without privileges, so "on" includes this machine's own
-        services (databases, dev servers, agents listening on 127.0.0.1)."""
-        return NETWORK_ON if self.network else "off"
-
-
-Watch = Callable[[RunRequest], AbstractContextManager["OutputSink"]]
+Watch = Callable[["RunRequest"], AbstractContextManager["OutputSink"]]
 # (skill_name, command, the context of the chat running it: a fork's or the chat's)
-Policy = Callable[[str | None, str, ToolContext], Verdict]
-Consent = Callable[[RunRequest], Verdict]  # "approved", or "refused" with the reason
+Policy = Callable[[str | None, str, ToolContext], "Verdict"]
+Consent = Callable[["RunRequest"], "Verdict"]  # "approved", or "refused" with the reason
 
 
 def ask_everything(skill_name: str | None, command: str, context: ToolContext) -> Verdict:
     """The policy until `allowed-tools` and trust decide: every command is asked."""
+    from skillchat.sandbox.run_request import Verdict  # a command's: sandbox/run_request.py
+
     return Verdict("ask")
 
 
@@ -140,6 +112,8 @@ class SandboxCommands:
         verdict = self.policy(skill, command, context)
         if verdict.kind == "refused":
             return _error("NOT_ALLOWED", f"not allowed: {verdict.reason}")
+        from skillchat.sandbox.run_request import RunRequest
+
         request = RunRequest(
             command,
             skill,
@@ -236,7 +210,7 @@ def _error(code: str, message: str, **extra: Any) -> ToolResult:
 
 def _widened(request: RunRequest) -> list[str]:
     """What the user allowed beyond the default sandbox, for the card."""
-    return ([f"network {NETWORK_ON}"] if request.network else []) + (
+    return ([f"network {request.network_label()}"] if request.network else []) + (
         ["workspace writes ON"] if request.writes else []
     )
 

@@ -20,15 +20,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from skillchat.config import Settings
-    from skillchat.sandbox.command_tool import (
-        Consent,
-        Policy,
-        RunRequest,
-        SandboxCommands,
-        Verdict,
-    )
+    from skillchat.sandbox.command_tool import Consent, Policy, SandboxCommands
     from skillchat.sandbox.envs.provider import InstallRequest, Progress, SkillEnvs
     from skillchat.sandbox.layout import SandboxSpec
+    from skillchat.sandbox.run_request import RunRequest, Verdict
     from skillchat.sections import RunSettings
     from skillchat.skills.registry import Registry
     from skillchat.tools.base import ToolContext
@@ -161,7 +156,7 @@ def skill_policy(
     }
 
     def policy(skill_name: str | None, command: str, context: ToolContext) -> Verdict:
-        from skillchat.sandbox.command_tool import Verdict
+        from skillchat.sandbox.run_request import Verdict
         from skillchat.skills.allowed_tools import decide
         from skillchat.skills.trust import TrustStore
 
@@ -210,7 +205,7 @@ class FlagConsent:
     install_progress: Progress | None = None
 
     def __call__(self, request: RunRequest) -> Verdict:
-        from skillchat.sandbox.command_tool import Verdict
+        from skillchat.sandbox.run_request import Verdict
 
         if request.verdict.each_time:
             return Verdict("refused", f"{request.verdict.reason}; --allow-run does not cover it")

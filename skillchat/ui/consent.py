@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from skillchat.config import Settings
-from skillchat.sandbox.command_tool import RunRequest, Verdict
+from skillchat.sandbox.run_request import RunRequest, Verdict
 from skillchat.ui.ask_key import ask_key
 from skillchat.ui.cards import human_size
 from skillchat.ui.safe import clean, exact, text

@@ -50,7 +50,8 @@ from skillchat.ui.safe import json_text
 
 if TYPE_CHECKING:
     from skillchat.mcp.policy import McpConsent, McpRequest, McpVerdict
-    from skillchat.sandbox.command_tool import Consent, RunRequest, Verdict
+    from skillchat.sandbox.command_tool import Consent
+    from skillchat.sandbox.run_request import RunRequest, Verdict
     from skillchat.session import Session
     from skillchat.skills.registry import Registry
 
