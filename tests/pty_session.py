@@ -51,7 +51,7 @@ class PtySession:
         self,
         *args: str,
         cwd: Path | None = None,
-        timeout: float = 30,  # a bound for a state that never comes, not a pace
+        timeout: float = 60,  # a bound for a state that never comes, not a pace (load 30 took 40 s)
         env: dict[str, str] | None = None,
     ) -> None:
         self.child = pexpect.spawn(
