@@ -243,20 +243,30 @@ class ChatStore:
         first message, whose commit does, for both."""
         stamp = now()
         server = without_credentials(api_base)
+
+        def insert(conn: sqlite3.Connection, chat_id: str) -> None:
+            conn.execute(
+                "INSERT INTO chats (id, model, created_at, updated_at, api_base, backend,"
+                " folder, workspace, gguf) VALUES (?,?,?,?,?,?,?,?,?)",
+                (chat_id, model, stamp, stamp, server, backend, folder, workspace, gguf),
+            )
+
+        chat_id = self._with_new_id(insert, synced=False)
+        return Chat(chat_id, model, None, stamp, stamp, 0, server, backend, folder, workspace, gguf)
+
+    def _with_new_id(
+        self, insert: Callable[[sqlite3.Connection, str], None], *, synced: bool = True
+    ) -> str:
+        """Run `insert` with a fresh 8-hex-digit chat id in one write, drawing another
+        while the id is taken (1 in 4 billion per chat); the id it used."""
         while True:
             chat_id = os.urandom(4).hex()  # as secrets.token_hex, without its import
             try:
-                with self._write(synced=False) as conn:
-                    conn.execute(
-                        "INSERT INTO chats (id, model, created_at, updated_at, api_base, backend,"
-                        " folder, workspace, gguf) VALUES (?,?,?,?,?,?,?,?,?)",
-                        (chat_id, model, stamp, stamp, server, backend, folder, workspace, gguf),
-                    )
+                with self._write(synced=synced) as conn:
+                    insert(conn, chat_id)
             except sqlite3.IntegrityError:
-                continue  # the id is taken (1 in 4 billion per chat): draw another
-            return Chat(
-                chat_id, model, None, stamp, stamp, 0, server, backend, folder, workspace, gguf
-            )
+                continue
+            return chat_id
 
     def set_model(
         self,
@@ -345,14 +355,7 @@ class ChatStore:
                 found = self._conn.execute(f"PRAGMA {SOURCE}.user_version").fetchone()[0]
             if found != SCHEMA_VERSION:
                 raise StorageError(f"{source}: not a chat database of this version")
-            while True:
-                new_id = os.urandom(4).hex()
-                try:
-                    with self._write() as conn:
-                        copy_chat(conn, chat_id, new_id, title)
-                except sqlite3.IntegrityError:
-                    continue  # the id is taken: draw another, as create_chat does
-                return new_id
+            return self._with_new_id(lambda conn, new_id: copy_chat(conn, chat_id, new_id, title))
         finally:
             self._conn.execute(f"DETACH DATABASE {SOURCE}")
 
