@@ -111,7 +111,7 @@ class PtySession:
                     # next prompt, drawn in the same chunk) is still there to wait for.
                     # Its cursor-position query is answered already: not again.
                     self.output.pop()
-                    self.child.buffer = pending.replace(CPR_QUERY, "") + self.child.buffer
+                    self._unread(pending.replace(CPR_QUERY, ""))
                 return screen.display
             if time.monotonic() > deadline:
                 shown = "\n".join(line.rstrip() for line in screen.display)
@@ -120,6 +120,15 @@ class PtySession:
                 pending = self.child.read_nonblocking(65536, timeout=0.2)
             except pexpect.TIMEOUT:
                 pending = ""
+
+    def _unread(self, text: str) -> None:
+        """Put `text` back before what pexpect holds unread. pexpect searches only the
+        "fresh" end of its buffer, as long as what it has read since its last match
+        (`_before`): both are set, or a pattern in the middle of `text` goes unseen."""
+        unread = text + self.child.buffer
+        self.child.buffer = unread
+        self.child._before = self.child.buffer_type()
+        self.child._before.write(unread)
 
     def prompt(self) -> str:
         """Wait for the next prompt; returns the output since the last wait."""
