@@ -32,6 +32,9 @@ UP = "\x1b[A"
 LINE_DONE = "\x1b[?2004l"
 PROMPT_START = "\x1b[?2004h"
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|[@-_])")
+# What the screen is fed at a time: an escape sequence, a run of text within a line, a
+# line break, or a lone ESC (a sequence cut at the end of a read; pyte keeps its state).
+_PIECES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|[@-_])|[^\x1b\r\n]+|[\r\n]|\x1b")
 
 
 def plain(text: str) -> str:
@@ -92,27 +95,33 @@ class PtySession:
         """Read until the screen, as a terminal would show it (pyte, fed everything
         printed so far), satisfies `seen`; returns its lines. For states that raw
         output cannot tell apart: a completion menu that shows `notes.md` before the
-        line itself is completed prints the same text."""
+        line itself is completed prints the same text.
+
+        Output is fed piece by piece (an escape sequence, a run of text on one line),
+        and what comes after the piece that showed the state stays unread for `expect`:
+        the next prompt, drawn in the same chunk, is still there to wait for, while a
+        prompt drawn before the state (in the same chunk) is not taken for it."""
         screen = pyte.Screen(120, 40)
         stream = pyte.Stream(screen)
+        stream.feed("".join(self.output))
         pending = self.child.buffer  # read by an earlier expect, not matched yet
         self.child.buffer = ""
-        stream.feed("".join(self.output))
+        if seen(screen.display):
+            self._unread(pending)
+            return screen.display
         deadline = time.monotonic() + timeout
         while True:
+            if CPR_QUERY in pending:
+                self.child.send("\x1b[1;1R")
+            for piece in _PIECES.finditer(pending):
+                stream.feed(piece.group())
+                if seen(screen.display):
+                    self.output.append(pending[: piece.end()])
+                    # Its cursor-position queries are answered already: not again.
+                    self._unread(pending[piece.end() :].replace(CPR_QUERY, ""))
+                    return screen.display
             if pending:
-                if CPR_QUERY in pending:
-                    self.child.send("\x1b[1;1R")
                 self.output.append(pending)
-                stream.feed(pending)
-            if seen(screen.display):
-                if pending:
-                    # Unread as far as `expect` goes: what follows the state seen (the
-                    # next prompt, drawn in the same chunk) is still there to wait for.
-                    # Its cursor-position query is answered already: not again.
-                    self.output.pop()
-                    self._unread(pending.replace(CPR_QUERY, ""))
-                return screen.display
             if time.monotonic() > deadline:
                 shown = "\n".join(line.rstrip() for line in screen.display)
                 raise AssertionError(f"the screen never got there; it shows:\n{shown}")
