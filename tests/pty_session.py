@@ -130,6 +130,13 @@ class PtySession:
             except pexpect.TIMEOUT:
                 pending = ""
 
+    def redrawn(self) -> None:
+        """Wait for the line to be drawn again after prompt-toolkit printed above it (the
+        Ctrl-C hint, an editor's failure). It prints with the terminal back in cooked
+        mode, where the kernel itself takes Ctrl-U and Ctrl-D as line edits and Ctrl-C
+        as a signal: a key meant for skillchat waits for this."""
+        self.expect(PROMPT_START)
+
     def _unread(self, text: str) -> None:
         """Put `text` back before what pexpect holds unread. pexpect searches only the
         "fresh" end of its buffer, as long as what it has read since its last match

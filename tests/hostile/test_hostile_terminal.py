@@ -16,7 +16,7 @@ import pytest
 from chat_helpers import sent
 from helpers import model_for, skill_folder, skillchat
 from openai_server import ScriptedServer, call, reply
-from pty_session import LINE_DONE, PROMPT_START
+from pty_session import LINE_DONE
 from terminal_helpers import Start, repl_starter, shell_script
 
 HOSTILE = "ok\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b]0;title\x07\x9b31mred\x00end"
@@ -64,7 +64,7 @@ def test_an_editor_that_fails_or_writes_binary_leaves_the_line_and_says_so(
     session.send("kept line")
     session.send("\x18\x05")
     session.until_screen(lambda lines: any(said in line for line in lines))
-    session.expect(PROMPT_START)  # the line redrawn: keys are read raw again
+    session.redrawn()
     session.send("\r")
     session.expect(LINE_DONE)
     assert "answered" in session.prompt()
@@ -78,9 +78,7 @@ def test_an_editor_that_does_not_exist_is_one_line(server, repl) -> None:
     session.send("x")
     session.send("\x18\x05")
     session.until_screen(lambda lines: any("did not start" in line for line in lines))
-    # The line redrawn: until then the terminal is in cooked mode (the editor's), where
-    # the kernel itself would take Ctrl-U and Ctrl-D as line edits.
-    session.expect(PROMPT_START)
+    session.redrawn()
     assert "Traceback" not in "".join(session.output)
     session.send("\x15")  # Ctrl-U: the kept line goes
     assert session.quit() == 0
