@@ -143,8 +143,8 @@ def outcome_eval(
             options.verifier_timeout_s,
             judge,
         )
-        planned = estimate(todo, arms.registries, by_model, tasks.skill)
-        if todo:
+        if todo:  # a resumed run with nothing left loads no token counter
+            planned = estimate(todo, arms.registries, by_model, tasks.skill)
             line = planned.line(len(done))
             if judge is not None:
                 line += "\n" + judge_line(judge, todo, options.pairwise)
